@@ -1,0 +1,86 @@
+"""Check the built site: math is typeset offline by the vendored MathJax, and no page loads anything from a CDN.
+
+Usage: python tools/check_site.py [_build/html] [--pages nbs/00_foundations.html ...]
+
+For every page named (default: every chapter page under nbs/ that contains math) headless Chromium renders the
+file with the network closed off, and the DOM it dumps must hold one <mjx-container> per math element of the page
+and no <mjx-merror>. Every built page is also scanned for external script or stylesheet URLs.
+"""
+import argparse
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                  "--virtual-time-budget=15000", "--dump-dom"]
+EXTERNAL_ASSET = re.compile(r"<(?:script|link|img|iframe)\b[^>]*\b(?:src|href)=[\"'](?:https?:)?//[^\"']+", re.I)
+CDN_HOSTS = re.compile(r"cdn\.jsdelivr|cdnjs\.cloudflare|unpkg\.com|mathjax\.org|polyfill\.io", re.I)
+MATH_ELEMENT = re.compile(r"<(?:span|div)[^>]*class=\"[^\"]*\bmath\b[^\"]*\"", re.I)
+
+
+def find_chromium():
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        path = shutil.which(name)
+        if path:
+            return path
+    sys.exit("check_site: Chromium is not installed; install it with `apt-get install -y chromium` (as root).")
+
+
+def external_assets(site: Path):
+    "Every (page, url) where a built page loads a script, stylesheet, image or frame from another host."
+    found = []
+    for page in site.rglob("*.html"):
+        text = page.read_text(encoding="utf-8", errors="replace")
+        found += [(page, m.group(0)) for m in EXTERNAL_ASSET.finditer(text)]
+        found += [(page, m.group(0)) for m in CDN_HOSTS.finditer(text)]
+    return found
+
+
+def render(chromium: str, page: Path) -> str:
+    with tempfile.TemporaryDirectory() as profile:
+        result = subprocess.run([chromium, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", page.resolve().as_uri()],
+                                capture_output=True, text=True, timeout=120)
+    if result.returncode != 0 or "<html" not in result.stdout:
+        sys.exit(f"check_site: Chromium failed on {page}: {result.stderr.strip()[-500:]}")
+    return result.stdout
+
+
+def check_math(chromium: str, page: Path) -> str:
+    "Render one page; return a one-line report or exit with the reason it failed."
+    expected = len(MATH_ELEMENT.findall(page.read_text(encoding="utf-8")))
+    dom = render(chromium, page)
+    typeset = dom.count("<mjx-container")
+    errors = dom.count("<mjx-merror")
+    if typeset == 0 or typeset < expected or errors:
+        sys.exit(f"check_site: {page}: {typeset} typeset formulas for {expected} math elements, {errors} MathJax errors")
+    return f"{page}: {typeset} formulas typeset offline, no MathJax errors"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("site", nargs="?", default="_build/html")
+    parser.add_argument("--pages", nargs="*", help="pages (relative to the site) to render; default: chapters with math")
+    args = parser.parse_args()
+    site = Path(args.site)
+    if not (site / "index.html").exists():
+        sys.exit(f"check_site: no built site at {site} (run `make book` first)")
+    leaks = external_assets(site)
+    if leaks:
+        page, url = leaks[0]
+        sys.exit(f"check_site: {page} loads an external asset ({url}); {len(leaks)} such references in all")
+    pages = [site / p for p in args.pages] if args.pages else sorted(
+        p for p in (site / "nbs").glob("[0-9]*.html") if MATH_ELEMENT.search(p.read_text(encoding="utf-8")))
+    if not pages:
+        sys.exit("check_site: no chapter page with math found")
+    chromium = find_chromium()
+    for page in pages:
+        print(check_math(chromium, page))
+    print(f"check_site: {len(pages)} page(s) render their math offline; no external assets in {site}")
+
+
+if __name__ == "__main__":
+    main()

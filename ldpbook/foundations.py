@@ -10,9 +10,9 @@ import numpy as np
 from scipy.special import rel_entr
 
 # %% auto #0
-__all__ = ['DIVERGENCE_KINDS', 'as_generator', 'check_eps', 'check_nonnegative', 'check_distribution', 'check_channel', 'is_ldp',
-           'ldp_epsilon', 'privacy_defect', 'is_approx_ldp', 'check_divergence', 'perspective', 'divergence_from_sum',
-           'divergence', 'randomized_response', 'privatize']
+__all__ = ['DIVERGENCE_KINDS', 'MAX_FINITE_EPS', 'as_generator', 'check_eps', 'check_nonnegative', 'check_distribution',
+           'check_channel', 'is_ldp', 'ldp_epsilon', 'privacy_defect', 'is_approx_ldp', 'check_divergence',
+           'perspective', 'divergence_from_sum', 'divergence', 'randomized_response', 'privatize']
 
 # %% ../nbs/00_foundations.ipynb #c005-47c8d918
 def as_generator(rng=None) -> np.random.Generator:
@@ -85,12 +85,12 @@ def check_channel(Q, name: str = "Q", atol: float = 1e-9) -> np.ndarray:
         raise ValueError(f"{name}: every row must sum to 1 (within {atol:g}); row {bad[0]} sums to {arr[bad[0]].sum()!r}")
     return arr
 
-# %% ../nbs/00_foundations.ipynb #c008-43cc29bd
+# %% ../nbs/00_foundations.ipynb #c008-66173df3
 def _column_log_ratios(Q: np.ndarray) -> np.ndarray:
     "Per column: log(max_x Q / min_x Q); 0 for an all-zero column, inf if the column has zeros and non-zeros."
     hi, lo = Q.max(axis=0), Q.min(axis=0)
-    with np.errstate(divide="ignore"):
-        ratios = np.log(hi) - np.log(lo)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratios = np.log(hi) - np.log(lo)          # -inf - -inf = nan for an all-zero column, set to 0 below
     ratios[hi == 0] = 0.0
     return ratios
 
@@ -108,12 +108,12 @@ def ldp_epsilon(Q) -> float:
     "The smallest ε for which `Q` is ε-LDP (`inf` when some column has both zero and non-zero entries)."
     return float(_column_log_ratios(check_channel(Q)).max())
 
-# %% ../nbs/00_foundations.ipynb #c011-40655b36
+# %% ../nbs/00_foundations.ipynb #c011-baed4a89
 def privacy_defect(Q, eps) -> np.ndarray:
     "The k×k matrix Δ[x, x'] = Σ_y [Q(y|x) − e^ε Q(y|x')]₊ (hockey-stick divergence between rows)."
     Q = check_channel(Q)
     eps = check_eps(eps, allow_inf=True)
-    with np.errstate(over="ignore"):
+    with np.errstate(over="ignore", invalid="ignore"):
         scaled = np.where(Q > 0, np.exp(eps) * Q, 0.0)      # e^ε·0 stays 0 even when e^ε overflows
     return np.maximum(Q[:, None, :] - scaled[None, :, :], 0.0).sum(axis=2)
 
@@ -247,7 +247,7 @@ def divergence(u, v, kind="kl", **params) -> float:
     total = perspective(u, v, kind, check=False, **params).sum()
     return float(divergence_from_sum(total, kind, **params))
 
-# %% ../nbs/00_foundations.ipynb #c021-015016c4
+# %% ../nbs/00_foundations.ipynb #c021-f158a738
 def _check_positive_int(n, name: str) -> int:
     "Validate an integer ≥ 1."
     if isinstance(n, (bool, np.bool_)) or not isinstance(n, (numbers.Integral, np.integer)):
@@ -257,10 +257,16 @@ def _check_positive_int(n, name: str) -> int:
     return int(n)
 
 
+MAX_FINITE_EPS = float(-np.log(np.finfo(float).tiny))   # ≈ 708.4: beyond it e^{-ε} is not a normal float
+
+
 def randomized_response(k, eps) -> np.ndarray:
     "The k×k randomized-response channel: keep the symbol w.p. e^ε/(e^ε+k−1), else a uniform other symbol."
     k = _check_positive_int(k, "k")
     eps = check_eps(eps, allow_inf=True)
+    if k > 1 and MAX_FINITE_EPS < eps < np.inf:
+        raise ValueError(f"eps = {eps} is too large to store randomized response in float64 (its entries "
+                         f"e^-eps underflow above {MAX_FINITE_EPS:.1f}); use eps=np.inf for the identity channel")
     small = np.exp(-eps)
     keep = 1.0 / (1.0 + (k - 1) * small)
     Q = np.full((k, k), small * keep)

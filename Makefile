@@ -1,0 +1,63 @@
+# ldpbook: `make book` builds the site, `make test` runs every check. Both create .venv and install what they need.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with nbval_sanitize.cfg
+
+.PHONY: book test export sync unit notebooks site browser chromium benchmarks execute clean
+
+$(STAMP): requirements-dev.txt settings.ini setup.py
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
+	$(BIN)/python -m pip install --quiet -e ".[dev,distributed]"
+	touch $(STAMP)
+
+export: $(STAMP)
+	$(BIN)/nbdev_export
+
+book: export
+	$(BIN)/jupyter-book build . -W
+	@echo "The book is at $(CURDIR)/_build/html/index.html"
+
+test: sync unit notebooks site browser
+	@echo "make test: all checks passed"
+
+sync: export
+	@changed="$$(git status --porcelain -- ldpbook)"; \
+	if [ -n "$$changed" ]; then \
+	  echo "export sync: ldpbook/ differs from what nbdev_export writes from nbs/ (run nbdev_export and commit):"; \
+	  echo "$$changed"; exit 1; fi
+	@echo "export sync: ldpbook/ matches the notebooks"
+
+unit: $(STAMP)
+	$(BIN)/pytest tests/
+
+notebooks: $(STAMP)
+	$(BIN)/pytest $(NBVAL) nbs/
+
+site: export
+	$(BIN)/jupyter-book build . -W
+
+browser: chromium
+	$(BIN)/python tools/check_site.py _build/html
+
+chromium:
+	@if command -v chromium >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "installing chromium with apt-get (needed for the offline math check)"; \
+	  (apt-get install -y -qq chromium >/dev/null 2>&1 || \
+	   (apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq chromium >/dev/null 2>&1)) || \
+	  { echo "could not install chromium with apt-get"; exit 1; }; \
+	else echo "chromium is missing: install it with 'sudo apt-get install -y chromium' and rerun"; exit 1; fi
+
+# Re-execute notebooks in place (after editing one): make execute NB=nbs/00_foundations.ipynb
+execute: export
+	$(BIN)/python tools/run_nb.py $(or $(NB),nbs/[0-9]*.ipynb)
+
+benchmarks: export
+	for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+
+clean:
+	rm -rf _build .pytest_cache

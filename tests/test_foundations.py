@@ -1,0 +1,397 @@
+"""Tests of ldpbook.foundations: closed forms, independent brute-force checks, properties, every bad-input path."""
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.spatial.distance import jensenshannon
+from scipy.special import kl_div, rel_entr
+from scipy.stats import chisquare
+
+from ldpbook.foundations import (DIVERGENCE_KINDS, as_generator, check_channel, check_distribution, check_eps,
+                                 divergence, divergence_from_sum, is_approx_ldp, is_ldp, ldp_epsilon, perspective,
+                                 privacy_defect, privatize, randomized_response)
+
+KINDS = [("tv", {}), ("kl", {}), ("chi2", {}), ("hellinger", {}), ("egamma", {"gamma": 1.7}),
+         ("egamma", {"gamma": 0.4}), ("renyi", {"alpha": 2.5}), ("renyi", {"alpha": 0.5})]
+
+
+def random_distribution(rng, k, zeros=False):
+    p = rng.dirichlet(np.ones(k))
+    if zeros and k > 1:
+        p[rng.random(k) < 0.3] = 0.0
+        if p.sum() == 0:
+            p[0] = 1.0
+        p /= p.sum()
+    return p
+
+
+def random_channel(rng, k, m, zeros=False):
+    Q = rng.dirichlet(np.ones(m), size=k)
+    if zeros:
+        Q[rng.random((k, m)) < 0.25] = 0.0
+        Q[Q.sum(1) == 0, 0] = 1.0
+        Q /= Q.sum(1, keepdims=True)
+    return Q
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# divergences against closed forms written independently here (and scipy where it has them)
+
+def closed_form(u, v, kind, params):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if kind == "tv":
+            return 0.5 * np.abs(u - v).sum()
+        if kind == "kl":
+            return rel_entr(u, v).sum()
+        if kind == "chi2":
+            if np.any((v == 0) & (u > 0)):
+                return np.inf
+            s = v > 0
+            return np.sum(u[s] ** 2 / v[s]) - 1.0
+        if kind == "hellinger":
+            return 2.0 - 2.0 * np.sum(np.sqrt(u * v))
+        if kind == "egamma":
+            return np.sum(np.maximum(u - params["gamma"] * v, 0))
+        if kind == "renyi":
+            a = params["alpha"]
+            s = (u > 0) & (v > 0)
+            if a > 1 and np.any((v == 0) & (u > 0)):
+                return np.inf
+            total = np.sum(u[s] ** a * v[s] ** (1 - a))
+            return np.inf if total == 0 else np.log(total) / (a - 1)
+
+
+@pytest.mark.parametrize("kind,params", KINDS)
+def test_divergence_matches_closed_form_on_random_pairs(kind, params):
+    rng = np.random.default_rng(1)
+    for _ in range(300):
+        k = rng.integers(1, 9)
+        u, v = random_distribution(rng, k, zeros=True), random_distribution(rng, k, zeros=True)
+        got, want = divergence(u, v, kind, **params), closed_form(u, v, kind, params)
+        if np.isinf(want):
+            assert got == np.inf
+        else:
+            assert got == pytest.approx(want, rel=1e-9, abs=1e-12)
+
+
+def test_kl_agrees_with_scipy_kl_div_and_rel_entr():
+    rng = np.random.default_rng(2)
+    for _ in range(100):
+        u, v = random_distribution(rng, 6), random_distribution(rng, 6)
+        assert divergence(u, v, "kl") == pytest.approx(kl_div(u, v).sum(), rel=1e-12)
+        assert divergence(u, v, "kl") == pytest.approx(rel_entr(u, v).sum(), rel=1e-12)
+
+
+def test_callable_f_jensen_shannon_matches_scipy():
+    def js(t):
+        return 0.5 * (t * np.log(t) - (1 + t) * np.log((1 + t) / 2)) if t > 0 else 0.5 * np.log(2)
+    rng = np.random.default_rng(3)
+    for _ in range(30):
+        u, v = random_distribution(rng, 5, zeros=True), random_distribution(rng, 5, zeros=True)
+        got = divergence(u, v, js, f_slope_at_inf=0.5 * np.log(2))
+        assert got == pytest.approx(jensenshannon(u, v) ** 2, rel=1e-9, abs=1e-12)
+
+
+def test_callable_f_equals_builtin_kinds():
+    rng = np.random.default_rng(4)
+    u, v = random_distribution(rng, 7), random_distribution(rng, 7)
+    assert divergence(u, v, lambda t: t * np.log(t) if t > 0 else 0.0) == pytest.approx(divergence(u, v, "kl"))
+    assert divergence(u, v, lambda t: (t - 1) ** 2) == pytest.approx(divergence(u, v, "chi2"))
+    assert divergence(u, v, lambda t: max(t - 2.0, 0.0)) == pytest.approx(divergence(u, v, "egamma", gamma=2.0))
+
+
+def test_zero_mass_conventions():
+    u, v = np.array([0.5, 0.5, 0.0]), np.array([0.5, 0.0, 0.5])
+    assert divergence(u, v, "kl") == np.inf
+    assert divergence(u, v, "chi2") == np.inf
+    assert divergence(u, v, "renyi", alpha=2.0) == np.inf
+    assert divergence(u, v, "tv") == pytest.approx(0.5)
+    assert divergence(u, v, "hellinger") == pytest.approx(1.0)
+    assert divergence(u, v, "egamma", gamma=3.0) == pytest.approx(0.5)
+    # disjoint supports: Rényi of order < 1 is infinite too, through the monotone map at total = 1/(1-alpha)
+    assert divergence([1.0, 0.0], [0.0, 1.0], "renyi", alpha=0.5) == np.inf
+    # 0·f(0/0) = 0 : a symbol with no mass under either law changes nothing
+    assert divergence([0.3, 0.7, 0.0], [0.6, 0.4, 0.0], "kl") == pytest.approx(divergence([0.3, 0.7], [0.6, 0.4], "kl"))
+    with pytest.raises(ValueError, match="f_slope_at_inf"):
+        divergence(u, v, lambda t: (t - 1) ** 2)
+
+
+def test_perspective_is_homogeneous_and_elementwise():
+    rng = np.random.default_rng(5)
+    a, b = rng.random((4, 5)), rng.random((4, 5))
+    for kind, params in KINDS:
+        g = perspective(a, b, kind, **params)
+        assert g.shape == (4, 5)
+        assert np.allclose(perspective(3.0 * a, 3.0 * b, kind, **params), 3.0 * g)
+        assert np.allclose(perspective(a[0, 0], b[0, 0], kind, **params), g[0, 0])
+
+
+def test_divergence_from_sum_is_identity_except_renyi():
+    assert divergence_from_sum(0.25, "kl") == 0.25
+    assert divergence_from_sum(0.25, "renyi", alpha=2.0) == pytest.approx(np.log(1.25))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 6), st.integers(1, 6), st.integers(0, 2**32 - 1))
+def test_data_processing_inequality(k, m, seed):
+    rng = np.random.default_rng(seed)
+    u, v = random_distribution(rng, k, zeros=True), random_distribution(rng, k, zeros=True)
+    W = random_channel(rng, k, m, zeros=True)
+    for kind, params in KINDS:
+        before, after = divergence(u, v, kind, **params), divergence(u @ W, v @ W, kind, **params)
+        assert after <= before + 1e-10 * (1 + abs(before)) or before == np.inf
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(1, 8), st.integers(0, 2**32 - 1))
+def test_divergences_are_permutation_invariant_and_vanish_on_equal_arguments(k, seed):
+    rng = np.random.default_rng(seed)
+    u, v = random_distribution(rng, k, zeros=True), random_distribution(rng, k, zeros=True)
+    perm = rng.permutation(k)
+    for kind, params in KINDS:
+        d = divergence(u, v, kind, **params)
+        assert divergence(u[perm], v[perm], kind, **params) == pytest.approx(d, rel=1e-12, abs=1e-15)
+        assert d >= -1e-15 or (kind == "egamma" and params["gamma"] < 1)
+        if not (kind == "egamma" and params["gamma"] < 1):
+            assert abs(divergence(u, u, kind, **params)) <= 1e-12
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# LDP checks against the definition over all output sets
+
+def brute_force_epsilon(Q):
+    "Smallest ε with Q(S|x) ≤ e^ε Q(S|x') for every non-empty output set S (2^m sets)."
+    k, m = Q.shape
+    worst = 0.0
+    for r in range(1, m + 1):
+        for S in itertools.combinations(range(m), r):
+            mass = Q[:, S].sum(axis=1)
+            if mass.max() > 0 and mass.min() == 0:
+                return np.inf
+            if mass.max() > 0:
+                worst = max(worst, np.log(mass.max() / mass.min()))
+    return worst
+
+
+def brute_force_defect(Q, eps):
+    "max_S Q(S|x) − e^ε Q(S|x') for every ordered pair, over all output sets."
+    k, m = Q.shape
+    best = np.zeros((k, k))
+    for r in range(1, m + 1):
+        for S in itertools.combinations(range(m), r):
+            mass = Q[:, S].sum(axis=1)
+            best = np.maximum(best, mass[:, None] - np.exp(eps) * mass[None, :])
+    return best
+
+
+def test_ldp_epsilon_and_is_ldp_agree_with_brute_force_on_random_channels():
+    rng = np.random.default_rng(6)
+    for trial in range(300):
+        k, m = rng.integers(1, 5), rng.integers(1, 6)
+        Q = random_channel(rng, k, m, zeros=trial % 3 == 0)
+        eps = ldp_epsilon(Q)
+        want = brute_force_epsilon(Q)
+        assert eps == pytest.approx(want, rel=1e-12, abs=1e-12) or (eps == want == np.inf)
+        assert is_ldp(Q, np.inf)
+        if np.isfinite(eps):
+            assert is_ldp(Q, eps)
+            if eps > 1e-6:
+                assert not is_ldp(Q, eps * (1 - 1e-6), rtol=0)
+        else:
+            assert not is_ldp(Q, 1e6)
+
+
+def test_ldp_boundary_cases():
+    assert ldp_epsilon([[1.0]]) == 0.0 and is_ldp([[1.0]], 0.0)
+    assert ldp_epsilon([[0.5, 0.5, 0.0], [0.5, 0.5, 0.0]]) == 0.0           # all-zero column
+    assert ldp_epsilon([[1.0, 0.0], [0.5, 0.5]]) == np.inf                  # revealing column
+    assert not is_ldp([[1.0, 0.0], [0.5, 0.5]], 700.0)
+    Q = randomized_response(3, 2.0)
+    assert is_ldp(Q, 2.0) and not is_ldp(Q, 2.0 - 1e-6)
+    assert is_ldp(Q, 2.0 - 1e-12)          # inside the documented relative tolerance 1e-9
+    assert not is_ldp(Q, 2.0 - 1e-6, rtol=0)
+
+
+def test_privacy_defect_matches_brute_force_over_sets():
+    rng = np.random.default_rng(7)
+    for trial in range(150):
+        k, m = rng.integers(1, 5), rng.integers(1, 6)
+        Q = random_channel(rng, k, m, zeros=trial % 2 == 0)
+        eps = float(rng.choice([0.0, 0.3, 1.0, 3.0]))
+        assert np.allclose(privacy_defect(Q, eps), brute_force_defect(Q, eps), atol=1e-13)
+        assert (privacy_defect(Q, eps).max() <= 1e-12) == is_ldp(Q, eps, rtol=0) or \
+            abs(ldp_epsilon(Q) - eps) < 1e-9
+
+
+def test_privacy_defect_at_large_and_infinite_eps():
+    Q = np.array([[0.5, 0.5, 0.0], [0.0, 0.5, 0.5]])
+    D = privacy_defect(Q, np.inf)
+    assert np.allclose(D, [[0.0, 0.5], [0.5, 0.0]])                       # support leakage only
+    assert np.allclose(privacy_defect(Q, 800.0), D)                        # e^800 overflows; still exact
+    assert not np.any(np.isnan(privacy_defect(randomized_response(4, 1.0), 1e5)))
+    assert is_approx_ldp(Q, 5.0, 0.5) and not is_approx_ldp(Q, 5.0, 0.49)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# randomized response and privatize
+
+@pytest.mark.parametrize("k", [1, 2, 3, 10])
+@pytest.mark.parametrize("eps", [0.0, 0.5, 3.0, 700.0, 708.0, np.inf])
+def test_randomized_response(k, eps):
+    R = randomized_response(k, eps)
+    assert R.shape == (k, k) and np.all(np.isfinite(R))
+    assert np.allclose(R.sum(axis=1), 1.0, atol=1e-15)
+    expected_eps = 0.0 if k == 1 else eps
+    assert ldp_epsilon(R) == pytest.approx(expected_eps, rel=1e-12) or ldp_epsilon(R) == expected_eps
+    if k > 1 and np.isfinite(eps) and eps < 700:
+        assert R[0, 0] == pytest.approx(np.exp(eps) / (np.exp(eps) + k - 1), rel=1e-14)
+    if eps == 0.0:
+        assert np.allclose(R, 1.0 / k)
+
+
+def test_privatize_frequencies_match_channel():
+    rng = np.random.default_rng(8)
+    Q = random_channel(rng, 4, 5, zeros=True)
+    x = np.repeat(np.arange(4), 50_000)
+    y = privatize(Q, x, rng=9)
+    for s in range(4):
+        counts = np.bincount(y[x == s], minlength=5)
+        support = Q[s] > 0
+        assert np.all(counts[~support] == 0)                               # impossible outputs never drawn
+        assert chisquare(counts[support], 50_000 * Q[s, support]).pvalue > 1e-4
+
+
+def test_privatize_shape_seed_and_scale():
+    Q = randomized_response(6, 1.0)
+    x = np.arange(12).reshape(3, 4) % 6
+    assert privatize(Q, x, rng=1).shape == (3, 4)
+    assert np.array_equal(privatize(Q, x, rng=1), privatize(Q, x, rng=1))
+    assert privatize(Q, np.array([], dtype=int), rng=1).shape == (0,)
+    big = privatize(Q, np.zeros(1_000_000, dtype=np.int64), rng=2)
+    assert abs(np.mean(big == 0) - Q[0, 0]) < 5 * np.sqrt(Q[0, 0] * (1 - Q[0, 0]) / 1e6)
+
+
+def test_privatize_never_draws_trailing_zero_outputs_despite_rounding():
+    Q = np.array([[1 / 3, 1 / 3, 1 / 3, 0.0, 0.0]])
+    y = privatize(Q, np.zeros(200_000, dtype=int), rng=3)
+    assert y.max() <= 2
+
+
+def test_as_generator():
+    assert isinstance(as_generator(None), np.random.Generator)
+    g = np.random.default_rng(0)
+    assert as_generator(g) is g
+    assert as_generator(5).random() == np.random.default_rng(5).random()
+    assert as_generator(np.random.SeedSequence(5)).random() == np.random.default_rng(5).random()
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# every bad-input path names the argument and the rule
+
+BAD_DISTRIBUTIONS = [
+    ([0.5, 0.6], ValueError, "sum to 1"),
+    ([1.5, -0.5], ValueError, "non-negative"),
+    ([0.5, np.nan], ValueError, "finite"),
+    ([0.5, np.inf], ValueError, "finite"),
+    ([[0.5, 0.5]], ValueError, "1-D"),
+    ([], ValueError, "non-empty"),
+    (["a", "b"], TypeError, "real numbers"),
+    ([0.5 + 0j, 0.5], TypeError, "real"),
+]
+
+
+@pytest.mark.parametrize("p,err,msg", BAD_DISTRIBUTIONS)
+def test_bad_distributions(p, err, msg):
+    with pytest.raises(err, match=msg):
+        check_distribution(p)
+    with pytest.raises(err, match=r"\bu\b"):
+        divergence(p, [0.5, 0.5])
+
+
+BAD_CHANNELS = [
+    ([[0.5, 0.6]], ValueError, "row 0"),
+    ([0.5, 0.5], ValueError, "2-D"),
+    ([[1.5, -0.5]], ValueError, "non-negative"),
+    ([[np.nan, 1.0]], ValueError, "finite"),
+    (np.zeros((0, 2)), ValueError, "non-empty"),
+]
+
+
+@pytest.mark.parametrize("Q,err,msg", BAD_CHANNELS)
+@pytest.mark.parametrize("func", [lambda Q: is_ldp(Q, 1.0), ldp_epsilon, lambda Q: privacy_defect(Q, 1.0),
+                                  lambda Q: privatize(Q, [0]), check_channel])
+def test_bad_channels(Q, err, msg, func):
+    with pytest.raises(err, match=msg):
+        func(Q)
+
+
+@pytest.mark.parametrize("eps,err,msg", [(-1.0, ValueError, "non-negative"), (np.nan, ValueError, "NaN"),
+                                         ("1", TypeError, "real number"), (True, TypeError, "real number"),
+                                         (None, TypeError, "real number")])
+@pytest.mark.parametrize("func", [lambda e: is_ldp([[1.0]], e), lambda e: privacy_defect([[1.0]], e),
+                                  lambda e: randomized_response(3, e), check_eps])
+def test_bad_eps(eps, err, msg, func):
+    with pytest.raises(err, match=msg):
+        func(eps)
+
+
+def test_eps_infinite_only_where_allowed():
+    with pytest.raises(ValueError, match="finite"):
+        check_eps(np.inf)
+    assert check_eps(np.inf, allow_inf=True) == np.inf
+
+
+def test_bad_divergence_arguments():
+    u = [0.5, 0.5]
+    with pytest.raises(ValueError, match="one of"):
+        divergence(u, u, "kullback")
+    with pytest.raises(ValueError, match="gamma="):
+        divergence(u, u, "egamma")
+    with pytest.raises(ValueError, match="alpha="):
+        divergence(u, u, "renyi")
+    with pytest.raises(ValueError, match="gamma must be non-negative"):
+        divergence(u, u, "egamma", gamma=-1.0)
+    with pytest.raises(ValueError, match="alpha must be positive and different from 1"):
+        divergence(u, u, "renyi", alpha=1.0)
+    with pytest.raises(ValueError, match="alpha must be non-negative"):
+        divergence(u, u, "renyi", alpha=-2.0)
+    with pytest.raises(ValueError, match="alpha must not be NaN"):
+        divergence(u, u, "renyi", alpha=np.nan)
+    with pytest.raises(TypeError, match="unexpected parameter"):
+        divergence(u, u, "kl", gamma=2.0)
+    with pytest.raises(ValueError, match="same length"):
+        divergence(u, [0.2, 0.3, 0.5], "kl")
+    with pytest.raises(ValueError, match="f must satisfy f\\(1\\) = 0"):
+        divergence(u, u, lambda t: t ** 2)
+    with pytest.raises(ValueError, match="convex"):
+        divergence(u, u, lambda t: np.log(t) if t > 0 else 0.0)
+    with pytest.raises(ValueError, match="broadcastable"):
+        perspective([0.1, 0.2], [0.1, 0.2, 0.3])
+    assert set(DIVERGENCE_KINDS) == {"tv", "kl", "chi2", "hellinger", "egamma", "renyi"}
+
+
+def test_bad_randomized_response_and_privatize_arguments():
+    with pytest.raises(ValueError, match="too large to store"):
+        randomized_response(3, 5000.0)
+    assert np.array_equal(randomized_response(1, 5000.0), [[1.0]])
+    with pytest.raises(ValueError, match="k must be at least 1"):
+        randomized_response(0, 1.0)
+    with pytest.raises(TypeError, match="k must be an integer"):
+        randomized_response(2.5, 1.0)
+    Q = randomized_response(3, 1.0)
+    with pytest.raises(ValueError, match=r"x must contain symbols in \[0, 3\)"):
+        privatize(Q, [0, 3])
+    with pytest.raises(ValueError, match=r"x must contain symbols in \[0, 3\)"):
+        privatize(Q, [-1])
+    with pytest.raises(TypeError, match="integer symbols"):
+        privatize(Q, [0.0, 1.0])
+    with pytest.raises(TypeError, match="rng must be"):
+        privatize(Q, [0], rng="seed")
+    with pytest.raises(ValueError, match="non-negative"):
+        privatize(Q, [0], rng=-1)
+    with pytest.raises(ValueError, match="delta must be at most 1"):
+        is_approx_ldp(Q, 1.0, 2.0)
+    with pytest.raises(ValueError, match="rtol"):
+        is_ldp(Q, 1.0, rtol=-1.0)

@@ -176,16 +176,20 @@ def check_divergence(kind, params: dict) -> dict:
             raise ValueError(f"alpha must be positive and different from 1 (use kind='kl' for alpha=1), got {alpha}")
     return dict(params)
 
-# %% ../nbs/00_foundations.ipynb #c016-267fc313
-def _renyi_terms(a: np.ndarray, b: np.ndarray, alpha: float) -> np.ndarray:
-    "b·f_α(a/b) with f_α(t) = (t^α − 1)/(α − 1) and the zero-mass conventions."
+# %% ../nbs/00_foundations.ipynb #c016-175e5e0f
+def _renyi_cross(a: np.ndarray, b: np.ndarray, alpha: float) -> np.ndarray:
+    "a^α b^(1−α) with the conventions: 0 when a = 0, and when b = 0 < a: ∞ for α > 1, 0 for α < 1."
     both = (a > 0) & (b > 0)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         cross = np.where(both, np.exp(alpha * np.log(np.where(both, a, 1.0))
                                       + (1 - alpha) * np.log(np.where(both, b, 1.0))), 0.0)
-    out = (cross - b) / (alpha - 1)                    # b>0=a gives b·f(0) = −b/(α−1)
-    leak = (a > 0) & (b == 0)                          # a·f'(∞): ∞ for α>1, 0 for α<1
-    return np.where(leak, np.inf if alpha > 1 else 0.0, out)
+    leak = (a > 0) & (b == 0)
+    return np.where(leak, np.inf if alpha > 1 else 0.0, cross)
+
+
+def _renyi_terms(a: np.ndarray, b: np.ndarray, alpha: float) -> np.ndarray:
+    "b·f_α(a/b) with f_α(t) = (t^α − 1)/(α − 1): (a^α b^(1−α) − b)/(α − 1), conventions included."
+    return (_renyi_cross(a, b, alpha) - b) / (alpha - 1)
 
 
 def _callable_terms(a, b, f, slope):
@@ -244,6 +248,10 @@ def divergence(u, v, kind="kl", **params) -> float:
     if u.shape != v.shape:
         raise ValueError(f"u and v must have the same length, got {u.size} and {v.size}")
     params = check_divergence(kind, params)
+    if kind == "renyi":             # log Σ u^α v^(1−α) directly: no cancellation when supports nearly separate
+        alpha = params["alpha"]
+        with np.errstate(divide="ignore"):
+            return float(np.log(_renyi_cross(u, v, alpha).sum()) / (alpha - 1))
     total = perspective(u, v, kind, check=False, **params).sum()
     return float(divergence_from_sum(total, kind, **params))
 

@@ -14,7 +14,7 @@ __all__ = ['DIVERGENCE_KINDS', 'MAX_FINITE_EPS', 'as_generator', 'check_eps', 'c
            'check_channel', 'is_ldp', 'ldp_epsilon', 'privacy_defect', 'is_approx_ldp', 'check_divergence',
            'perspective', 'divergence_from_sum', 'divergence', 'randomized_response', 'privatize']
 
-# %% ../nbs/00_foundations.ipynb #c005-47c8d918
+# %% ../nbs/00_foundations.ipynb #c005-ce2b8bef
 def as_generator(rng=None) -> np.random.Generator:
     "Return a `numpy.random.Generator` from `None`, a non-negative int seed, a `SeedSequence` or a Generator."
     if isinstance(rng, np.random.Generator):
@@ -71,7 +71,7 @@ def check_distribution(p, name: str = "p", atol: float = 1e-9) -> np.ndarray:
     if arr.ndim != 1 or arr.size == 0:
         raise ValueError(f"{name} must be a non-empty 1-D array, got shape {arr.shape}")
     if abs(arr.sum() - 1.0) > atol:
-        raise ValueError(f"{name} must sum to 1 (within {atol:g}), sums to {arr.sum()!r}")
+        raise ValueError(f"{name} must sum to 1 (within {atol:g}), sums to {float(arr.sum())!r}")
     return arr
 
 
@@ -82,7 +82,7 @@ def check_channel(Q, name: str = "Q", atol: float = 1e-9) -> np.ndarray:
         raise ValueError(f"{name} must be a non-empty 2-D array (k inputs × m outputs), got shape {arr.shape}")
     bad = np.flatnonzero(np.abs(arr.sum(axis=1) - 1.0) > atol)
     if bad.size:
-        raise ValueError(f"{name}: every row must sum to 1 (within {atol:g}); row {bad[0]} sums to {arr[bad[0]].sum()!r}")
+        raise ValueError(f"{name}: every row must sum to 1 (within {atol:g}); row {bad[0]} sums to {float(arr[bad[0]].sum())!r}")
     return arr
 
 # %% ../nbs/00_foundations.ipynb #c008-66173df3

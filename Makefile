@@ -11,7 +11,7 @@ $(STAMP): requirements-dev.txt settings.ini setup.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
-	$(BIN)/python -m pip install --quiet -e ".[dev,distributed]"
+	$(BIN)/python -m pip install --quiet -e ".[dev,distributed,teaching]"
 	touch $(STAMP)
 
 export: $(STAMP)

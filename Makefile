@@ -4,6 +4,9 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with nbval_sanitize.cfg
+JOBS   ?= 2
+# pytest-xdist: tests (and whole notebooks, one per worker) run on $(JOBS) processes
+XDIST  := -n $(JOBS) --dist loadfile
 
 .PHONY: book test export sync unit notebooks site browser chromium benchmarks execute clean
 
@@ -32,10 +35,10 @@ sync: export
 	@echo "export sync: ldpbook/ matches the notebooks"
 
 unit: $(STAMP)
-	$(BIN)/pytest tests/
+	$(BIN)/pytest $(XDIST) tests/
 
 notebooks: $(STAMP)
-	$(BIN)/pytest $(NBVAL) nbs/
+	$(BIN)/pytest $(XDIST) $(NBVAL) nbs/
 
 site: export
 	$(BIN)/jupyter-book build . -W

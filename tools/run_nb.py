@@ -15,13 +15,27 @@ from nbclient import NotebookClient
 VOLATILE_CELL_KEYS = ("execution", "collapsed", "scrolled", "ExecuteTime")
 
 
+def merge_streams(outputs):
+    "Join consecutive stdout (or stderr) chunks: how a kernel splits its output depends on timing."
+    merged = []
+    for out in outputs:
+        if (out.get("output_type") == "stream" and merged and merged[-1].get("output_type") == "stream"
+                and merged[-1].get("name") == out.get("name")):
+            merged[-1]["text"] += out["text"]
+        else:
+            merged.append(out)
+    return merged
+
+
 def tidy(nb):
-    """Drop volatile metadata and make sure every cell has a stable id."""
+    """Drop volatile metadata, merge stream chunks and make sure every cell has a stable id."""
     nb.metadata = {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
                    "language_info": {"name": "python"}}
     for cell in nb.cells:
         for key in VOLATILE_CELL_KEYS:
             cell.metadata.pop(key, None)
+        if cell.cell_type == "code":
+            cell.outputs = merge_streams(cell.outputs)
     nbformat.validator.normalize(nb)
     return nb
 

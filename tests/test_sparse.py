@@ -1,0 +1,506 @@
+"""Tests for ldpbook.sparse: closed forms vs brute force, Theorem 1 vs foundations, sampling, bad input."""
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+from scipy.special import ive
+
+from ldpbook.foundations import is_ldp, ldp_epsilon, privacy_defect
+from ldpbook.sparse import (
+    DefectDecomposition, SparseKernelMechanism, first_distance_moment, graph_ball_supports, graph_distances,
+    poisson_binomial, poisson_binomial_pmf, range_defect, shell_ratio_epsilon, skellam_cdf, skellam_logpmf,
+    skellam_pmf, skellam_privacy_loss, skellam_sf, sparse_exponential, sparse_randomized_response, sparse_rr_calibration,
+    sparse_rr_defect, sparse_rr_line_defect, sparse_rr_r1, sparse_staircase, sweep_radius, truncated_additive,
+    truncated_additive_defect, truncated_skellam, truncated_skellam_defect, truncated_skellam_leakage,
+    truncated_skellam_normalizer,
+)
+
+TOL = 1e-12
+
+
+def brute_pair_defect(mechanism, x, x_prime, eps):
+    "Δ_ε(x, x') from foundations.privacy_defect on the 2-row materialised channel."
+    return privacy_defect(mechanism.channel([x, x_prime]).matrix, eps)[0, 1]
+
+
+def random_sparse_arrays(rng, k, m, zero_prob=0.3):
+    "A random k×m kernel and support mask with at least one positive-mass point per row."
+    K = rng.random((k, m)) * (rng.random((k, m)) > zero_prob)
+    mask = rng.random((k, m)) < 0.6
+    for i in range(k):
+        if not np.any(mask[i] & (K[i] > 0)):
+            j = rng.integers(m)
+            mask[i, j], K[i, j] = True, 0.1 + rng.random()
+    return K, mask
+
+
+# ---------------------------------------------------------------- Theorem 1 and foundations
+
+def test_theorem1_decomposition_matches_privacy_defect():
+    rng = np.random.default_rng(0)
+    for _ in range(120):
+        k, m = int(rng.integers(2, 6)), int(rng.integers(2, 9))
+        K, mask = random_sparse_arrays(rng, k, m)
+        mech = SparseKernelMechanism.from_arrays(K, mask)
+        matrix = mech.channel().matrix
+        eps = float(rng.choice([0.0, rng.exponential(1.0), 50.0, 800.0]))
+        D = privacy_defect(matrix, eps)
+        positive = (matrix > 0)
+        for a in range(k):
+            for b in range(k):
+                d = mech.defect(a, b, eps)
+                assert d.total == pytest.approx(D[a, b], abs=TOL)
+                assert d.support_leakage + d.overlap_excess == d.total
+                assert d.support_leakage == pytest.approx(matrix[a, positive[a] & ~positive[b]].sum(), abs=TOL)
+                assert d.support_leakage >= 0 and d.overlap_excess >= 0
+
+
+def test_theorem1_on_callable_mechanisms_on_the_integers():
+    rng = np.random.default_rng(1)
+    for _ in range(40):
+        width = int(rng.integers(0, 5))
+        shift = int(rng.integers(-2, 3))
+        weights = rng.random(2 * width + 1) + 0.05
+        mech = SparseKernelMechanism(lambda x, ys: weights[ys - x - shift + width] * (1 + 0.1 * np.sin(x)),
+                                     lambda x: np.arange(x + shift - width, x + shift + width + 1))
+        eps = float(rng.exponential(1.0))
+        xs = rng.integers(-5, 6, size=2)
+        assert mech.defect(int(xs[0]), int(xs[1]), eps).total == pytest.approx(
+            brute_pair_defect(mech, int(xs[0]), int(xs[1]), eps), abs=TOL)
+
+
+def test_pure_ldp_agrees_with_foundations_is_ldp():
+    rng = np.random.default_rng(2)
+    for trial in range(150):
+        k, m = int(rng.integers(2, 6)), int(rng.integers(2, 7))
+        common = trial % 2 == 0
+        if common:
+            mech = SparseKernelMechanism.from_arrays(rng.random((k, m)) + 0.05)
+        else:
+            mech = SparseKernelMechanism.from_arrays(*random_sparse_arrays(rng, k, m))
+        matrix = mech.channel().matrix
+        true_eps = ldp_epsilon(matrix)
+        assert mech.pure_epsilon() == pytest.approx(true_eps, abs=TOL) or (np.isinf(true_eps) and np.isinf(mech.pure_epsilon()))
+        for eps in (0.0, 0.5 * true_eps if np.isfinite(true_eps) else 3.0, true_eps if np.isfinite(true_eps) else 1e3,
+                    1.01 * true_eps if np.isfinite(true_eps) else 1e6, np.inf):
+            assert mech.is_pure_ldp(eps) == is_ldp(matrix, eps)
+
+
+def test_pure_ldp_on_a_relation_allows_different_components():
+    mech = SparseKernelMechanism(lambda x, ys: np.exp(-np.abs(ys - x)),
+                                 lambda x: np.arange(0, 3) if x < 5 else np.arange(10, 14), inputs=(0, 1, 10, 11))
+    assert mech.pure_epsilon() == np.inf
+    assert np.isfinite(mech.pure_epsilon(H=1))
+    assert mech.is_pure_ldp(mech.pure_epsilon(H=1), H=1)
+    assert not mech.is_pure_ldp(100.0)
+
+
+def test_zero_mass_points_are_removed():
+    mech = SparseKernelMechanism.from_arrays([[1.0, 0.0, 3.0], [0.0, 2.0, 2.0]], np.ones((2, 3), dtype=bool))
+    law = mech.pmf(0)
+    assert law.outputs.tolist() == [0, 2]
+    assert law.probabilities.tolist() == pytest.approx([0.25, 0.75], abs=TOL)
+    d = mech.defect(0, 1, 0.0)
+    assert d.support_leakage == pytest.approx(0.25, abs=TOL)
+
+
+def test_log_kernel_keeps_underflowing_masses_in_the_support():
+    mech = SparseKernelMechanism(lambda x, ys: -800.0 * np.abs(ys - x), lambda x: np.arange(x - 1, x + 2), log_kernel=True)
+    law = mech.pmf(0)
+    assert law.outputs.tolist() == [-1, 0, 1]
+    assert law.log_probabilities[0] == pytest.approx(-800.0, rel=1e-12)
+    assert mech.defect(0, 1, 1.0).total == pytest.approx(1.0, abs=TOL)
+
+
+# ---------------------------------------------------------------- sampling
+
+@pytest.mark.parametrize("mech, x", [
+    (sparse_randomized_response(3, 1.0), 5),
+    (truncated_skellam(2.5, 4), -2),
+    (poisson_binomial([[0.2, 0.5, 0.9, 0.6], [0.4, 0.4, 0.4, 0.4]], support=1), 1),
+    (sparse_exponential(-np.abs(np.subtract.outer(np.arange(5), np.arange(7))).astype(float), 0.7, 2), 3),
+])
+def test_sample_frequencies_match_pmf(mech, x):
+    law = mech.pmf(x)
+    draws = mech.sample(x, rng=np.random.default_rng(11), size=100_000)
+    assert set(np.unique(draws)) <= set(law.outputs.tolist())
+    counts = np.array([(draws == y).sum() for y in law.outputs])
+    assert stats.chisquare(counts, counts.sum() * law.probabilities).pvalue > 1e-4
+
+
+def test_sample_is_reproducible_and_scalar_without_size():
+    mech = truncated_skellam(1.0, 3)
+    assert isinstance(mech.sample(0, rng=3), int)
+    assert np.array_equal(mech.sample(0, rng=3, size=50), mech.sample(0, rng=3, size=50))
+    assert mech.sample(0, rng=np.random.default_rng(0), size=0).size == 0
+
+
+# ---------------------------------------------------------------- sparse randomized response (Proposition 4)
+
+def test_sparse_rr_line_closed_form_vs_brute_force():
+    rng = np.random.default_rng(4)
+    for _ in range(250):
+        t = int(rng.integers(0, 9))
+        h = int(rng.integers(1, 2 * t + 4))                   # includes h > 2t
+        eps = float(rng.choice([0.0, rng.exponential(1.5), 300.0]))
+        kind = rng.integers(3)
+        if kind == 0:
+            closed, mech = sparse_rr_line_defect(h, t, eps), sparse_randomized_response(t, eps)
+        else:
+            p = 1.0 if (t == 0 or kind == 1) else float(rng.uniform(1 / (2 * t + 1), 1))   # q = 0 when p = 1
+            closed, mech = sparse_rr_line_defect(h, t, eps, p=p), sparse_randomized_response(t, p=p)
+        brute = mech.defect(0, h, eps)
+        assert closed.total == pytest.approx(brute.total, abs=TOL)
+        assert closed.support_leakage == pytest.approx(brute.support_leakage, abs=TOL)
+        assert closed.total == pytest.approx(brute_pair_defect(mech, 0, h, eps), abs=TOL)
+        assert mech.defect(h, 0, eps).total == pytest.approx(brute.total, abs=TOL)
+
+
+def test_sparse_rr_set_form_vs_brute_force_including_q_zero():
+    rng = np.random.default_rng(5)
+    alphabet = np.arange(9)
+    for trial in range(24):
+        s = int(rng.integers(1, 6))
+        p = 1.0 if (s == 1 or trial % 4 == 0) else float(rng.uniform(1 / s, 1))
+        q = 0.0 if s == 1 else (1 - p) / (s - 1)
+        supports = [np.sort(np.r_[x, rng.choice(np.delete(alphabet, x), s - 1, replace=False)]) for x in alphabet]
+        mask = np.array([np.isin(alphabet, S) for S in supports])
+        K = np.where(np.eye(9, dtype=bool), p, np.where(mask, q, 0.0))
+        mech = SparseKernelMechanism.from_arrays(K, mask)
+        eps = float(rng.exponential(1.0))
+        D = privacy_defect(mech.channel().matrix, eps)
+        for x in alphabet:
+            for xp in alphabet:
+                if x != xp:
+                    closed = sparse_rr_defect(x, xp, supports[x], supports[xp], p, q, eps)
+                    brute = mech.defect(int(x), int(xp), eps)
+                    assert closed.total == pytest.approx(D[x, xp], abs=TOL)
+                    assert closed.support_leakage == pytest.approx(brute.support_leakage, abs=TOL)
+
+
+def test_sparse_rr_calibration_and_r1():
+    for t in range(6):
+        for eps in (0.0, 1.0, 7.5, 700.0):
+            p, q = sparse_rr_calibration(t, eps)
+            assert p + 2 * t * q == pytest.approx(1.0, abs=TOL)
+            if t:
+                assert math.log(p) - math.log(q) == pytest.approx(eps, abs=1e-9)
+            mech = sparse_randomized_response(t, eps)
+            assert sparse_rr_r1(t, eps) == pytest.approx(first_distance_moment(mech, 0), abs=TOL)
+    # calibrated defect is nondecreasing in h, so the range maximum sits at h = H
+    for t in range(5):
+        totals = [sparse_rr_line_defect(h, t, 1.0).total for h in range(1, 2 * t + 3)]
+        assert np.all(np.diff(totals) >= -TOL)
+        for H in range(1, 6):
+            assert range_defect(sparse_randomized_response(t, 1.0), 1.0, H).total == pytest.approx(
+                sparse_rr_line_defect(H, t, 1.0).total, abs=TOL)
+
+
+# ---------------------------------------------------------------- truncated additive (Proposition 5)
+
+def test_truncated_additive_closed_form_vs_brute_force():
+    rng = np.random.default_rng(6)
+    for _ in range(200):
+        r = int(rng.integers(0, 12))
+        h = int(rng.integers(1, 2 * r + 4))                   # includes h > 2r
+        half = rng.random(r + 1) * (rng.random(r + 1) > 0.25)
+        half[0] = max(half[0], 0.05)
+        phi = np.concatenate([half[:0:-1], half])
+        eps = float(rng.exponential(1.0))
+        closed, mech = truncated_additive_defect(phi, r, eps, h), truncated_additive(phi, r)
+        brute = mech.defect(0, h, eps)
+        assert closed.total == pytest.approx(brute.total, abs=TOL)
+        assert closed.total == pytest.approx(brute_pair_defect(mech, 0, h, eps), abs=TOL)
+        assert mech.defect(h, 0, eps).total == pytest.approx(brute.total, abs=TOL)      # symmetry
+        if np.all(half > 0):
+            assert closed.support_leakage == pytest.approx(brute.support_leakage, abs=TOL)
+        if h > 2 * r:
+            assert closed == DefectDecomposition(1.0, 0.0)
+
+
+def test_truncated_additive_accepts_callable_pmf():
+    phi = lambda k: np.exp(-0.4 * np.abs(k))
+    assert truncated_additive_defect(phi, 5, 1.0, 2).total == pytest.approx(
+        truncated_additive_defect(phi(np.arange(-5, 6)), 5, 1.0, 2).total, abs=TOL)
+
+
+# ---------------------------------------------------------------- Skellam (Propositions 6-9)
+
+MUS = [0.01, 0.05, 0.3, 1.0, 2.0, 7.0, 25.0, 80.0, 200.0]
+
+
+def test_skellam_pmf_and_logpmf():
+    k = np.arange(-400, 401)
+    for mu in MUS:
+        psi = skellam_pmf(k, mu)
+        assert psi.sum() == pytest.approx(1.0, abs=1e-13)
+        assert np.allclose(psi[350:451], stats.skellam.pmf(k[350:451], mu / 2, mu / 2), rtol=1e-9, atol=1e-300)
+        positive = psi > 1e-250
+        assert np.allclose(skellam_logpmf(k[positive], mu), np.log(psi[positive]), rtol=1e-13, atol=1e-12)
+    # large μ: no overflow; large |k|: no wrong zeros in the log domain
+    assert np.all(np.isfinite(skellam_pmf([0, 50, 300], 1e4))) and skellam_pmf(0, 1e4) > 0
+    logs = skellam_logpmf(np.array([150, 300, 1000]), 0.01)
+    assert np.all(np.isfinite(logs)) and np.all(np.diff(logs) < 0)
+    series_vs_direct = skellam_logpmf(np.array([149]), 0.01)        # ive(149, .01) ≈ 1e-700: series branch
+    w = 0.005 ** 2                                                    # (μ/2)²: first three series terms
+    expected = 149 * math.log(0.005) - math.lgamma(150) - 0.01 + math.log1p(w / 150 + w * w / (2 * 150 * 151))
+    assert series_vs_direct[0] == pytest.approx(expected, rel=1e-14)
+
+
+def test_skellam_cdf_and_sf_vs_direct_sums():
+    k = np.arange(-4000, 4001)
+    m = np.arange(-40, 41)
+    for mu in MUS:
+        psi = skellam_pmf(k, mu)
+        cdf = np.array([math.fsum(psi[:4000 + j + 1]) for j in m])
+        upper = np.array([math.fsum(psi[4000 + j + 1:]) for j in m])
+        assert np.max(np.abs(skellam_cdf(m, mu) - cdf)) < 1e-13
+        tail = upper > 1e-280
+        assert np.max(np.abs(skellam_sf(m, mu)[tail] - upper[tail]) / upper[tail]) < 1e-9
+
+
+def test_truncated_skellam_closed_forms_vs_brute_force():
+    rng = np.random.default_rng(7)
+    for trial in range(220):
+        mu = MUS[trial % len(MUS)] if trial < 2 * len(MUS) else float(10 ** rng.uniform(-2, math.log10(200)))
+        r = int(rng.integers(0, 26))
+        h = int(rng.integers(1, 2 * r + 4))                   # includes h > 2r
+        eps = float(rng.choice([0.0, rng.exponential(1.5), 40.0]))
+        closed = truncated_skellam_defect(mu, r, eps, h)
+        mech = truncated_skellam(mu, r)
+        brute = mech.defect(0, h, eps)
+        assert closed.total == pytest.approx(brute.total, abs=TOL)
+        assert closed.support_leakage == pytest.approx(brute.support_leakage, abs=TOL)
+        assert closed.overlap_excess == pytest.approx(brute.overlap_excess, abs=TOL)
+        assert closed.total == pytest.approx(brute_pair_defect(mech, 0, h, eps), abs=TOL)
+        window = skellam_pmf(np.arange(-r, r + 1), mu)
+        assert truncated_skellam_normalizer(mu, r) == pytest.approx(math.fsum(window), abs=TOL)
+        if h <= 2 * r:
+            assert truncated_skellam_leakage(mu, r, h) == pytest.approx(math.fsum(window[:h]) / math.fsum(window), abs=TOL)
+        # Proposition 9: positive overlap iff some overlap index satisfies the Bessel-ratio condition (31)
+        k = np.arange(h - r, r + 1)
+        losses = skellam_privacy_loss(k, h, mu)
+        assert (closed.overlap_excess > 0) == bool(np.any(losses > eps))
+        if k.size:
+            ratio = ive(np.abs(k), mu) / ive(np.abs(k - h), mu)
+            finite = np.isfinite(ratio) & (ratio > 0)
+            assert np.allclose(losses[finite], np.log(ratio[finite]), rtol=1e-10, atol=1e-10)
+
+
+def test_truncated_skellam_matches_generic_additive():
+    for mu, r, h in ((0.5, 3, 2), (2.0, 6, 5), (150.0, 20, 9)):
+        phi = lambda k: skellam_pmf(k, mu)
+        assert truncated_additive_defect(phi, r, 1.0, h).total == pytest.approx(
+            truncated_skellam_defect(mu, r, 1.0, h).total, abs=TOL)
+
+
+def test_table_one_skellam_plateau():
+    sk = sweep_radius(lambda r: truncated_skellam(2.0, r), range(12, 16), 1.0, 3)
+    assert all(abs(d.total - 0.553032) < 1e-5 and d.separation == 3 for d in sk)
+
+
+# ---------------------------------------------------------------- range defect
+
+def test_range_defect_finite_alphabet_vs_brute_force():
+    rng = np.random.default_rng(8)
+    for _ in range(30):
+        k, m = int(rng.integers(2, 7)), int(rng.integers(2, 8))
+        mech = SparseKernelMechanism.from_arrays(*random_sparse_arrays(rng, k, m))
+        eps, H = float(rng.exponential(1.0)), int(rng.integers(1, k))
+        D = privacy_defect(mech.channel().matrix, eps)
+        gaps = np.abs(np.subtract.outer(np.arange(k), np.arange(k)))
+        result = range_defect(mech, eps, H)
+        assert result.total == pytest.approx(D[(gaps >= 1) & (gaps <= H)].max(), abs=TOL)
+        a, b = result.pair
+        assert abs(a - b) == result.separation and D[a, b] == pytest.approx(result.total, abs=TOL)
+        assert result.support_leakage + result.overlap_excess == pytest.approx(result.total, abs=TOL)
+        assert np.nanmax(result.totals) == pytest.approx(result.total, abs=TOL)
+
+
+def test_range_defect_uses_both_orders_on_the_integers():
+    weights = np.array([1.0, 3.0, 1.0, 0.5])                  # asymmetric window {x-1, x, x+1, x+2}
+    mech = SparseKernelMechanism(lambda x, ys: weights[ys - x + 1], lambda x: np.arange(x - 1, x + 3))
+    result = range_defect(mech, 0.5, 2)
+    brute = max(mech.defect(a, b, 0.5).total for a, b in ((0, 1), (1, 0), (0, 2), (2, 0), (0, -1), (-1, 0), (0, -2), (-2, 0)))
+    assert result.total == pytest.approx(brute, abs=TOL)
+
+
+def test_range_defect_with_graph_distances_and_staircase_shell_ratio():
+    n = 10
+    A = np.zeros((n, n))
+    A[np.arange(n), (np.arange(n) + 1) % n] = 1
+    A = A + A.T                                              # cycle: vertex transitive, A_x constant
+    rng = np.random.default_rng(9)
+    for _ in range(20):
+        r, H = int(rng.integers(1, 4)), int(rng.integers(1, 4))
+        weights = np.sort(rng.random(r + 1) + 0.2)[::-1]
+        mech = sparse_staircase(weights, A, r)
+        dist = graph_distances(A)
+        eps = shell_ratio_epsilon(weights, H) + 1e-9
+        for a in range(n):
+            for b in range(n):
+                if 1 <= dist[a, b] <= H:
+                    assert mech.defect(a, b, eps).overlap_excess == 0.0
+        line = sparse_staircase(weights, "line", r)
+        assert range_defect(line, eps, H).overlap_excess == 0.0
+        assert range_defect(mech, eps, H, distances=dist).overlap_excess == 0.0
+
+
+def test_graph_distances_and_balls():
+    A = np.zeros((6, 6))
+    for a, b in ((0, 1), (1, 2), (2, 3), (1, 4)):
+        A[a, b] = A[b, a] = 1
+    d = graph_distances(A)
+    assert d[0, 3] == 3 and d[4, 3] == 3 and np.isinf(d[5, 0])
+    balls = graph_ball_supports(A, 1)
+    assert balls[1].tolist() == [True, True, True, False, True, False]
+    uniform = SparseKernelMechanism.from_arrays(balls.astype(float), balls)
+    assert uniform.defect(0, 3, 3.0).total == pytest.approx(1.0, abs=TOL)    # Proposition 1: disjoint balls
+
+
+# ---------------------------------------------------------------- exponential, Poisson binomial
+
+def test_sparse_exponential_bounds():
+    labels = np.arange(7)
+    dist = np.abs(np.subtract.outer(labels, labels))
+    circle = -np.minimum(dist, 7 - dist).astype(float)
+    for eta in (0.1, 0.5, 2.0):
+        mech = sparse_exponential(circle, eta, np.ones((7, 7), dtype=bool))
+        assert mech.pure_epsilon() <= eta * 3 + TOL           # equal normalisers: η Δ_u
+        assert mech.pure_epsilon() == pytest.approx(ldp_epsilon(mech.channel().matrix), abs=TOL)
+        line = sparse_exponential(-dist.astype(float), eta, np.ones((7, 7), dtype=bool))
+        assert line.pure_epsilon() <= 2 * eta * 6 + TOL
+    sparse = sparse_exponential(circle, 1.0, 1)
+    assert sparse.pure_epsilon() == np.inf
+
+
+def test_poisson_binomial_pmf_vs_enumeration():
+    rng = np.random.default_rng(10)
+    probs = rng.random((3, 5))
+    beta = poisson_binomial_pmf(probs)
+    for x in range(3):
+        brute = np.zeros(6)
+        for bits in np.ndindex(*(2,) * 5):
+            bits = np.array(bits)
+            brute[bits.sum()] += np.prod(np.where(bits == 1, probs[x], 1 - probs[x]))
+        assert np.allclose(beta[x], brute, atol=1e-14)
+    mech = poisson_binomial(probs, support=1)
+    D = privacy_defect(mech.channel().matrix, 0.3)
+    for a in range(3):
+        for b in range(3):
+            assert mech.defect(a, b, 0.3).total == pytest.approx(D[a, b], abs=TOL)
+    full = poisson_binomial(probs)
+    assert full.is_pure_ldp(1.0) == is_ldp(full.channel().matrix, 1.0)
+
+
+# ---------------------------------------------------------------- bad input
+
+def raises(exc, fn, *args, match=None, **kwargs):
+    with pytest.raises(exc, match=match):
+        fn(*args, **kwargs)
+
+
+def test_bad_kernels_and_supports():
+    ok = np.ones((1, 2), dtype=bool)
+    raises(ValueError, SparseKernelMechanism.from_arrays, [[1.0, -0.5]], ok, match="non-negative")
+    raises(ValueError, SparseKernelMechanism.from_arrays, [[1.0, np.nan]], ok, match="finite")
+    raises(ValueError, SparseKernelMechanism.from_arrays, [[1.0, np.inf]], ok, match="finite")
+    raises(ValueError, SparseKernelMechanism.from_arrays, [[0.0, 0.0]], ok, match="zero mass")
+    raises(ValueError, SparseKernelMechanism.from_arrays, [[1.0, 1.0]], np.zeros((1, 2), dtype=bool), match="empty")
+    raises(ValueError, SparseKernelMechanism.from_arrays, [[1.0, 1.0]], [[1, 1]], match="boolean mask")
+    raises(ValueError, SparseKernelMechanism.from_arrays, [1.0, 1.0], match="2-D")
+    raises(ValueError, SparseKernelMechanism.from_arrays, [[np.nan, 0.0]], ok, log_kernel=True, match="NaN")
+    support = lambda x: np.arange(x - 1, x + 2)
+    for kernel, match in ((lambda x, ys: -np.ones(ys.size), "non-negative"), (lambda x, ys: np.full(ys.size, np.nan), "finite"),
+                          (lambda x, ys: np.full(ys.size, np.inf), "finite"), (lambda x, ys: np.zeros(ys.size), "zero mass"),
+                          (lambda x, ys: np.ones(2), "one value per output")):
+        raises(ValueError, SparseKernelMechanism(kernel, support).pmf, 0, match=match)
+    raises(ValueError, SparseKernelMechanism(lambda x, ys: np.full(ys.size, np.inf), support, log_kernel=True).pmf, 0, match="inf")
+    raises(ValueError, SparseKernelMechanism(lambda x, ys: np.ones(ys.size), lambda x: []).pmf, 0, match="empty")
+    raises(TypeError, SparseKernelMechanism(lambda x, ys: np.ones(ys.size), lambda x: [0.5, 1.5]).pmf, 0, match="integers")
+    raises(TypeError, SparseKernelMechanism, np.ones((2, 2)), support)
+    raises(ValueError, SparseKernelMechanism, lambda x, ys: ys, support, inputs=(1, 1))
+
+
+def test_bad_inputs_to_methods():
+    mech = SparseKernelMechanism.from_arrays(np.ones((2, 3)))
+    raises(ValueError, mech.pmf, 5, match="not in the input alphabet")
+    raises(TypeError, mech.pmf, 0.5, match="integer")
+    raises(TypeError, mech.pmf, True, match="integer")
+    raises(ValueError, mech.defect, 0, 1, -1.0, match="non-negative")
+    raises(ValueError, mech.defect, 0, 1, np.nan, match="NaN")
+    raises(TypeError, mech.sample, 0, rng="seed")
+    raises(ValueError, mech.sample, 0, rng=0, size=-1)
+    raises(ValueError, mech.is_pure_ldp, 1.0, rtol=-1.0)
+    line = truncated_skellam(1.0, 2)
+    raises(ValueError, line.channel, match="inputs must be given")
+    raises(ValueError, line.pure_epsilon, match="inputs must be given")
+    raises(ValueError, range_defect, line, 1.0, 0)
+    raises(TypeError, range_defect, line, 1.0, 2.0)
+    raises(ValueError, range_defect, line, 1.0, 2, distances=np.zeros((2, 2)))
+    raises(ValueError, range_defect, mech, 1.0, 2, distances=np.zeros((3, 3)), match="distances")
+
+
+@pytest.mark.parametrize("fn, args, exc", [
+    (truncated_skellam, (1.0, 1.5), TypeError), (truncated_skellam, (1.0, 2.0), TypeError),
+    (truncated_skellam, (1.0, -1), ValueError), (truncated_skellam, (0.0, 2), ValueError),
+    (truncated_skellam, (-1.0, 2), ValueError), (truncated_skellam, (np.inf, 2), ValueError),
+    (truncated_skellam, (np.nan, 2), ValueError), (truncated_additive, (np.ones(3), 1.5), TypeError),
+    (sparse_randomized_response, (1.5, 1.0), TypeError), (sparse_randomized_response, (-1, 1.0), ValueError),
+    (sparse_staircase, ([1.0, 0.5], "line", 1.0), TypeError), (graph_ball_supports, (np.ones((2, 2)), 0.5), TypeError),
+    (truncated_skellam_defect, (1.0, 2, 1.0, 0), ValueError), (truncated_skellam_defect, (1.0, 2.5, 1.0, 1), TypeError),
+    (truncated_skellam_leakage, (1.0, 2, 1.5), TypeError), (truncated_additive_defect, (np.ones(3), 1, 1.0, 0), ValueError),
+    (sparse_rr_line_defect, (0, 2, 1.0), ValueError), (sparse_rr_line_defect, (1, 2, -1.0), ValueError),
+    (skellam_pmf, ([0.5], 1.0), TypeError), (skellam_cdf, ([1], 0.0), ValueError), (skellam_sf, (1.5, 1.0), TypeError),
+    (sweep_radius, (lambda r: truncated_skellam(1.0, r), [0.5], 1.0, 2), TypeError),
+])
+def test_bad_parameters(fn, args, exc):
+    raises(exc, fn, *args)
+
+
+def test_bad_shell_weights_and_graphs():
+    raises(ValueError, sparse_staircase, [0.5, 1.0], "line", 1, match="non-increasing")
+    raises(ValueError, sparse_staircase, [1.0, 0.0], "line", 1, match="positive")
+    raises(ValueError, sparse_staircase, [1.0, -0.5], "line", 1)
+    raises(ValueError, sparse_staircase, [1.0, 0.5, 0.2], "line", 1, match="r \\+ 1")
+    raises(ValueError, sparse_staircase, [1.0, np.nan], "line", 1)
+    raises(ValueError, sparse_staircase, [1.0, 0.5], "circle", 1, match="line")
+    raises(ValueError, sparse_staircase, [1.0, 0.5], np.ones((2, 3)), 1, match="square")
+    raises(ValueError, sparse_staircase, [1.0, 0.5], np.ones((2, 2)), 1, kind="metric", match="kind")
+    raises(ValueError, sparse_staircase, [1.0, 0.5], np.array([[0, 1.5], [1.5, 0]]), 1, kind="distance")
+    raises(ValueError, sparse_staircase, [1.0, 0.5], np.array([[0, 1], [2, 0]]), 1, kind="distance")
+    raises(ValueError, shell_ratio_epsilon, [0.2, 1.0], 1, match="non-increasing")
+    raises(ValueError, graph_distances, -np.ones((2, 2)))
+    raises(ValueError, graph_distances, np.ones((2, 3)))
+
+
+def test_bad_rr_parameters():
+    raises(TypeError, sparse_randomized_response, 2)                          # neither eps nor p
+    raises(TypeError, sparse_randomized_response, 2, 1.0, p=0.5)              # both
+    raises(ValueError, sparse_randomized_response, 2, p=0.1, match="p ≥ q")   # p < q
+    raises(ValueError, sparse_randomized_response, 2, p=1.5)
+    raises(ValueError, sparse_randomized_response, 0, p=0.5, match="t = 0")
+    S0, S1 = [0, 1, 2], [1, 2, 3]
+    raises(ValueError, sparse_rr_defect, 0, 0, S0, S0, 0.5, 0.25, 1.0, match="differ")
+    raises(ValueError, sparse_rr_defect, 0, 1, [1, 2, 3], S1, 0.5, 0.25, 1.0, match="contain")
+    raises(ValueError, sparse_rr_defect, 0, 1, S0, [1, 2], 0.5, 0.25, 1.0, match="same size")
+    raises(ValueError, sparse_rr_defect, 0, 1, S0, S1, 0.5, 0.3, 1.0, match="p \\+ \\(s − 1\\) q = 1")
+    raises(ValueError, sparse_rr_defect, 0, 1, S0, S1, 0.2, 0.4, 1.0)
+    raises(TypeError, sparse_rr_defect, 0, 1, [0.0, 1.0, 2.0], S1, 0.5, 0.25, 1.0)
+
+
+def test_bad_additive_pmfs_and_poisson_binomial():
+    raises(ValueError, truncated_additive, [1.0, 2.0, 3.0], 1, match="symmetric")
+    raises(ValueError, truncated_additive, [0.0, 0.0, 0.0], 1, match="positive mass")
+    raises(ValueError, truncated_additive, [1.0, 1.0], 1, match="2r \\+ 1")
+    raises(ValueError, truncated_additive, [1.0, -1.0, 1.0], 1)
+    raises(ValueError, truncated_additive, lambda k: np.where(k == 0, np.inf, 1.0), 1)
+    raises(ValueError, poisson_binomial, [[0.5, 1.2]], match="\\[0, 1\\]")
+    raises(ValueError, poisson_binomial, [0.5, 0.2], match="2-D")
+    raises(ValueError, poisson_binomial, [[0.5, np.nan]])
+    raises(ValueError, poisson_binomial, [[1.0, 1.0]], np.array([[True, True, False]]), match="zero mass")
+    raises(ValueError, sparse_exponential, np.ones((2, 2)), 0.0, 1, match="positive")
+    raises(ValueError, sparse_exponential, [[1.0, np.inf]], 1.0, 1, match="finite")
+    raises(TypeError, sparse_exponential, lambda x, ys: ys, 1.0, np.ones((2, 2), dtype=bool))
+    raises(ValueError, sparse_exponential(lambda x, ys: np.full(ys.size, np.nan), 1.0, 1).pmf, 0, match="finite")

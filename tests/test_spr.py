@@ -1,0 +1,359 @@
+"""Tests of ldpbook.spr: exactness against brute force and the KOV LP, privacy, sampling, edge cases, bad input."""
+import numpy as np
+import pytest
+
+from ldpbook.foundations import divergence, is_ldp, perspective, randomized_response
+from ldpbook.spr import (KOV_MAX_K, binary_mechanism, interval_scores, joint_range, kov_lp, optimal_mechanism,
+                         optimal_values, randomized_response_mechanism, sort_by_likelihood_ratio, spr_channel,
+                         spr_mechanism)
+from ldpbook import spr as spr_module
+
+DIVERGENCES = [("kl", {}), ("tv", {}), ("chi2", {}), ("hellinger", {}), ("egamma", {"gamma": 1.7}),
+               ("egamma", {"gamma": 0.6}), ("renyi", {"alpha": 0.5}), ("renyi", {"alpha": 2.5})]
+IDS = [k + "".join(f"-{v}" for v in p.values()) for k, p in DIVERGENCES]
+
+
+def random_pair(rng, k):
+    """A random pair with, at random, likelihood-ratio ties, q = 0 < p, p = 0 < q and p = q = 0 symbols."""
+    p, q = rng.dirichlet(np.ones(k)), rng.dirichlet(np.ones(k))
+    if k >= 3 and rng.random() < 0.3:                       # ties: symbol 1 proportional to symbol 0
+        q[1] = q[0] * p[1] / p[0]
+    if k >= 3 and rng.random() < 0.2:
+        q[rng.integers(k)] = 0.0
+    if k >= 3 and rng.random() < 0.2:
+        p[rng.integers(k)] = 0.0
+    if k >= 4 and rng.random() < 0.15:
+        j = rng.integers(k)
+        p[j] = q[j] = 0.0
+    p, q = p / p.sum(), q / q.sum()
+    if rng.random() < 0.03:
+        q = p.copy()
+    return p, q
+
+
+def brute_force(p, q, eps, kind, params, ell=None):
+    """Best value over all contiguous partitions of the symbols sorted by p/(p+q), computed from the outputs
+    M_ν(j) = Σ_x P_ν(x) Q(j|x) directly (no homogeneity, no tie merging, no prefix sums)."""
+    k = p.size
+    ell = k if ell is None else ell
+    with np.errstate(invalid="ignore", divide="ignore"):
+        key = np.where(p + q > 0, p / (p + q), -1.0)
+    order = np.argsort(key, kind="stable")
+    masks = np.arange(2 ** (k - 1))
+    cut_after = (masks[:, None] >> np.arange(k - 1)[None, :]) & 1          # (n, k−1)
+    block_of = np.concatenate([np.zeros((masks.size, 1), int), np.cumsum(cut_after, axis=1)], axis=1)
+    s = block_of[:, -1] + 1
+    low = np.exp(-eps)
+    high = 1.0 / (1.0 + (s - 1) * low)
+    onehot = (block_of[:, :, None] == np.arange(k)[None, None, :])         # (n, position, block)
+    mp = np.einsum("nkb,k->nb", onehot, p[order])
+    mq = np.einsum("nkb,k->nb", onehot, q[order])
+    used = np.arange(k)[None, :] < s[:, None]
+    M0 = np.where(used, high[:, None] * (low + (1 - low) * mp), 0.0)      # = high·mp + low·high·(1 − mp)
+    M1 = np.where(used, high[:, None] * (low + (1 - low) * mq), 0.0)
+    total = perspective(M0, M1, kind, **params).sum(axis=1)
+    values = spr_module.divergence_from_sum(total, kind, **params)
+    return float(np.max(np.where(s <= ell, values, -np.inf)))
+
+
+def rel_close(a, b, rtol=1e-9, atol=1e-13):
+    return abs(a - b) <= rtol * max(abs(a), abs(b)) + atol
+
+
+@pytest.mark.parametrize("kind,params", DIVERGENCES, ids=IDS)
+def test_matches_brute_force(kind, params):
+    rng = np.random.default_rng(abs(hash(str((kind, params)))) % 2 ** 32)
+    for trial in range(120):
+        k = int(rng.integers(1, 11))
+        p, q = random_pair(rng, k)
+        eps = float(rng.choice([0.0, 0.05, 0.4, 1.0, 2.5, 6.0, 15.0]))
+        ell = int(rng.integers(1, k + 1))
+        for budget in (None, ell):
+            best = optimal_mechanism(p, q, eps, kind, ell=budget, **params)
+            ref = brute_force(p, q, eps, kind, params, budget)
+            assert rel_close(best.value, ref), (k, eps, budget, best.value, ref)
+            assert budget is None or best.num_outputs <= budget
+
+
+@pytest.mark.parametrize("kind,params", DIVERGENCES[:6] + DIVERGENCES[7:], ids=IDS[:6] + IDS[7:])
+def test_matches_kov_lp(kind, params):
+    rng = np.random.default_rng(abs(hash(str((kind, params, "lp")))) % 2 ** 32)
+    for trial in range(100):
+        k = int(rng.integers(2, 8 if trial % 10 else 9))
+        p, q = random_pair(rng, k)
+        if np.any((q == 0) & (p > 0)) and kind in ("chi2", "renyi"):
+            q = 0.9 * q + 0.1 / k                              # keep the LP bounded at these ε
+        eps = float(rng.choice([0.01, 0.1, 0.5, 1.0, 3.0, 8.0]))
+        lp = kov_lp(p, q, eps, kind, **params)
+        best = optimal_mechanism(p, q, eps, kind, **params)
+        assert rel_close(lp.value, best.value, rtol=1e-9, atol=1e-14), (k, eps, lp.value, best.value)
+        assert lp.value <= lp.upper_bound * (1 + 1e-9) + 1e-15
+        assert is_ldp(lp.channel, eps, rtol=1e-6)
+
+
+def test_kov_lp_small_eps_trap():
+    rng = np.random.default_rng(0)
+    for trial in range(20):
+        p, q = rng.dirichlet(np.ones(6)), rng.dirichlet(np.ones(6))
+        for eps in (1e-4, 1e-3, 1e-2):
+            assert rel_close(kov_lp(p, q, eps).value, optimal_mechanism(p, q, eps).value, rtol=1e-8)
+
+
+def test_channel_is_ldp_and_achieves_value():
+    rng = np.random.default_rng(5)
+    for trial in range(150):
+        k = int(rng.integers(1, 30))
+        p, q = random_pair(rng, k)
+        eps = float(rng.choice([0.0, 0.3, 1.0, 4.0, 50.0, 700.0]))
+        kind, params = DIVERGENCES[trial % len(DIVERGENCES)]
+        best = optimal_mechanism(p, q, eps, kind, **params)
+        assert is_ldp(best.channel, eps) and is_ldp(best.channel, eps, rtol=1e-12)   # exact up to rounding
+        assert np.allclose(best.channel.sum(axis=1), 1.0, rtol=0, atol=1e-15)
+        direct = divergence(best.channel.T @ p, best.channel.T @ q, kind, **params)
+        assert rel_close(direct, best.value, rtol=1e-9, atol=1e-12), (k, eps, kind, direct, best.value)
+        flat = sorted(x for block in best.partition for x in block)
+        assert flat == list(range(k))
+        ratios = [min(p[list(b)].sum() / max(q[list(b)].sum(), 1e-300), 1e300) for b in best.partition]
+        assert all(a <= b * (1 + 1e-12) for a, b in zip(ratios, ratios[1:])) or len(ratios) == 1
+
+
+def test_no_random_ldp_channel_beats_the_optimum():
+    rng = np.random.default_rng(11)
+    for trial in range(40):
+        k, m = int(rng.integers(2, 7)), int(rng.integers(2, 6))
+        p, q = rng.dirichlet(np.ones(k)), rng.dirichlet(np.ones(k))
+        eps = float(rng.choice([0.2, 1.0, 3.0]))
+        opt = optimal_mechanism(p, q, eps).value
+        opt_m = optimal_mechanism(p, q, eps, ell=min(m, k)).value
+        # random ε-LDP channels: Q(y|x) ∝ a_y(x) with a ∈ [1, e^{ε/2}], so every column ratio is ≤ e^ε;
+        # half of the exponents sit at the corners 0 or 1, where the optimum lives
+        expo = np.where(rng.random((2000, k, m)) < 0.5, rng.random((2000, k, m)) < 0.5, rng.random((2000, k, m)))
+        Q = np.exp(eps / 2 * expo)
+        Q /= Q.sum(axis=2, keepdims=True)
+        assert np.all(Q.max(axis=1) <= np.exp(eps) * Q.min(axis=1) * (1 + 1e-12))
+        values = perspective(np.einsum("nkm,k->nm", Q, p), np.einsum("nkm,k->nm", Q, q), "kl").sum(axis=1)
+        assert values.max() <= opt * (1 + 1e-12)
+        if m <= k:
+            assert values.max() <= opt_m * (1 + 1e-12)
+
+
+def test_sample_frequencies_match_channel():
+    p, q = np.array([0.1, 0.2, 0.3, 0.4]), np.array([0.4, 0.3, 0.2, 0.1])
+    best = optimal_mechanism(p, q, 2.0)
+    n = 100_000
+    for x in range(4):
+        y = best.sample(np.full(n, x), rng=x)
+        freq = np.bincount(y, minlength=best.num_outputs) / n
+        assert np.all(np.abs(freq - best.channel[x]) < 5 * np.sqrt(best.channel[x] / n) + 1e-12)
+    y = best.sample(np.array([[0, 1], [2, 3]]), rng=np.random.default_rng(0))
+    assert y.shape == (2, 2)
+
+
+def test_edge_cases():
+    assert optimal_mechanism([1.0], [1.0], 3.0).value == 0.0
+    assert optimal_mechanism([0.2, 0.8], [0.2, 0.8], 3.0).partition == ((0, 1),)
+    assert optimal_mechanism([0.2, 0.8], [0.6, 0.4], 0.0).value == 0.0
+    tie = optimal_mechanism([0.1, 0.2, 0.7], [0.2, 0.4, 0.4], 5.0)
+    assert tie.partition == ((0, 1), (2,))                  # tied symbols are never split
+    assert sort_by_likelihood_ratio([0.5, 0.5, 0.0], [0.0, 0.5, 0.5]) == (((2,), (1,), (0,)), ())
+    # ε from tiny to huge: finite, monotone in ε, continuous at the ends
+    p, q = np.array([0.05, 0.15, 0.3, 0.5]), np.array([0.4, 0.3, 0.2, 0.1])
+    eps = np.array([0.0, 1e-8, 1e-3, 0.5, 5.0, 50.0, 300.0, 700.0, np.inf])
+    values = optimal_values(p[None], q[None], eps)[0]
+    assert np.all(np.isfinite(values)) and np.all(np.diff(values) >= -1e-15)
+    assert rel_close(values[-2], divergence(p, q), rtol=1e-13) and values[-1] == pytest.approx(divergence(p, q))
+    small = optimal_mechanism(p, q, 1e-4).value
+    assert 0 < small < 1e-8                                  # O(ε²)
+    # q(x) = 0 < p(x): infinite KL without privacy, finite with it, infinite at ε = ∞
+    p0, q0 = np.array([0.5, 0.3, 0.2]), np.array([0.6, 0.4, 0.0])
+    assert np.isfinite(optimal_mechanism(p0, q0, 700.0).value)
+    assert optimal_mechanism(p0, q0, np.inf).value == np.inf
+
+
+def test_interval_scores_match_blocks():
+    rng = np.random.default_rng(2)
+    p, q = rng.dirichlet(np.ones(6)), rng.dirichlet(np.ones(6))
+    M = interval_scores(p, q, 1.5, "hellinger")
+    groups, _ = sort_by_likelihood_ratio(p, q)
+    w = np.exp(-1.5)
+    for t in range(6):
+        for i in range(t + 1, 7):
+            block = sum(groups[t:i], ())
+            u, v = w + (1 - w) * p[list(block)].sum(), w + (1 - w) * q[list(block)].sum()
+            assert M[t, i] == pytest.approx(perspective(u, v, "hellinger"), rel=1e-12, abs=1e-15)
+    assert np.all(np.isneginf(M[np.tril_indices(7)]))
+
+
+def test_optimal_values_equals_loop():
+    rng = np.random.default_rng(4)
+    pairs = [random_pair(rng, 9) for _ in range(6)]
+    P0, P1 = np.array([a for a, _ in pairs]), np.array([b for _, b in pairs])
+    grid = [3.0, 0.0, 0.7, 12.0, 1.1, 0.2, np.inf]
+    for kind, params in DIVERGENCES[:5]:
+        for ell in (None, 1, 3):
+            V = optimal_values(P0, P1, grid, kind, ell=ell, **params)
+            for t in range(6):
+                for e, eps in enumerate(grid):
+                    ref = optimal_mechanism(P0[t], P1[t], eps, kind, ell=ell, **params).value
+                    assert rel_close(V[t, e], ref, rtol=1e-12, atol=1e-15) or V[t, e] == ref
+
+
+def test_dinkelbach_equals_layered_program_at_moderate_k():
+    rng = np.random.default_rng(8)
+    for trial in range(4):
+        k = 60
+        p, q = rng.dirichlet(np.ones(k) * 0.5), rng.dirichlet(np.ones(k) * 0.5)
+        for eps in (0.5, 3.0, 9.0):
+            fast = optimal_mechanism(p, q, eps)
+            groups, _ = spr_module._lr_groups(p, q)
+            P, Q = spr_module._prefix_masses(p, q, groups)
+            S = spr_module._Scores(P[None], Q[None], np.array([np.exp(-eps)]), np.array([-np.expm1(-eps)]),
+                                   "kl", {})
+            ratio, _, _ = spr_module._layered(S, k)
+            assert rel_close(fast.value, float(ratio[0]), rtol=1e-12)
+
+
+def test_large_instance_without_table(monkeypatch):
+    monkeypatch.setattr(spr_module, "_TABLE_BUDGET", 100)   # force the O(k)-memory path
+    rng = np.random.default_rng(9)
+    p, q = rng.dirichlet(np.ones(40)), rng.dirichlet(np.ones(40))
+    slow = optimal_mechanism(p, q, 4.0, ell=5)
+    fast = optimal_mechanism(p, q, 4.0)
+    monkeypatch.undo()
+    assert rel_close(slow.value, optimal_mechanism(p, q, 4.0, ell=5).value, rtol=1e-12)
+    assert rel_close(fast.value, optimal_mechanism(p, q, 4.0).value, rtol=1e-12)
+
+
+def test_callable_divergence_matches_kind():
+    rng = np.random.default_rng(6)
+    p, q = rng.dirichlet(np.ones(7)), rng.dirichlet(np.ones(7))
+    a = optimal_mechanism(p, q, 1.2, lambda t: (t - 1.0) ** 2)
+    b = optimal_mechanism(p, q, 1.2, "chi2")
+    assert rel_close(a.value, b.value, rtol=1e-12) and a.partition == b.partition
+
+
+def test_baselines():
+    rng = np.random.default_rng(12)
+    for trial in range(30):
+        k = int(rng.integers(2, 12))
+        p, q = rng.dirichlet(np.ones(k)), rng.dirichlet(np.ones(k))
+        eps = float(rng.choice([0.1, 1.0, 5.0]))
+        opt = optimal_mechanism(p, q, eps).value
+        binary = binary_mechanism(p, q, eps)
+        rr = randomized_response_mechanism(p, q, eps)
+        assert binary.value <= opt * (1 + 1e-12) and rr.value <= opt * (1 + 1e-12)
+        assert np.array_equal(rr.channel, randomized_response(k, eps))
+        assert rel_close(rr.value, divergence(rr.channel.T @ p, rr.channel.T @ q), rtol=1e-12)
+        high = set(np.flatnonzero(p >= q).tolist())
+        assert set(binary.partition[-1]) == high
+    assert binary_mechanism([0.5, 0.5], [0.5, 0.5], 1.0).value == 0.0
+
+
+def test_joint_range_paper_example():
+    p, q = [0.04, 0.09, 0.22, 0.47, 0.18], [0.25, 0.49, 0.13, 0.10, 0.03]
+    counts = [int(joint_range(p, q, eps).extreme.sum()) for eps in (0.4, 2.0, 5.0)]
+    assert counts == [4, 6, 10]
+    J = joint_range(p, q, 2.0)
+    assert J.u.shape == (10, 2) and np.allclose(J.u.sum(axis=1), 1) and np.allclose(J.v.sum(axis=1), 1)
+    # with ℓ = 3 the best candidate is the ℓ = 3 optimum
+    J3 = joint_range(p, q, 1.0, ell=3)
+    best = max(perspective(u, v, "kl").sum() for u, v in zip(J3.u, J3.v))
+    assert rel_close(best, optimal_mechanism(p, q, 1.0, ell=3).value, rtol=1e-12)
+    assert J3.extreme.any()
+
+
+def test_spr_channel_and_mechanism():
+    Q = spr_channel([(0, 1), (2, 3, 4), (5,)], 6, np.log(2.0))
+    assert np.allclose(Q * 4, [[2, 1, 1], [2, 1, 1], [1, 2, 1], [1, 2, 1], [1, 2, 1], [1, 1, 2]])
+    deterministic = spr_channel([(1,), (0,)], 2, np.inf)
+    assert np.array_equal(deterministic, [[0, 1], [1, 0]])
+
+
+BAD_PAIRS = [
+    (([0.5, 0.6], [0.5, 0.5]), ValueError, "p must sum to 1"),
+    (([0.5, 0.5], [1.2, -0.2]), ValueError, "q must have non-negative"),
+    (([0.5, 0.5], [0.2, 0.3, 0.5]), ValueError, "same length"),
+    (([[0.5, 0.5]], [0.5, 0.5]), ValueError, "1-D"),
+    (([np.nan, 1.0], [0.5, 0.5]), ValueError, "finite"),
+    ((["a", "b"], [0.5, 0.5]), TypeError, "p must be an array"),
+]
+
+
+@pytest.mark.parametrize("args,err,match", BAD_PAIRS)
+@pytest.mark.parametrize("fn", [optimal_mechanism, kov_lp, binary_mechanism, randomized_response_mechanism,
+                                joint_range, sort_by_likelihood_ratio])
+def test_bad_distributions(fn, args, err, match):
+    with pytest.raises(err, match=match):
+        fn(*args) if fn is sort_by_likelihood_ratio else fn(*args, 1.0)
+
+
+@pytest.mark.parametrize("eps,err", [(-0.1, ValueError), (float("nan"), ValueError), ("1", TypeError),
+                                     (True, TypeError), (None, TypeError)])
+def test_bad_eps(eps, err):
+    p, q = [0.3, 0.7], [0.6, 0.4]
+    for fn in (optimal_mechanism, kov_lp, binary_mechanism, randomized_response_mechanism, joint_range):
+        with pytest.raises(err, match="eps"):
+            fn(p, q, eps)
+    with pytest.raises(err, match="eps"):
+        spr_channel([(0,), (1,)], 2, eps)
+    with pytest.raises((ValueError, TypeError), match="eps"):
+        optimal_values([p], [q], [0.5, eps])
+    with pytest.raises(ValueError, match="eps must be finite"):
+        kov_lp(p, q, np.inf)
+
+
+def test_bad_ell_and_divergence():
+    p, q = [0.2, 0.3, 0.5], [0.5, 0.3, 0.2]
+    with pytest.raises(ValueError, match="ell must satisfy"):
+        optimal_mechanism(p, q, 1.0, ell=0)
+    with pytest.raises(ValueError, match="ell must satisfy"):
+        optimal_mechanism(p, q, 1.0, ell=4)
+    with pytest.raises(TypeError, match="ell must be an integer"):
+        optimal_mechanism(p, q, 1.0, ell=2.0)
+    with pytest.raises(ValueError, match="ell must satisfy"):
+        optimal_values([p], [q], [1.0], ell=5)
+    with pytest.raises(ValueError, match="divergence kind"):
+        optimal_mechanism(p, q, 1.0, "js")
+    with pytest.raises(ValueError, match="gamma"):
+        optimal_mechanism(p, q, 1.0, "egamma")
+    with pytest.raises(ValueError, match="alpha"):
+        optimal_values([p], [q], [1.0], "renyi")
+    with pytest.raises(TypeError, match="unexpected parameter"):
+        optimal_mechanism(p, q, 1.0, "kl", gamma=2.0)
+    with pytest.raises(ValueError, match="convex"):
+        optimal_mechanism(p, q, 1.0, lambda t: -((t - 1.0) ** 2))
+
+
+def test_bad_batch_and_partition_and_sizes():
+    with pytest.raises(ValueError, match="2-D"):
+        optimal_values([0.5, 0.5], [0.5, 0.5], [1.0])
+    with pytest.raises(ValueError, match="same shape"):
+        optimal_values([[0.5, 0.5]], [[0.2, 0.3, 0.5]], [1.0])
+    with pytest.raises(ValueError, match="row 1"):
+        optimal_values([[0.5, 0.5], [0.6, 0.6]], [[0.5, 0.5], [0.5, 0.5]], [1.0])
+    with pytest.raises(ValueError, match="1-D"):
+        optimal_values([[0.5, 0.5]], [[0.5, 0.5]], [[1.0]])
+    with pytest.raises(ValueError, match="KOV_MAX_K"):
+        kov_lp(np.full(KOV_MAX_K + 1, 1 / (KOV_MAX_K + 1)), np.full(KOV_MAX_K + 1, 1 / (KOV_MAX_K + 1)), 1.0)
+    with pytest.raises(ValueError, match="disjoint"):
+        spr_channel([(0,), (0, 1)], 2, 1.0)
+    with pytest.raises(ValueError, match="non-empty"):
+        spr_channel([(), (0, 1)], 2, 1.0)
+    with pytest.raises(TypeError, match="partition"):
+        spr_mechanism([0.5, 0.5], [0.2, 0.8], 1.0, [("a",), (1,)])
+    with pytest.raises(ValueError, match="max_points"):
+        joint_range(np.full(12, 1 / 12), np.full(12, 1 / 12), 1.0, ell=6, max_points=1000)
+
+
+def test_egamma_and_tv_optima_are_binary():
+    """Theorem 3.3 of the paper: for E_γ (hence TV) some optimal mechanism has two outputs; the tie-merging
+    step returns one."""
+    rng = np.random.default_rng(13)
+    for trial in range(100):
+        k = int(rng.integers(2, 14))
+        p, q = random_pair(rng, k)
+        eps = float(rng.choice([0.1, 1.0, 4.0]))
+        for kind, params in [("tv", {}), ("egamma", {"gamma": float(rng.choice([0.5, 1.0, 2.0, 6.0]))})]:
+            best = optimal_mechanism(p, q, eps, kind, **params)
+            assert best.num_outputs <= 2
+            assert rel_close(best.value, optimal_mechanism(p, q, eps, kind, ell=k, **params).value, rtol=1e-14)

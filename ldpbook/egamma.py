@@ -10,31 +10,17 @@ import numpy as np
 from scipy.optimize import linprog
 from scipy.special import expit
 
-from .foundations import check_distribution, check_eps, check_channel, divergence, privatize
+from .foundations import (check_channel, check_eps, check_pair, divergence, privatize,
+                                 randomized_response, readonly)
 
 # %% auto #0
 __all__ = ['neyman_pearson_curve', 'egamma_closed_form', 'EgammaMechanism', 'binary_rr_channel', 'egamma_optimal', 'egamma_lp',
            'PrivatizedROC', 'privatized_roc', 'lr_distance', 'LrDistanceBound', 'lr_distance_bound']
 
 # %% ../nbs/02_egamma.ipynb #c007-d3264c45
-def _check_pair(p, q):
-    "Validate two probability vectors on the same alphabet (the chapter-1 rules)."
-    p, q = check_distribution(p, "p"), check_distribution(q, "q")
-    if p.shape != q.shape:
-        raise ValueError(f"p and q must have the same length, got {p.size} and {q.size}")
-    return p, q
-
-
 def _check_gamma(gamma) -> float:
     "Validate the hockey-stick parameter: a finite real number γ ≥ 0."
     return check_eps(gamma, name="gamma")
-
-
-def _frozen(a) -> np.ndarray:
-    "A read-only float copy (results are frozen dataclasses; their arrays should be frozen too)."
-    a = np.array(a, dtype=float)
-    a.setflags(write=False)
-    return a
 
 # %% ../nbs/02_egamma.ipynb #c008-fe77b3fd
 def neyman_pearson_curve(p, q):
@@ -44,7 +30,7 @@ def neyman_pearson_curve(p, q):
     decreasing, the vertices are (q(S_t), p(S_t)) for the top-t sets S_t, t = 0..k; randomised tests fill in
     the segments. Returns ``(fpr, tpr)``: false-alarm P1(S) and detection P0(S), from (0, 0) to (1, 1).
     """
-    p, q = _check_pair(p, q)
+    p, q = check_pair(p, q)
     return _np_vertices(p, q)
 
 
@@ -151,8 +137,9 @@ def binary_rr_channel(inside, eps) -> np.ndarray:
     inside : array_like of bool, shape (k,)
         The indicator of the set whose membership bit is released.
     eps : float
-        Privacy level ε ≥ 0 (``inf``: the bit itself). Above ε ≈ 709 the low probability 1/(e^ε+1) is no
-        longer a normal float and the channel is, to double precision, the deterministic bit.
+        Privacy level ε ≥ 0 (``inf``: the bit itself). As in `foundations.randomized_response`,
+        708.4 < ε < ∞ is refused: 1/(e^ε+1) would no longer be a normal float and the stored channel would not
+        be ε-LDP.
 
     Returns
     -------
@@ -162,11 +149,7 @@ def binary_rr_channel(inside, eps) -> np.ndarray:
     inside = np.asarray(inside)
     if inside.dtype != bool or inside.ndim != 1 or inside.size == 0:
         raise TypeError("inside must be a non-empty 1-D boolean array")
-    eps = check_eps(eps, allow_inf=True)
-    low = expit(-eps)                      # 1/(e^ε+1)
-    high = expit(eps)                      # e^ε/(e^ε+1)
-    Q = np.where(inside[:, None], [low, high], [high, low])
-    return Q
+    return randomized_response(2, eps)[inside.astype(np.intp)]    # row b of binary RR releases b w.p. e^ε/(e^ε+1)
 
 
 def egamma_optimal(p, q, eps, gamma) -> EgammaMechanism:
@@ -187,14 +170,14 @@ def egamma_optimal(p, q, eps, gamma) -> EgammaMechanism:
         ``value`` = (1−γ)₊ + [tanh(ε/2)·Ē_γ − |1−γ|/(e^ε+1)]₊ where Ē_γ = E_γ(p‖q) − (1−γ)₊, the k × 2
         ``channel`` of binary randomized response on 1{x ∈ S_γ}, ``threshold_set`` = S_γ, and ``sample``.
     """
-    p, q = _check_pair(p, q)
+    p, q = check_pair(p, q)
     eps = check_eps(eps, allow_inf=True)
     gamma = _check_gamma(gamma)
     inside = p >= gamma * q
     # Ē_γ without cancellation: Σ(p − γq)₊ for γ ≥ 1, Σ(γq − p)₊ = γ E_{1/γ}(q‖p) for γ < 1
     excess = np.maximum(p - gamma * q, 0).sum() if gamma >= 1 else np.maximum(gamma * q - p, 0).sum()
     value = float(_optimal_from_excess(eps, gamma, excess))
-    return EgammaMechanism(value=value, channel=_frozen(binary_rr_channel(inside, eps)),
+    return EgammaMechanism(value=value, channel=readonly(binary_rr_channel(inside, eps)),
                            threshold_set=tuple(int(x) for x in np.flatnonzero(inside)), eps=eps, gamma=gamma,
                            nonprivate_value=float(excess + max(1 - gamma, 0)))
 
@@ -221,7 +204,7 @@ def egamma_lp(p, q, eps, gamma) -> float:
     float
         The LP optimum, solved by HiGHS (`scipy.optimize.linprog`).
     """
-    p, q = _check_pair(p, q)
+    p, q = check_pair(p, q)
     eps = check_eps(eps, allow_inf=True)
     gamma = _check_gamma(gamma)
     k = p.size
@@ -336,7 +319,7 @@ def privatized_roc(p, q, eps, gammas=None, channel=None) -> PrivatizedROC:
     -------
     PrivatizedROC
     """
-    p, q = _check_pair(p, q)
+    p, q = check_pair(p, q)
     eps = check_eps(eps, allow_inf=True)
     if gammas is None:
         span = min(eps, 3.0)
@@ -365,10 +348,10 @@ def privatized_roc(p, q, eps, gammas=None, channel=None) -> PrivatizedROC:
     g_fpr = np.where(trivial, (gammas < 1).astype(float), g_fpr)
     g_tpr = np.where(trivial, (gammas < 1).astype(float), g_tpr)
     c_fpr, c_tpr = _np_vertices(channel.T @ p, channel.T @ q)
-    return PrivatizedROC(eps=eps, fpr=_frozen(fpr), tpr=_frozen(tpr), nonprivate_fpr=_frozen(fpr0),
-                         nonprivate_tpr=_frozen(tpr0), gammas=_frozen(gammas), gamma_fpr=_frozen(g_fpr),
-                         gamma_tpr=_frozen(g_tpr), gamma_values=_frozen(values), channel=_frozen(channel),
-                         channel_fpr=_frozen(c_fpr), channel_tpr=_frozen(c_tpr))
+    return PrivatizedROC(eps=eps, fpr=readonly(fpr), tpr=readonly(tpr), nonprivate_fpr=readonly(fpr0),
+                         nonprivate_tpr=readonly(tpr0), gammas=readonly(gammas), gamma_fpr=readonly(g_fpr),
+                         gamma_tpr=readonly(g_tpr), gamma_values=readonly(values), channel=readonly(channel),
+                         channel_fpr=readonly(c_fpr), channel_tpr=readonly(c_tpr))
 
 # %% ../nbs/02_egamma.ipynb #c030-dac911c7
 def _check_r(r) -> float:
@@ -383,7 +366,7 @@ def _check_r(r) -> float:
 
 def lr_distance(Q, p, q, r) -> float:
     "‖Qᵀp − Qᵀq‖_r, the ℓ_r distance between the output distributions of channel `Q` under p and q."
-    p, q = _check_pair(p, q)
+    p, q = check_pair(p, q)
     Q = check_channel(Q)
     if Q.shape[0] != p.size:
         raise ValueError(f"Q must have k = {p.size} rows, got {Q.shape[0]}")
@@ -429,7 +412,7 @@ def lr_distance_bound(p, q, eps, r=2.0) -> LrDistanceBound:
     r : float
         Norm order r ≥ 1 (``inf`` allowed; 2^{1/∞} = 1).
     """
-    p, q = _check_pair(p, q)
+    p, q = check_pair(p, q)
     eps = check_eps(eps, allow_inf=True)
     r = _check_r(r)
     tv = float(divergence(p, q, "tv"))

@@ -11,10 +11,10 @@ from scipy.special import rel_entr
 
 # %% auto #0
 __all__ = ['DIVERGENCE_KINDS', 'MAX_FINITE_EPS', 'as_generator', 'check_eps', 'check_nonnegative', 'check_distribution',
-           'check_channel', 'is_ldp', 'ldp_epsilon', 'privacy_defect', 'is_approx_ldp', 'check_divergence',
-           'perspective', 'divergence_from_sum', 'divergence', 'randomized_response', 'privatize']
+           'check_pair', 'readonly', 'check_channel', 'is_ldp', 'ldp_epsilon', 'privacy_defect', 'is_approx_ldp',
+           'check_divergence', 'perspective', 'divergence_from_sum', 'divergence', 'randomized_response', 'privatize']
 
-# %% ../nbs/00_foundations.ipynb #c005-ce2b8bef
+# %% ../nbs/00_foundations.ipynb #c005-3bb63941
 def as_generator(rng=None) -> np.random.Generator:
     "Return a `numpy.random.Generator` from `None`, a non-negative int seed, a `SeedSequence` or a Generator."
     if isinstance(rng, np.random.Generator):
@@ -73,6 +73,21 @@ def check_distribution(p, name: str = "p", atol: float = 1e-9) -> np.ndarray:
     if abs(arr.sum() - 1.0) > atol:
         raise ValueError(f"{name} must sum to 1 (within {atol:g}), sums to {float(arr.sum())!r}")
     return arr
+
+
+def check_pair(p, q, names=("p", "q"), atol: float = 1e-9):
+    "Validate two probability vectors on the same alphabet (the two hypotheses of a test)."
+    p, q = check_distribution(p, names[0], atol), check_distribution(q, names[1], atol)
+    if p.shape != q.shape:
+        raise ValueError(f"{names[0]} and {names[1]} must have the same length, got {p.size} and {q.size}")
+    return p, q
+
+
+def readonly(a) -> np.ndarray:
+    "A read-only float copy of `a`: the arrays held by frozen result objects cannot be changed either."
+    a = np.array(a, dtype=float)
+    a.setflags(write=False)
+    return a
 
 
 def check_channel(Q, name: str = "Q", atol: float = 1e-9) -> np.ndarray:
@@ -176,7 +191,7 @@ def check_divergence(kind, params: dict) -> dict:
             raise ValueError(f"alpha must be positive and different from 1 (use kind='kl' for alpha=1), got {alpha}")
     return dict(params)
 
-# %% ../nbs/00_foundations.ipynb #c016-175e5e0f
+# %% ../nbs/00_foundations.ipynb #c016-00c0b875
 def _renyi_cross(a: np.ndarray, b: np.ndarray, alpha: float) -> np.ndarray:
     "a^α b^(1−α) with the conventions: 0 when a = 0, and when b = 0 < a: ∞ for α > 1, 0 for α < 1."
     both = (a > 0) & (b > 0)
@@ -244,9 +259,7 @@ def divergence_from_sum(total, kind="kl", **params):
 
 def divergence(u, v, kind="kl", **params) -> float:
     "D_f(u‖v) between two probability vectors of the same length; `kind` as in `DIVERGENCE_KINDS` or a callable f."
-    u, v = check_distribution(u, "u"), check_distribution(v, "v")
-    if u.shape != v.shape:
-        raise ValueError(f"u and v must have the same length, got {u.size} and {v.size}")
+    u, v = check_pair(u, v, names=("u", "v"))
     params = check_divergence(kind, params)
     if kind == "renyi":             # log Σ u^α v^(1−α) directly: no cancellation when supports nearly separate
         alpha = params["alpha"]

@@ -12,8 +12,8 @@ import numpy as np
 from scipy.optimize import linprog
 
 from .foundations import (
-    check_distribution, check_divergence, check_eps, check_nonnegative, divergence_from_sum, perspective,
-    privatize, randomized_response)
+    check_divergence, check_eps, check_nonnegative, check_pair, divergence_from_sum, perspective,
+    privatize, randomized_response, readonly)
 
 # %% auto #0
 __all__ = ['KOV_MAX_K', 'sort_by_likelihood_ratio', 'interval_scores', 'SPRMechanism', 'spr_channel', 'spr_mechanism',
@@ -38,17 +38,9 @@ def sort_by_likelihood_ratio(p, q):
     null : tuple of int
         The symbols with p(x) = q(x) = 0 (no ratio; they carry no mass under either hypothesis).
     """
-    p, q = _check_pair(p, q)
+    p, q = check_pair(p, q)
     groups, null = _lr_groups(p, q)
     return tuple(tuple(int(x) for x in g) for g in groups), tuple(int(x) for x in null)
-
-
-def _check_pair(p, q):
-    "Validate two distributions on the same alphabet."
-    p, q = check_distribution(p, "p"), check_distribution(q, "q")
-    if p.shape != q.shape:
-        raise ValueError(f"p and q must have the same length, got {p.size} and {q.size}")
-    return p, q
 
 
 def _lr_groups(p, q):
@@ -129,7 +121,7 @@ def interval_scores(p, q, eps, divergence="kl", **params):
     The paper's μ[a:b] (with weights 1 + (e^ε − 1)·1{a ≤ i ≤ b}) equals e^ε μ̃[a:b].
     Memory O(m²): meant for teaching and checking; the solvers never build it for large m.
     """
-    p, q = _check_pair(p, q)
+    p, q = check_pair(p, q)
     eps = check_eps(eps, allow_inf=True)
     params = check_divergence(divergence, params)
     groups, _ = _lr_groups(p, q)
@@ -187,17 +179,16 @@ def spr_channel(partition, k, eps) -> np.ndarray:
     k : int
         The alphabet size.
     eps : float
-        Privacy level ε ≥ 0 (``inf`` gives the deterministic block-label map).
+        Privacy level ε ≥ 0 (``inf`` gives the deterministic block-label map). As for
+        `foundations.randomized_response`, 708.4 < ε < ∞ is refused when s ≥ 2: the entries e^{-ε} would
+        underflow and the stored channel would no longer be ε-LDP.
     """
     eps = check_eps(eps, allow_inf=True)
     blocks = _check_partition(partition, k)
-    s = len(blocks)
-    low = np.exp(-eps)
-    high = 1.0 / (1.0 + (s - 1) * low)                      # e^ε/(e^ε + s − 1), stable for large ε
-    Q = np.full((k, s), low * high)
+    label = np.empty(k, dtype=np.intp)
     for j, block in enumerate(blocks):
-        Q[list(block), j] = high
-    return Q
+        label[list(block)] = j
+    return randomized_response(len(blocks), eps)[label]     # row x of RR on the block labels
 
 
 def _check_partition(partition, k):
@@ -220,7 +211,7 @@ def spr_mechanism(p, q, eps, partition, divergence="kl", **params) -> SPRMechani
     The value is computed block by block, D_f = Σ_j μ̃(B_j) / (1 + (s − 1)e^{−ε}), which is exact and
     stable for every ε (see the chapter); `partition` need not be likelihood-ratio contiguous.
     """
-    p, q = _check_pair(p, q)
+    p, q = check_pair(p, q)
     eps = check_eps(eps, allow_inf=True)
     params = check_divergence(divergence, params)
     blocks = _check_partition(partition, p.size)
@@ -229,14 +220,8 @@ def spr_mechanism(p, q, eps, partition, divergence="kl", **params) -> SPRMechani
     mass_q = np.array([q[list(b)].sum() for b in blocks])
     total = _block_terms(mass_p, mass_q, w, c, divergence, params).sum() / (1 + (s - 1) * w)
     return SPRMechanism(value=float(_value_from_ratio(total, w, divergence, params)), partition=blocks,
-                        channel=_frozen(spr_channel(blocks, p.size, eps)), eps=eps, divergence=divergence,
+                        channel=readonly(spr_channel(blocks, p.size, eps)), eps=eps, divergence=divergence,
                         params=MappingProxyType(dict(params)))
-
-
-def _frozen(a):
-    a = np.array(a, dtype=float)
-    a.setflags(write=False)
-    return a
 
 # %% ../nbs/01_spr.ipynb #9028814c
 _TABLE_BUDGET = 6_000_000          # largest number of stored interval scores (48 MB); beyond it rows are recomputed
@@ -482,8 +467,9 @@ def optimal_mechanism(p, q, eps, divergence="kl", ell=None, **params) -> SPRMech
         The two hypotheses, probability vectors of length k.
     eps : float
         Privacy level ε ≥ 0; ``inf`` gives the best non-private likelihood-ratio quantizer. Values are exact and
-        finite up to ε ≈ 700 (e^{−ε} is the smallest number used); beyond ≈ 745, e^{−ε} underflows to 0 and the
-        result is the ε = ∞ one.
+        finite up to ε ≈ 700 (e^{−ε} is the smallest number used). For 708.4 < ε < ∞ the channel cannot be
+        stored (its entries e^{−ε} underflow), so a mechanism with two or more blocks is refused with an error;
+        `optimal_values` still returns the value there.
     divergence : str or callable
         Any kind accepted by `ldpbook.foundations.divergence` ('tv', 'kl', 'chi2', 'hellinger',
         'egamma' with ``gamma=``, 'renyi' with ``alpha=``) or a convex f with f(1) = 0.
@@ -499,7 +485,7 @@ def optimal_mechanism(p, q, eps, divergence="kl", ell=None, **params) -> SPRMech
         block), ``channel`` (k × s) and ``sample``. Adjacent blocks whose merge loses nothing (up to
         round-off) are merged, so exact ties between partitions (TV, E_γ) come out with few blocks.
     """
-    p, q = _check_pair(p, q)
+    p, q = check_pair(p, q)
     eps = check_eps(eps, allow_inf=True)
     params = check_divergence(divergence, params)
     k = p.size
@@ -523,7 +509,7 @@ def optimal_mechanism(p, q, eps, divergence="kl", ell=None, **params) -> SPRMech
     blocks[0] = np.concatenate((blocks[0], null))
     blocks = tuple(tuple(int(x) for x in block) for block in blocks)
     value = float(_value_from_ratio(ratio[0], w[0], divergence, params))
-    return SPRMechanism(value=value, partition=blocks, channel=_frozen(spr_channel(blocks, k, eps)), eps=eps,
+    return SPRMechanism(value=value, partition=blocks, channel=readonly(spr_channel(blocks, k, eps)), eps=eps,
                         divergence=divergence, params=MappingProxyType(dict(params)))
 
 # %% ../nbs/01_spr.ipynb #7cff5da6
@@ -650,7 +636,7 @@ def kov_lp(p, q, eps, divergence="kl", **params) -> KOVSolution:
     max |coefficient| = 1, tighten the tolerances, and certify optimality with the dual: for any y,
     OPT ≤ 1ᵀy + k·max_H (c_H − (Aᵀy)_H)₊ because Σ_H φ_H ≤ k on the feasible set.
     """
-    p, q = _check_pair(p, q)
+    p, q = check_pair(p, q)
     eps = check_eps(eps)
     params = check_divergence(divergence, params)
     k = p.size
@@ -694,7 +680,7 @@ def kov_lp(p, q, eps, divergence="kl", **params) -> KOVSolution:
     high_sets = tuple(tuple(int(i) for i in np.flatnonzero(member[:, j])) for j in active)
     return KOVSolution(value=float(divergence_from_sum(total, divergence, **params)),
                        upper_bound=float(divergence_from_sum(bound, divergence, **params)),
-                       channel=_frozen(channel), high_sets=high_sets)
+                       channel=readonly(channel), high_sets=high_sets)
 
 # %% ../nbs/01_spr.ipynb #d033143e
 def binary_mechanism(p, q, eps, divergence="kl", **params) -> SPRMechanism:
@@ -703,7 +689,7 @@ def binary_mechanism(p, q, eps, divergence="kl", **params) -> SPRMechanism:
     The SPR mechanism of the two-block partition (low = {p < q}, high = {p ≥ q}); when one of them is empty
     (only if p = q) it is the one-block mechanism, whose value is 0.
     """
-    p, q = _check_pair(p, q)
+    p, q = check_pair(p, q)
     high = np.flatnonzero(p >= q)
     low = np.flatnonzero(p < q)
     partition = [low, high] if low.size else [high]
@@ -715,10 +701,10 @@ def randomized_response_mechanism(p, q, eps, divergence="kl", **params) -> SPRMe
 
     It is the SPR mechanism of the all-singletons partition; here block j is symbol j, in the symbol order.
     """
-    p, q = _check_pair(p, q)
+    p, q = check_pair(p, q)
     singletons = spr_mechanism(p, q, eps, [(i,) for i in range(p.size)], divergence, **params)
     return SPRMechanism(value=singletons.value, partition=singletons.partition,
-                        channel=_frozen(randomized_response(p.size, singletons.eps)), eps=singletons.eps,
+                        channel=readonly(randomized_response(p.size, singletons.eps)), eps=singletons.eps,
                         divergence=divergence, params=singletons.params)
 
 # %% ../nbs/01_spr.ipynb #62a88589
@@ -749,7 +735,7 @@ def joint_range(p, q, eps, ell=2, max_points=20_000) -> JointRangeCandidates:
     injectively among the ℓ labels. For ℓ = 2 there are 2(k − 1) + 2 candidates. A candidate is marked
     extreme when it is not a convex combination of the other (distinct) candidates (one small LP each).
     """
-    p, q = _check_pair(p, q)
+    p, q = check_pair(p, q)
     eps = check_eps(eps, allow_inf=True)
     k = p.size
     ell = _check_ell(ell, k)
@@ -810,7 +796,7 @@ def figure5_data(p=(0.04, 0.09, 0.22, 0.47, 0.18), q=(0.25, 0.49, 0.13, 0.10, 0.
     their image points. One generator (``default_rng(seed)``) serves the panels in order.
     """
     from scipy.spatial import ConvexHull
-    p, q = _check_pair(p, q)
+    p, q = check_pair(p, q)
     rng = np.random.default_rng(seed)
     panels = []
     for e in eps:

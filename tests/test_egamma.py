@@ -151,9 +151,12 @@ def test_extreme_privacy_levels(gamma):
     e = divergence(p, q, "egamma", gamma=gamma)
     assert egamma_optimal(p, q, 0.0, gamma).value == pytest.approx(max(1 - gamma, 0), abs=1e-15)
     assert egamma_optimal(p, q, np.inf, gamma).value == pytest.approx(e, abs=1e-15)
-    for eps in (50.0, 700.0, 1e4):                                     # no overflow, tends to E_γ(p‖q)
+    for eps in (50.0, 700.0):                                          # no overflow, tends to E_γ(p‖q)
         v = egamma_optimal(p, q, eps, gamma).value
         assert np.isfinite(v) and v == pytest.approx(e, abs=1e-12)
+    assert egamma_closed_form(1e4, gamma, e) == pytest.approx(e, abs=1e-12)   # the value exists at any ε ...
+    with pytest.raises(ValueError, match="too large to store"):               # ... a storable channel does not
+        egamma_optimal(p, q, 1e4, gamma)
     mech = egamma_optimal(p, q, np.inf, gamma)
     assert set(np.unique(mech.channel)) <= {0.0, 1.0}
 

@@ -357,3 +357,14 @@ def test_egamma_and_tv_optima_are_binary():
             best = optimal_mechanism(p, q, eps, kind, **params)
             assert best.num_outputs <= 2
             assert rel_close(best.value, optimal_mechanism(p, q, eps, kind, ell=k, **params).value, rtol=1e-14)
+
+
+def test_channels_beyond_float_range_are_refused_not_rounded():
+    p, q = np.array([0.5, 0.3, 0.2]), np.array([0.2, 0.3, 0.5])
+    mech = optimal_mechanism(p, q, 708.0)
+    assert is_ldp(mech.channel, 708.0)                       # the largest ε whose channel is still storable
+    with pytest.raises(ValueError, match="too large to store"):
+        optimal_mechanism(p, q, 800.0)
+    values = optimal_values(p[None], q[None], np.array([700.0, 800.0]))
+    assert np.all(np.isfinite(values)) and values[0, 1] == pytest.approx(values[0, 0], rel=1e-12)
+    assert optimal_mechanism(p, p, 800.0).channel.shape == (3, 1)   # one block: no randomization to store

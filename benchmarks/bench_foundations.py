@@ -4,9 +4,8 @@ Baselines: (1) the obvious per-sample loop `rng.choice(m, p=Q[x_i])`; (2) an inv
 uniform with its whole CDF row (O(n·m) memory). Prints seconds per million samples and the ratios.
 Run: .venv/bin/python benchmarks/bench_foundations.py
 """
-import time
-
 import numpy as np
+from timing import best_seconds
 
 from ldpbook.foundations import privatize, randomized_response
 
@@ -20,14 +19,6 @@ def dense_inverse_cdf(Q, x, rng):
     return (cdf[x] <= rng.random(x.size)[:, None]).sum(axis=1).clip(max=Q.shape[1] - 1)
 
 
-def seconds(func, *args, repeat=3):
-    best = np.inf
-    for _ in range(repeat):
-        start = time.perf_counter()
-        func(*args)
-        best = min(best, time.perf_counter() - start)
-    return best
-
 
 def main():
     for k in (4, 64, 1024):
@@ -35,9 +26,9 @@ def main():
         rng = np.random.default_rng(0)
         n = 1_000_000
         x = rng.integers(0, k, size=n)
-        ours = seconds(privatize, Q, x, 1)
-        loop = seconds(per_sample_loop, Q, x[:20_000], rng, repeat=1) * (n / 20_000)
-        dense = seconds(dense_inverse_cdf, Q, x[: n if k <= 64 else 50_000], rng) * (1 if k <= 64 else n / 50_000)
+        ours = best_seconds(privatize, Q, x, 1)
+        loop = best_seconds(per_sample_loop, Q, x[:20_000], rng, repeat=1) * (n / 20_000)
+        dense = best_seconds(dense_inverse_cdf, Q, x[: n if k <= 64 else 50_000], rng) * (1 if k <= 64 else n / 50_000)
         print(f"k = m = {k:5d}: privatize {ours:7.3f} s per 10^6 samples | per-sample loop {loop:8.2f} s "
               f"({loop / ours:7.0f}x slower) | dense inverse CDF {dense:7.3f} s ({dense / ours:5.1f}x)")
 

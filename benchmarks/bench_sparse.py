@@ -7,21 +7,12 @@
 3. Sampling: `SparseKernelMechanism.sample` against a per-draw `rng.choice` loop.
 Prints seconds per call and the ratios. Run: .venv/bin/python benchmarks/bench_sparse.py
 """
-import time
-
 import numpy as np
+from timing import best_seconds
 
 from ldpbook.foundations import privacy_defect
 from ldpbook.sparse import range_defect, truncated_skellam, truncated_skellam_defect
 
-
-def seconds(func, *args, repeat=5):
-    best = np.inf
-    for _ in range(repeat):
-        start = time.perf_counter()
-        func(*args)
-        best = min(best, time.perf_counter() - start)
-    return best
 
 
 def materialised_defect(mech, h, eps):
@@ -39,26 +30,26 @@ def main():
     print("1. one ordered defect, truncated Skellam (μ = 20, h = 7, ε = 1)")
     for r in (10, 100, 1000):
         mech = truncated_skellam(20.0, r)
-        closed = seconds(truncated_skellam_defect, 20.0, r, 1.0, 7)
-        generic = seconds(mech.defect, 0, 7, 1.0)
-        dense = seconds(materialised_defect, mech, 7, 1.0)
+        closed = best_seconds(truncated_skellam_defect, 20.0, r, 1.0, 7)
+        generic = best_seconds(mech.defect, 0, 7, 1.0)
+        dense = best_seconds(materialised_defect, mech, 7, 1.0)
         print(f"   r = {r:4d}: closed form {closed * 1e3:7.3f} ms   Theorem 1 {generic * 1e3:7.3f} ms"
               f"   privacy_defect {dense * 1e3:7.3f} ms   (privacy_defect / Theorem 1 = {dense / generic:5.2f})")
 
     print("2. range-H defect, truncated Skellam (μ = 20, r = 60, ε = 1)")
     mech = truncated_skellam(20.0, 60)
     for H in (3, 10, 30):
-        ours = seconds(range_defect, mech, 1.0, H, repeat=3)
-        dense = seconds(materialised_range, mech, 1.0, H, repeat=3)
+        ours = best_seconds(range_defect, mech, 1.0, H, repeat=3)
+        dense = best_seconds(materialised_range, mech, 1.0, H, repeat=3)
         assert abs(range_defect(mech, 1.0, H).total - materialised_range(mech, 1.0, H)) < 1e-12
         print(f"   H = {H:2d}: range_defect {ours * 1e3:8.2f} ms   materialised (2H+1)² pairs {dense * 1e3:8.2f} ms"
               f"   ratio {dense / ours:5.2f}")
 
     print("3. sampling 20 000 outputs of M(·|0), truncated Skellam (μ = 20, r = 60)")
     rng = np.random.default_rng(0)
-    ours = seconds(mech.sample, 0, rng, 20_000, repeat=3)
+    ours = best_seconds(mech.sample, 0, rng, 20_000, repeat=3)
     law = mech.pmf(0)
-    loop = seconds(lambda: [rng.choice(law.outputs, p=law.probabilities) for _ in range(20_000)], repeat=1)
+    loop = best_seconds(lambda: [rng.choice(law.outputs, p=law.probabilities) for _ in range(20_000)], repeat=1)
     print(f"   sample {ours * 1e3:7.2f} ms   per-draw rng.choice loop {loop * 1e3:8.2f} ms   ratio {loop / ours:7.1f}")
 
 

@@ -22,7 +22,7 @@ __all__ = ['SupportPmf', 'DefectDecomposition', 'KernelChannel', 'SparseKernelMe
            'sparse_rr_defect', 'sparse_rr_line_defect', 'sparse_rr_r1', 'truncated_additive',
            'truncated_additive_defect', 'skellam_pmf', 'skellam_logpmf', 'skellam_sf', 'skellam_cdf',
            'truncated_skellam_normalizer', 'truncated_skellam_leakage', 'truncated_skellam_defect',
-           'skellam_privacy_loss', 'truncated_skellam', 'poisson_binomial_pmf', 'poisson_binomial']
+           'skellam_privacy_loss', 'truncated_skellam', 'poisson_binomial_pmf', 'poisson_binomial', 'table_one']
 
 # %% ../nbs/03_sparse_kernels.ipynb #spk007
 def _check_int(n, name: str, minimum: int | None = 0) -> int:
@@ -707,3 +707,11 @@ def poisson_binomial(success_probabilities, support=None) -> SparseKernelMechani
     else:
         mask = np.asarray(support)
     return SparseKernelMechanism.from_arrays(beta, mask, name="Poisson-binomial sparse channel")
+
+# %% ../nbs/03_sparse_kernels.ipynb #spk045
+def table_one(radii=range(0, 12), eps=1.0, H=3, mu=2.0) -> tuple:
+    """Table I: range-H defects of calibrated sparse RR and of the truncated Skellam mechanism for support sizes
+    s = 2r + 1. Returns two lists of `RangeDefect`, one entry per radius."""
+    rr = sweep_radius(lambda t: sparse_randomized_response(t, eps), radii, eps, H)
+    sk = sweep_radius(lambda r: truncated_skellam(mu, r), radii, eps, H)
+    return rr, sk

@@ -41,6 +41,7 @@ notebooks: $(STAMP)
 	$(BIN)/pytest $(XDIST) $(NBVAL) nbs/
 
 site: export
+	rm -rf _build/html          # no stale page of a chapter that has left the toc
 	$(BIN)/jupyter-book build . -W
 
 browser: chromium

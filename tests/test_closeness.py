@@ -1,0 +1,414 @@
+"""Tests for ldpbook.closeness (chapter 4): exactness of the Rao–Blackwellized statistic, sensitivity, level,
+privacy audits, reproducible parallel power curves, rates, and every bad-input path."""
+from functools import partial
+from itertools import combinations, product
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import integrate, stats
+
+from ldpbook.closeness import (
+    SENSITIVITY, _figure2_sample, _hypergeom_pmf, _rb_cell_table, _split_from_table, _within_block_mad, bin_samples,
+    dp_permutation_test, dp_pvalue, figure2, minimax_separation, permutation_statistics, phase_exponents,
+    power_curve, rb_statistic, sample_complexity, sample_sine_alternative, split_statistic)
+
+
+# ------------------------------------------------------------------ exactness of the RB statistic
+def rb_by_enumeration(x, y, k):
+    "Average of the split statistic over every split: ordered pairs of disjoint m-blocks in each sample."
+    m = min(len(x), len(y)) // 2
+
+    def splits(n):
+        for first in combinations(range(n), m):
+            rest = [i for i in range(n) if i not in first]
+            for second in combinations(rest, m):
+                yield list(first), list(second)
+
+    values = [_split_from_table(np.stack([np.bincount(x[a], minlength=k), np.bincount(x[b], minlength=k),
+                                          np.bincount(y[c], minlength=k), np.bincount(y[e], minlength=k)], axis=1))
+              for a, b in splits(len(x)) for c, e in splits(len(y))]
+    return float(np.mean(values))
+
+
+def test_hypergeom_pmf_matches_scipy():
+    for population, successes, draws in [(10, 3, 4), (50, 20, 25), (7, 7, 3), (30, 0, 10), (1000, 400, 501),
+                                         (5, 2, 5)]:
+        lo, p = _hypergeom_pmf(population, successes, draws)
+        x = np.arange(lo, lo + p.size)
+        assert np.allclose(p, stats.hypergeom.pmf(x, population, successes, draws), rtol=1e-10, atol=1e-300)
+        assert np.isclose(p.sum(), 1.0)
+
+
+def test_within_block_mad_matches_direct_sum():
+    for m in [1, 2, 3, 7, 20]:
+        d = _within_block_mad(m)
+        for s in range(2 * m + 1):
+            h = np.arange(m + 1)
+            assert np.isclose(d[s], np.sum(stats.hypergeom.pmf(h, 2 * m, s, m) * np.abs(2 * h - s)), atol=1e-13)
+
+
+def test_rb_equals_exhaustive_enumeration():
+    rng = np.random.default_rng(0)
+    cases = [(np.array([0, 1]), np.array([1, 1]), 2), (np.array([0, 0, 1, 2, 2]), np.array([2, 2, 1, 0]), 3)]
+    for _ in range(25):
+        n_x, n_y, k = rng.integers(2, 7), rng.integers(2, 7), rng.integers(1, 5)
+        cases.append((rng.integers(0, k, n_x), rng.integers(0, k, n_y), int(k)))
+    for x, y, k in cases:
+        assert np.isclose(rb_statistic(x, y, k), rb_by_enumeration(x, y, k), rtol=1e-12, atol=1e-12), (x, y, k)
+
+
+def test_rb_equals_monte_carlo_average_of_split():
+    rng = np.random.default_rng(1)
+    x, y = rng.integers(0, 10, 200), rng.integers(0, 12, 333)
+    draws = np.array([split_statistic(x, y, 12, rng) for _ in range(4000)])
+    se = draws.std() / np.sqrt(draws.size)
+    assert abs(draws.mean() - rb_statistic(x, y, 12)) <= 4 * se
+
+
+def test_rb_matches_direct_hypergeometric_summation():
+    "An independent slow method: E|A - B| and D_N(u) by double sums over scipy's hypergeometric pmfs."
+    rng = np.random.default_rng(2)
+    n_x, n_y, k = 700, 603, 4
+    x, y = rng.choice(k, n_x, p=[0.1, 0.2, 0.3, 0.4]), rng.integers(0, k, n_y)
+    m = min(n_x, n_y) // 2
+    total = 0.0
+    for u, v in zip(np.bincount(x, minlength=k), np.bincount(y, minlength=k)):
+        a, b = np.arange(m + 1), np.arange(m + 1)
+        pa, pb = stats.hypergeom.pmf(a, n_x, u, m), stats.hypergeom.pmf(b, n_y, v, m)
+        cross = pa @ np.abs(a[:, None] - b[None, :]) @ pb
+        s = np.arange(2 * m + 1)
+        d_m = np.array([np.sum(stats.hypergeom.pmf(np.arange(m + 1), 2 * m, t, m) * np.abs(2 * np.arange(m + 1) - t))
+                        for t in s])
+        total += 2 * cross - stats.hypergeom.pmf(s, n_x, u, 2 * m) @ d_m - stats.hypergeom.pmf(s, n_y, v, 2 * m) @ d_m
+    assert np.isclose(rb_statistic(x, y, k), total, rtol=1e-9, atol=1e-8)
+
+
+@settings(max_examples=40)
+@given(st.lists(st.integers(0, 5), min_size=2, max_size=40), st.lists(st.integers(0, 5), min_size=2, max_size=40),
+       st.permutations(range(6)))
+def test_rb_symmetries(x, y, relabel):
+    x, y, relabel = np.array(x), np.array(y), np.array(relabel)
+    value = rb_statistic(x, y, 6)
+    assert np.isclose(value, rb_statistic(y, x, 6), rtol=1e-10, atol=1e-10)          # swap the samples
+    assert np.isclose(value, rb_statistic(relabel[x], relabel[y], 6), rtol=1e-10, atol=1e-10)   # rename cells
+    assert np.isclose(value, rb_statistic(x, y, 9), rtol=1e-10, atol=1e-10)          # empty cells add nothing
+
+
+def test_permutation_statistics_observed_equals_rb_statistic():
+    rng = np.random.default_rng(3)
+    x, y = rng.integers(0, 7, 90), rng.integers(0, 7, 120)
+    perm = permutation_statistics(x, y, 7, "rb", 50, rng)
+    assert np.isclose(perm.observed, rb_statistic(x, y, 7), rtol=1e-12)
+    assert perm.permuted.shape == (50,) and perm.sensitivity == 4.0
+
+
+def test_large_sample_rb_table_path_agrees():
+    "Above the dense-table size the values are computed directly; both paths agree with rb_statistic."
+    rng = np.random.default_rng(4)
+    x, y = rng.integers(0, 50, 3000), rng.integers(0, 50, 2500)           # (3001 * 2501) > 2**22: no dense table
+    assert _rb_cell_table(3000, 2500).table is None
+    perm = permutation_statistics(x, y, 50, "rb", 3, rng)
+    assert np.isclose(perm.observed, rb_statistic(x, y, 50), rtol=1e-12)
+
+
+# ------------------------------------------------------------------ sensitivity, exhaustively
+def all_data_sets(n_x, n_y, k):
+    return np.array(list(product(range(k), repeat=n_x + n_y)), dtype=np.int64)
+
+
+def neighbour_index(n_total, k):
+    "For each data set index (base-k digits), the indices of all neighbours (one digit changed)."
+    index = np.arange(k ** n_total)
+    out = []
+    for j in range(n_total):
+        weight = k ** (n_total - 1 - j)
+        digit = (index // weight) % k
+        for shift in range(1, k):
+            out.append(index + (((digit + shift) % k) - digit) * weight)
+    return np.stack(out, axis=1)
+
+
+@pytest.mark.parametrize("n_x,n_y,k", [(2, 2, 3), (3, 4, 3), (4, 4, 3), (4, 3, 2), (2, 4, 4)])
+def test_split_sensitivity_exhaustive(n_x, n_y, k):
+    """Every data set, every neighbour, for a fixed split: |Z(D) - Z(D')| <= 4 (and 4 is attained).
+
+    One split suffices: every split is a relabelling of records, and the set of all data sets is invariant under it."""
+    data = all_data_sets(n_x, n_y, k)
+    m = min(n_x, n_y) // 2
+    blocks = [data[:, :m], data[:, m:2 * m], data[:, n_x:n_x + m], data[:, n_x + m:n_x + 2 * m]]
+    counts = np.stack([np.stack([(b == i).sum(axis=1) for i in range(k)], axis=1) for b in blocks], axis=-1)
+    z = _split_from_table(counts)
+    change = np.abs(z[:, None] - z[neighbour_index(n_x + n_y, k)]).max()
+    assert change <= SENSITIVITY["split"]
+    if m >= 1 and k >= 2:
+        assert change == 4
+
+
+@pytest.mark.parametrize("n_x,n_y,k", [(2, 2, 3), (3, 4, 3), (4, 4, 3), (4, 3, 2), (2, 4, 4)])
+def test_rb_sensitivity_exhaustive(n_x, n_y, k):
+    data = all_data_sets(n_x, n_y, k)
+    u = np.stack([(data[:, :n_x] == i).sum(axis=1) for i in range(k)], axis=1)
+    v = np.stack([(data[:, n_x:] == i).sum(axis=1) for i in range(k)], axis=1)
+    zbar = _rb_cell_table(n_x, n_y)(u, v).sum(axis=1)
+    for i in [0, len(data) // 3, len(data) - 1]:
+        assert np.isclose(zbar[i], rb_statistic(data[i, :n_x], data[i, n_x:], k), rtol=1e-12, atol=1e-12)
+    change = np.abs(zbar[:, None] - zbar[neighbour_index(n_x + n_y, k)]).max()
+    assert change <= SENSITIVITY["rb"] + 1e-9
+
+
+# ------------------------------------------------------------------ level
+@pytest.mark.parametrize("statistic", ["rb", "split"])
+@pytest.mark.parametrize("eps", [0.5, np.inf])
+def test_level_under_null(statistic, eps):
+    p = np.array([0.4, 0.25, 0.15, 0.1, 0.06, 0.04])
+
+    def sample(n, rng):
+        return rng.choice(6, n, p=p), rng.choice(6, n + 7, p=p)
+
+    test = partial(dp_permutation_test, eps=eps, k=6, statistic=statistic, n_permutations=39, alpha=0.05)
+    pc = power_curve(test, sample, [40], n_reps=400, rng=20 + int(np.isinf(eps)), progress=False)
+    assert pc.rejection_rate[0] <= 0.05 + 3 * np.sqrt(0.05 * 0.95 / 400)
+
+
+# ------------------------------------------------------------------ privacy
+def test_eps_inf_is_the_plain_permutation_test():
+    rng = np.random.default_rng(5)
+    x, y = rng.integers(0, 5, 60), rng.integers(0, 5, 60)
+    res = dp_permutation_test(x, y, np.inf, 5, n_permutations=99, rng=6, return_nonprivate=True)
+    expected = (1 + np.sum(res.null_distribution >= res.statistic - 1e-9)) / 100
+    assert res.pvalue == expected and res.noise_scale == 0.0 and res.private_fields == ()
+    assert res.reject == (expected <= 0.05)
+
+
+def test_nonprivate_fields_only_on_request():
+    rng = np.random.default_rng(7)
+    x, y = rng.integers(0, 4, 30), rng.integers(0, 4, 30)
+    res = dp_permutation_test(x, y, 1.0, 4, rng=1)
+    assert res.pvalue is None and res.statistic is None and res.null_distribution is None
+    assert res.private_fields == ("reject",) and "pvalue" in res.nonprivate_fields
+    assert res.noise_scale == 8.0
+    full = dp_permutation_test(x, y, 1.0, 4, rng=1, return_nonprivate=True)
+    assert full.reject == res.reject and full.pvalue is not None and full.null_distribution.shape == (199,)
+
+
+def pvalue_law(observed, permuted, eps, sensitivity):
+    "Exact law of dp_pvalue: P(p = (1 + j)/(B + 1)), by quadrature over the observed statistic's noise."
+    scale, permuted = 2 * sensitivity / eps, np.asarray(permuted, float)
+
+    def integrand(z, j):
+        q_all = stats.laplace.sf(observed + z - permuted, scale=scale)
+        law = np.zeros(permuted.size + 1)
+        law[0] = 1.0
+        for q in q_all:
+            law[1:] = law[1:] * (1 - q) + law[:-1] * q
+            law[0] *= 1 - q
+        return law[j] * stats.laplace.pdf(z, scale=scale)
+
+    edges = np.r_[-np.inf, np.sort(np.r_[0.0, permuted - observed]), np.inf]
+    return np.array([sum(integrate.quad(integrand, a, b, args=(j,), epsabs=0, epsrel=1e-10, limit=200)[0]
+                         for a, b in zip(edges[:-1], edges[1:])) for j in range(permuted.size + 1)])
+
+
+def test_threshold_events_are_dp_exactly():
+    "Exact laws for random statistics and worst-case shifts: every {p <= t} and {p > t} within e^eps."
+    rng = np.random.default_rng(8)
+    eps, delta = 1.0, 1.0
+    for _ in range(8):
+        b = int(rng.integers(1, 4))
+        t = rng.uniform(-8, 8, b + 1)
+        shift = rng.choice([-delta, delta], b + 1)
+        law, law2 = pvalue_law(t[0], t[1:], eps, delta), pvalue_law(t[0] + shift[0], t[1:] + shift[1:], eps, delta)
+        for c in range(b):
+            for p1, p2 in [(law[:c + 1].sum(), law2[:c + 1].sum()), (law[c + 1:].sum(), law2[c + 1:].sum())]:
+                assert p1 <= np.exp(eps) * p2 * (1 + 1e-7) and p2 <= np.exp(eps) * p1 * (1 + 1e-7)
+
+
+def test_pvalue_itself_is_not_dp():
+    "The documented counterexample: a point mass of the p-value moves by more than e^eps (why it is not released)."
+    law = pvalue_law(0.0, [12.0, 6.107, 6.107], 1.0, 1.0)
+    law2 = pvalue_law(-1.0, [11.0, 7.107, 7.107], 1.0, 1.0)
+    assert law[1] / law2[1] > np.e * 1.02
+
+
+@pytest.mark.parametrize("statistic", ["rb", "split"])
+def test_privacy_audit(statistic):
+    """Monte Carlo audit over the test's own randomness, for the neighbouring pair (one y changed) that moves the
+    observed statistic most: P(reject | D) <= e^eps P(reject | D') and vice versa, up to Monte Carlo error."""
+    eps, alpha, b, n_runs = 1.0, 0.25, 19, 3000
+    x = np.array([0, 0, 0, 1, 1, 1])
+    y = np.array([2, 2, 2, 3, 3, 0])
+    base = rb_statistic(x, y, 4)
+    best, y_best = -1.0, None
+    for j in range(y.size):
+        for value in range(4):
+            y2 = y.copy()
+            y2[j] = value
+            change = abs(rb_statistic(x, y2, 4) - base)
+            if change > best:
+                best, y_best = change, y2
+    rng = np.random.default_rng(9)
+    rates = [np.mean([dp_permutation_test(x, yy, eps, 4, statistic, b, alpha, rng).reject for _ in range(n_runs)])
+             for yy in (y, y_best)]
+    p, q = rates
+    se = np.sqrt(p * (1 - p) / n_runs + np.exp(2 * eps) * q * (1 - q) / n_runs)
+    assert p <= np.exp(eps) * q + 4 * se and q <= np.exp(eps) * p + 4 * se
+    assert 1 - p <= np.exp(eps) * (1 - q) + 4 * se and 1 - q <= np.exp(eps) * (1 - p) + 4 * se
+    assert abs(p - q) > 0.01            # the pair does move the decision: the audit is not vacuous
+
+
+# ------------------------------------------------------------------ power_curve: serial == joblib == dask
+_sample_pair = partial(_figure2_sample, n=40, kappa=5)      # importable by worker processes (loky, dask)
+
+
+def test_power_curve_serial_joblib_dask_identical():
+    test = partial(dp_permutation_test, eps=1.0, k=5, n_permutations=19)
+    kwargs = dict(grid=[0.0, 0.6], n_reps=24, rng=123, progress=False)
+    serial = power_curve(test, _sample_pair, n_jobs=1, **kwargs)
+    pooled = power_curve(test, _sample_pair, n_jobs=2, chunk_size=5, **kwargs)
+    assert np.array_equal(serial.rejection_rate, pooled.rejection_rate)
+    distributed = pytest.importorskip("distributed")
+    import joblib
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None) as cluster, \
+            distributed.Client(cluster):
+        with joblib.parallel_config(backend="dask"):
+            on_dask = power_curve(test, _sample_pair, n_jobs=2, chunk_size=3, **kwargs)
+    assert np.array_equal(serial.rejection_rate, on_dask.rejection_rate)
+    assert serial.rejection_rate[1] > serial.rejection_rate[0]
+
+
+def test_power_curve_vector_decisions_and_seeds():
+    def sample(p, rng):
+        return (rng.random(3) < p,)
+
+    def test(flips, rng):
+        return flips
+
+    a = power_curve(test, sample, [0.2, 0.8], n_reps=50, rng=np.random.SeedSequence(5), progress=False)
+    b = power_curve(test, sample, [0.2, 0.8], n_reps=50, rng=5, progress=False, chunk_size=3)
+    assert a.rejection_rate.shape == (2, 3) and np.array_equal(a.rejection_rate, b.rejection_rate)
+    assert a.entropy == 5
+    c = power_curve(test, sample, [0.2, 0.8], n_reps=50, rng=np.random.default_rng(5), progress=False)
+    assert c.rejection_rate.shape == (2, 3)
+
+
+def test_figure2_small_run_shapes():
+    f = figure2(n_reps=2, r_values=(0.0, 0.5), eps_values=(1.0, np.inf), n=60, kappa=4, n_permutations=9,
+                progress=False)
+    assert f.labels == ("split eps=1", "split eps=inf", "RB eps=1", "RB eps=inf")
+    assert f.power.rejection_rate.shape == (2, 4)
+
+
+# ------------------------------------------------------------------ binning, sampling, rates
+def test_bin_samples():
+    assert bin_samples(np.array([0.0, 0.1249, 0.125, 0.5, 1.0]), 8).tolist() == [0, 0, 1, 4, 7]
+    pts = np.random.default_rng(10).random((500, 3))
+    labels = bin_samples(pts, 4)
+    j = np.minimum(np.floor(pts * 4), 3).astype(int)
+    assert np.array_equal(labels, j[:, 0] * 16 + j[:, 1] * 4 + j[:, 2])
+    assert bin_samples([0.3, 0.7], 1).tolist() == [0, 0]
+
+
+def test_sine_alternative_density():
+    pts = sample_sine_alternative(200_000, 0.5, 11)
+    edges = np.linspace(0, 1, 17)
+    expected = np.diff(edges + 0.5 / 8 * (1 - np.cos(4 * np.pi * edges)))        # CDF x + r (1 - cos 4 pi x) / 8
+    observed = np.histogram(pts, edges)[0] / pts.size
+    assert np.all(np.abs(observed - expected) < 5 * np.sqrt(expected / pts.size))
+
+
+def test_rates():
+    r, eps = np.geomspace(1e-3, 0.5, 9)[:, None], np.geomspace(1e-3, 10, 7)[None, :]
+    for s, d in [(0.5, 4), (1.0, 1), (3.0, 2)]:
+        assert np.allclose(minimax_separation(sample_complexity(r, eps, s, d).n, eps, s, d).rate, r, rtol=1e-9)
+        alpha = np.linspace(0, 1, 200_001)
+        pe = phase_exponents(alpha, s, d)
+        assert np.allclose(alpha[1:][np.diff(pe.phase) != 0], list(pe.crossings.values()), atol=1e-5)
+        assert (2 in set(pe.phase.tolist())) == (4 * s < d)
+    ms = minimax_separation(1e6, np.inf, 1.0, 1)
+    assert ms.dominant == 1 and np.isclose(ms.rate, 1e6 ** -0.4)
+    assert minimax_separation(1e4, 1e-4, 1.0, 1).dominant == 4
+
+
+# ------------------------------------------------------------------ bad input
+X, Y = np.array([0, 1, 2, 1]), np.array([1, 1, 0, 2])
+
+
+@pytest.mark.parametrize("kwargs,error", [
+    (dict(eps=0.0), ValueError), (dict(eps=-1.0), ValueError), (dict(eps=np.nan), ValueError),
+    (dict(eps="1"), TypeError), (dict(eps=1.0, alpha=0.0), ValueError), (dict(eps=1.0, alpha=1.0), ValueError),
+    (dict(eps=1.0, alpha=1.5), ValueError), (dict(eps=1.0, alpha=np.nan), ValueError),
+    (dict(eps=1.0, alpha=-0.1), ValueError), (dict(eps=1.0, statistic="chi2"), ValueError),
+    (dict(eps=1.0, statistic=3), TypeError), (dict(eps=1.0, n_permutations=0), ValueError),
+    (dict(eps=1.0, n_permutations=9.5), TypeError), (dict(eps=1.0, k=0), ValueError),
+    (dict(eps=1.0, return_nonprivate="yes"), TypeError), (dict(eps=1.0, rng="seed"), TypeError),
+])
+def test_dp_permutation_test_bad_parameters(kwargs, error):
+    with pytest.raises(error):
+        dp_permutation_test(X, Y, **kwargs)
+
+
+@pytest.mark.parametrize("x,y,k,error", [
+    (np.array([], dtype=int), Y, 3, ValueError), (X, np.array([], dtype=int), 3, ValueError),
+    (np.array([0]), Y, 3, ValueError),                                   # fewer than 2 observations
+    (np.array([0, 3, 1]), Y, 3, ValueError), (np.array([0, -1, 1]), Y, 3, ValueError),
+    (X, np.array([0, 5]), 3, ValueError), (np.array([0.0, 1.0, 2.0]), Y, 3, TypeError),
+    (np.array([0.5, 1.0]), Y, None, TypeError), (np.array([True, False]), Y, 3, TypeError),
+    (np.array([[0, 1], [1, 0]]), Y, 3, ValueError), (X, Y, 2.5, TypeError),
+])
+def test_bad_samples_every_entry_point(x, y, k, error):
+    with pytest.raises(error):
+        rb_statistic(x, y, k)
+    with pytest.raises(error):
+        split_statistic(x, y, k, 0)
+    with pytest.raises(error):
+        dp_permutation_test(x, y, 1.0, k)
+    with pytest.raises(error):
+        permutation_statistics(x, y, k)
+
+
+@pytest.mark.parametrize("x,kappa,error", [
+    ([0.2, 0.4], 0, ValueError), ([0.2, 0.4], -2, ValueError), ([0.2, 0.4], 2.0, TypeError),
+    ([0.2, 1.01], 4, ValueError), ([-0.01, 0.5], 4, ValueError), ([[0.2, 1.5]], 4, ValueError),
+    ([0.2, np.nan], 4, ValueError), (np.zeros((2, 2, 2)), 4, ValueError), ([], 4, ValueError),
+    (["a", "b"], 4, TypeError), ([True, False], 4, TypeError), (np.zeros((2, 40)), 4, ValueError),
+])
+def test_bin_samples_bad_input(x, kappa, error):
+    with pytest.raises(error):
+        bin_samples(x, kappa)
+
+
+@pytest.mark.parametrize("call,error", [
+    (lambda: minimax_separation(0, 1.0, 1.0, 1), ValueError),
+    (lambda: minimax_separation(100, 0.0, 1.0, 1), ValueError),
+    (lambda: minimax_separation(100, np.nan, 1.0, 1), ValueError),
+    (lambda: minimax_separation(100, 1.0, -1.0, 1), ValueError),
+    (lambda: minimax_separation(100, 1.0, 1.0, 0), ValueError),
+    (lambda: minimax_separation(100, 1.0, 1.0, 1.5), TypeError),
+    (lambda: minimax_separation(np.inf, 1.0, 1.0, 1), ValueError),
+    (lambda: sample_complexity(-0.1, 1.0, 1.0, 1), ValueError),
+    (lambda: sample_complexity("0.1", 1.0, 1.0, 1), TypeError),
+    (lambda: phase_exponents(1.2, 1.0, 1), ValueError),
+    (lambda: phase_exponents(-0.1, 1.0, 1), ValueError),
+    (lambda: phase_exponents(np.nan, 1.0, 1), ValueError),
+    (lambda: phase_exponents(0.5, np.inf, 1), ValueError),
+    (lambda: dp_pvalue(1.0, [0.5], 1.0, 0.0), ValueError),
+    (lambda: dp_pvalue(1.0, [], 1.0, 4.0), ValueError),
+    (lambda: dp_pvalue(1.0, [0.5], -1.0, 4.0), ValueError),
+    (lambda: sample_sine_alternative(10, 0.7), ValueError),
+    (lambda: sample_sine_alternative(10, -0.1), ValueError),
+    (lambda: sample_sine_alternative(0, 0.1), ValueError),
+    (lambda: sample_sine_alternative(10, "r"), TypeError),
+    (lambda: power_curve("test", _sample_pair, [0.1]), TypeError),
+    (lambda: power_curve(dp_permutation_test, 3, [0.1]), TypeError),
+    (lambda: power_curve(dp_permutation_test, _sample_pair, []), ValueError),
+    (lambda: power_curve(dp_permutation_test, _sample_pair, [0.1], n_reps=0), ValueError),
+    (lambda: power_curve(lambda x, y, rng: 0.5, _sample_pair, [0.1], n_reps=1, progress=False), TypeError),
+    (lambda: power_curve(dp_permutation_test, _sample_pair, [0.1], rng=-3), ValueError),
+    (lambda: figure2(n_reps=1, eps_values=(0.0,)), ValueError),
+    (lambda: figure2(n_reps=1, alpha=2.0), ValueError),
+])
+def test_other_bad_input(call, error):
+    with pytest.raises(error):
+        call()

@@ -122,7 +122,7 @@ def run_closeness(args) -> str:
                       f"settings: eps={args.eps:g} alpha={args.alpha:g} statistic={args.statistic} cells={k} "
                       f"permutations={args.n_permutations} n_x={x.size} n_y={y.size}"])
 
-# %% ../nbs/91_cli.ipynb #c011-00275931
+# %% ../nbs/91_cli.ipynb #c011-fc738d12
 @dataclass(frozen=True)
 class Reproduction:
     "One reproducible figure or table: what it is, and how to compute it (full=False: the book's size)."
@@ -198,11 +198,30 @@ def _fig2(full, progress):
     return _plot_power(rows, "r", "Figure 2: private closeness tests, N = 1000, kappa = 16"), rows
 
 
+def _fig3(full, progress):
+    import matplotlib.pyplot as plt
+    from ldpbook.adaptive import figure3_power
+    result = figure3_power(n_reps=5000 if full else 64, n=1000 if full else 500, n_jobs=2 if full else 1,
+                           progress=progress)
+    rate, se = result.power.rejection_rate, result.power.standard_error
+    rows = [{"scale_M": m, "r": r, "test": label, "rejection_rate": float(rate[i, j]),
+             "standard_error": float(se[i, j])}
+            for i, (m, r) in enumerate(result.scenarios) for j, label in enumerate(result.labels)]
+    fig, ax = plt.subplots(figsize=(8, 4))
+    names = [f"M={m}, r={r:g}" for m, r in result.scenarios]
+    for j, label in enumerate(result.labels):
+        ax.plot(names, rate[:, j], "o-" if "adaptive" in label else "s:", label=label)
+    ax.set_ylabel("rejection rate"), ax.set_title("Figure 3: fixed resolutions and the adaptive test")
+    ax.legend(fontsize=7, ncol=2)
+    return fig, rows
+
+
 REPRODUCTIONS = {r.name: r for r in (
     Reproduction("fig1", "SPR vs binary vs k-ary RR, normalised KL utility (k = 6 with the LP, k = 100)", _fig1),
     Reproduction("fig5", "joint range of two-output ε-LDP channels and the SPR candidates (k = 5)", _fig5),
     Reproduction("table1", "sparse RR and truncated Skellam range-H defects over support sizes", _table1),
     Reproduction("fig2", "power of the private split and RB closeness tests against r", _fig2),
+    Reproduction("fig3", "null rate and power of fixed resolutions and of the adaptive test", _fig3),
 )}
 
 

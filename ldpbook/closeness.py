@@ -14,8 +14,9 @@ from .foundations import as_generator, check_eps
 # %% auto #0
 __all__ = ['RATE_TERMS', 'STATISTICS', 'SENSITIVITY', 'MinimaxSeparation', 'minimax_separation', 'SampleComplexity',
            'sample_complexity', 'PhaseExponents', 'phase_exponents', 'split_statistic', 'dp_pvalue', 'rb_statistic',
-           'PermutationStatistics', 'permutation_statistics', 'DPPermutationTestResult', 'dp_permutation_test',
-           'bin_samples', 'PowerCurve', 'power_curve', 'sample_sine_alternative', 'Figure2', 'figure2']
+           'rb_cell_values', 'PermutationStatistics', 'permutation_statistics', 'DPPermutationTestResult',
+           'dp_permutation_test', 'bin_samples', 'PowerCurve', 'power_curve', 'sample_sine_alternative', 'Figure2',
+           'figure2']
 
 # %% ../nbs/04_closeness.ipynb #ch4-006
 RATE_TERMS = ("classical N^(-2s/(4s+d))", "within-cell (N sqrt(eps))^(-2s/(2s+d))",
@@ -477,6 +478,21 @@ class _RBCellTable:
 @lru_cache(maxsize=8)
 def _rb_cell_table(n_x: int, n_y: int) -> _RBCellTable:
     return _RBCellTable(n_x, n_y)
+
+
+def rb_cell_values(u, v, n_x, n_y) -> np.ndarray:
+    """Per-cell terms h(u, v) of the Rao–Blackwellized statistic, for samples of sizes (n_x, n_y).
+
+    ``u`` and ``v`` (integer arrays of one shape, any number of axes) are the X- and Y-counts of cells; the RB
+    statistic of a data set is the sum of h over its cells. Values are cached per (n_x, n_y), so evaluating many
+    relabellings of the same samples (permutation tests, multiscale tests) costs one lookup per cell."""
+    n_x, n_y = _check_int(n_x, "n_x", 1), _check_int(n_y, "n_y", 1)
+    u, v = np.asarray(u), np.asarray(v)
+    if not (np.issubdtype(u.dtype, np.integer) and np.issubdtype(v.dtype, np.integer)) or u.shape != v.shape:
+        raise TypeError("u and v must be integer arrays of the same shape")
+    if u.size and (u.min() < 0 or u.max() > n_x or v.min() < 0 or v.max() > n_y):
+        raise ValueError(f"counts must satisfy 0 <= u <= n_x = {n_x} and 0 <= v <= n_y = {n_y}")
+    return _rb_cell_table(n_x, n_y)(u.astype(np.int64), v.astype(np.int64))
 
 
 def _halve(counts: np.ndarray, n: int, rng) -> np.ndarray:

@@ -412,3 +412,16 @@ def test_bin_samples_bad_input(x, kappa, error):
 def test_other_bad_input(call, error):
     with pytest.raises(error):
         call()
+
+
+def test_public_rb_cell_values_sum_to_the_statistic_and_validate():
+    from ldpbook.closeness import rb_cell_values
+    rng = np.random.default_rng(11)
+    x, y = rng.integers(0, 6, 40), rng.integers(0, 6, 31)
+    u, v = np.bincount(x, minlength=6), np.bincount(y, minlength=6)
+    assert rb_cell_values(u, v, 40, 31).sum() == pytest.approx(rb_statistic(x, y, 6), rel=1e-12, abs=1e-12)
+    assert rb_cell_values(u[None, :].repeat(3, 0), v[None, :].repeat(3, 0), 40, 31).shape == (3, 6)
+    with pytest.raises(ValueError, match="counts must satisfy"):
+        rb_cell_values(np.array([41]), np.array([0]), 40, 31)
+    with pytest.raises(TypeError, match="integer arrays"):
+        rb_cell_values(np.array([1.0]), np.array([0]), 40, 31)

@@ -1,0 +1,307 @@
+"""Tests of ldpbook.adaptive (chapter 5): level, sensitivity, sparse = dense, privacy audit, bad input."""
+import itertools
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from ldpbook import adaptive, closeness
+from ldpbook.adaptive import (AdaptiveTestResult, adaptive_scores, adaptive_test, alternating_cell_masses,
+                              alternating_density, centering_offsets, dyadic_max_level, dyadic_partitions,
+                              figure3_power, multiscale_statistics, sample_alternating)
+
+
+def _labels(n_x, n_y):
+    return np.r_[np.ones(n_x, bool), np.zeros(n_y, bool)]
+
+
+# ------------------------------------------------------------------ level
+@pytest.mark.parametrize("d", [1, 2])
+def test_level_within_three_standard_errors(d):
+    reps, alpha = 1000, 0.05
+    rejections = 0
+    for rep in range(reps):
+        rng = np.random.default_rng([d, rep])
+        x, y = rng.random((40, d)), rng.random((30, d))
+        rejections += adaptive_test(x, y, 1.0, alpha=alpha, n_centering=19, n_permutations=39, rng=rng).reject
+    assert rejections / reps <= alpha + 3 * math.sqrt(alpha * (1 - alpha) / reps)
+
+
+def test_level_nonprivate_with_ties():
+    reps, alpha = 500, 0.1
+    rejections = sum(
+        adaptive_test(np.random.default_rng(rep).integers(0, 5, 30) / 4, np.random.default_rng(rep + 9999).integers(0, 5, 30) / 4,
+                      math.inf, alpha=alpha, n_centering=19, n_permutations=19, rng=rep).reject
+        for rep in range(reps))
+    assert rejections / reps <= alpha + 3 * math.sqrt(alpha * (1 - alpha) / reps)
+
+
+# ------------------------------------------------------------------ sensitivity, exhaustive on tiny data
+def _pieces(z, n_x, centering, rank):
+    n_y = len(z) - n_x
+    parts = dyadic_partitions(z, dyadic_max_level(min(n_x, n_y)))
+    offsets = centering_offsets(multiscale_statistics(parts, centering, n_x, n_y), 0.2)
+    stats = multiscale_statistics(parts, rank, n_x, n_y)
+    return stats, offsets, stats - offsets[:, None], adaptive_scores(stats, offsets)[0]
+
+
+@pytest.mark.parametrize("d", [1, 2])
+def test_centred_score_sensitivity_exhaustive(d):
+    """Every labelling of 3 + 3 points (as centering and as rank relabellings), every record, every replacement
+    on a grid: the statistics move by <= 4, the offsets by <= 4, the centred scores and their maximum by <= 8."""
+    n_x, n_y = 3, 3
+    all_labellings = np.array([np.isin(np.arange(6), c) for c in itertools.combinations(range(6), 3)])
+    grid = np.array(list(itertools.product(np.linspace(0, 1, 5 if d == 1 else 3), repeat=d)))
+    rng = np.random.default_rng(7)
+    worst = np.zeros(4)
+    for _ in range(6 if d == 1 else 4):
+        z = grid[rng.integers(len(grid), size=n_x + n_y)]           # tiny data with ties
+        base = _pieces(z, n_x, all_labellings, all_labellings)
+        for i, value in itertools.product(range(n_x + n_y), grid):
+            z_new = z.copy()
+            z_new[i] = value
+            moved = _pieces(z_new, n_x, all_labellings, all_labellings)
+            worst = np.maximum(worst, [np.abs(a - b).max() for a, b in zip(base, moved)])
+    assert worst[0] <= 4 + 1e-9 and worst[1] <= 4 + 1e-9
+    assert worst[2] <= 8 + 1e-9 and worst[3] <= 8 + 1e-9
+    assert worst[0] > 1                                             # the check is not vacuous
+
+
+# ------------------------------------------------------------------ sparse = dense
+@pytest.mark.parametrize("d, n_x, n_y", [(1, 50, 70), (2, 40, 40), (3, 30, 25)])
+def test_sparse_statistics_equal_dense(d, n_x, n_y):
+    rng = np.random.default_rng(d)
+    z = rng.random((n_x + n_y, d))
+    z[:3] = np.round(z[:3] * 4) / 4                               # grid points, including coordinates 0 and 1
+    z[3] = z[4]                                                    # a tie
+    labellings = np.vstack([_labels(n_x, n_y)] + [rng.permutation(_labels(n_x, n_y)) for _ in range(4)])
+    parts = dyadic_partitions(z, dyadic_max_level(min(n_x, n_y)))
+    stats = multiscale_statistics(parts, labellings, n_x, n_y)
+    assert stats.shape == (parts.max_level + 1, 5)
+    for j in range(parts.max_level + 1):
+        if 2 ** (j * d) > 2 ** 18:
+            break
+        dense = closeness.bin_samples(z, 2 ** j)
+        for b, is_x in enumerate(labellings):
+            assert stats[j, b] == pytest.approx(closeness.rb_statistic(dense[is_x], dense[~is_x], k=2 ** (j * d)),
+                                                abs=1e-9)
+
+
+def test_partitions_reach_deep_levels_without_overflow():
+    z = np.array([[0.3, 0.6], [0.3 + 2.0 ** -45, 0.6], [0.9, 0.1], [1.0, 1.0], [1.0 - 2.0 ** -52, 1.0]])
+    parts = dyadic_partitions(z, 60)
+    exact = [[Fraction(float(c)) for c in row] for row in z]       # exact binary values, independent method
+
+    def cell(row, j):
+        return tuple(min(math.floor(c * 2 ** j), 2 ** j - 1) for c in row)
+
+    expected = []
+    for j in range(61):
+        cells = [cell(row, j) for row in exact]
+        shared = sum(1 for c in set(cells) if cells.count(c) >= 2)
+        if shared == 0:
+            break
+        expected.append(shared)
+    assert [s.size for s in parts.starts] == expected
+    assert len(expected) == 53                                      # (1, 1) and (1 - 2^-52, 1) part at level 53
+    same = dyadic_partitions(np.zeros((4, 3)), 30)                  # ties never separate: all 31 levels
+    assert same.n_shared_levels == 31 and all(s.size == 1 for s in same.starts)
+
+
+def test_partitions_in_high_dimension_use_row_sort():
+    rng = np.random.default_rng(5)
+    z = rng.random((40, 70))
+    z[1] = z[0]
+    z[2, :69] = z[3, :69]
+    parts = dyadic_partitions(z, 8)
+    for j in range(parts.n_shared_levels):
+        coords = np.minimum(np.floor(z * 2 ** j), 2 ** j - 1)
+        sizes = np.unique(coords, axis=0, return_counts=True)[1]
+        assert np.array_equal(np.sort(sizes[sizes >= 2]), np.sort(parts.stops[j] - parts.starts[j]))
+    assert parts.n_shared_levels == 9                               # the exact tie never separates
+
+
+def test_dyadic_max_level_exact():
+    for n in list(range(1, 200)) + [10**3, 10**5, 2**20, 10**9]:
+        j = dyadic_max_level(n)
+        assert 2 ** j >= n ** 3 and (j == 0 or 2 ** (j - 1) < n ** 3)
+
+
+# ------------------------------------------------------------------ the test's outputs
+def test_result_shape_reproducibility_and_resolution():
+    rng = np.random.default_rng(0)
+    x, y = rng.random(200), sample_alternating(200, 4, 0.6, rng=rng)
+    a = adaptive_test(x, y, 2.0, n_centering=29, n_permutations=39, rng=11, return_nonprivate=True)
+    b = adaptive_test(x, y, 2.0, n_centering=29, n_permutations=39, rng=11, return_nonprivate=True)
+    assert isinstance(a, AdaptiveTestResult) and (a.pvalue, a.statistic, a.reject) == (b.pvalue, b.statistic, b.reject)
+    assert np.array_equal(a.null_distribution, b.null_distribution)
+    assert a.resolution is None and a.null_distribution.shape == (39,)
+    assert 1 / 40 <= a.pvalue <= 1 and a.reject == (a.pvalue <= 0.05)
+    assert isinstance(a, closeness.DPPermutationTestResult) and a.noise_scale == 8.0 and a.statistic_name == "adaptive"
+    c = adaptive_test(x, y, 2.0, n_centering=29, n_permutations=39, rng=11, return_resolution=True)
+    assert c.reject == a.reject and c.resolution in {2 ** j for j in range(dyadic_max_level(200) + 1)}
+    assert c.pvalue is None and c.statistic is None and c.null_distribution is None   # non-private: on request
+    assert c.private_fields == ("reject",) and "resolution" in c.nonprivate_fields
+    # without noise, the p-value is the rank of A_0 among A_0..A_B
+    d = adaptive_test(x, y, math.inf, n_centering=29, n_permutations=39, rng=11, return_nonprivate=True)
+    assert d.pvalue == pytest.approx((1 + np.sum(d.null_distribution >= d.statistic - 1e-9)) / 40)
+
+
+def test_power_against_a_clear_alternative():
+    rng = np.random.default_rng(1)
+    for scale in (2, 16):
+        x, y = rng.random(600), sample_alternating(600, scale, 0.6, rng=rng)
+        res = adaptive_test(x, y, math.inf, n_centering=49, n_permutations=49, rng=2, return_resolution=True)
+        assert res.reject and res.resolution >= 2 * scale
+
+
+def test_centering_offsets_is_an_order_statistic():
+    rng = np.random.default_rng(3)
+    s = rng.normal(size=(5, 199))
+    for u in (0.01, 0.05, 0.2, 0.5):
+        m = min(199, math.ceil(round((1 - u) * 200, 9)))
+        assert np.array_equal(centering_offsets(s, u), np.sort(s, axis=1)[:, m - 1])
+
+
+def test_alternative_family():
+    t = np.linspace(0, 1, 100_001)
+    for scale in (1, 2, 8):
+        g = alternating_density(t, scale, 0.5)
+        assert g.min() >= 0 and abs(np.trapezoid(g, t) - 1) < 1e-8 and abs(np.trapezoid(np.abs(g - 1), t) - 0.5) < 1e-4
+        assert np.abs(alternating_cell_masses(scale, 0.5, scale) - 1 / scale).max() < 1e-12   # cancellation
+
+
+def test_figure3_small_run_shapes_and_reproducibility():
+    kwargs = dict(n_reps=3, n=60, scenarios=((1, 0.0), (4, 0.6)), resolutions=(4, 16), n_permutations=9,
+                  n_centering=9, rng=5)
+    a, b = figure3_power(**kwargs), figure3_power(**kwargs)
+    assert a.labels == ("kappa = 4, eps = inf", "kappa = 16, eps = inf", "adaptive, eps = inf",
+                        "kappa = 4, eps = 1", "kappa = 16, eps = 1", "adaptive, eps = 1")
+    assert a.power.rejection_rate.shape == (2, 6)
+    assert np.array_equal(a.power.rejection_rate, b.power.rejection_rate)
+    with pytest.raises(ValueError):
+        figure3_power(n_reps=1, scenarios=((2, 0.9),))
+    with pytest.raises(ValueError):
+        figure3_power(n_reps=1, eps_values=(0.0,))
+
+
+# ------------------------------------------------------------------ bad input
+@pytest.mark.parametrize("kwargs, error", [
+    (dict(x="abc"), TypeError), (dict(x=np.array([0.1, 0.2], dtype=object)), TypeError),
+    (dict(x=[True, False, True]), TypeError),
+    (dict(x=[0.1, 1.2, 0.3]), ValueError), (dict(x=[0.1, np.nan, 0.3]), ValueError),
+    (dict(x=[0.1]), ValueError), (dict(x=np.zeros((3, 2))), ValueError), (dict(x=np.zeros((2, 2, 2))), ValueError),
+    (dict(eps=-1.0), ValueError), (dict(eps=0.0), ValueError), (dict(eps=float("nan")), ValueError),
+    (dict(alpha=0.0), ValueError), (dict(alpha=1.5), ValueError),
+    (dict(n_centering=0), ValueError), (dict(n_centering=2.5), TypeError), (dict(n_permutations=True), TypeError),
+    (dict(centering_level=1.0), ValueError), (dict(centering_level=0), ValueError),
+    (dict(rng="seed"), TypeError), (dict(return_resolution=1), TypeError), (dict(return_nonprivate="yes"), TypeError),
+    (dict(y=np.full((3, 2), 0.5)), ValueError),
+])
+def test_adaptive_test_rejects_bad_input(kwargs, error):
+    args = dict(x=[0.1, 0.5, 0.9], y=[0.2, 0.4, 0.6], eps=1.0)
+    args.update(kwargs)
+    with pytest.raises(error):
+        adaptive_test(**args)
+
+
+def test_helpers_reject_bad_input():
+    with pytest.raises(TypeError):
+        dyadic_max_level(2.0)
+    with pytest.raises(ValueError):
+        dyadic_max_level(0)
+    with pytest.raises(ValueError):
+        dyadic_partitions([[0.5, 1.5]], 3)
+    with pytest.raises(ValueError):
+        dyadic_partitions([0.5, 0.2], -1)
+    parts = dyadic_partitions([0.1, 0.2, 0.3, 0.4], 6)
+    with pytest.raises(TypeError):
+        multiscale_statistics("parts", np.ones((1, 4), bool), 2, 2)
+    with pytest.raises(ValueError):
+        multiscale_statistics(parts, np.ones((1, 4), int), 2, 2)
+    with pytest.raises(ValueError):
+        multiscale_statistics(parts, np.ones((1, 4), bool), 2, 2)          # four X labels, n_x = 2
+    with pytest.raises(ValueError):
+        centering_offsets(np.zeros((3, 0)))
+    with pytest.raises(ValueError):
+        centering_offsets(np.zeros((3, 4)), level=1.0)
+    with pytest.raises(ValueError):
+        adaptive_scores(np.zeros((3, 4)), np.zeros(2))
+    with pytest.raises(ValueError):
+        sample_alternating(10, 2, 0.7)
+    with pytest.raises(TypeError):
+        alternating_cell_masses(2, 0.3, 4.0)
+
+
+# ------------------------------------------------------------------ privacy audit
+def _laplace_sf(t, scale):
+    return np.where(t >= 0, 0.5 * np.exp(-np.maximum(t, 0) / scale), 1 - 0.5 * np.exp(np.minimum(t, 0) / scale))
+
+
+def _conditional_reject_probability(scores, eps, alpha, noise):
+    """P(reject | relabellings, xi_1..xi_B) for each row of `noise` (B columns), exactly over xi_0:
+    reject iff xi_0 > V_(B - r) - A_0, r = floor(alpha (B + 1)) - 1 (Laplace scale 16 / eps)."""
+    B = scores.size - 1
+    r = math.floor(alpha * (B + 1)) - 1
+    v = np.sort(scores[1:][None, :] + noise, axis=1)[:, B - r - 1]
+    return _laplace_sf(v - scores[0], 16 / eps)
+
+
+@pytest.mark.parametrize("eps", [0.5, 2.0])
+def test_privacy_audit_on_neighbouring_data(eps):
+    """For neighbouring data sets (one record replaced), the same relabellings (same seed) and the same
+    xi_1..xi_B, the rejection and acceptance probabilities differ by a factor at most e^eps — the proof of the
+    privacy theorem, checked on the implementation (scores, sensitivity and noise scale together)."""
+    rng = np.random.default_rng(42)
+    worst = 0.0
+    for trial in range(12):
+        n_x, n_y = 30, 25
+        x = rng.random(n_x) * (0.5 if trial % 2 else 1.0)        # some data sets with a strong signal
+        y = 0.5 + rng.random(n_y) / 2 if trial % 3 == 0 else rng.random(n_y)
+        for index, value in ((0, 0.99), (n_x - 1, float(y[0])), (3, 0.0)):
+            x_new = x.copy()
+            x_new[index] = value
+            res = [adaptive_test(data, y, math.inf, alpha=0.2, n_centering=19, n_permutations=19, rng=trial,
+                                 return_nonprivate=True) for data in (x, x_new)]
+            scores = [np.r_[r.statistic, r.null_distribution] for r in res]
+            assert np.abs(scores[0] - scores[1]).max() <= 8 + 1e-9
+            noise = np.random.default_rng(trial).laplace(scale=16 / eps, size=(2000, 19))
+            p, q = (_conditional_reject_probability(s, eps, 0.2, noise) for s in scores)
+            for a, b in ((p, q), (1 - p, 1 - q)):
+                ratio = np.max(np.maximum(a / b, b / a))
+                worst = max(worst, ratio)
+                assert ratio <= math.exp(eps) * (1 + 1e-9)
+                assert np.mean(a) <= math.exp(eps) * np.mean(b) * (1 + 1e-9)
+    assert worst > 1.05                                           # the audit looks at pairs that do move
+    assert adaptive_test(x, y, eps, n_centering=9, n_permutations=9, rng=0).noise_scale == 16 / eps
+
+
+def test_privacy_audit_monte_carlo():
+    """Chapter 4's audit applied to the adaptive test: Monte Carlo over the test's own randomness (relabellings and
+    noise), for the neighbouring pair (one y changed) that moves the observed multiscale score most:
+    P(reject | D) <= e^eps P(reject | D') and vice versa, up to Monte Carlo error, and the pair does move."""
+    eps, alpha, n_runs = 1.0, 0.25, 2000
+    x = np.array([0.05, 0.1, 0.15, 0.3, 0.35, 0.4])
+    y = np.array([0.6, 0.65, 0.7, 0.85, 0.9, 0.1])
+    grid = np.linspace(0, 1, 9)
+
+    def score(yy):
+        return adaptive_test(x, yy, math.inf, n_centering=19, n_permutations=3, rng=0, return_nonprivate=True).statistic
+
+    base = score(y)
+    best, y_best = -1.0, None
+    for j, value in itertools.product(range(y.size), grid):
+        y2 = y.copy()
+        y2[j] = value
+        change = abs(score(y2) - base)
+        if change > best:
+            best, y_best = change, y2
+    assert 0 < best <= 8 + 1e-9
+    rng = np.random.default_rng(9)
+    p, q = (np.mean([adaptive_test(x, yy, eps, alpha=alpha, n_centering=19, n_permutations=19, rng=rng).reject
+                     for _ in range(n_runs)]) for yy in (y, y_best))
+    se = np.sqrt(p * (1 - p) / n_runs + np.exp(2 * eps) * q * (1 - q) / n_runs)
+    assert p <= np.exp(eps) * q + 4 * se and q <= np.exp(eps) * p + 4 * se
+    assert 1 - p <= np.exp(eps) * (1 - q) + 4 * se and 1 - q <= np.exp(eps) * (1 - p) + 4 * se
+    assert abs(p - q) > 0.01                                       # the audit is not vacuous

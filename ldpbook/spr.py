@@ -43,8 +43,9 @@ def sort_by_likelihood_ratio(p, q):
     return tuple(tuple(int(x) for x in g) for g in groups), tuple(int(x) for x in null)
 
 
-def _lr_groups(p, q):
-    "Index arrays of the tie groups in increasing likelihood ratio, and the null symbols."
+def _lr_order(p, q):
+    """The symbols with p(x) + q(x) > 0 in increasing likelihood ratio, the positions (in that order) where
+    their tie groups start, and the null symbols."""
     support = np.flatnonzero((p > 0) | (q > 0))
     null = np.flatnonzero((p == 0) & (q == 0))
     key = p[support] / (p[support] + q[support])              # increasing in p/q, equals 1 when q = 0
@@ -53,14 +54,23 @@ def _lr_groups(p, q):
     left, right = ps[:-1] * qs[1:], ps[1:] * qs[:-1]         # tie: p_a q_b = p_b q_a (up to rounding)
     tie = np.abs(left - right) <= 4 * np.finfo(float).eps * (left + right)
     starts = np.flatnonzero(np.concatenate(([True], ~tie)))
+    return order, starts, null
+
+
+def _lr_groups(p, q):
+    "Index arrays of the tie groups in increasing likelihood ratio, and the null symbols."
+    order, starts, null = _lr_order(p, q)
     return np.split(order, starts[1:]), null
 
 
 def _prefix_masses(p, q, groups):
     "Prefix sums (length m+1, starting at 0) of the group masses under p and q."
     sizes = np.array([g.size for g in groups])
-    order = np.concatenate(groups)
-    starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    return _prefix_sums(p, q, np.concatenate(groups), np.concatenate(([0], np.cumsum(sizes)[:-1])))
+
+
+def _prefix_sums(p, q, order, starts):
+    "Prefix sums of the group masses, the groups given as `order` cut at the positions `starts`."
     P = np.concatenate(([0.0], np.cumsum(np.add.reduceat(p[order], starts))))
     Q = np.concatenate(([0.0], np.cumsum(np.add.reduceat(q[order], starts))))
     return P, Q
@@ -227,14 +237,28 @@ def spr_mechanism(p, q, eps, partition, divergence="kl", **params) -> SPRMechani
 _TABLE_BUDGET = 6_000_000          # largest number of stored interval scores (48 MB); beyond it rows are recomputed
 
 
+def _buffers(workspace, size, scratch_size):
+    """A packed table buffer and a scratch buffer of the requested sizes, reused from the dict `workspace`
+    (which a sweep keeps across its batches) when it holds large enough ones."""
+    if workspace is None:
+        return np.empty(size), np.empty(scratch_size)
+    if workspace.get("packed", np.empty(0)).size < size:
+        workspace["packed"] = np.empty(size)
+    if workspace.get("scratch", np.empty(0)).size < scratch_size:
+        workspace["scratch"] = np.empty(scratch_size)
+    return workspace["packed"][:size], workspace["scratch"][:scratch_size]
+
+
 class _Scores:
     """Interval-score oracle for a batch of b instances with m groups each: ``row(i)`` is the (b, i) array of
     μ̃(t, i) for t = 0..i−1. Stores the packed lower triangle when it fits the budget, else recomputes rows.
 
     For w ≥ 1e-12 the block arguments are formed as u = (w + cP_i) − cP_t with precomputed cP (one subtraction
-    per entry instead of three operations); its rounding error, ≤ 2·10⁻¹⁶ absolute, keeps u ≥ w/2 > 0."""
+    per entry instead of three operations); its rounding error, ≤ 2·10⁻¹⁶ absolute, keeps u ≥ w/2 > 0.
+    The stored rows are views of one preallocated buffer and are computed in place (with one reused scratch
+    row): no temporary arrays, whose allocation and first-touch page faults would cost as much as the `log`."""
 
-    def __init__(self, P, Q, w, c, kind, params, store=True):
+    def __init__(self, P, Q, w, c, kind, params, store=True, workspace=None):
         self.P, self.Q, self.kind, self.params = P, Q, kind, params
         self.w, self.c = w[:, None], c[:, None]
         self.b, self.m = P.shape[0], P.shape[1] - 1
@@ -243,20 +267,35 @@ class _Scores:
             self.cP, self.cQ = self.c * P, self.c * Q
             self.A, self.B = self.w + self.cP, self.w + self.cQ
         self.table = None
-        if store and self.b * self.m * (self.m + 1) // 2 <= _TABLE_BUDGET:
-            self.table = [None] + [self._compute(i) for i in range(1, self.m + 1)]   # contiguous (b, i) rows
+        size = self.b * self.m * (self.m + 1) // 2
+        if store and size <= _TABLE_BUDGET:
+            packed, scratch = _buffers(workspace, size, self.b * self.m)
+            self.table, start = [None], 0
+            for i in range(1, self.m + 1):                  # row i: a contiguous (b, i) block of `packed`
+                row = packed[start:start + self.b * i].reshape(self.b, i)
+                self.table.append(self._compute(i, row, scratch[:self.b * i].reshape(self.b, i)))
+                start += self.b * i
 
-    def _compute(self, i):
-        if not self.fast:
-            return _block_terms(self.P[:, i:i + 1] - self.P[:, :i], self.Q[:, i:i + 1] - self.Q[:, :i],
-                                self.w, self.c, self.kind, self.params)
-        u = self.A[:, i:i + 1] - self.cP[:, :i]
-        v = self.B[:, i:i + 1] - self.cQ[:, :i]
-        if self.kind == "kl":                               # u log(u/v)
-            np.divide(u, v, out=v)
-            np.log(v, out=v)
-            return np.multiply(u, v, out=v)
-        return _terms(u, v, self.w, self.kind, self.params)
+    def _compute(self, i, out=None, scratch=None):
+        "Row i, written into `out` (b, i) when given, using `scratch` (b, i) as workspace."
+        if not self.fast or self.kind != "kl":
+            if not self.fast:
+                row = _block_terms(self.P[:, i:i + 1] - self.P[:, :i], self.Q[:, i:i + 1] - self.Q[:, :i],
+                                   self.w, self.c, self.kind, self.params)
+            else:
+                row = _terms(self.A[:, i:i + 1] - self.cP[:, :i], self.B[:, i:i + 1] - self.cQ[:, :i], self.w,
+                             self.kind, self.params)
+            if out is None:
+                return row
+            out[...] = row
+            return out
+        if out is None:
+            out, scratch = np.empty((self.b, i)), np.empty((self.b, i))
+        u = np.subtract(self.A[:, i:i + 1], self.cP[:, :i], out=out)
+        v = np.subtract(self.B[:, i:i + 1], self.cQ[:, :i], out=scratch)
+        np.divide(u, v, out=v)                             # u log(u/v), in place
+        np.log(v, out=v)
+        return np.multiply(u, v, out=u)
 
     def row(self, i):
         return self.table[i] if self.table is not None else self._compute(i)
@@ -273,26 +312,24 @@ class _Scores:
         return new
 
 
-def _solve(P, Q, w, c, kind, params, ratio=None, ptr=None):
+def _solve(P, Q, w, c, kind, params, ratio=None, ptr=None, workspace=None):
     """Optimal ratios max_π Σ μ̃(B)/(1 + (s − 1)w) and back-pointers of optimal partitions for a batch.
 
-    `ratio`/`ptr` are optional feasible starting partitions (e.g. from a neighbouring ε); the better of them
-    and of `_starting_partitions` seeds Dinkelbach's iteration.
+    `ratio`/`ptr` are optional feasible starting partitions (e.g. from a neighbouring ε) that seed Dinkelbach's
+    iteration; without them it starts from `_starting_partitions`. Any feasible start gives the same optimum.
+    `workspace`: a dict in which the score table's buffers are kept for reuse by the next call.
     """
-    light = _Scores(P, Q, w, c, kind, params, store=False)
-    start_ratio, start_ptr = _starting_partitions(light)
     if ratio is None:
-        ratio, ptr = start_ratio, start_ptr
+        ratio, ptr = _starting_partitions(_Scores(P, Q, w, c, kind, params, store=False))
     else:
-        better = start_ratio > ratio
-        ratio, ptr = np.where(better, start_ratio, ratio), np.where(better[:, None], start_ptr, ptr)
+        ratio, ptr = ratio.copy(), ptr.copy()
     zero = w == 1                                 # ε = 0: every partition has value g(1, 1) = f(1); take one block
     if np.any(zero):
         ratio[zero] = float(perspective(1.0, 1.0, kind, check=False, **params))
         ptr[zero] = 0
     todo = np.flatnonzero(~zero)
     if todo.size:
-        S = _Scores(P[todo], Q[todo], w[todo], c[todo], kind, params)
+        S = _Scores(P[todo], Q[todo], w[todo], c[todo], kind, params, workspace=workspace)
         ratio[todo], ptr[todo] = _dinkelbach(S, ratio[todo], ptr[todo])
     return ratio, ptr
 
@@ -341,24 +378,33 @@ def _starting_partitions(S):
     return best_ratio, best_ptr
 
 
-def _penalised_pass(S, penalty):
+def _penalised_pass(S, penalty, keep=None):
     """One O(m²) pass of max_π Σ_blocks (μ̃(B) − penalty): returns totals Σμ̃, block counts and back-pointers.
 
-    H[i] = max_t H[t] + μ̃(t, i) − penalty; the block count rides along, and Σμ̃ = H[m] + penalty·count."""
-    b, m = S.b, S.m
+    H[i] = max_t H[t] + μ̃(t, i) − penalty; the block count comes from the back-pointers, and
+    Σμ̃ = H[m] + penalty·count.
+    With `keep` (an index array; S must store its table) only those instances are solved, their rows gathered
+    from the table into a reused buffer."""
+    b, m = (S.b if keep is None else keep.size), S.m
     ar = np.arange(b)
     H = np.zeros((b, m + 1))
-    cnt = np.zeros((b, m + 1), dtype=np.int64)
     ptr = np.zeros((b, m + 1), dtype=np.int64)
     buffer = np.empty(b * m)
     for i in range(1, m + 1):
-        cand = np.add(H[:, :i], S.row(i), out=buffer[:b * i].reshape(b, i))
+        cand = buffer[:b * i].reshape(b, i)
+        if keep is None:
+            np.add(H[:, :i], S.row(i), out=cand)
+        else:
+            np.take(S.row(i), keep, axis=0, out=cand)
+            cand += H[:, :i]
         j = np.argmax(cand, axis=1)
         ptr[:, i] = j
-        H[:, i] = cand[ar, j]
-        H[:, i] -= penalty
-        cnt[:, i] = cnt[ar, j] + 1
-    return H[:, m] + penalty * cnt[:, m], cnt[:, m], ptr
+        np.subtract(np.take(buffer, ar * i + j), penalty, out=H[:, i])      # cand[ar, j] − penalty
+    cnt, cur = np.zeros(b, dtype=np.int64), np.full(b, m)
+    while np.any(cur > 0):                          # count the blocks of the optimal partitions
+        cnt += cur > 0
+        cur = ptr[ar, cur]
+    return H[:, m] + penalty * cnt, cnt, ptr
 
 
 def _dinkelbach(S, ratio, ptr, rtol=1e-14):
@@ -366,20 +412,21 @@ def _dinkelbach(S, ratio, ptr, rtol=1e-14):
 
     Starts from feasible partitions (back-pointers `ptr`, ratios `ratio`); each pass solves the parametric
     problem max_π Σ_j (μ̃(B_j) − λw) exactly and moves λ to the ratio of its maximiser. It stops when a pass
-    finds no partition better than λ by more than a relative `rtol`: λ is then optimal up to round-off."""
+    finds no partition better than λ by more than a relative `rtol`: λ is then optimal up to round-off.
+    Later passes run only on the instances still improving (typically 40% after the first pass of a sweep)."""
     ratio, ptr = ratio.astype(float).copy(), ptr.copy()
     w = S.w[:, 0]
     active = np.flatnonzero(np.isfinite(ratio))
     while active.size:
-        whole = active.size > S.b // 3                   # copying a table costs about as much as a pass
-        sub = S if whole else S.subset(active)
-        lam_all, w_all = (ratio, w) if whole else (ratio[active], w[active])
-        penalty = np.where((w_all > 0) & np.isfinite(lam_all), lam_all * w_all, 0.0)
-        N, cnt, new_ptr = _penalised_pass(sub, penalty)
-        new = N / (1 + (cnt - 1) * w_all)
-        if whole:
-            new, new_ptr = new[active], new_ptr[active]
-        lam = ratio[active]
+        lam, w_act = ratio[active], w[active]
+        penalty = np.where(w_act > 0, lam * w_act, 0.0)
+        if active.size == S.b:
+            N, cnt, new_ptr = _penalised_pass(S, penalty)
+        elif S.table is not None:
+            N, cnt, new_ptr = _penalised_pass(S, penalty, keep=active)
+        else:
+            N, cnt, new_ptr = _penalised_pass(S.subset(active), penalty)
+        new = N / (1 + (cnt - 1) * w_act)
         better = new > lam + rtol * np.abs(lam) + 1e-300
         ratio[active[better]] = new[better]
         ptr[active[better]] = new_ptr[better]
@@ -563,7 +610,7 @@ def optimal_values(P0, P1, eps, divergence="kl", ell=None, **params) -> np.ndarr
     T, k = P0.shape
     ell = _check_ell(ell, k)
     # likelihood-ratio sort and tie merge per pair; pad to a common m with zero-mass groups at the end
-    prefix = [_prefix_masses(P0[t], P1[t], _lr_groups(P0[t], P1[t])[0]) for t in range(T)]
+    prefix = [_prefix_sums(P0[t], P1[t], *_lr_order(P0[t], P1[t])[:2]) for t in range(T)]
     m = max(P.size - 1 for P, _ in prefix)
     Pc, Qc = np.ones((T, m + 1)), np.ones((T, m + 1))
     for t, (P, Q) in enumerate(prefix):
@@ -575,6 +622,7 @@ def optimal_values(P0, P1, eps, divergence="kl", ell=None, **params) -> np.ndarr
     n_batches = -(-E // per_batch)
     out = np.empty((T, E))
     warm = None                                   # back-pointers of the previous batch, (per_batch·T, m+1)
+    workspace = {}                                # the score-table buffers, reused by every batch
     for g in range(n_batches):
         idx = order[g::n_batches]                  # interleaved: batch g holds sorted positions g, g+n, g+2n…
         es = eps_arr[idx]
@@ -582,11 +630,12 @@ def optimal_values(P0, P1, eps, divergence="kl", ell=None, **params) -> np.ndarr
         c = np.repeat(-np.expm1(-es), T)
         P, Q = np.tile(Pc, (es.size, 1)), np.tile(Qc, (es.size, 1))
         if warm is None:
-            ratio, ptr = _solve(P, Q, w, c, divergence, params)
+            ratio, ptr = _solve(P, Q, w, c, divergence, params, workspace=workspace)
         else:
             light = _Scores(P, Q, w, c, divergence, params, store=False)
             total, blocks = _partition_totals(light, warm[:w.size])
-            ratio, ptr = _solve(P, Q, w, c, divergence, params, total / (1 + (blocks - 1) * w), warm[:w.size])
+            ratio, ptr = _solve(P, Q, w, c, divergence, params, total / (1 + (blocks - 1) * w), warm[:w.size],
+                                workspace)
         warm = ptr
         if ell < m:
             light = _Scores(P, Q, w, c, divergence, params, store=False)

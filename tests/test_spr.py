@@ -368,3 +368,37 @@ def test_channels_beyond_float_range_are_refused_not_rounded():
     values = optimal_values(p[None], q[None], np.array([700.0, 800.0]))
     assert np.all(np.isfinite(values)) and values[0, 1] == pytest.approx(values[0, 0], rel=1e-12)
     assert optimal_mechanism(p, p, 800.0).channel.shape == (3, 1)   # one block: no randomization to store
+
+
+def test_sweep_batches_reuse_buffers_and_pass_subsets(monkeypatch):
+    # a fine ε grid split into many batches: warm starts, a reused table buffer and passes on gathered subsets
+    monkeypatch.setattr(spr_module, "_TABLE_BUDGET", 4 * 3 * 12 * 13 // 2)   # 3 values of ε per batch
+    rng = np.random.default_rng(12)
+    P0, P1 = rng.dirichlet(np.ones(12), 4), rng.dirichlet(np.ones(12), 4)
+    grid = np.round(np.arange(0, 31) * 0.3, 10)
+    for kind, params in DIVERGENCES[:5]:
+        V = optimal_values(P0, P1, grid, kind, **params)
+        for t in range(4):
+            for e in range(0, grid.size, 5):
+                ref = optimal_mechanism(P0[t], P1[t], grid[e], kind, **params).value
+                assert rel_close(V[t, e], ref, rtol=1e-12, atol=1e-15)
+
+
+def test_stored_rows_equal_recomputed_rows_and_gathered_pass():
+    rng = np.random.default_rng(13)
+    b, m = 5, 9
+    P = np.concatenate((np.zeros((b, 1)), np.cumsum(rng.dirichlet(np.ones(m), b), axis=1)), axis=1)
+    Q = np.concatenate((np.zeros((b, 1)), np.cumsum(rng.dirichlet(np.ones(m), b), axis=1)), axis=1)
+    eps = rng.uniform(0.2, 6.0, b)
+    w, c = np.exp(-eps), -np.expm1(-eps)
+    for kind, params in DIVERGENCES[:5]:
+        S = spr_module._Scores(P, Q, w, c, kind, params, workspace={})
+        light = spr_module._Scores(P, Q, w, c, kind, params, store=False)
+        for i in range(1, m + 1):
+            np.testing.assert_array_equal(S.row(i), light.row(i))
+        keep = np.array([0, 2, 3])
+        penalty = np.full(keep.size, 0.01)
+        gathered = spr_module._penalised_pass(S, penalty, keep=keep)
+        copied = spr_module._penalised_pass(S.subset(keep), penalty)
+        for a, b_ in zip(gathered, copied):
+            np.testing.assert_array_equal(a, b_)

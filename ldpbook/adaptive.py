@@ -11,6 +11,7 @@ import numpy as np
 
 from . import closeness
 from .foundations import as_generator, check_eps
+from .foundations import check_int
 
 # %% auto #0
 __all__ = ['SCORE_SENSITIVITY', 'dyadic_max_level', 'alternating_density', 'alternating_cell_masses', 'sample_alternating',
@@ -18,14 +19,6 @@ __all__ = ['SCORE_SENSITIVITY', 'dyadic_max_level', 'alternating_density', 'alte
            'AdaptiveTestResult', 'adaptive_test', 'Figure3', 'figure3_power']
 
 # %% ../nbs/05_adaptivity.ipynb #c007-9ce5fe1b
-def _check_int(n, name: str, minimum: int) -> int:
-    if isinstance(n, (bool, np.bool_)) or not isinstance(n, (numbers.Integral, np.integer)):
-        raise TypeError(f"{name} must be an integer, got {type(n).__name__}")
-    if n < minimum:
-        raise ValueError(f"{name} must be at least {minimum}, got {n}")
-    return int(n)
-
-
 def dyadic_max_level(n) -> int:
     """Top level J_N = ceil(3 log2 N) of the dyadic grid K_N = {2^0, ..., 2^J_N}.
 
@@ -40,12 +33,12 @@ def dyadic_max_level(n) -> int:
     -------
     int
     """
-    n = _check_int(n, "n", 1)
+    n = check_int(n, "n", 1)
     return (n ** 3 - 1).bit_length()
 
 # %% ../nbs/05_adaptivity.ipynb #c010-660f421c
 def _check_alternative(scale, r):
-    scale = _check_int(scale, "scale", 1)
+    scale = check_int(scale, "scale", 1)
     if not isinstance(r, numbers.Real) or not 0 <= r <= 2 / math.pi:
         raise ValueError(f"r must be a number in [0, 2/pi] (so that the density stays >= 0), got {r!r}")
     return scale, float(r)
@@ -73,7 +66,7 @@ def alternating_density(t, scale, r):
 def alternating_cell_masses(scale, r, kappa) -> np.ndarray:
     """Exact probabilities of the kappa cells [i/kappa, (i+1)/kappa) under g_{M,r}."""
     scale, r = _check_alternative(scale, r)
-    kappa = _check_int(kappa, "kappa", 1)
+    kappa = check_int(kappa, "kappa", 1)
     edges = np.arange(kappa + 1) / kappa
     cdf = edges + r * (1 - np.cos(2 * math.pi * scale * edges)) / (4 * scale)
     return np.diff(cdf)
@@ -81,7 +74,7 @@ def alternating_cell_masses(scale, r, kappa) -> np.ndarray:
 
 def sample_alternating(n, scale, r, rng=None) -> np.ndarray:
     """n i.i.d. draws from g_{M,r} by rejection from the uniform density (acceptance >= 1/2)."""
-    n = _check_int(n, "n", 1)
+    n = check_int(n, "n", 1)
     scale, r = _check_alternative(scale, r)
     rng = as_generator(rng)
     bound = 1 + math.pi * r / 2
@@ -154,7 +147,7 @@ def dyadic_partitions(z, max_level) -> DyadicPartitions:
     DyadicPartitions
     """
     z = _check_points(z, "z")
-    max_level = _check_int(max_level, "max_level", 0)
+    max_level = check_int(max_level, "max_level", 0)
     n, d = z.shape
     packed = d + n.bit_length() <= 62                 # label * 2^d + digits fits in int64
     digit_weights = np.int64(1) << np.arange(d if packed else 0, dtype=np.int64)
@@ -216,7 +209,7 @@ def multiscale_statistics(partitions: DyadicPartitions, is_x, n_x, n_y) -> np.nd
     """
     if not isinstance(partitions, DyadicPartitions):
         raise TypeError(f"partitions must be a DyadicPartitions, got {type(partitions).__name__}")
-    n_x, n_y = _check_int(n_x, "n_x", 2), _check_int(n_y, "n_y", 2)
+    n_x, n_y = check_int(n_x, "n_x", 2), check_int(n_y, "n_y", 2)
     is_x = np.asarray(is_x)
     n = partitions.order.size
     if is_x.dtype != bool or is_x.ndim != 2 or is_x.shape[1] != n:
@@ -369,8 +362,8 @@ def adaptive_test(x, y, eps, alpha=0.05, n_centering=199, n_permutations=199, ce
     for flag, name in ((return_nonprivate, "return_nonprivate"), (return_resolution, "return_resolution")):
         if not isinstance(flag, (bool, np.bool_)):
             raise TypeError(f"{name} must be a bool, got {type(flag).__name__}")
-    n_centering = _check_int(n_centering, "n_centering", 1)
-    n_permutations = _check_int(n_permutations, "n_permutations", 1)
+    n_centering = check_int(n_centering, "n_centering", 1)
+    n_permutations = check_int(n_permutations, "n_permutations", 1)
     if not isinstance(centering_level, numbers.Real) or not 0 < centering_level < 1:
         raise ValueError(f"centering_level must be a number in (0, 1), got {centering_level!r}")
     rng = as_generator(rng)
@@ -447,11 +440,11 @@ def figure3_power(n_reps=200, n=1000, eps_values=(np.inf, 1.0), scenarios=((1, 0
     Figure3
     """
     from functools import partial
-    scenarios = tuple((_check_int(m, "scale", 1), float(r)) for m, r in scenarios)
+    scenarios = tuple((check_int(m, "scale", 1), float(r)) for m, r in scenarios)
     for m, r in scenarios:
         _check_alternative(m, r)
-    resolutions = tuple(_check_int(k, "kappa", 1) for k in resolutions)
-    sample = partial(_figure3_sample, n=_check_int(n, "n", 2))
+    resolutions = tuple(check_int(k, "kappa", 1) for k in resolutions)
+    sample = partial(_figure3_sample, n=check_int(n, "n", 2))
     eps_values = tuple(float(e) for e in eps_values)
     for e in eps_values:
         if not (e > 0):

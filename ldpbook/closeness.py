@@ -10,6 +10,7 @@ from functools import lru_cache, partial
 import numpy as np
 
 from .foundations import as_generator, check_eps
+from .foundations import check_int
 
 # %% auto #0
 __all__ = ['RATE_TERMS', 'STATISTICS', 'SENSITIVITY', 'MinimaxSeparation', 'minimax_separation', 'SampleComplexity',
@@ -21,15 +22,6 @@ __all__ = ['RATE_TERMS', 'STATISTICS', 'SENSITIVITY', 'MinimaxSeparation', 'mini
 # %% ../nbs/04_closeness.ipynb #ch4-006
 RATE_TERMS = ("classical N^(-2s/(4s+d))", "within-cell (N sqrt(eps))^(-2s/(2s+d))",
               "hypercube transport (N^(3/2) eps)^(-2s/(4s+d))", "linear (N eps)^(-1)")
-
-
-def _check_int(n, name: str, minimum: int) -> int:
-    "Validate an integer ≥ `minimum`."
-    if isinstance(n, (bool, np.bool_)) or not isinstance(n, (numbers.Integral, np.integer)):
-        raise TypeError(f"{name} must be an integer, got {type(n).__name__}")
-    if n < minimum:
-        raise ValueError(f"{name} must be at least {minimum}, got {n}")
-    return int(n)
 
 
 def _check_positive_real(value, name: str, allow_inf: bool = False) -> np.ndarray:
@@ -52,7 +44,7 @@ def _check_smoothness(s, d) -> tuple:
     s = _check_positive_real(s, "s")
     if s.ndim:
         raise ValueError(f"s must be a scalar, got shape {s.shape}")
-    return float(s), _check_int(d, "d", 1)
+    return float(s), check_int(d, "d", 1)
 
 
 @dataclass(frozen=True)
@@ -180,7 +172,7 @@ def _check_labels(x, k, name: str) -> np.ndarray:
 def _check_samples(x, y, k) -> tuple:
     "Validate two label samples and the number of cells; each sample needs ≥ 2 points (block size m ≥ 1)."
     if k is not None:
-        k = _check_int(k, "k", 1)
+        k = check_int(k, "k", 1)
     x, y = _check_labels(x, k, "x"), _check_labels(y, k, "y")
     if k is None:
         k = int(max(x.max(), y.max())) + 1
@@ -486,7 +478,7 @@ def rb_cell_values(u, v, n_x, n_y) -> np.ndarray:
     ``u`` and ``v`` (integer arrays of one shape, any number of axes) are the X- and Y-counts of cells; the RB
     statistic of a data set is the sum of h over its cells. Values are cached per (n_x, n_y), so evaluating many
     relabellings of the same samples (permutation tests, multiscale tests) costs one lookup per cell."""
-    n_x, n_y = _check_int(n_x, "n_x", 1), _check_int(n_y, "n_y", 1)
+    n_x, n_y = check_int(n_x, "n_x", 1), check_int(n_y, "n_y", 1)
     u, v = np.asarray(u), np.asarray(v)
     if not (np.issubdtype(u.dtype, np.integer) and np.issubdtype(v.dtype, np.integer)) or u.shape != v.shape:
         raise TypeError("u and v must be integer arrays of the same shape")
@@ -551,7 +543,7 @@ def permutation_statistics(x, y, k=None, statistic="rb", n_permutations=199, rng
     """
     x, y, k = _check_samples(x, y, k)
     statistic = _check_statistic(statistic)
-    n_permutations = _check_int(n_permutations, "n_permutations", 1)
+    n_permutations = check_int(n_permutations, "n_permutations", 1)
     rng = as_generator(rng)
     if statistic == "rb":
         tx, ty = np.bincount(x, minlength=k), np.bincount(y, minlength=k)
@@ -657,7 +649,7 @@ def bin_samples(x, kappa) -> np.ndarray:
     numpy.ndarray of int64, shape (N,)
         Row-major cell labels in [0, κ^d): coordinate c contributes min(floor(κ x_c), κ - 1) κ^(d-1-c).
     """
-    kappa = _check_int(kappa, "kappa", 1)
+    kappa = check_int(kappa, "kappa", 1)
     arr = np.asarray(x)
     if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)):
         raise TypeError(f"x must be an array of real numbers, got dtype {arr.dtype}")
@@ -767,9 +759,9 @@ def power_curve(test, sample, grid, n_reps=200, rng=None, n_jobs=1, backend=None
     grid = tuple(grid)
     if not grid:
         raise ValueError("grid must contain at least one parameter value")
-    n_reps = _check_int(n_reps, "n_reps", 1)
+    n_reps = check_int(n_reps, "n_reps", 1)
     root = _root_seed(rng)
-    chunk_size = min(50, max(1, n_reps // 4)) if chunk_size is None else _check_int(chunk_size, "chunk_size", 1)
+    chunk_size = min(50, max(1, n_reps // 4)) if chunk_size is None else check_int(chunk_size, "chunk_size", 1)
     if progress is None:
         progress = len(grid) * n_reps >= 5000
     tasks = [joblib.delayed(_run_chunk)(test, sample, param, root.entropy, root.spawn_key, g,
@@ -788,7 +780,7 @@ def sample_sine_alternative(n, r, rng=None) -> np.ndarray:
     """n points from g_r(x) = 1 + (pi r / 2) sin(4 pi x) on [0, 1] (so that ||1 - g_r||_1 = r), r in [0, 2/pi].
 
     Rejection sampling from the uniform with envelope 1 + pi r / 2."""
-    n = _check_int(n, "n", 1)
+    n = check_int(n, "n", 1)
     if isinstance(r, (bool, np.bool_)) or not isinstance(r, (numbers.Real, np.floating, np.integer)):
         raise TypeError(f"r must be a real number, got {type(r).__name__}")
     r = float(r)
@@ -836,10 +828,10 @@ def figure2(n_reps=100, r_values=(0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.
     The paper uses n_reps=5000 (about 2-3 minutes with n_jobs=2); the defaults are the paper's other settings.
     Returns rates for tests labelled 'split eps=...' and 'RB eps=...' (eps=inf: non-private)."""
     eps_values = tuple(_check_positive_eps(e) for e in eps_values)
-    kappa = _check_int(kappa, "kappa", 1)
-    sample = partial(_figure2_sample, n=_check_int(n, "n", 2), kappa=kappa)
+    kappa = check_int(kappa, "kappa", 1)
+    sample = partial(_figure2_sample, n=check_int(n, "n", 2), kappa=kappa)
     test = partial(_figure2_test, k=kappa, eps_values=eps_values,
-                   n_permutations=_check_int(n_permutations, "n_permutations", 1), alpha=_check_alpha(alpha))
+                   n_permutations=check_int(n_permutations, "n_permutations", 1), alpha=_check_alpha(alpha))
     labels = tuple(f"{name} eps={e:g}" for name in ("split", "RB") for e in eps_values)
     return Figure2(tuple(r_values), eps_values, labels,
                    power_curve(test, sample, r_values, n_reps, rng, n_jobs, backend, progress))

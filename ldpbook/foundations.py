@@ -12,7 +12,8 @@ from scipy.special import rel_entr
 # %% auto #0
 __all__ = ['DIVERGENCE_KINDS', 'MAX_FINITE_EPS', 'as_generator', 'check_eps', 'check_nonnegative', 'check_distribution',
            'check_pair', 'readonly', 'check_channel', 'is_ldp', 'ldp_epsilon', 'privacy_defect', 'is_approx_ldp',
-           'check_divergence', 'perspective', 'divergence_from_sum', 'divergence', 'randomized_response', 'privatize']
+           'check_divergence', 'perspective', 'divergence_from_sum', 'divergence', 'check_int', 'randomized_response',
+           'privatize']
 
 # %% ../nbs/00_foundations.ipynb #c005-3bb63941
 def as_generator(rng=None) -> np.random.Generator:
@@ -268,13 +269,13 @@ def divergence(u, v, kind="kl", **params) -> float:
     total = perspective(u, v, kind, check=False, **params).sum()
     return float(divergence_from_sum(total, kind, **params))
 
-# %% ../nbs/00_foundations.ipynb #c021-f158a738
-def _check_positive_int(n, name: str) -> int:
-    "Validate an integer ≥ 1."
+# %% ../nbs/00_foundations.ipynb #c021-8b9d0ca5
+def check_int(n, name: str, minimum: int | None = 0) -> int:
+    "Validate an integer (not a bool, not a float) that is at least `minimum` (None: any integer)."
     if isinstance(n, (bool, np.bool_)) or not isinstance(n, (numbers.Integral, np.integer)):
-        raise TypeError(f"{name} must be an integer, got {type(n).__name__}")
-    if n < 1:
-        raise ValueError(f"{name} must be at least 1, got {n}")
+        raise TypeError(f"{name} must be an integer, got {type(n).__name__} {n!r}")
+    if minimum is not None and n < minimum:
+        raise ValueError(f"{name} must be at least {minimum}, got {n}")
     return int(n)
 
 
@@ -283,7 +284,7 @@ MAX_FINITE_EPS = float(-np.log(np.finfo(float).tiny))   # ≈ 708.4: beyond it e
 
 def randomized_response(k, eps) -> np.ndarray:
     "The k×k randomized-response channel: keep the symbol w.p. e^ε/(e^ε+k−1), else a uniform other symbol."
-    k = _check_positive_int(k, "k")
+    k = check_int(k, "k", 1)
     eps = check_eps(eps, allow_inf=True)
     if k > 1 and MAX_FINITE_EPS < eps < np.inf:
         raise ValueError(f"eps = {eps} is too large to store randomized response in float64 (its entries "

@@ -14,6 +14,7 @@ from scipy.special import gammaln, ive, logsumexp
 from scipy.stats import ncx2
 
 from .foundations import as_generator, check_eps, check_nonnegative
+from .foundations import check_int
 
 # %% auto #0
 __all__ = ['SupportPmf', 'DefectDecomposition', 'KernelChannel', 'SparseKernelMechanism', 'RangeDefect', 'first_distance_moment',
@@ -25,15 +26,6 @@ __all__ = ['SupportPmf', 'DefectDecomposition', 'KernelChannel', 'SparseKernelMe
            'skellam_privacy_loss', 'truncated_skellam', 'poisson_binomial_pmf', 'poisson_binomial', 'table_one']
 
 # %% ../nbs/03_sparse_kernels.ipynb #spk007
-def _check_int(n, name: str, minimum: int | None = 0) -> int:
-    "Validate an integer (not a bool, not a float) that is at least `minimum` (None: any integer)."
-    if isinstance(n, (bool, np.bool_)) or not isinstance(n, (numbers.Integral, np.integer)):
-        raise TypeError(f"{name} must be an integer, got {type(n).__name__} {n!r}")
-    if minimum is not None and n < minimum:
-        raise ValueError(f"{name} must be at least {minimum}, got {n}")
-    return int(n)
-
-
 def _check_int_array(a, name: str) -> np.ndarray:
     "Validate a 1-D array of integers (int64 out)."
     arr = np.asarray(a)
@@ -201,7 +193,7 @@ class SparseKernelMechanism:
         return cls(kernel_fn, support_fn, tuple(int(v) for v in inputs), log_kernel, name)
 
     def _check_input(self, x, name="x") -> int:
-        x = _check_int(x, name, minimum=None)
+        x = check_int(x, name, minimum=None)
         if self.inputs is not None and x not in self.inputs:
             raise ValueError(f"{name}={x} is not in the input alphabet of {self.name}")
         return x
@@ -216,7 +208,7 @@ class SparseKernelMechanism:
         "Draw `size` outputs of M(·|x) (an int if `size` is None)."
         law = self.pmf(x)
         rng = as_generator(rng)
-        n = 1 if size is None else _check_int(size, "size")
+        n = 1 if size is None else check_int(size, "size")
         cdf = np.cumsum(law.probabilities)
         draws = np.minimum(np.searchsorted(cdf, rng.random(n) * cdf[-1], side="right"), cdf.size - 1)
         out = law.outputs[draws]
@@ -251,7 +243,7 @@ class SparseKernelMechanism:
                 raise ValueError("inputs must be given for a mechanism on all of ℤ")
             inputs = self.inputs
         xs = _check_int_array(np.ravel(inputs), "inputs")
-        H = None if H is None else _check_int(H, "H", 1)
+        H = None if H is None else check_int(H, "H", 1)
         laws = [self.pmf(int(x)) for x in xs]
         worst = 0.0
         for i, P in enumerate(laws):
@@ -299,11 +291,11 @@ def range_defect(mechanism: SparseKernelMechanism, eps, H, center: int = 0, dist
     (c, c ± h) and (c ± h, c), h = 1..H, with c = `center` — all of the range-H relation when the mechanism is
     translation invariant. `r1` is E|Y − X| (36): at `center` on ℤ, its maximum over a finite alphabet."""
     eps = check_eps(eps, allow_inf=True)
-    H = _check_int(H, "H", 1)
+    H = check_int(H, "H", 1)
     if mechanism.inputs is None:
         if distances is not None:
             raise ValueError("distances can only be given for a finite input alphabet")
-        c = _check_int(center, "center", None)
+        c = check_int(center, "center", None)
         pairs = [(a, b, h) for h in range(1, H + 1) for a, b in ((c, c + h), (c + h, c), (c, c - h), (c - h, c))]
         r1 = first_distance_moment(mechanism, c)
     else:
@@ -332,7 +324,7 @@ def range_defect(mechanism: SparseKernelMechanism, eps, H, center: int = 0, dist
 
 def sweep_radius(factory: Callable, radii, eps, H, center: int = 0) -> list:
     "`range_defect(factory(r), eps, H)` for every support radius r in `radii` (Table I / Figure 1)."
-    return [range_defect(factory(_check_int(r, "radius")), eps, H, center) for r in radii]
+    return [range_defect(factory(check_int(r, "radius")), eps, H, center) for r in radii]
 
 # %% ../nbs/03_sparse_kernels.ipynb #spk020
 def graph_distances(adjacency) -> np.ndarray:
@@ -347,7 +339,7 @@ def graph_distances(adjacency) -> np.ndarray:
 
 def graph_ball_supports(adjacency, r) -> np.ndarray:
     "Graph-ball supports (11): mask[x, y] = d_G(x, y) ≤ r."
-    r = _check_int(r, "r")
+    r = check_int(r, "r")
     return graph_distances(adjacency) <= r
 
 # %% ../nbs/03_sparse_kernels.ipynb #spk023
@@ -358,7 +350,7 @@ def sparse_exponential(score, eta, support, inputs=None) -> SparseKernelMechanis
     mask, a callable ``support(x)``, or an int radius r meaning S(x) = {y : |y − x| ≤ r}. `inputs`: the input
     alphabet of a callable score (None: all of ℤ). Computed in the log domain, so large η·u never overflows."""
     eta = _check_positive_real(eta, "eta")
-    radius = None if callable(support) or isinstance(support, np.ndarray) or isinstance(support, list) else _check_int(support, "support radius")
+    radius = None if callable(support) or isinstance(support, np.ndarray) or isinstance(support, list) else check_int(support, "support radius")
     if callable(score):
         def log_kernel(x, ys):
             u = np.asarray(score(x, ys), dtype=float)
@@ -401,7 +393,7 @@ def shell_ratio_epsilon(shell_weights, H) -> float:
     "Left side of the shell-ratio condition (18): max over 0 ≤ j, k ≤ r with |j − k| ≤ H of log(a_j / a_k)."
     a = np.asarray(shell_weights, dtype=float)
     a = _check_shell_weights(a, a.size - 1 if a.ndim == 1 else 0)
-    H = _check_int(H, "H", 1)
+    H = check_int(H, "H", 1)
     log_a = np.log(a)
     j = np.arange(a.size)
     near = np.abs(j[:, None] - j[None, :]) <= H
@@ -413,7 +405,7 @@ def sparse_staircase(shell_weights, metric_or_graph, r, kind: str = "adjacency")
 
     `metric_or_graph`: "line" (ℤ with d = |x − y|), or a square matrix — an adjacency matrix of an undirected
     graph (``kind="adjacency"``, distances by shortest paths) or an integer distance matrix (``kind="distance"``)."""
-    r = _check_int(r, "r")
+    r = check_int(r, "r")
     a = _check_shell_weights(shell_weights, r)
     if isinstance(metric_or_graph, str):
         if metric_or_graph != "line":
@@ -449,7 +441,7 @@ def _hockey_terms(p, q, eps: float) -> np.ndarray:
 
 def sparse_rr_calibration(t, eps) -> tuple:
     "The calibration (37): p_t = e^ε/(e^ε + 2t), q_t = 1/(e^ε + 2t), in the stable form 1/(1 + 2t e^{−ε})."
-    t = _check_int(t, "t")
+    t = check_int(t, "t")
     eps = check_eps(eps)
     p = 1.0 / (1.0 + 2 * t * np.exp(-eps))
     return float(p), float(np.exp(-eps) * p)
@@ -471,7 +463,7 @@ def sparse_randomized_response(t, eps=None, *, p=None) -> SparseKernelMechanism:
     """Sparse randomized response (19) on ℤ with window supports S_t(x) = {x − t, …, x + t}.
 
     Give either `eps` (the calibration (37), p_t = e^ε/(e^ε + 2t)) or `p` (then q = (1 − p)/(2t))."""
-    t = _check_int(t, "t")
+    t = check_int(t, "t")
     if (eps is None) == (p is None):
         raise TypeError("give exactly one of eps (calibrated) or p")
     if eps is not None:
@@ -491,7 +483,7 @@ def sparse_rr_defect(x, x_prime, support, support_prime, p, q, eps) -> DefectDec
 
     `support`, `support_prime`: the admissible sets S(x) ∋ x and S(x') ∋ x' (the same size s), p + (s−1)q = 1.
     Split as Theorem 1 does on the actual supports (when q = 0 they are {x} and {x'}: all of it is leakage)."""
-    x, x_prime = _check_int(x, "x", None), _check_int(x_prime, "x_prime", None)
+    x, x_prime = check_int(x, "x", None), check_int(x_prime, "x_prime", None)
     if x == x_prime:
         raise ValueError("x and x_prime must differ")
     S, Sp = (np.unique(_check_int_array(np.ravel(s), name)) for s, name in ((support, "support"), (support_prime, "support_prime")))
@@ -514,7 +506,7 @@ def sparse_rr_line_defect(h, t, eps, p=None) -> DefectDecomposition:
     """Sparse RR on ℤ with S_t(x) = {x−t..x+t}: Δ(0, h) = hq + [p − e^ε q]₊ (h ≤ t), p + (h−1)q (t < h ≤ 2t), 1 (h > 2t).
 
     With the calibration (37) (`p=None`) the first case is h·q_t."""
-    h, t = _check_int(h, "h", 1), _check_int(t, "t")
+    h, t = check_int(h, "h", 1), check_int(t, "t")
     if p is None:
         p, q = sparse_rr_calibration(t, eps)
     else:
@@ -531,7 +523,7 @@ def sparse_rr_line_defect(h, t, eps, p=None) -> DefectDecomposition:
 
 def sparse_rr_r1(t, eps, p=None) -> float:
     "R₁ of sparse RR on S_t(x): E|Y − X| = 2q Σ_{j=1}^t j = q t (t + 1)."
-    t = _check_int(t, "t")
+    t = check_int(t, "t")
     q = sparse_rr_calibration(t, eps)[1] if p is None else _check_rr_p(t, p)[1]
     return float(q * t * (t + 1))
 
@@ -552,7 +544,7 @@ def _window_values(pmf, r: int) -> np.ndarray:
 
 def truncated_additive(pmf, r) -> SparseKernelMechanism:
     "Radius-truncated additive mechanism (21): M(y|x) = φ(y − x)/Z_r on |y − x| ≤ r (φ symmetric)."
-    r = _check_int(r, "r")
+    r = check_int(r, "r")
     phi = _window_values(pmf, r)
     return SparseKernelMechanism(lambda x, ys: phi[ys - x + r], lambda x: np.arange(x - r, x + r + 1),
                                  None, False, "truncated additive")
@@ -562,7 +554,7 @@ def truncated_additive_defect(pmf, r, eps, h) -> DefectDecomposition:
     """Proposition 5: δ^φ_h(ε, r) = Σ_{k=−r}^{h−r−1} φ(k)/Z + Σ_{k=h−r}^{r} [φ(k) − e^ε φ(k−h)]₊/Z (h ≤ 2r); 1 if h > 2r.
 
     The split follows the truncation windows (as in (22)); it equals Theorem 1's split when φ > 0 on the window."""
-    r, h = _check_int(r, "r"), _check_int(h, "h", 1)
+    r, h = check_int(r, "r"), check_int(h, "h", 1)
     eps = check_eps(eps, allow_inf=True)
     phi = _window_values(pmf, r)
     if h > 2 * r:
@@ -626,7 +618,7 @@ def skellam_cdf(m, mu) -> np.ndarray:
 
 def truncated_skellam_normalizer(mu, r) -> float:
     "Proposition 7, (27): Z_r = F_μ(r) − F_μ(−r−1) = 2F_μ(r) − 1 (= 1 − 2P(Z > r))."
-    r = _check_int(r, "r")
+    r = check_int(r, "r")
     return float(1.0 - 2.0 * skellam_sf(r, mu))
 
 
@@ -639,7 +631,7 @@ def _skellam_leakage_and_normalizer(mu, r: int, h: int) -> tuple:
 
 def truncated_skellam_leakage(mu, r, h) -> float:
     "Proposition 7, (28): support leakage (F_μ(r) − F_μ(r−h)) / (2F_μ(r) − 1) for 1 ≤ h ≤ 2r; 1 for h > 2r."
-    r, h = _check_int(r, "r"), _check_int(h, "h", 1)
+    r, h = check_int(r, "r"), check_int(h, "h", 1)
     if h > 2 * r:
         return 1.0
     return _skellam_leakage_and_normalizer(mu, r, h)[0]
@@ -647,7 +639,7 @@ def truncated_skellam_leakage(mu, r, h) -> float:
 
 def truncated_skellam_defect(mu, r, eps, h) -> DefectDecomposition:
     "Proposition 8, (29): CDF leakage + Σ_{k=h−r}^{r} [ψ(k) − e^ε ψ(k−h)]₊ / (2F_μ(r) − 1); (1, 0) for h > 2r."
-    r, h = _check_int(r, "r"), _check_int(h, "h", 1)
+    r, h = check_int(r, "r"), check_int(h, "h", 1)
     eps = check_eps(eps, allow_inf=True)
     mu = _check_mu(mu)
     if h > 2 * r:
@@ -663,13 +655,13 @@ def truncated_skellam_defect(mu, r, eps, h) -> DefectDecomposition:
 def skellam_privacy_loss(k, h, mu) -> np.ndarray:
     "Proposition 9, (30): L_h(k) = log(I_|k|(μ) / I_|k−h|(μ)) on the overlap; positive excess iff L_h(k) > ε (31)."
     k = _check_int_array(k, "k")
-    h = _check_int(h, "h", None)
+    h = check_int(h, "h", None)
     return skellam_logpmf(k, mu) - skellam_logpmf(k - h, mu)
 
 
 def truncated_skellam(mu, r) -> SparseKernelMechanism:
     "Radius-truncated sparse Skellam mechanism (26): M(y|x) = ψ_μ(y − x)/Z_r on |y − x| ≤ r."
-    mu, r = _check_mu(mu), _check_int(r, "r")
+    mu, r = _check_mu(mu), check_int(r, "r")
     return SparseKernelMechanism(lambda x, ys: skellam_logpmf(ys - x, mu), lambda x: np.arange(x - r, x + r + 1),
                                  None, True, "truncated Skellam")
 
@@ -701,7 +693,7 @@ def poisson_binomial(success_probabilities, support=None) -> SparseKernelMechani
     if support is None:
         mask = np.ones((k, m), dtype=bool)
     elif isinstance(support, (numbers.Integral, np.integer)) and not isinstance(support, (bool, np.bool_)):
-        r = _check_int(support, "support radius")
+        r = check_int(support, "support radius")
         centre = np.floor(np.asarray(success_probabilities, dtype=float).sum(axis=1) + 0.5)
         mask = np.abs(np.arange(m)[None, :] - centre[:, None]) <= r
     else:

@@ -122,7 +122,7 @@ def run_closeness(args) -> str:
                       f"settings: eps={args.eps:g} alpha={args.alpha:g} statistic={args.statistic} cells={k} "
                       f"permutations={args.n_permutations} n_x={x.size} n_y={y.size}"])
 
-# %% ../nbs/91_cli.ipynb #c011-fc738d12
+# %% ../nbs/91_cli.ipynb #c011-99ddba62
 @dataclass(frozen=True)
 class Reproduction:
     "One reproducible figure or table: what it is, and how to compute it (full=False: the book's size)."
@@ -134,7 +134,7 @@ class Reproduction:
 def _fig1(full, progress):
     from ldpbook.spr import figure1_data, plot_figure1
     import matplotlib.pyplot as plt
-    data = [figure1_data(6, full=full, n_boot=5000 if full else 1000),
+    data = [figure1_data(6, full=full, n_boot=5000 if full else 1000, progress=progress and full),
             figure1_data(100, T=100 if full else 20, n_boot=5000 if full else 1000)]
     axes = plot_figure1(data)
     rows = [{"k": d.k, "eps": float(e), "mechanism": name, "mean": float(d.mean[name][i]),

@@ -100,6 +100,16 @@ def render(chromium: str, page: Path) -> str:
     return result.stdout
 
 
+NOT_PROSE = re.compile(r"<(mjx-container|script|style|pre|code|textarea)\b.*?</\1>", re.S | re.I)
+RAW_TEX = re.compile(r"\$\$|\\\(|\\\[|\\begin\{")
+
+
+def raw_tex_left(dom: str) -> list:
+    "Pieces of TeX that were not typeset: $$, \\( , \\[ or \\begin{ in the visible prose of a rendered page."
+    text = html.unescape(re.sub(r"<[^>]+>", " ", NOT_PROSE.sub(" ", dom)))
+    return [text[max(m.start() - 30, 0):m.end() + 30].strip() for m in RAW_TEX.finditer(text)]
+
+
 def check_math(chromium: str, page: Path) -> str:
     "Render one page; return a one-line report or exit with the reason it failed."
     expected = len(MATH_ELEMENT.findall(page.read_text(encoding="utf-8")))
@@ -108,6 +118,9 @@ def check_math(chromium: str, page: Path) -> str:
     errors = dom.count("<mjx-merror")
     if typeset == 0 or typeset < expected or errors:
         sys.exit(f"check_site: {page}: {typeset} typeset formulas for {expected} math elements, {errors} MathJax errors")
+    leftovers = raw_tex_left(dom)
+    if leftovers:
+        sys.exit(f"check_site: {page}: {len(leftovers)} piece(s) of untypeset TeX in the prose, e.g. {leftovers[0]!r}")
     return f"{page}: {typeset} formulas typeset offline, no MathJax errors"
 
 

@@ -11,6 +11,7 @@ import numpy as np
 
 from .foundations import as_generator, check_eps
 from .foundations import check_int
+from .foundations import seed_sequence
 
 # %% auto #0
 __all__ = ['RATE_TERMS', 'STATISTICS', 'SENSITIVITY', 'MinimaxSeparation', 'minimax_separation', 'SampleComplexity',
@@ -683,21 +684,6 @@ class PowerCurve:
     spawn_key: tuple
 
 
-def _root_seed(rng) -> np.random.SeedSequence:
-    "A root SeedSequence from None, an int seed, a SeedSequence or a Generator (which is advanced once)."
-    if isinstance(rng, np.random.SeedSequence):
-        return rng
-    if isinstance(rng, np.random.Generator):
-        return np.random.SeedSequence(int(rng.integers(2 ** 63)))
-    if rng is None:
-        return np.random.SeedSequence()
-    if isinstance(rng, (numbers.Integral, np.integer)) and not isinstance(rng, (bool, np.bool_)):
-        if rng < 0:
-            raise ValueError(f"rng: an integer seed must be non-negative, got {rng}")
-        return np.random.SeedSequence(int(rng))
-    raise TypeError(f"rng must be None, an int seed, a SeedSequence or a Generator, got {type(rng).__name__}")
-
-
 def _decision(result) -> np.ndarray:
     "The boolean decision(s) of a test's output: a bool, an array of bools, or an object with `reject`."
     arr = np.asarray(getattr(result, "reject", result))
@@ -760,7 +746,7 @@ def power_curve(test, sample, grid, n_reps=200, rng=None, n_jobs=1, backend=None
     if not grid:
         raise ValueError("grid must contain at least one parameter value")
     n_reps = check_int(n_reps, "n_reps", 1)
-    root = _root_seed(rng)
+    root = seed_sequence(rng)
     chunk_size = min(50, max(1, n_reps // 4)) if chunk_size is None else check_int(chunk_size, "chunk_size", 1)
     if progress is None:
         progress = len(grid) * n_reps >= 5000

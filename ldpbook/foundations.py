@@ -10,25 +10,31 @@ import numpy as np
 from scipy.special import rel_entr
 
 # %% auto #0
-__all__ = ['DIVERGENCE_KINDS', 'MAX_FINITE_EPS', 'as_generator', 'check_eps', 'check_nonnegative', 'check_distribution',
-           'check_pair', 'readonly', 'check_channel', 'is_ldp', 'ldp_epsilon', 'privacy_defect', 'is_approx_ldp',
-           'check_divergence', 'perspective', 'divergence_from_sum', 'divergence', 'check_int', 'randomized_response',
-           'privatize']
+__all__ = ['DIVERGENCE_KINDS', 'MAX_FINITE_EPS', 'seed_sequence', 'as_generator', 'check_eps', 'check_nonnegative',
+           'check_distribution', 'check_pair', 'readonly', 'check_channel', 'is_ldp', 'ldp_epsilon', 'privacy_defect',
+           'is_approx_ldp', 'check_divergence', 'perspective', 'divergence_from_sum', 'divergence', 'check_int',
+           'randomized_response', 'privatize']
 
 # %% ../nbs/00_foundations.ipynb #c005-3bb63941
-def as_generator(rng=None) -> np.random.Generator:
-    "Return a `numpy.random.Generator` from `None`, a non-negative int seed, a `SeedSequence` or a Generator."
-    if isinstance(rng, np.random.Generator):
-        return rng
+def seed_sequence(rng=None) -> np.random.SeedSequence:
+    "A `SeedSequence` from `None` (fresh entropy), a non-negative int seed, a `SeedSequence` or a Generator (advanced once)."
     if isinstance(rng, np.random.SeedSequence):
-        return np.random.default_rng(rng)
+        return rng
+    if isinstance(rng, np.random.Generator):
+        return np.random.SeedSequence(int(rng.integers(2 ** 63)))
     if rng is None:
-        return np.random.default_rng()
+        return np.random.SeedSequence()
     if isinstance(rng, (numbers.Integral, np.integer)) and not isinstance(rng, (bool, np.bool_)):
         if rng < 0:
             raise ValueError(f"rng: an integer seed must be non-negative, got {rng}")
-        return np.random.default_rng(int(rng))
-    raise TypeError(f"rng must be None, a non-negative int seed or a numpy.random.Generator, got {type(rng).__name__}")
+        return np.random.SeedSequence(int(rng))
+    raise TypeError("rng must be None, a non-negative int seed, a SeedSequence or a numpy.random.Generator, "
+                    f"got {type(rng).__name__}")
+
+
+def as_generator(rng=None) -> np.random.Generator:
+    "Return a `numpy.random.Generator` from `None`, a non-negative int seed, a `SeedSequence` or a Generator."
+    return rng if isinstance(rng, np.random.Generator) else np.random.default_rng(seed_sequence(rng))
 
 
 def check_eps(eps, name: str = "eps", allow_inf: bool = False) -> float:

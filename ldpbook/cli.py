@@ -133,7 +133,6 @@ class Reproduction:
 
 def _fig1(full, progress):
     from ldpbook.spr import figure1_data, plot_figure1
-    import matplotlib.pyplot as plt
     data = [figure1_data(6, full=full, n_boot=5000 if full else 1000, progress=progress and full),
             figure1_data(100, T=100 if full else 20, n_boot=5000 if full else 1000)]
     axes = plot_figure1(data)
@@ -144,10 +143,10 @@ def _fig1(full, progress):
 
 
 def _fig5(full, progress):
+    import matplotlib.pyplot as plt
     from ldpbook.spr import figure5_data, plot_figure5
     panels = figure5_data(n=2_000_000 if full else 100_000)
     plot_figure5(panels)
-    import matplotlib.pyplot as plt
     rows = [{"eps": pnl.eps, "acceptance": pnl.acceptance, "contained_in_hull": pnl.contained,
              "candidate": i, "M0": float(u), "M1": float(v), "extreme": bool(x)}
             for pnl in panels

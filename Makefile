@@ -8,7 +8,7 @@ JOBS   ?= 2
 # pytest-xdist: tests (and whole notebooks, one per worker) run on $(JOBS) processes
 XDIST  := -n $(JOBS) --dist loadfile
 
-.PHONY: book test export sync unit notebooks site browser chromium benchmarks execute clean
+.PHONY: book test export sync outputs unit notebooks portable site browser chromium package benchmarks execute clean
 
 $(STAMP): requirements-dev.txt settings.ini setup.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -24,7 +24,7 @@ book: export
 	$(BIN)/jupyter-book build . -W
 	@echo "The book is at $(CURDIR)/_build/html/index.html"
 
-test: sync unit notebooks site browser
+test: sync outputs unit notebooks portable site browser package
 	@echo "make test: all checks passed"
 
 sync: export
@@ -39,6 +39,17 @@ unit: $(STAMP)
 
 notebooks: $(STAMP)
 	$(BIN)/pytest $(XDIST) $(NBVAL) nbs/
+
+# Portability gate: the same strict nbval run with numpy's SIMD dispatch held to its baseline, as on another CPU.
+# The feature names are read from numpy at run time (they differ between numpy builds and architectures).
+portable: $(STAMP)
+	NPY_DISABLE_CPU_FEATURES="$$($(BIN)/python -c 'from numpy._core._multiarray_umath import __cpu_dispatch__ as d; print(" ".join(d))')" \
+	  $(BIN)/pytest $(XDIST) $(NBVAL) nbs/
+
+# No checked cell may store round-off (a number below 1e-12 in scientific notation): it differs between CPUs.
+outputs: $(STAMP)
+	$(BIN)/python tools/lint_outputs.py --self-test
+	$(BIN)/python tools/lint_outputs.py nbs/*.ipynb
 
 site: export
 	rm -rf _build/html          # no stale page of a chapter that has left the toc

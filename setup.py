@@ -24,7 +24,7 @@ setup(
     author=cfg["author"],
     author_email=cfg["author_email"],
     license="Apache-2.0",
-    url=cfg["git_url"],
+    url=cfg.get("git_url", "").strip() or None,      # empty until the book has a public repository
     keywords=cfg["keywords"],
     python_requires=">=" + cfg["min_python"],
     packages=find_packages(include=[cfg["lib_path"], cfg["lib_path"] + ".*"]),

@@ -1,15 +1,22 @@
 """Check the built site: math is typeset offline by the vendored MathJax, no page loads anything from a CDN,
-every image is present and non-empty, and no internal link is broken.
+every image is present and non-empty, no internal link is broken, no build marker is rendered, the API reference
+is complete and linked, and no link points at a placeholder repository.
 
 Usage: python tools/check_site.py [_build/html] [--pages nbs/00_foundations.html ...]
 
 For every page named (default: every chapter page under nbs/ that contains math) headless Chromium renders the
 file with the network closed off, and the DOM it dumps must hold one <mjx-container> per math element of the page
 and no <mjx-merror>. Every built page is also scanned for external script or stylesheet URLs, for images that are
-missing or empty, and for links to pages or anchors that do not exist.
+missing or empty, and for links to pages or anchors that do not exist; for code lines that are nbdev directives
+(`#| export`) or nbval markers (`# NBVAL_IGNORE_OUTPUT`); for cells tagged `hide-input` that are not collapsed;
+for an API reference (nbs/api.html) that lacks a section for a module of the package, an entry of a module's
+`__all__`, or an entry's link back to its chapter; and for links to a placeholder or to launch services
+(Binder, Colab) when settings.ini names no repository. Every chapter page must offer its notebook for download.
 """
 import argparse
 import base64
+import configparser
+import importlib
 import html
 import re
 import shutil
@@ -73,6 +80,97 @@ def broken_links(site: Path):
     return found
 
 
+PRE_BLOCK = re.compile(r"<pre\b[^>]*>(.*?)</pre>", re.S | re.I)
+MARKER_LINE = re.compile(r"^\s*#\s*\||^\s*#+\s*(?:NBVAL_\w+|PYTEST_VALIDATE_IGNORE_OUTPUT)\b", re.M)
+
+
+def visible_text(fragment: str) -> str:
+    return html.unescape(re.sub(r"<[^>]+>", "", fragment))
+
+
+def build_markers(site: Path):
+    "Every (page, line) of rendered code (a <pre> block: cell sources and outputs) that is a build marker."
+    found = []
+    for page in site.rglob("*.html"):
+        text = page.read_text(encoding="utf-8", errors="replace")
+        lines = [visible_text(block) for block in PRE_BLOCK.findall(text)]
+        found += [(page, m.group(0).strip()) for chunk in lines for m in MARKER_LINE.finditer(chunk)]
+    return found
+
+
+def open_hidden_inputs(site: Path):
+    "Every (page, cell class) of a code cell tagged `hide-input` whose source is not collapsed into a <details>."
+    found = []
+    for page in site.rglob("*.html"):
+        text = page.read_text(encoding="utf-8", errors="replace")
+        for m in re.finditer(r"<div class=\"(cell [^\"]*\btag_hide-input\b[^\"]*)\"[^>]*>\s*(<[^>]+>)", text):
+            if not m.group(2).startswith("<details") or "hide" not in m.group(2):
+                found.append((page, m.group(1)))
+    return found
+
+
+def api_problems(site: Path, root: Path):
+    """What the API reference page lacks: a module section, an entry of a module's `__all__`, or the link back
+    from a top-level entry to the chapter that explains it; and chapters whose prose links to no entry."""
+    page = site / "nbs" / "api.html"
+    if not page.is_file():
+        return [f"{page} is missing"]
+    text = page.read_text(encoding="utf-8")
+    sys.path.insert(0, str(root))
+    modules = [m for m in importlib.import_module("ldpbook._modidx").d["syms"] if not m.rsplit(".", 1)[-1].startswith("_")]
+    problems = []
+    for module in modules:
+        names = getattr(importlib.import_module(module), "__all__", [])
+        if names and f'id="module-{module}"' not in text:
+            problems.append(f"no section for module {module}")
+        problems += [f"no entry for {module}.{name}" for name in names if f'id="{module}.{name}"' not in text]
+    entries = re.findall(r'<dl class="py (?:function|class|exception|data)">\s*<dt[^>]*id="([^"]+)"(.*?)</dl>', text, re.S)
+    problems += [f"the entry {name} does not link back to a chapter" for name, body in entries
+                 if not re.search(r'Explained in <a class="reference internal" href="\d\d_\w+\.html', body)]
+    for chapter in sorted((site / "nbs").glob("0[0-9]_*.html")):
+        if 'href="api.html#ldpbook.' not in chapter.read_text(encoding="utf-8"):
+            problems.append(f"{chapter.name}: no API name in the prose links to the API reference")
+    return problems
+
+
+def repository_url(root: Path) -> str:
+    config = configparser.ConfigParser(delimiters=["="])
+    config.read(root / "settings.ini", encoding="utf-8")
+    return config["DEFAULT"].get("git_url", "").strip().rstrip("/")
+
+
+PLACEHOLDER = re.compile(r"//(?:www\.)?(?:github|gitlab)\.com/(?:ldpbook|USER|OWNER|your-?\w*|example)(?:[/\"']|$)|"
+                         r"//(?:www\.)?example\.(?:com|org)\b|executablebooks/jupyter-book", re.I)
+LAUNCH = re.compile(r"//(?:mybinder\.org|colab\.research\.google\.com|deepnote\.com)\b", re.I)
+ANY_URL = re.compile(r"(?:href|src|action)=[\"']((?:https?:)?//[^\"']+)", re.I)
+
+
+def dishonest_links(site: Path, root: Path):
+    """Every (page, url) that points at a placeholder repository, or at a launch service or code host for a
+    repository other than settings.ini's git_url (any launch link when git_url is empty)."""
+    git_url, found = repository_url(root), []
+    repo_path = re.sub(r"^https?://[^/]+", "", git_url)
+    for page in site.rglob("*.html"):
+        for url in ANY_URL.findall(page.read_text(encoding="utf-8", errors="replace")):
+            url = html.unescape(url)
+            if git_url and url.rstrip("/").startswith(git_url):
+                continue
+            if PLACEHOLDER.search(url) and not (git_url and git_url in url):
+                found.append((page, url))
+            elif LAUNCH.search(url) and not (repo_path and repo_path.split("/", 2)[-1] in url):
+                found.append((page, url))
+    return found
+
+
+def missing_downloads(site: Path):
+    "Every chapter page without a download link to its own notebook."
+    found = []
+    for page in sorted((site / "nbs").glob("[0-9]*.html")):
+        if f'_sources/nbs/{page.stem}.ipynb"' not in page.read_text(encoding="utf-8"):
+            found.append((page, f"_sources/nbs/{page.stem}.ipynb"))
+    return found
+
+
 def find_chromium():
     for name in ("chromium", "chromium-browser", "google-chrome"):
         path = shutil.which(name)
@@ -127,6 +225,7 @@ def check_math(chromium: str, page: Path) -> str:
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("site", nargs="?", default="_build/html")
+    parser.add_argument("--root", default=".", help="the book's source folder (settings.ini, ldpbook/)")
     parser.add_argument("--pages", nargs="*", help="pages (relative to the site) to render; default: chapters with math")
     args = parser.parse_args()
     site = Path(args.site)
@@ -136,10 +235,18 @@ def main():
     if leaks:
         page, url = leaks[0]
         sys.exit(f"check_site: {page} loads an external asset ({url}); {len(leaks)} such references in all")
-    for name, problems in (("a missing or empty image", broken_images(site)), ("a broken link", broken_links(site))):
+    root = Path(args.root)
+    for name, problems in (("a missing or empty image", broken_images(site)), ("a broken link", broken_links(site)),
+                           ("a rendered nbdev directive or nbval marker", build_markers(site)),
+                           ("a hide-input cell shown open", open_hidden_inputs(site)),
+                           ("a placeholder or launch link for no configured repository", dishonest_links(site, root)),
+                           ("a chapter page without its notebook download", missing_downloads(site))):
         if problems:
             listed = "; ".join(f"{page.relative_to(site)}: {ref}" for page, ref in problems[:5])
-            sys.exit(f"check_site: {len(problems)} reference(s) to {name}: {listed}")
+            sys.exit(f"check_site: {len(problems)} case(s) of {name}: {listed}")
+    problems = api_problems(site, root)
+    if problems:
+        sys.exit(f"check_site: the API reference is incomplete ({len(problems)} problem(s)): " + "; ".join(problems[:5]))
     pages = [site / p for p in args.pages] if args.pages else sorted(
         p for p in (site / "nbs").glob("[0-9]*.html") if MATH_ELEMENT.search(p.read_text(encoding="utf-8")))
     if not pages:
@@ -147,8 +254,9 @@ def main():
     chromium = find_chromium()
     for page in pages:
         print(check_math(chromium, page))
-    print(f"check_site: {len(pages)} page(s) render their math offline; no external assets, missing images "
-          f"or broken internal links in {site}")
+    print(f"check_site: {len(pages)} page(s) render their math offline; no external assets, missing images, "
+          f"broken internal links, build markers, open hide-input cells or placeholder links in {site}; "
+          f"the API reference covers every module and links back to the chapters")
 
 
 if __name__ == "__main__":

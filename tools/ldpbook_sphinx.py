@@ -1,0 +1,411 @@
+"""Sphinx extension for the ldpbook site (registered in `_config.yml` under `sphinx: local_extensions`).
+
+The chapter notebooks are the source of the package and of the tests, so they carry build markers that a reader
+should not see. This extension works on the rendered pages only; the notebooks are never changed.
+
+1. **Clean code cells.** nbdev directives (`#| default_exp`, `#| export`, `#| hide`, ...) at the top of a code
+   cell and nbval markers (`# NBVAL_IGNORE_OUTPUT`, ...) anywhere in it are removed from the rendered input.
+   nbdev's display directives keep their meaning: `#| hide` removes the cell, `#| echo: false` its input,
+   `#| output: false` its output. A cell left with no code and no output disappears.
+2. **API reference.** The page that holds a fenced `{ldpbook-api-reference}` block gets, in its place, one
+   section per module of the package (found in nbdev's `_modidx.py`, in chapter order) with autodoc entries for
+   the module's `__all__`; every entry links back to the chapter section whose export cell defines it.
+3. **Cross-links.** Inline code in the prose that names an API member (`optimal_mechanism`,
+   `optimal_mechanism(p, q, eps)`, `spr.optimal_mechanism`, `SPRMechanism.sample`) becomes a link to its entry.
+4. **Honest repository links.** The repository URL lives in one place, `git_url` in settings.ini. When it names a
+   repository (``https://host/owner/name``), the pages get the repository button and the launch buttons
+   (Binder, Colab) configured in `_config.yml`; when it is empty, they get none. The download button stays.
+"""
+from __future__ import annotations
+
+import ast
+import configparser
+import importlib
+import json
+import re
+from pathlib import Path
+
+from docutils import nodes
+from sphinx import addnodes
+from sphinx.transforms import SphinxTransform
+from sphinx.util import logging
+
+logger = logging.getLogger(__name__)
+
+# ---------------------------------------------------------------------------------------------------------------
+# 1. Clean code cells
+
+DIRECTIVE = re.compile(r"^\s*#\s*\|\s*(?P<name>[\w-]+)\s*:?\s*(?P<value>.*?)\s*$")
+NBVAL_MARKER = re.compile(r"^\s*#+\s*(?:NBVAL_\w+|PYTEST_VALIDATE_IGNORE_OUTPUT)\s*$")
+EXPORT_DIRECTIVES = {"export", "exports", "exporti"}
+
+
+def split_directives(source: str):
+    """The nbdev directives at the top of a cell (a dict name -> value) and the code a reader sees.
+
+    Directives are read, as nbdev reads them, from the leading comment lines of the cell; nbval markers are
+    comment lines anywhere. Blank lines left at either end are dropped."""
+    lines = source.splitlines()
+    directives, start = {}, 0
+    while start < len(lines):
+        match = DIRECTIVE.match(lines[start])
+        if match:
+            directives[match["name"]] = match["value"]
+        elif not (NBVAL_MARKER.match(lines[start]) or not lines[start].strip()):
+            break
+        start += 1
+    body = [line for line in lines[start:] if not NBVAL_MARKER.match(line)]
+    return directives, "\n".join(body).strip("\n")
+
+
+def _is(node, element):
+    return isinstance(node, nodes.container) and node.get("nb_element") == element
+
+
+def top_level_names(code: str) -> list:
+    "The names a code cell defines at top level (functions, classes, assignments), or [] if it does not parse."
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return []
+    names = []
+    for statement in tree.body:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.append(statement.name)
+        elif isinstance(statement, (ast.Assign, ast.AnnAssign)):
+            targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+            names += [t.id for t in targets if isinstance(t, ast.Name)]
+    return names
+
+
+def _section_of(node):
+    "The innermost section around a node: (anchor id, title text), or (None, None) at the top of a page."
+    while node is not None and not isinstance(node, nodes.section):
+        node = node.parent
+    if node is None or not node["ids"]:
+        return None, None
+    title = node[0].astext() if node.children and isinstance(node[0], nodes.title) else ""
+    return node["ids"][0], title
+
+
+class CleanNotebookCells(SphinxTransform):
+    """Strip build markers from rendered code cells and record where each exported name is defined."""
+
+    default_priority = 400
+
+    def apply(self, **kwargs):
+        env, docname = self.env, self.env.docname
+        module = _chapter_module(self.app, docname)
+        if module:
+            env.ldpbook_chapters[f"ldpbook.{module}"] = docname
+        cells = [n for n in self.document.findall(nodes.container) if _is(n, "cell_code")]
+        for cell in cells:
+            source_box = next((c for c in cell.children if _is(c, "cell_code_source")), None)
+            block = next(iter(source_box.findall(nodes.literal_block)), None) if source_box else None
+            if block is None:
+                continue
+            directives, code = split_directives(block.astext())
+            if EXPORT_DIRECTIVES & directives.keys() and module:
+                target = directives[next(iter(EXPORT_DIRECTIVES & directives.keys()))].split()
+                anchor, title = _section_of(cell)
+                for name in top_level_names(code):
+                    env.ldpbook_defs[f"ldpbook.{target[0] if target else module}.{name}"] = (docname, anchor, title)
+            if code != block.astext():
+                block.children = [nodes.Text(code)]
+                block.rawsource = code
+            hide = "hide" in directives
+            if not code.strip() or directives.get("echo", "").lower() == "false":
+                cell.remove(source_box)
+            if directives.get("output", "").lower() == "false":
+                for box in [c for c in cell.children if _is(c, "cell_code_output")]:
+                    cell.remove(box)
+            if hide or not cell.children:
+                cell.parent.remove(cell)
+
+
+def _chapter_module(app, docname):
+    "The module (without `ldpbook.`) that a chapter page's notebook exports, from its `#| default_exp`, or None."
+    if not hasattr(app, "ldpbook_chapter_of"):
+        app.ldpbook_chapter_of = {path.with_suffix("").as_posix(): module.split(".", 1)[1]
+                                  for module, path in chapter_notebooks(Path(app.srcdir)).items()}
+    return app.ldpbook_chapter_of.get(docname)
+
+
+def _purge(app, env, docname):
+    for store in ("ldpbook_defs", "ldpbook_chapters"):
+        table = getattr(env, store, {})
+        for key in [k for k, v in table.items() if (v[0] if isinstance(v, tuple) else v) == docname]:
+            del table[key]
+
+
+def _merge(app, env, docnames, other):
+    for store in ("ldpbook_defs", "ldpbook_chapters"):
+        getattr(env, store).update({k: v for k, v in getattr(other, store, {}).items()})
+
+
+def _init_env(app, env, docnames):
+    for store in ("ldpbook_defs", "ldpbook_chapters"):
+        if not hasattr(env, store):
+            setattr(env, store, {})
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# 2. The API reference page
+
+API_BLOCK = re.compile(r"^```\{ldpbook-api-reference\}[^\n]*\n```[ \t]*$", re.M)
+
+
+def chapter_notebooks(root: Path) -> dict:
+    "Module name -> chapter notebook (path relative to the book root), read from each notebook's `#| default_exp`."
+    found = {}
+    for path in sorted((root / "nbs").glob("*.ipynb")):
+        for cell in json.loads(path.read_text(encoding="utf-8")).get("cells", []):
+            if cell.get("cell_type") == "code":
+                directives, _ = split_directives("".join(cell.get("source", "")))
+                if directives.get("default_exp"):
+                    found[f"ldpbook.{directives['default_exp'].split()[0]}"] = path.relative_to(root)
+                    break
+    return found
+
+
+def api_modules(root: Path) -> list:
+    "The package's modules, from nbdev's index `ldpbook/_modidx.py`, in chapter order (modules without a chapter last)."
+    index = importlib.import_module("ldpbook._modidx")
+    chapters = chapter_notebooks(root)
+    modules = [m for m in index.d["syms"] if not m.rsplit(".", 1)[-1].startswith("_")]
+    return sorted(modules, key=lambda m: (str(chapters.get(m, "~")), m))
+
+
+def api_members(module_name: str) -> list:
+    "The public API of a module: its `__all__` (nbdev writes it from the exported cells)."
+    module = importlib.import_module(module_name)
+    return [name for name in getattr(module, "__all__", []) if not name.startswith("_")]
+
+
+def api_markdown(root: Path, page: str) -> str:
+    "The generated MyST source of the API reference: one section per module, autodoc entries for its members."
+    chapters, parts = chapter_notebooks(root), []
+    for module in api_modules(root):
+        members = api_members(module)
+        if not members:
+            continue
+        parts.append(f"(api-{module.replace('.', '-')})=\n## `{module}`\n")
+        chapter = chapters.get(module)
+        if chapter is not None:
+            parts.append(f"Explained in {{doc}}`/{chapter.with_suffix('').as_posix()}`.\n")
+        imported = importlib.import_module(module)
+        data = [name for name in members if not callable(getattr(imported, name, None))]
+        parts.append("```{eval-rst}\n"
+                     f".. automodule:: {module}\n"
+                     "   :members:\n"
+                     "   :undoc-members:\n"
+                     "   :member-order: bysource\n"
+                     + (f"   :exclude-members: {', '.join(data)}\n" if data else "")
+                     + "".join(f"\n.. autodata:: {module}.{name}\n" for name in data)   # constants
+                     + "```\n")
+    return "\n".join(parts)
+
+
+def _api_source(app, docname, source):
+    if API_BLOCK.search(source[0]):
+        generated = api_markdown(Path(app.srcdir), docname)
+        source[0] = API_BLOCK.sub(lambda _: generated, source[0])
+        app.env.ldpbook_api_page = docname
+
+
+def _api_index(app):
+    "Every documented name -> its qualified name, for the cross-links (short, module-qualified and full forms)."
+    index = {}
+    for module in api_modules(Path(app.srcdir)):
+        short_module = module.rsplit(".", 1)[-1]
+        imported = importlib.import_module(module)
+        for name in api_members(module):
+            qualified = f"{module}.{name}"
+            for key in (name, f"{short_module}.{name}", qualified):
+                index.setdefault(key, set()).add(qualified)
+            obj = getattr(imported, name, None)
+            if isinstance(obj, type):
+                for attr, value in vars(obj).items():
+                    if not attr.startswith("_") and (callable(value) or isinstance(value, (property, classmethod,
+                                                                                           staticmethod))):
+                        for key in (f"{name}.{attr}", f"{short_module}.{name}.{attr}", f"{qualified}.{attr}"):
+                            index.setdefault(key, set()).add(f"{qualified}.{attr}")
+        index.setdefault(module, set()).add(module)
+    return index
+
+
+def _add_back_links(app, doctree, docname):
+    "On the API page: under each entry, a link to the chapter section whose export cell defines it."
+    if docname != getattr(app.env, "ldpbook_api_page", None):
+        return
+    env = app.env
+    for desc in list(doctree.findall(addnodes.desc)):
+        if desc.get("domain") != "py" or desc.get("objtype") not in ("function", "class", "exception", "data"):
+            continue
+        signature = desc[0]
+        qualified = f"{signature.get('module')}.{signature.get('fullname')}"
+        if "." in signature.get("fullname", ""):
+            continue                                     # a method or attribute: its class links back
+        where = env.ldpbook_defs.get(qualified)
+        if where is None:
+            chapter = env.ldpbook_chapters.get(signature.get("module"))
+            if chapter is None:
+                logger.warning(f"API reference: no chapter exports {qualified}", location=docname)
+                continue
+            where = (chapter, None, None)
+        chapter, anchor, section = where
+        uri = app.builder.get_relative_uri(docname, chapter) + (f"#{anchor}" if anchor else "")
+        title = env.titles[chapter].astext() if chapter in env.titles else chapter
+        short = title.split(":")[0]                       # "Foundations: local differential ..." -> "Foundations"
+        text = f"{short} › {section}" if section and section != title else title
+        para = nodes.paragraph(classes=["ldpbook-explained"])
+        para += nodes.Text("Explained in ")
+        para += nodes.reference("", text, internal=True, refuri=uri)
+        para += nodes.Text(".")
+        content = next((c for c in desc.children if isinstance(c, addnodes.desc_content)), None)
+        if content is not None:
+            content.insert(0, para)
+
+
+# Docstrings are numpy-style plain text with Unicode math, not reStructuredText: `|x − y|` is an absolute value,
+# not a substitution. Before napoleon reads them, `|` outside backticks is escaped; after napoleon, a docstring
+# that docutils still cannot parse cleanly is shown as preformatted text (as `help()` shows it), with a note in
+# the build log, so that the -W build does not depend on every docstring being valid reStructuredText.
+
+BACKTICK_SPAN = re.compile(r"(``.*?``|`[^`]*`)")
+
+
+REFERENCE_UNDERSCORE = re.compile(r"(?<=\w)_(?=\W|$)")
+
+
+def escape_bars(line: str) -> str:
+    """Escape, outside backtick spans, `|` (absolute values and norms are not reST substitutions) and a `_` that
+    ends a word (`I_|k|` is a subscript, not a hyperlink reference)."""
+    return "".join(part if part.startswith("`") else
+                   REFERENCE_UNDERSCORE.sub(r"\\_", part.replace("|", r"\|"))
+                   for part in BACKTICK_SPAN.split(line))
+
+
+def _escape_docstring(app, what, name, obj, options, lines):
+    import inspect
+    if what == "data" and inspect.getdoc(obj) == inspect.getdoc(type(obj)):
+        lines[:] = []                    # a constant has no docstring of its own: not the docs of `dict`
+    lines[:] = [escape_bars(line) for line in lines]
+
+
+def rst_problems(text: str) -> list:
+    "docutils' warnings and errors for a piece of reST, ignoring roles and directives that only Sphinx knows."
+    import docutils.core
+
+    document = docutils.core.publish_doctree(text, settings_overrides={
+        "report_level": 2, "halt_level": 5, "warning_stream": False, "file_insertion_enabled": False})
+    messages = list(document.findall(nodes.system_message)) + list(document.transform_messages)
+    return [m.astext() for m in messages if m["level"] >= 2
+            and not re.search(r"Unknown interpreted text role|Unknown directive type|No role entry|"
+                              r"No directive entry|Trying .* as canonical", m.astext())]
+
+
+def _check_docstring(app, what, name, obj, options, lines):
+    problems = rst_problems("\n".join(lines))
+    if problems:
+        import inspect
+        original = inspect.getdoc(obj) or ""
+        logger.info(f"API reference: the docstring of {name} is not valid reStructuredText "
+                    f"({problems[0].splitlines()[0]}); it is shown as preformatted text")
+        lines[:] = ["::", ""] + ["    " + line for line in original.splitlines()] + [""]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# 3. Cross-links from inline code in the prose
+
+CODE_NAME = re.compile(r"^(?P<name>[A-Za-z_][\w.]*)(?:\(.*\))?$", re.S)
+NOT_LINKED = (nodes.literal_block, nodes.title, nodes.reference, addnodes.pending_xref, addnodes.desc,
+              nodes.FixedTextElement)
+
+
+class LinkApiNames(SphinxTransform):
+    """Inline code naming an API member becomes a reference to its entry in the API reference."""
+
+    default_priority = 410
+
+    def apply(self, **kwargs):
+        index = getattr(self.app, "ldpbook_api_index", None)
+        if not index or self.env.docname == getattr(self.env, "ldpbook_api_page", None):
+            return
+        own_module = next((m for m, d in self.env.ldpbook_chapters.items() if d == self.env.docname), None)
+        for literal in list(self.document.findall(nodes.literal)):
+            if any(isinstance(parent, NOT_LINKED) for parent in _ancestors(literal)):
+                continue
+            match = CODE_NAME.match(literal.astext().strip())
+            targets = index.get(match["name"], set()) if match else set()
+            if len(targets) > 1:
+                targets = {t for t in targets if own_module and t.startswith(own_module + ".")}
+            if len(targets) != 1:
+                continue
+            target = next(iter(targets))
+            xref = addnodes.pending_xref("", refdomain="py", reftype="obj", reftarget=target, refexplicit=True,
+                                         refwarn=True, refdoc=self.env.docname)
+            literal.replace_self(xref)
+            xref += literal
+            literal["classes"] = literal.get("classes", []) + ["ldpbook-api-link"]
+
+
+def _ancestors(node):
+    node = node.parent
+    while node is not None:
+        yield node
+        node = node.parent
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# 4. Honest repository links
+
+REPOSITORY_URL = re.compile(r"^https://[\w.-]+\.[a-z]{2,}/[\w.-]+/[\w.-]+/?$")
+LAUNCH_PROVIDERS = ("binderhub_url", "jupyterhub_url", "colab_url", "deepnote_url", "jupyterlite_url", "thebe")
+
+
+def repository_settings(root: Path) -> tuple:
+    "(git_url, branch) from settings.ini; git_url is '' unless it names a repository."
+    config = configparser.ConfigParser(delimiters=["="])
+    config.read(root / "settings.ini", encoding="utf-8")
+    settings = config["DEFAULT"]
+    url = settings.get("git_url", "").strip()
+    if url and not REPOSITORY_URL.match(url):
+        raise ValueError("settings.ini: git_url must be empty or a repository URL https://host/owner/name")
+    return url, settings.get("branch", "main").strip() or "main"
+
+
+def _repository_links(app, config):
+    url, branch = repository_settings(Path(app.srcdir))
+    options = dict(config.html_theme_options or {})
+    launch = dict(options.get("launch_buttons") or {})
+    if url:
+        options.update(repository_url=url, repository_branch=branch, use_repository_button=True)
+    else:
+        options["repository_url"] = ""
+        options["use_repository_button"] = False
+        for key in ("use_edit_page_button", "use_issues_button"):
+            options[key] = False
+        launch = {k: v for k, v in launch.items() if k not in LAUNCH_PROVIDERS}
+    options["launch_buttons"] = launch
+    config.html_theme_options = options
+    app.ldpbook_git_url = url
+
+
+def _builder_inited(app):
+    app.ldpbook_api_index = _api_index(app)
+
+
+def setup(app):
+    app.add_transform(CleanNotebookCells)
+    app.add_transform(LinkApiNames)
+    app.connect("config-inited", _repository_links)
+    app.connect("builder-inited", _builder_inited)
+    app.connect("env-before-read-docs", _init_env)
+    app.connect("env-purge-doc", _purge)
+    app.connect("env-merge-info", _merge)
+    app.connect("source-read", _api_source)
+    app.connect("autodoc-process-docstring", _escape_docstring, priority=400)    # napoleon runs at 500
+    app.connect("autodoc-process-docstring", _check_docstring, priority=900)
+    app.connect("doctree-resolved", _add_back_links)
+    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 1}

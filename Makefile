@@ -67,6 +67,11 @@ chromium:
 	  { echo "could not install chromium with apt-get"; exit 1; }; \
 	else echo "chromium is missing: install it with 'sudo apt-get install -y chromium' and rerun"; exit 1; fi
 
+# The sdist and the wheel (python -m build), the wheel installed into a fresh virtual environment where the README
+# tour and `ldpbook --help` run, __version__ is settings.ini's and py.typed ships.
+package: export
+	$(BIN)/python tools/check_package.py
+
 # Re-execute notebooks in place (after editing one): make execute NB=nbs/00_foundations.ipynb
 execute: export
 	$(BIN)/python tools/run_nb.py $(or $(NB),nbs/[0-9]*.ipynb)

@@ -1,5 +1,11 @@
-"""Packaging for ldpbook: metadata is read from settings.ini (the nbdev configuration)."""
+"""Packaging for ldpbook: metadata is read from settings.ini (the nbdev configuration).
+
+`python -m build` makes the sdist (MANIFEST.in adds settings.ini, which this file reads) and a wheel from it.
+The version is settings.ini's `version`, which nbdev_export also writes into `ldpbook/__init__.py`; the package
+ships `py.typed` (PEP 561: its type hints are meant for type checkers).
+"""
 from configparser import ConfigParser
+from pathlib import Path
 
 from setuptools import find_packages, setup
 
@@ -21,6 +27,8 @@ setup(
     name=cfg["lib_name"],
     version=cfg["version"],
     description=cfg["description"],
+    long_description=Path("README.md").read_text(encoding="utf-8"),
+    long_description_content_type="text/markdown",
     author=cfg["author"],
     author_email=cfg["author_email"],
     license="Apache-2.0",
@@ -28,6 +36,7 @@ setup(
     keywords=cfg["keywords"],
     python_requires=">=" + cfg["min_python"],
     packages=find_packages(include=[cfg["lib_path"], cfg["lib_path"] + ".*"]),
+    package_data={cfg["lib_path"]: ["py.typed"]},
     install_requires=_split("requirements"),
     extras_require=extras,
     entry_points={"console_scripts": _split("console_scripts"),

@@ -1,0 +1,124 @@
+"""Build the sdist and the wheel with `python -m build`, install the wheel into a fresh virtual environment and use
+it there as a programmer would: the README's tour runs, `ldpbook --help` works, `ldpbook.__version__` is
+settings.ini's version and `py.typed` ships.
+
+Usage: python tools/check_package.py [--keep DIR]
+
+`python -m build` makes the sdist and then the wheel from the unpacked sdist, so a file the sdist forgets breaks
+the wheel build. The fresh environment gets the package's requirements from the registry (pip's cache makes this
+quick), held to the versions pinned in requirements-dev.txt; it runs from a temporary folder, so it imports the
+installed package, never the source tree.
+"""
+import argparse
+import configparser
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import venv
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run(*command, cwd=None, quiet=False):
+    "Run a command; on failure exit with its output."
+    result = subprocess.run([str(c) for c in command], cwd=cwd, capture_output=True, text=True)
+    if result.returncode != 0:
+        sys.exit(f"check_package: `{' '.join(map(str, command))}` failed ({result.returncode}):\n"
+                 f"{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
+    return result.stdout
+
+
+def settings():
+    config = configparser.ConfigParser(delimiters=["="])
+    config.read(ROOT / "settings.ini", encoding="utf-8")
+    return config["DEFAULT"]
+
+
+def readme_tour() -> str:
+    "The README's Python block, extracted as tests/test_readme.py does."
+    block = re.search(r"```python\n(.*?)```", (ROOT / "README.md").read_text(encoding="utf-8"), re.S)
+    if not block:
+        sys.exit("check_package: README.md has no ```python block")
+    return block.group(1)
+
+
+def pinned_constraints(folder: Path) -> Path:
+    "requirements-dev.txt as a pip constraints file (constraints cannot carry extras such as dask[distributed])."
+    lines = [line.split("#")[0].strip() for line in (ROOT / "requirements-dev.txt").read_text().splitlines()]
+    path = folder / "constraints.txt"
+    path.write_text("\n".join(line for line in lines if line and "[" not in line) + "\n")
+    return path
+
+
+def check_artifacts(dist: Path, name: str, version: str):
+    "One sdist and one wheel, named for the version; the sdist holds settings.ini, the wheel every module and py.typed."
+    sdists, wheels = list(dist.glob(f"{name}-{version}.tar.gz")), list(dist.glob(f"{name}-{version}-*.whl"))
+    if len(sdists) != 1 or len(wheels) != 1:
+        sys.exit(f"check_package: expected one sdist and one wheel for version {version} in {dist}, "
+                 f"found {[p.name for p in dist.iterdir()]}")
+    with tarfile.open(sdists[0]) as sdist:
+        members = {Path(m).relative_to(f"{name}-{version}").as_posix() for m in sdist.getnames() if "/" in m}
+    modules = {p.relative_to(ROOT).as_posix() for p in (ROOT / name).glob("*.py")} | {f"{name}/py.typed"}
+    missing = ({"settings.ini", "setup.py", "README.md"} | modules) - members
+    if missing:
+        sys.exit(f"check_package: the sdist lacks {sorted(missing)}")
+    with zipfile.ZipFile(wheels[0]) as wheel:
+        missing = modules - set(wheel.namelist())
+    if missing:
+        sys.exit(f"check_package: the wheel lacks {sorted(missing)}")
+    return wheels[0]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--keep", help="build into this folder and keep it (default: a temporary folder)")
+    args = parser.parse_args()
+    cfg = settings()
+    name, version = cfg["lib_name"], cfg["version"]
+    work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="ldpbook-package-"))
+    try:
+        dist, env, scratch = work / "dist", work / "venv", work / "scratch"
+        shutil.rmtree(dist, ignore_errors=True)
+        shutil.rmtree(env, ignore_errors=True)
+        scratch.mkdir(parents=True, exist_ok=True)
+        run(sys.executable, "-m", "build", "--sdist", "--wheel", "--outdir", dist, ROOT)
+        wheel = check_artifacts(dist, name, version)
+        print(f"check_package: built {', '.join(sorted(p.name for p in dist.iterdir()))}")
+
+        venv.EnvBuilder(with_pip=True, clear=True).create(env)
+        python = env / "bin" / "python"
+        run(python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+            "-c", pinned_constraints(work), wheel)
+        print(f"check_package: installed {wheel.name} into a fresh environment")
+
+        probe = ("import importlib.resources, ldpbook; print(ldpbook.__version__); "
+                 "print(importlib.resources.files('ldpbook').joinpath('py.typed').is_file()); print(ldpbook.__file__)")
+        installed_version, typed, location = run(python, "-c", probe, cwd=scratch).split()
+        if installed_version != version:
+            sys.exit(f"check_package: ldpbook.__version__ is {installed_version}, settings.ini says {version}")
+        if typed != "True":
+            sys.exit("check_package: the installed package has no py.typed")
+        if not Path(location).resolve().is_relative_to(env.resolve()):
+            sys.exit(f"check_package: imported ldpbook from {location}, not from the fresh environment")
+
+        (scratch / "tour.py").write_text(readme_tour(), encoding="utf-8")
+        printed = run(python, "tour.py", cwd=scratch)
+        if not printed.strip():
+            sys.exit("check_package: the README tour printed nothing")
+        usage = run(env / "bin" / "ldpbook", "--help", cwd=scratch)
+        if "usage:" not in usage.lower():
+            sys.exit(f"check_package: `ldpbook --help` printed no usage:\n{usage[:500]}")
+        print(f"check_package: in the fresh environment ldpbook {installed_version} imports from site-packages, "
+              f"ships py.typed, runs the README tour and `ldpbook --help`")
+    finally:
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -111,7 +111,7 @@ def open_hidden_inputs(site: Path):
 
 def api_problems(site: Path, root: Path):
     """What the API reference page lacks: a module section, an entry of a module's `__all__`, or the link back
-    from a top-level entry to the chapter that explains it; and chapters whose prose links to no entry."""
+    from a top-level entry to the chapter that explains it; and API names in the prose that do not link to it."""
     page = site / "nbs" / "api.html"
     if not page.is_file():
         return [f"{page} is missing"]
@@ -127,9 +127,30 @@ def api_problems(site: Path, root: Path):
     entries = re.findall(r'<dl class="py (?:function|class|exception|data)">\s*<dt[^>]*id="([^"]+)"(.*?)</dl>', text, re.S)
     problems += [f"the entry {name} does not link back to a chapter" for name, body in entries
                  if not re.search(r'Explained in <a class="reference internal" href="\d\d_\w+\.html', body)]
-    for chapter in sorted((site / "nbs").glob("0[0-9]_*.html")):
-        if 'href="api.html#ldpbook.' not in chapter.read_text(encoding="utf-8"):
-            problems.append(f"{chapter.name}: no API name in the prose links to the API reference")
+    return problems + unlinked_api_names(site, modules)
+
+
+NOT_PROSE_HTML = re.compile(r"<(h[1-6]|nav|pre|a|script|style|dt)\b.*?</\1>", re.S | re.I)
+INLINE_CODE = re.compile(r"<code class=\"docutils literal[^\"]*\">(.*?)</code>", re.S)
+
+
+def unlinked_api_names(site: Path, modules: list) -> list:
+    """Inline code in the prose of a page (not in a heading, a code block or a link) that names an API member
+    unambiguously (`name`, `name(...)`, `module.name`, `ldpbook.module.name`) but does not link to its entry."""
+    owners = {}
+    for module in modules:
+        for name in getattr(importlib.import_module(module), "__all__", []):
+            for key in (name, f"{module.rsplit('.', 1)[-1]}.{name}", f"{module}.{name}"):
+                owners.setdefault(key, set()).add(module)
+    problems = []
+    for page in sorted(site.rglob("*.html")):
+        if page.name == "api.html" or "_static" in page.parts or "_sources" in page.parts:
+            continue
+        prose = NOT_PROSE_HTML.sub(" ", page.read_text(encoding="utf-8", errors="replace"))
+        for code in INLINE_CODE.findall(prose):
+            match = re.match(r"^([A-Za-z_][\w.]*)(?:\(.*\))?$", visible_text(code).strip(), re.S)
+            if match and len(owners.get(match.group(1), ())) == 1:
+                problems.append(f"{page.relative_to(site)}: `{match.group(1)}` does not link to the API reference")
     return problems
 
 

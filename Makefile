@@ -5,6 +5,8 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with nbval_sanitize.cfg
 JOBS   ?= 2
+# the notebooks that `make notebooks`, `make portable` and `make outputs` check (e.g. NBS=nbs/01_spr.ipynb)
+NBS    ?= nbs/
 # pytest-xdist: tests (and whole notebooks, one per worker) run on $(JOBS) processes
 XDIST  := -n $(JOBS) --dist loadfile
 
@@ -38,18 +40,18 @@ unit: $(STAMP)
 	$(BIN)/pytest $(XDIST) tests/
 
 notebooks: $(STAMP)
-	$(BIN)/pytest $(XDIST) $(NBVAL) nbs/
+	$(BIN)/pytest $(XDIST) $(NBVAL) $(NBS)
 
 # Portability gate: the same strict nbval run with numpy's SIMD dispatch held to its baseline, as on another CPU.
 # The feature names are read from numpy at run time (they differ between numpy builds and architectures).
 portable: $(STAMP)
 	NPY_DISABLE_CPU_FEATURES="$$($(BIN)/python -c 'from numpy._core._multiarray_umath import __cpu_dispatch__ as d; print(" ".join(d))')" \
-	  $(BIN)/pytest $(XDIST) $(NBVAL) nbs/
+	  $(BIN)/pytest $(XDIST) $(NBVAL) $(NBS)
 
 # No checked cell may store round-off (a number below 1e-12 in scientific notation): it differs between CPUs.
 outputs: $(STAMP)
 	$(BIN)/python tools/lint_outputs.py --self-test
-	$(BIN)/python tools/lint_outputs.py nbs/*.ipynb
+	$(BIN)/python tools/lint_outputs.py $(if $(filter %.ipynb,$(NBS)),$(NBS),$(NBS:%/=%)/*.ipynb)
 
 site: export
 	rm -rf _build/html          # no stale page of a chapter that has left the toc

@@ -234,6 +234,17 @@ def _api_index(app):
     return index
 
 
+def _chapter_from_modidx(env, qualified):
+    """The chapter page of a name from nbdev's index (`'ldpbook.m.f': ('spr.html#f', ...)` names the notebook
+    without its number), for names exported into a module other than their notebook's `default_exp`."""
+    index = importlib.import_module("ldpbook._modidx").d["syms"]
+    entry = index.get(qualified.rsplit(".", 1)[0], {}).get(qualified)
+    if not entry:
+        return None
+    stem = entry[0].split(".html")[0]
+    return next((d for d in sorted(env.found_docs) if re.sub(r"^\d+_", "", d.rsplit("/", 1)[-1]) == stem), None)
+
+
 def _add_back_links(app, doctree, docname):
     "On the API page: under each entry, a link to the chapter section whose export cell defines it."
     if docname != getattr(app.env, "ldpbook_api_page", None):
@@ -248,7 +259,7 @@ def _add_back_links(app, doctree, docname):
             continue                                     # a method or attribute: its class links back
         where = env.ldpbook_defs.get(qualified)
         if where is None:
-            chapter = env.ldpbook_chapters.get(signature.get("module"))
+            chapter = env.ldpbook_chapters.get(signature.get("module")) or _chapter_from_modidx(env, qualified)
             if chapter is None:
                 logger.warning(f"API reference: no chapter exports {qualified}", location=docname)
                 continue
@@ -343,8 +354,9 @@ class LinkApiNames(SphinxTransform):
             if len(targets) != 1:
                 continue
             target = next(iter(targets))
+            top_level = target.count(".") == 2                    # ldpbook.module.name
             xref = addnodes.pending_xref("", refdomain="py", reftype="obj", reftarget=target, refexplicit=True,
-                                         refwarn=True, refdoc=self.env.docname)
+                                         refwarn=top_level, refdoc=self.env.docname)
             literal.replace_self(xref)
             xref += literal
             literal["classes"] = literal.get("classes", []) + ["ldpbook-api-link"]

@@ -22,8 +22,9 @@ THRESHOLD = 1e-12
 SCIENTIFIC = re.compile(r"(?<![\w.])[-+]?(?:\d+\.?\d*|\.\d+)[eE][-+]?\d+(?![\w.])")
 # a stated tolerance is not round-off: the number right after a comparison (`max error <= 1e-14: True`)
 STATED_TOLERANCE = re.compile(r"(?:<=?|>=?|≤|≥|<<|>>)\s*$")
-UNCHECKED_MARKERS = re.compile(r"^\s*#\s*NBVAL_(?:IGNORE_OUTPUT|SKIP)\b", re.M)
-UNCHECKED_TAGS = {"nbval-ignore-output", "nbval-skip"}
+# as nbval reads them: a comment line that is exactly the marker, or a cell tag
+UNCHECKED_MARKERS = re.compile(r"^\s*#+\s*(?:NBVAL_IGNORE_OUTPUT|NBVAL_SKIP|PYTEST_VALIDATE_IGNORE_OUTPUT)\s*$", re.M)
+UNCHECKED_TAGS = {"nbval-ignore-output", "nbval-skip", "pytest-validate-ignore-output"}
 TEXT_MIME = ("text/plain", "text/html", "text/markdown", "text/latex")
 
 

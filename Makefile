@@ -82,4 +82,4 @@ benchmarks: export
 	for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
 clean:
-	rm -rf _build .pytest_cache
+	rm -rf _build .pytest_cache dist build

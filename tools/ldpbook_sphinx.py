@@ -182,7 +182,7 @@ def api_members(module_name: str) -> list:
     return [name for name in getattr(module, "__all__", []) if not name.startswith("_")]
 
 
-def api_markdown(root: Path, page: str) -> str:
+def api_markdown(root: Path) -> str:
     "The generated MyST source of the API reference: one section per module, autodoc entries for its members."
     chapters, parts = chapter_notebooks(root), []
     for module in api_modules(root):
@@ -208,7 +208,7 @@ def api_markdown(root: Path, page: str) -> str:
 
 def _api_source(app, docname, source):
     if API_BLOCK.search(source[0]):
-        generated = api_markdown(Path(app.srcdir), docname)
+        generated = api_markdown(Path(app.srcdir))
         source[0] = API_BLOCK.sub(lambda _: generated, source[0])
         app.env.ldpbook_api_page = docname
 

@@ -408,11 +408,23 @@ def _builder_inited(app):
     app.ldpbook_api_index = _api_index(app)
 
 
+def _outdated(app, env, added, changed, removed):
+    """In an incremental build, re-read the API page always (it is generated from the package, which Sphinx does
+    not watch) and every page when the set of API names changed (their cross-links depend on it)."""
+    names = sorted(app.ldpbook_api_index)
+    if getattr(env, "ldpbook_api_names", None) != names:
+        env.ldpbook_api_names = names
+        return sorted(env.found_docs)
+    page = getattr(env, "ldpbook_api_page", None)
+    return [page] if page in env.found_docs else []
+
+
 def setup(app):
     app.add_transform(CleanNotebookCells)
     app.add_transform(LinkApiNames)
     app.connect("config-inited", _repository_links)
     app.connect("builder-inited", _builder_inited)
+    app.connect("env-get-outdated", _outdated)
     app.connect("env-before-read-docs", _init_env)
     app.connect("env-purge-doc", _purge)
     app.connect("env-merge-info", _merge)

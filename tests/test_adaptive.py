@@ -173,7 +173,7 @@ def test_alternative_family():
 
 
 def test_figure3_small_run_shapes_and_reproducibility():
-    kwargs = dict(n_reps=3, n=60, scenarios=((1, 0.0), (4, 0.6)), resolutions=(4, 16), n_permutations=9,
+    kwargs = dict(n_reps=3, n=60, scenarios=((1, 0.0), (4, 0.6)), resolutions=(4, 16), n_permutations=19,
                   n_centering=9, rng=5)
     a, b = figure3_power(**kwargs), figure3_power(**kwargs)
     assert a.labels == ("kappa = 4, eps = inf", "kappa = 16, eps = inf", "adaptive, eps = inf",
@@ -197,7 +197,8 @@ def test_figure3_small_run_shapes_and_reproducibility():
     (dict(n_centering=0), ValueError), (dict(n_centering=2.5), TypeError), (dict(n_permutations=True), TypeError),
     (dict(centering_level=1.0), ValueError), (dict(centering_level=0), ValueError),
     (dict(rng="seed"), TypeError), (dict(return_resolution=1), TypeError), (dict(return_nonprivate="yes"), TypeError),
-    (dict(y=np.full((3, 2), 0.5)), ValueError),
+    (dict(y=np.full((3, 2), 0.5)), ValueError), (dict(n_permutations=10), ValueError),
+    (dict(alpha=0.01, n_permutations=98), ValueError),
 ])
 def test_adaptive_test_rejects_bad_input(kwargs, error):
     args = dict(x=[0.1, 0.5, 0.9], y=[0.2, 0.4, 0.6], eps=1.0)
@@ -274,7 +275,7 @@ def test_privacy_audit_on_neighbouring_data(eps):
                 assert ratio <= math.exp(eps) * (1 + 1e-9)
                 assert np.mean(a) <= math.exp(eps) * np.mean(b) * (1 + 1e-9)
     assert worst > 1.05                                           # the audit looks at pairs that do move
-    assert adaptive_test(x, y, eps, n_centering=9, n_permutations=9, rng=0).noise_scale == 16 / eps
+    assert adaptive_test(x, y, eps, n_centering=9, n_permutations=19, rng=0).noise_scale == 16 / eps
 
 
 def test_privacy_audit_monte_carlo():
@@ -287,7 +288,7 @@ def test_privacy_audit_monte_carlo():
     grid = np.linspace(0, 1, 9)
 
     def score(yy):
-        return adaptive_test(x, yy, math.inf, n_centering=19, n_permutations=3, rng=0, return_nonprivate=True).statistic
+        return adaptive_test(x, yy, math.inf, n_centering=19, n_permutations=19, rng=0, return_nonprivate=True).statistic
 
     base = score(y)
     best, y_best = -1.0, None

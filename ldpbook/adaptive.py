@@ -14,9 +14,9 @@ from .foundations import as_generator, check_eps
 from .foundations import check_int
 
 # %% auto #0
-__all__ = ['SCORE_SENSITIVITY', 'dyadic_max_level', 'alternating_density', 'alternating_cell_masses', 'sample_alternating',
-           'DyadicPartitions', 'dyadic_partitions', 'multiscale_statistics', 'centering_offsets', 'adaptive_scores',
-           'AdaptiveTestResult', 'multiscale_scores', 'adaptive_test', 'Figure3', 'figure3_power']
+__all__ = ['MAX_CELLS', 'SCORE_SENSITIVITY', 'dyadic_max_level', 'alternating_density', 'alternating_cell_masses',
+           'sample_alternating', 'DyadicPartitions', 'dyadic_partitions', 'multiscale_statistics', 'centering_offsets',
+           'adaptive_scores', 'AdaptiveTestResult', 'adaptive_test', 'Figure3', 'figure3_power']
 
 # %% ../nbs/05_adaptivity.ipynb #c007-9ce5fe1b
 def dyadic_max_level(n) -> int:
@@ -37,11 +37,14 @@ def dyadic_max_level(n) -> int:
     return (n ** 3 - 1).bit_length()
 
 # %% ../nbs/05_adaptivity.ipynb #c010-660f421c
+MAX_CELLS = 1 << 26          # alternating_cell_masses refuses finer grids (0.5 GiB of cell masses)
+
+
 def _check_alternative(scale, r):
-    scale = check_int(scale, "scale", 1)
-    if not isinstance(r, numbers.Real) or not 0 <= r <= 2 / math.pi:
+    scale, r = check_int(scale, "scale", 1), closeness._real(r, "r")
+    if not 0 <= r <= 2 / math.pi:                        # also rejects NaN
         raise ValueError(f"r must be a number in [0, 2/pi] (so that the density stays >= 0), got {r!r}")
-    return scale, float(r)
+    return scale, r
 
 
 def alternating_density(t, scale, r):
@@ -67,6 +70,9 @@ def alternating_cell_masses(scale, r, kappa) -> np.ndarray:
     """Exact probabilities of the kappa cells [i/kappa, (i+1)/kappa) under g_{M,r}."""
     scale, r = _check_alternative(scale, r)
     kappa = check_int(kappa, "kappa", 1)
+    if kappa > MAX_CELLS:
+        raise ValueError(f"kappa = {kappa} cells would need {8 * (kappa + 1) / 2 ** 30:.1f} GiB; at most "
+                         f"{MAX_CELLS} cells are computed")
     edges = np.arange(kappa + 1) / kappa
     cdf = edges + r * (1 - np.cos(2 * math.pi * scale * edges)) / (4 * scale)
     return np.diff(cdf)
@@ -263,11 +269,10 @@ def _check_statistics_array(values, name: str, ndim: int) -> np.ndarray:
 
 def _check_level(level, name: str) -> float:
     "A real number in the open interval (0, 1)."
-    if isinstance(level, (bool, np.bool_)) or not isinstance(level, (numbers.Real, np.floating, np.integer)):
-        raise TypeError(f"{name} must be a real number, got {type(level).__name__}")
-    if not 0 < float(level) < 1:                         # also rejects NaN
-        raise ValueError(f"{name} must be a number in (0, 1), got {float(level)!r}")
-    return float(level)
+    level = closeness._real(level, name)
+    if not 0 < level < 1:                                # also rejects NaN
+        raise ValueError(f"{name} must be a number in (0, 1), got {level!r}")
+    return level
 
 
 def centering_offsets(null_statistics, level=0.2) -> np.ndarray:
@@ -352,7 +357,7 @@ def _check_samples(x, y) -> tuple:
     return x, y
 
 
-def multiscale_scores(x, y, n_centering, n_permutations, centering_level, rng) -> tuple:
+def _multiscale_scores(x, y, n_centering, n_permutations, centering_level, rng) -> tuple:
     """Stages 1-2 of the test (NOT private): scores A_0 (observed) and A_1..A_B, and the arg-max level of each."""
     n_x, n_y = x.shape[0], y.shape[0]
     partitions = dyadic_partitions(np.vstack([x, y]), dyadic_max_level(min(n_x, n_y)))
@@ -402,7 +407,7 @@ def adaptive_test(x, y, eps, alpha=0.05, n_centering=199, n_permutations=199, ce
     centering_level = _check_level(centering_level, "centering_level")
     x, y = _check_samples(x, y)
     rng = as_generator(rng)
-    scores, level = multiscale_scores(x, y, n_centering, n_permutations, centering_level, rng)
+    scores, level = _multiscale_scores(x, y, n_centering, n_permutations, centering_level, rng)
     pvalue = closeness.noisy_permutation_pvalue(scores[0], scores[1:], eps, SCORE_SENSITIVITY, rng)
     nonprivate = ("pvalue", "statistic", "null_distribution", "resolution")
     return AdaptiveTestResult(

@@ -27,6 +27,16 @@ RATE_TERMS = ("classical N^(-2s/(4s+d))", "within-cell (N sqrt(eps))^(-2s/(2s+d)
               "hypercube transport (N^(3/2) eps)^(-2s/(4s+d))", "linear (N eps)^(-1)")
 
 
+def _real(value, name: str) -> float:
+    "A real number (not a bool, not a string) as a float; an integer too large for a float is an error."
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Real, np.floating, np.integer)):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    try:
+        return float(value)
+    except OverflowError:
+        raise ValueError(f"{name} is too large for a floating-point number") from None
+
+
 def _check_positive_real(value, name: str, allow_inf: bool = False) -> np.ndarray:
     "Validate a positive real number or array of them (finite unless `allow_inf`)."
     arr = np.asarray(value)
@@ -235,22 +245,30 @@ def split_statistic(x, y, k=None, rng=None) -> int:
 # %% ../nbs/04_closeness.ipynb #ch4-016
 def _check_positive_eps(eps) -> float:
     "Validate ε > 0, allowing ε = inf (the non-private test)."
-    eps = check_eps(eps, allow_inf=True)
+    eps = check_eps(_real(eps, "eps"), allow_inf=True)
     if eps == 0:
         raise ValueError("eps must be positive (eps = 0 releases nothing useful); use eps=np.inf for the "
                          "non-private test")
     return eps
 
 
+def _check_sensitivity(sensitivity) -> float:
+    "Validate Δ: one finite positive real number."
+    value = _check_positive_real(sensitivity, "sensitivity")
+    if value.ndim:
+        raise ValueError(f"sensitivity must be a single number, got shape {value.shape}")
+    return float(value)
+
+
 def laplace_scale(sensitivity: float, eps: float) -> float:
     "Scale 2Δ/ε of the Laplace noise of the DP permutation test (0 when ε = ∞: no noise)."
+    sensitivity, eps = _check_sensitivity(sensitivity), _check_positive_eps(eps)
     return 0.0 if math.isinf(eps) else 2.0 * sensitivity / eps
 
 # %% ../nbs/04_closeness.ipynb #ch4-016a
 def _check_statistics(observed, permuted) -> tuple:
     "Validate T_0 (a finite real number) and T_1..T_B (a non-empty 1-D array of finite reals)."
-    if isinstance(observed, (bool, np.bool_)) or not isinstance(observed, (numbers.Real, np.floating, np.integer)):
-        raise TypeError(f"observed must be a real number, got {type(observed).__name__}")
+    observed = _real(observed, "observed")
     arr = np.asarray(permuted)
     if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)):
         raise TypeError(f"permuted must be an array of real numbers, got dtype {arr.dtype}")
@@ -260,14 +278,6 @@ def _check_statistics(observed, permuted) -> tuple:
         raise ValueError("observed and permuted statistics must be finite (a NaN or infinite statistic "
                          "cannot be calibrated)")
     return float(observed), arr.astype(float)
-
-
-def _check_sensitivity(sensitivity) -> float:
-    "Validate Δ: one finite positive real number."
-    value = _check_positive_real(sensitivity, "sensitivity")
-    if value.ndim:
-        raise ValueError(f"sensitivity must be a single number, got shape {value.shape}")
-    return float(value)
 
 # %% ../nbs/04_closeness.ipynb #ch4-016b
 def noisy_permutation_pvalue(observed, permuted, eps, sensitivity, rng=None) -> float:
@@ -306,9 +316,7 @@ def noisy_permutation_pvalue(observed, permuted, eps, sensitivity, rng=None) -> 
 # %% ../nbs/04_closeness.ipynb #ch4-016d
 def _check_alpha(alpha) -> float:
     "Validate a test level in (0, 1)."
-    if isinstance(alpha, (bool, np.bool_)) or not isinstance(alpha, (numbers.Real, np.floating, np.integer)):
-        raise TypeError(f"alpha must be a real number, got {type(alpha).__name__}")
-    alpha = float(alpha)
+    alpha = _real(alpha, "alpha")
     if not 0.0 < alpha < 1.0:          # also rejects NaN
         raise ValueError(f"alpha must lie in the open interval (0, 1), got {alpha}")
     return alpha
@@ -846,11 +854,10 @@ def power_curve(test, sample, grid, n_reps=200, rng=None, n_jobs=1, backend=None
 # %% ../nbs/04_closeness.ipynb #ch4-035
 def _check_sine_r(r) -> float:
     "Validate the separation r of g_r: a real number in [0, 2/pi]."
-    if isinstance(r, (bool, np.bool_)) or not isinstance(r, (numbers.Real, np.floating, np.integer)):
-        raise TypeError(f"r must be a real number, got {type(r).__name__}")
-    if not 0.0 <= float(r) <= 2.0 / np.pi:            # also rejects NaN
-        raise ValueError(f"r must lie in [0, 2/pi] for g_r to be a density, got {float(r)}")
-    return float(r)
+    r = _real(r, "r")
+    if not 0.0 <= r <= 2.0 / np.pi:                   # also rejects NaN
+        raise ValueError(f"r must lie in [0, 2/pi] for g_r to be a density, got {r}")
+    return r
 
 
 def sample_sine_alternative(n, r, rng=None) -> np.ndarray:

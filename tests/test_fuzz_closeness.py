@@ -1,0 +1,129 @@
+"""Fuzz tests for ldpbook.closeness: for generated inputs (NaN, +-inf, empty, wrong shapes and dtypes, bools,
+strings, tiny and huge eps, huge k and labels) every public function returns a valid result or raises ValueError /
+TypeError - never another exception, a NaN or a hang."""
+import dataclasses
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ldpbook import closeness
+from _fuzz_strategies import HUGE, check_no_nan, junk_arrays, junk_scalars, maybe
+
+FUZZ = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+ALLOWED = (ValueError, TypeError)
+
+labels = st.lists(st.integers(0, 7), min_size=2, max_size=30).map(np.array)
+huge_labels = st.lists(st.sampled_from([0, 3, HUGE, 10 ** 9]), min_size=2, max_size=10).map(np.array)
+eps_values = st.sampled_from([1e-12, 1e-3, 0.5, 1.0, 30.0, 700.0, np.inf])
+ks = st.one_of(st.none(), st.integers(8, 20), st.just(HUGE), st.just(10 ** 9))
+
+
+def run(call, *args, **kwargs):
+    "Call; allow ValueError/TypeError; check the result for NaN."
+    try:
+        out = call(*args, **kwargs)
+    except ALLOWED:
+        return None
+    if dataclasses.is_dataclass(out):
+        for field in dataclasses.fields(out):
+            value = getattr(out, field.name)
+            if isinstance(value, (float, np.ndarray)):
+                check_no_nan(value)
+    else:
+        check_no_nan(out)
+    return out
+
+
+@FUZZ
+@given(maybe(st.floats(1, 1e12)), maybe(eps_values), maybe(st.floats(0.05, 5)), maybe(st.integers(1, 6)))
+def test_rates(n, eps, s, d):
+    for call in (closeness.minimax_separation, closeness.sample_complexity):
+        run(call, n if call is closeness.minimax_separation else (n % 1 if isinstance(n, float) else n), eps, s, d)
+
+
+@FUZZ
+@given(maybe(st.floats(0, 1)), maybe(st.floats(0.05, 5)), maybe(st.integers(1, 6)))
+def test_phase_exponents(alpha, s, d):
+    run(closeness.phase_exponents, alpha, s, d)
+
+
+@FUZZ
+@given(maybe(st.one_of(labels, huge_labels), junk_arrays), maybe(st.one_of(labels, huge_labels), junk_arrays),
+       maybe(ks), st.sampled_from(["rb", "split"]))
+def test_statistics_and_the_test(x, y, k, name):
+    run(closeness.rb_statistic, x, y, k)
+    run(closeness.split_statistic, x, y, k, 0)
+    run(closeness.permutation_statistics, x, y, k, name, 19, 1)
+    out = run(closeness.dp_permutation_test, x, y, 1.0, k, name, 19, 0.05, 2)
+    assert out is None or isinstance(out.reject, bool)
+
+
+@FUZZ
+@given(maybe(eps_values), maybe(st.sampled_from([19, 39, 99]), st.one_of(junk_scalars, st.integers(1, 18))),
+       maybe(st.floats(0.01, 0.5)), maybe(st.sampled_from(["rb", "split"]), junk_scalars))
+def test_dp_permutation_test_parameters(eps, n_permutations, alpha, name):
+    x, y = np.array([0, 1, 1, 2, 2]), np.array([2, 2, 1, 0, 3])
+    run(closeness.dp_permutation_test, x, y, eps, None, name, n_permutations, alpha, 3)
+
+
+@FUZZ
+@given(maybe(st.floats(-50, 50)), maybe(st.lists(st.floats(-50, 50), min_size=1, max_size=40).map(np.array),
+                                        junk_arrays), maybe(eps_values), maybe(st.floats(0.5, 8)),
+       maybe(st.floats(0.01, 0.9)))
+def test_noise_and_decision(observed, permuted, eps, sensitivity, alpha):
+    p = run(closeness.noisy_permutation_pvalue, observed, permuted, eps, sensitivity, 1)
+    assert p is None or 0 < p <= 1
+    decision = run(closeness.dp_permutation_decision, observed, permuted, eps, sensitivity, alpha, 1)
+    assert decision is None or isinstance(decision, bool)
+    scale = run(closeness.laplace_scale, sensitivity, eps)
+    assert scale is None or scale >= 0
+    run(closeness.smallest_n_permutations, alpha)
+
+
+@FUZZ
+@given(maybe(st.lists(st.integers(0, 5), min_size=1, max_size=6).map(np.array), junk_arrays),
+       maybe(st.lists(st.integers(0, 5), min_size=1, max_size=6).map(np.array), junk_arrays),
+       maybe(st.integers(5, 9)), maybe(st.integers(5, 9)))
+def test_rb_cell_values(u, v, n_x, n_y):
+    run(closeness.rb_cell_values, u, v, n_x, n_y)
+
+
+@FUZZ
+@given(maybe(st.lists(st.floats(0, 1), min_size=1, max_size=20).map(np.array), junk_arrays),
+       maybe(st.integers(1, 64), st.one_of(junk_scalars, st.just(HUGE), st.just(2 ** 40))))
+def test_bin_samples(x, kappa):
+    out = run(closeness.bin_samples, x, kappa)
+    assert out is None or (out.dtype == np.int64 and out.min() >= 0)
+
+
+@FUZZ
+@given(maybe(st.integers(1, 200)), maybe(st.floats(0, 0.63)))
+def test_sine_alternative(n, r):
+    out = run(closeness.sample_sine_alternative, n, r, 1)
+    assert out is None or (out.min() >= 0 and out.max() <= 1)
+
+
+def _coin(p, rng):
+    return (rng.random() < p,)
+
+
+def _flip(flip, rng):
+    return bool(flip)
+
+
+@settings(max_examples=15, deadline=None)
+@given(maybe(st.lists(st.floats(0, 1), min_size=1, max_size=3)), maybe(st.integers(1, 20)),
+       maybe(st.integers(0, 5)), maybe(st.sampled_from([None, 1, 2])), maybe(st.integers(1, 5)))
+def test_power_curve(grid, n_reps, rng, n_jobs, chunk_size):
+    run(closeness.power_curve, _flip, _coin, grid, n_reps, rng, 1 if n_jobs == 2 else n_jobs, None, False,
+        chunk_size)
+
+
+@settings(max_examples=10, deadline=None)
+@given(maybe(st.integers(1, 2)), maybe(st.just((0.0, 0.3)), st.one_of(junk_scalars, st.just(()),
+                                                                        st.just((0.9,)), st.just((np.nan,)))),
+       maybe(st.just((1.0, np.inf)), st.one_of(st.just(()), st.just((0.0,)), st.just((np.nan,)))),
+       maybe(st.integers(10, 40)), maybe(st.integers(2, 6)), maybe(st.sampled_from([19, 39])))
+def test_figure2(n_reps, r_values, eps_values, n, kappa, n_permutations):
+    run(closeness.figure2, n_reps, r_values, eps_values, n, kappa, n_permutations, 0.05, 1, 1, None, False)

@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ldpbook import adaptive
-from _fuzz_strategies import HUGE, check_no_nan, junk_arrays, junk_scalars, maybe
+from test_fuzz_closeness import HUGE, check_no_nan, junk_arrays, junk_scalars, maybe
 
 FUZZ = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 ALLOWED = (ValueError, TypeError)

@@ -16,7 +16,8 @@ from .foundations import check_int
 # %% auto #0
 __all__ = ['MAX_CELLS', 'SCORE_SENSITIVITY', 'dyadic_max_level', 'alternating_density', 'alternating_cell_masses',
            'sample_alternating', 'DyadicPartitions', 'dyadic_partitions', 'multiscale_statistics', 'centering_offsets',
-           'adaptive_scores', 'AdaptiveTestResult', 'adaptive_test', 'Figure3', 'figure3_power']
+           'adaptive_scores', 'AdaptiveTestResult', 'adaptive_test', 'adaptive_rate_bound', 'adaptive_rate', 'Figure3',
+           'figure3_power']
 
 # %% ../nbs/05_adaptivity.ipynb #c007-9ce5fe1b
 def dyadic_max_level(n) -> int:
@@ -419,6 +420,29 @@ def adaptive_test(x, y, eps, alpha=0.05, n_centering=199, n_permutations=199, ce
         private_fields=() if math.isinf(eps) else ("reject",),
         nonprivate_fields=("reject",) + nonprivate if math.isinf(eps) else nonprivate,
         resolution=2 ** int(level[0]) if return_resolution else None)
+
+# %% ../nbs/05_adaptivity.ipynb #c033a
+def adaptive_rate_bound(kappa, N, eps, s, d) -> np.ndarray:
+    """The bracket of the adaptive upper bound: chapter 4's R_kappa terms with the classical cost inflated by
+    a_N^(1/4), plus sqrt(a_N / N), where a_N = log log N (N >= 3, so that a_N > 0). Constants set to 1."""
+    bias, classical, within, transport, linear = closeness.binned_rate_terms(kappa, N, eps, s, d)
+    a = _log_log(N)
+    return bias + np.sqrt(a / N) + a ** 0.25 * classical + within + transport + linear
+
+
+def adaptive_rate(N, eps, s, d) -> np.ndarray:
+    "rho_1 v rho_2 v rho_3 v rho_4: chapter 4's four-term rate with its classical term times a_N^(s/(4s+d))."
+    terms = closeness.minimax_separation(N, eps, s, d).terms.copy()
+    terms[0] *= _log_log(N) ** (s / (4 * s + d))
+    return terms.max(axis=0)
+
+
+def _log_log(N) -> np.ndarray:
+    "a_N = log log N for N >= 3."
+    N = closeness._check_positive_real(N, "N")
+    if (N < 3).any():
+        raise ValueError("N must be at least 3 (a_N = log log N must be positive)")
+    return np.log(np.log(N))
 
 # %% ../nbs/05_adaptivity.ipynb #c037-b922a55d
 def _figure3_sample(scenario, rng, n):

@@ -19,8 +19,8 @@ __all__ = ['RATE_TERMS', 'STATISTICS', 'SENSITIVITY', 'MinimaxSeparation', 'mini
            'sample_complexity', 'PhaseExponents', 'phase_exponents', 'occupied_cell_counts', 'split_statistic',
            'laplace_scale', 'noisy_permutation_pvalue', 'smallest_n_permutations', 'dp_permutation_decision',
            'dp_pvalue', 'rb_statistic', 'rb_cell_values', 'PermutationStatistics', 'permutation_statistics',
-           'DPPermutationTestResult', 'dp_permutation_test', 'bin_samples', 'PowerCurve', 'power_curve',
-           'sample_sine_alternative', 'Figure2', 'figure2']
+           'DPPermutationTestResult', 'dp_permutation_test', 'bin_samples', 'binned_rate_terms', 'PowerCurve',
+           'power_curve', 'sample_sine_alternative', 'Figure2', 'figure2']
 
 # %% ../nbs/04_closeness.ipynb #ch4-006
 RATE_TERMS = ("classical N^(-2s/(4s+d))", "within-cell (N sqrt(eps))^(-2s/(2s+d))",
@@ -755,6 +755,19 @@ def bin_samples(x, kappa) -> np.ndarray:
         raise ValueError(f"kappa^d = {kappa}^{d} cells do not fit in int64 labels")
     index = np.minimum((arr * kappa).astype(np.int64), kappa - 1)
     return index @ (kappa ** np.arange(d - 1, -1, -1, dtype=np.int64))
+
+# %% ../nbs/04_closeness.ipynb #ch4-028a
+def binned_rate_terms(kappa, N, eps, s, d) -> np.ndarray:
+    """The five terms of R_kappa(N, eps): bias kappa^-s, classical kappa^(d/4)/sqrt(N), within-cell
+    kappa^(d/2)/(N sqrt(eps)), transport kappa^(d/4)/(N^(3/4) sqrt(eps)) and linear 1/(N eps), along axis 0.
+
+    `kappa`, `N` and `eps` (> 0; eps = inf switches the privacy terms off) broadcast; constants are set to 1."""
+    kappa = _check_positive_real(kappa, "kappa")
+    N, eps = _check_positive_real(N, "N"), _check_positive_real(eps, "eps", allow_inf=True)
+    s, d = _check_smoothness(s, d)
+    kappa, N, eps = np.broadcast_arrays(kappa, N, eps)
+    return np.stack([kappa ** -s, kappa ** (d / 4) / np.sqrt(N), kappa ** (d / 2) / (N * np.sqrt(eps)),
+                     kappa ** (d / 4) / (N ** 0.75 * np.sqrt(eps)), 1.0 / (N * eps)])
 
 # %% ../nbs/04_closeness.ipynb #ch4-032
 @dataclass(frozen=True)

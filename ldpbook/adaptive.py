@@ -66,7 +66,7 @@ def alternating_density(t, scale, r):
     scale, r = _check_alternative(scale, r)
     return 1 + (math.pi * r / 2) * np.sin(2 * math.pi * scale * np.asarray(t, dtype=float))
 
-
+# %% ../nbs/05_adaptivity.ipynb #c010b
 def alternating_cell_masses(scale, r, kappa) -> np.ndarray:
     """Exact probabilities of the kappa cells [i/kappa, (i+1)/kappa) under g_{M,r}."""
     scale, r = _check_alternative(scale, r)
@@ -78,7 +78,7 @@ def alternating_cell_masses(scale, r, kappa) -> np.ndarray:
     cdf = edges + r * (1 - np.cos(2 * math.pi * scale * edges)) / (4 * scale)
     return np.diff(cdf)
 
-
+# %% ../nbs/05_adaptivity.ipynb #c010c
 def sample_alternating(n, scale, r, rng=None) -> np.ndarray:
     """n i.i.d. draws from g_{M,r} by rejection from the uniform density (acceptance >= 1/2)."""
     n = check_int(n, "n", 1)
@@ -109,7 +109,7 @@ def _check_points(z, name: str) -> np.ndarray:
         raise ValueError(f"{name} must contain finite points of [0, 1]^d")
     return arr
 
-
+# %% ../nbs/05_adaptivity.ipynb #c013b
 @dataclass(frozen=True)
 class DyadicPartitions:
     """Occupied dyadic cells of a pooled sample, level by level, as runs of one Z-order.
@@ -134,7 +134,7 @@ class DyadicPartitions:
         "Number of levels (from kappa = 1 on) at which some cell holds two or more points."
         return len(self.starts)
 
-
+# %% ../nbs/05_adaptivity.ipynb #c013c
 def dyadic_partitions(z, max_level) -> DyadicPartitions:
     """Sparse dyadic partitions of the points z at kappa = 2^0, ..., 2^max_level.
 
@@ -275,7 +275,7 @@ def _check_level(level, name: str) -> float:
         raise ValueError(f"{name} must be a number in (0, 1), got {level!r}")
     return level
 
-
+# %% ../nbs/05_adaptivity.ipynb #c019b
 def centering_offsets(null_statistics, level=0.2) -> np.ndarray:
     """Centering offsets q_kappa: an upper-`level` quantile of each row of centering statistics.
 
@@ -301,7 +301,7 @@ def centering_offsets(null_statistics, level=0.2) -> np.ndarray:
     m = min(n_centering, n_centering + 1 - math.floor(level * (n_centering + 1) + 1e-9))
     return np.partition(s, m - 1, axis=1)[:, m - 1]
 
-
+# %% ../nbs/05_adaptivity.ipynb #c019c
 def adaptive_scores(statistics, offsets):
     """Multiscale scores A = max over resolutions of the centred statistics, and the arg-max level.
 
@@ -468,7 +468,7 @@ def _figure3_test(x, y, rng, eps_values, resolutions, n_permutations, n_centerin
                                                            SCORE_SENSITIVITY, alpha, rng))
     return np.array(decisions)
 
-
+# %% ../nbs/05_adaptivity.ipynb #c037b
 @dataclass(frozen=True)
 class Figure3:
     """Rejection rates of Figure 3: `power.rejection_rate[i, t]` for scenario i and (test, eps) `labels[t]`."""

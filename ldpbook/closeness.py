@@ -59,7 +59,7 @@ def _check_smoothness(s, d) -> tuple:
         raise ValueError(f"s must be a scalar, got shape {s.shape}")
     return float(s), check_int(d, "d", 1)
 
-
+# %% ../nbs/04_closeness.ipynb #ch4-006b
 @dataclass(frozen=True)
 class MinimaxSeparation:
     "The four terms of the rate (axis 0, in the order of `RATE_TERMS`), their maximum, and which term is largest (1–4)."
@@ -97,7 +97,7 @@ def minimax_separation(N, eps, s, d) -> MinimaxSeparation:
                       1.0 / (N * eps)])
     return MinimaxSeparation(terms, terms.max(axis=0), terms.argmax(axis=0) + 1)
 
-
+# %% ../nbs/04_closeness.ipynb #ch4-006c
 @dataclass(frozen=True)
 class SampleComplexity:
     "The four sample-size terms (axis 0), their maximum `n`, and which term is largest (1–4)."
@@ -122,7 +122,7 @@ def sample_complexity(r, eps, s, d) -> SampleComplexity:
                       1.0 / (eps * r)])
     return SampleComplexity(terms, terms.max(axis=0), terms.argmax(axis=0) + 1)
 
-
+# %% ../nbs/04_closeness.ipynb #ch4-006d
 @dataclass(frozen=True)
 class PhaseExponents:
     "ρ₁..ρ₄ (axis 0), the rate exponent min ρⱼ, the active phase (1–4) and the crossing points of the envelope."
@@ -384,72 +384,6 @@ def _hypergeom_pmf(population: int, successes: int, draws: int) -> tuple:
     return lo, p / p.sum()
 
 
-@dataclass(frozen=True)
-class _Laws:
-    "Hypergeometric laws for several success counts, stored flat: value a occupies offset[a] : offset[a] + width[a]."
-    lo: np.ndarray
-    width: np.ndarray
-    offset: np.ndarray
-    support: np.ndarray
-    pmf: np.ndarray
-    cdf: np.ndarray          # P(H <= x)
-    partial_mean: np.ndarray  # E[H 1{H <= x}]
-    mean: np.ndarray
-
-
-def _hypergeom_laws(population: int, successes: np.ndarray, draws: int) -> _Laws:
-    "Laws of Hyp(population, u, draws) for each u in `successes` (distinct values: at most sqrt(2N) of them)."
-    u = np.asarray(successes, dtype=np.int64)
-    lo = np.maximum(0, draws - (population - u))
-    width = np.minimum(u, draws) - lo + 1
-    offset = np.zeros(u.size + 1, dtype=np.int64)
-    np.cumsum(width, out=offset[1:])
-    support = np.empty(offset[-1], dtype=np.int64)
-    pmf, cdf, partial_mean = np.empty(offset[-1]), np.empty(offset[-1]), np.empty(offset[-1])
-    for a in range(u.size):                 # one vector operation per distinct value
-        seg = slice(offset[a], offset[a + 1])
-        support[seg] = np.arange(lo[a], lo[a] + width[a])
-        pmf[seg] = _hypergeom_pmf(population, int(u[a]), draws)[1]
-        np.cumsum(pmf[seg], out=cdf[seg])
-        np.cumsum(support[seg] * pmf[seg], out=partial_mean[seg])
-    return _Laws(lo, width, offset[:-1], support, pmf, cdf, partial_mean, draws * u / population)
-
-
-def _expected_abs_diff_chunk(i_sum, i_look, laws_sum: _Laws, laws_look: _Laws) -> np.ndarray:
-    "E|A - B| for pairs, summing over the support of A (laws_sum) and reading E|x - B| off B's cdf and partial means."
-    width = laws_sum.width[i_sum]
-    starts = np.zeros(i_sum.size + 1, dtype=np.int64)
-    np.cumsum(width, out=starts[1:])
-    pair = np.repeat(np.arange(i_sum.size), width)
-    j = np.arange(starts[-1]) - starts[pair]
-    x = laws_sum.lo[i_sum][pair] + j
-    rel = x - laws_look.lo[i_look][pair]
-    look_width = laws_look.width[i_look][pair]
-    below, above = rel < 0, rel >= look_width
-    pos = laws_look.offset[i_look][pair] + np.clip(rel, 0, look_width - 1)
-    mean = laws_look.mean[i_look][pair]
-    cdf = np.where(below, 0.0, np.where(above, 1.0, laws_look.cdf[pos]))
-    partial = np.where(below, 0.0, np.where(above, mean, laws_look.partial_mean[pos]))
-    e_abs = mean - 2.0 * partial + x * (2.0 * cdf - 1.0)
-    return np.bincount(pair, weights=laws_sum.pmf[laws_sum.offset[i_sum][pair] + j] * e_abs, minlength=i_sum.size)
-
-
-def _expected_abs_diff(ia, ib, laws_a: _Laws, laws_b: _Laws, chunk: int = 1 << 16) -> np.ndarray:
-    "E|A - B|, A ~ laws_a[ia[p]], B ~ laws_b[ib[p]] independent, for every pair p; sums over the smaller support."
-    out = np.empty(ia.size)
-    over_a = laws_a.width[ia] <= laws_b.width[ib]
-    for flag, i_sum, i_look, l_sum, l_look in ((True, ia, ib, laws_a, laws_b), (False, ib, ia, laws_b, laws_a)):
-        sel = np.flatnonzero(over_a == flag)
-        ends = np.cumsum(l_sum.width[i_sum[sel]])
-        start = 0
-        while start < sel.size:             # chunks of about `chunk` terms keep the temporaries small
-            stop = max(start + 1, int(np.searchsorted(ends, ends[start] - l_sum.width[i_sum[sel[start]]] + chunk)))
-            part = sel[start:stop]
-            out[part] = _expected_abs_diff_chunk(i_sum[part], i_look[part], l_sum, l_look)
-            start = stop
-    return out
-
-
 @lru_cache(maxsize=32)
 def _within_block_mad(m: int, s_max: int | None = None) -> np.ndarray:
     """d_m(s) = E|2H - s|, H ~ Hyp(2m, s, m), for s = 0..s_max (default 2m), by the telescoped recursion.
@@ -468,35 +402,31 @@ def _within_block_mad(m: int, s_max: int | None = None) -> np.ndarray:
     d.flags.writeable = False
     return d
 
-
-def _within_term(population: int, successes: np.ndarray, m: int) -> np.ndarray:
-    "D_N(u) = E d_m(S), S ~ Hyp(N, u, 2m): the mean |C^1 - C^2| of one sample's two blocks, for each u."
-    laws = _hypergeom_laws(population, successes, 2 * m)
-    segment = np.repeat(np.arange(len(successes)), laws.width)
-    largest = int(laws.support.max()) if laws.support.size else 0
-    d = _within_block_mad(m, 1 << max(largest, 1).bit_length())          # a cached prefix covering the support
-    return np.bincount(segment, weights=laws.pmf * d[laws.support], minlength=len(successes))
-
-
-def _distinct(values: np.ndarray, bound: int) -> tuple:
-    "Distinct values of a non-negative int array (all <= bound) and the index of each entry, in O(n + bound)."
-    present = np.zeros(bound + 1, dtype=bool)
-    present[values] = True
-    distinct = np.flatnonzero(present)
-    index = np.zeros(bound + 1, dtype=np.int64)
-    index[distinct] = np.arange(distinct.size)
-    return distinct, index[values]
+# %% ../nbs/04_closeness.ipynb #ch4-020b
+def _expected_abs_diff_reference(n_x: int, u: int, n_y: int, v: int, m: int) -> float:
+    "E|A - B| for independent A ~ Hyp(N_X, u, m) and B ~ Hyp(N_Y, v, m): the double sum over both supports."
+    lo_a, pa = _hypergeom_pmf(n_x, u, m)
+    lo_b, pb = _hypergeom_pmf(n_y, v, m)
+    a, b = lo_a + np.arange(pa.size), lo_b + np.arange(pb.size)
+    return float(pa @ np.abs(a[:, None] - b[None, :]) @ pb)
 
 
-def _rb_cell_values(u: np.ndarray, v: np.ndarray, n_x: int, n_y: int) -> np.ndarray:
-    "Per-cell terms 2 E|A_u - B_v| - D_{N_X}(u) - D_{N_Y}(v) of the RB statistic, for arrays of cell counts."
+def _within_reference(n: int, u: int, m: int) -> float:
+    "D_N(u) = E d_m(S), S ~ Hyp(N, u, 2m): the mean |C^1 - C^2| of one sample's two blocks."
+    lo, p = _hypergeom_pmf(n, u, 2 * m)
+    return float(p @ _within_block_mad(m)[lo:lo + p.size])
+
+
+def _rb_cell_values_reference(u, v, n_x: int, n_y: int) -> np.ndarray:
+    "h(u, v) = 2 E|A_u - B_v| - D_{N_X}(u) - D_{N_Y}(v) for each pair of cell counts, cell by cell."
     m = min(n_x, n_y) // 2
-    du, iu = _distinct(u, n_x)
-    dv, iv = _distinct(v, n_y)
-    cross = _expected_abs_diff(iu, iv, _hypergeom_laws(n_x, du, m), _hypergeom_laws(n_y, dv, m))
-    return 2.0 * cross - _within_term(n_x, du, m)[iu] - _within_term(n_y, dv, m)[iv]
+    return np.array([2 * _expected_abs_diff_reference(n_x, int(a), n_y, int(b), m) - _within_reference(n_x, int(a), m)
+                     - _within_reference(n_y, int(b), m) for a, b in zip(np.ravel(u), np.ravel(v))])
 
 
+_rb_cell_values = _rb_cell_values_reference   # replaced by the linear-time engine of "Making it fast"
+
+# %% ../nbs/04_closeness.ipynb #ch4-020c
 def rb_statistic(x, y, k=None) -> float:
     """The Rao–Blackwellized split statistic: the exact average of `split_statistic` over all splits.
 
@@ -535,10 +465,39 @@ def _check_statistic_name(statistic_name, statistic=None) -> str:
         raise ValueError(f"statistic_name must be one of {STATISTICS}")
     return statistic_name
 
+# %% ../nbs/04_closeness.ipynb #ch4-024t
+class _RBCellTable:
+    """h(u, v) for fixed (N_X, N_Y), filled lazily and kept: each value is computed once, by the same arithmetic
+    whatever else is computed with it, so results never depend on what happens to be cached."""
+
+    MAX_DENSE = 1 << 22
+
+    def __init__(self, n_x: int, n_y: int):
+        self.n_x, self.n_y = n_x, n_y
+        dense = (n_x + 1) * (n_y + 1) <= self.MAX_DENSE
+        self.table = np.full((n_x + 1, n_y + 1), np.nan) if dense else None
+
+    def __call__(self, u: np.ndarray, v: np.ndarray) -> np.ndarray:
+        if self.table is None:
+            return _rb_cell_values(u.ravel(), v.ravel(), self.n_x, self.n_y).reshape(u.shape)
+        values = self.table[u, v]
+        missing = np.isnan(values)
+        if missing.any():
+            key = np.unique(u[missing] * (self.n_y + 1) + v[missing])
+            mu, mv = key // (self.n_y + 1), key % (self.n_y + 1)
+            self.table[mu, mv] = _rb_cell_values(mu, mv, self.n_x, self.n_y)
+            values = self.table[u, v]
+        return values
+
+
+@lru_cache(maxsize=8)
+def _rb_cell_table(n_x: int, n_y: int) -> _RBCellTable:
+    return _RBCellTable(n_x, n_y)
+
 # %% ../nbs/04_closeness.ipynb #ch4-024a
 def _cell_values(u: np.ndarray, v: np.ndarray, n_x: int, n_y: int) -> np.ndarray:
-    "h(u, v) for integer count arrays of any shape (the section 'Making it fast' swaps in a cached table)."
-    return _rb_cell_values(u.ravel(), v.ravel(), n_x, n_y).reshape(u.shape)
+    "h(u, v) for integer count arrays of any shape, read from the shared table of the sample sizes (n_x, n_y)."
+    return _rb_cell_table(n_x, n_y)(u, v)
 
 
 def rb_cell_values(u, v, n_x, n_y) -> np.ndarray:
@@ -886,7 +845,7 @@ def sample_sine_alternative(n, r, rng=None) -> np.ndarray:
         points = np.concatenate([points, candidates[accept]])
     return points[:n]
 
-
+# %% ../nbs/04_closeness.ipynb #ch4-035b
 def _figure2_sample(r, rng, n, kappa) -> tuple:
     "Binned samples of size n from f = 1 and from g_r."
     return bin_samples(rng.random(n), kappa), bin_samples(sample_sine_alternative(n, r, rng), kappa)
@@ -901,7 +860,7 @@ def _figure2_test(x, y, rng, k, eps_values, n_permutations, alpha) -> np.ndarray
                       for eps in eps_values]
     return np.array(decisions)
 
-
+# %% ../nbs/04_closeness.ipynb #ch4-035c
 @dataclass(frozen=True)
 class Figure2:
     "Rejection rates of `figure2`: ``power.rejection_rate[g, j]`` at r = r_values[g] for the test labels[j]."
@@ -931,37 +890,99 @@ def figure2(n_reps=100, r_values=(0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.
                    power_curve(test, sample, r_values, n_reps, rng, n_jobs, backend, progress))
 
 # %% ../nbs/04_closeness.ipynb #ch4-fast-1
-class _RBCellTable:
-    "h(u, v) = 2 E|A_u - B_v| - D_{N_X}(u) - D_{N_Y}(v) for fixed (N_X, N_Y), filled lazily and kept."
-
-    MAX_DENSE = 1 << 22
-
-    def __init__(self, n_x: int, n_y: int):
-        self.n_x, self.n_y = n_x, n_y
-        dense = (n_x + 1) * (n_y + 1) <= self.MAX_DENSE
-        self.table = np.full((n_x + 1, n_y + 1), np.nan) if dense else None
-
-    def __call__(self, u: np.ndarray, v: np.ndarray) -> np.ndarray:
-        if self.table is None:
-            return _rb_cell_values(u.ravel(), v.ravel(), self.n_x, self.n_y).reshape(u.shape)
-        values = self.table[u, v]
-        missing = np.isnan(values)
-        if missing.any():
-            key = np.unique(u[missing] * (self.n_y + 1) + v[missing])
-            mu, mv = key // (self.n_y + 1), key % (self.n_y + 1)
-            self.table[mu, mv] = _rb_cell_values(mu, mv, self.n_x, self.n_y)
-            values = self.table[u, v]
-        return values
+@dataclass(frozen=True)
+class _Laws:
+    "Hypergeometric laws for several success counts, stored flat: value a occupies offset[a] : offset[a] + width[a]."
+    lo: np.ndarray
+    width: np.ndarray
+    offset: np.ndarray
+    support: np.ndarray
+    pmf: np.ndarray
+    cdf: np.ndarray          # P(H <= x)
+    partial_mean: np.ndarray  # E[H 1{H <= x}]
+    mean: np.ndarray
 
 
-@lru_cache(maxsize=8)
-def _rb_cell_table(n_x: int, n_y: int) -> _RBCellTable:
-    return _RBCellTable(n_x, n_y)
+def _hypergeom_laws(population: int, successes: np.ndarray, draws: int) -> _Laws:
+    "Laws of Hyp(population, u, draws) for each u in `successes` (distinct values: at most sqrt(2N) of them)."
+    u = np.asarray(successes, dtype=np.int64)
+    lo = np.maximum(0, draws - (population - u))
+    width = np.minimum(u, draws) - lo + 1
+    offset = np.zeros(u.size + 1, dtype=np.int64)
+    np.cumsum(width, out=offset[1:])
+    support = np.empty(offset[-1], dtype=np.int64)
+    pmf, cdf, partial_mean = np.empty(offset[-1]), np.empty(offset[-1]), np.empty(offset[-1])
+    for a in range(u.size):                 # one vector operation per distinct value
+        seg = slice(offset[a], offset[a + 1])
+        support[seg] = np.arange(lo[a], lo[a] + width[a])
+        pmf[seg] = _hypergeom_pmf(population, int(u[a]), draws)[1]
+        np.cumsum(pmf[seg], out=cdf[seg])
+        np.cumsum(support[seg] * pmf[seg], out=partial_mean[seg])
+    return _Laws(lo, width, offset[:-1], support, pmf, cdf, partial_mean, draws * u / population)
+
+# %% ../nbs/04_closeness.ipynb #ch4-fast-1b
+def _expected_abs_diff_chunk(i_sum, i_look, laws_sum: _Laws, laws_look: _Laws) -> np.ndarray:
+    "E|A - B| for pairs, summing over the support of A (laws_sum) and reading E|x - B| off B's cdf and partial means."
+    width = laws_sum.width[i_sum]
+    starts = np.zeros(i_sum.size + 1, dtype=np.int64)
+    np.cumsum(width, out=starts[1:])
+    pair = np.repeat(np.arange(i_sum.size), width)
+    j = np.arange(starts[-1]) - starts[pair]
+    x = laws_sum.lo[i_sum][pair] + j
+    rel = x - laws_look.lo[i_look][pair]
+    look_width = laws_look.width[i_look][pair]
+    below, above = rel < 0, rel >= look_width
+    pos = laws_look.offset[i_look][pair] + np.clip(rel, 0, look_width - 1)
+    mean = laws_look.mean[i_look][pair]
+    cdf = np.where(below, 0.0, np.where(above, 1.0, laws_look.cdf[pos]))
+    partial = np.where(below, 0.0, np.where(above, mean, laws_look.partial_mean[pos]))
+    e_abs = mean - 2.0 * partial + x * (2.0 * cdf - 1.0)
+    return np.bincount(pair, weights=laws_sum.pmf[laws_sum.offset[i_sum][pair] + j] * e_abs, minlength=i_sum.size)
 
 
-def _cached_cell_values(u: np.ndarray, v: np.ndarray, n_x: int, n_y: int) -> np.ndarray:
-    "h(u, v) from the shared table of the sample sizes (n_x, n_y)."
-    return _rb_cell_table(n_x, n_y)(u, v)
+def _expected_abs_diff(ia, ib, laws_a: _Laws, laws_b: _Laws, chunk: int = 1 << 16) -> np.ndarray:
+    "E|A - B|, A ~ laws_a[ia[p]], B ~ laws_b[ib[p]] independent, for every pair p; sums over the smaller support."
+    out = np.empty(ia.size)
+    over_a = laws_a.width[ia] <= laws_b.width[ib]
+    for flag, i_sum, i_look, l_sum, l_look in ((True, ia, ib, laws_a, laws_b), (False, ib, ia, laws_b, laws_a)):
+        sel = np.flatnonzero(over_a == flag)
+        ends = np.cumsum(l_sum.width[i_sum[sel]])
+        start = 0
+        while start < sel.size:             # chunks of about `chunk` terms keep the temporaries small
+            stop = max(start + 1, int(np.searchsorted(ends, ends[start] - l_sum.width[i_sum[sel[start]]] + chunk)))
+            part = sel[start:stop]
+            out[part] = _expected_abs_diff_chunk(i_sum[part], i_look[part], l_sum, l_look)
+            start = stop
+    return out
+
+# %% ../nbs/04_closeness.ipynb #ch4-fast-1c
+def _within_term(population: int, successes: np.ndarray, m: int) -> np.ndarray:
+    "D_N(u) = E d_m(S), S ~ Hyp(N, u, 2m): the mean |C^1 - C^2| of one sample's two blocks, for each u."
+    laws = _hypergeom_laws(population, successes, 2 * m)
+    segment = np.repeat(np.arange(len(successes)), laws.width)
+    largest = int(laws.support.max()) if laws.support.size else 0
+    d = _within_block_mad(m, 1 << max(largest, 1).bit_length())          # a cached prefix covering the support
+    return np.bincount(segment, weights=laws.pmf * d[laws.support], minlength=len(successes))
 
 
-_cell_values = _cached_cell_values          # from here on the library reads h from the table
+def _distinct(values: np.ndarray, bound: int) -> tuple:
+    "Distinct values of a non-negative int array (all <= bound) and the index of each entry, in O(n + bound)."
+    present = np.zeros(bound + 1, dtype=bool)
+    present[values] = True
+    distinct = np.flatnonzero(present)
+    index = np.zeros(bound + 1, dtype=np.int64)
+    index[distinct] = np.arange(distinct.size)
+    return distinct, index[values]
+
+
+def _rb_cell_values_fast(u: np.ndarray, v: np.ndarray, n_x: int, n_y: int) -> np.ndarray:
+    "h(u, v) for arrays of cell counts: distinct counts, flat laws, E|A - B| over the smaller support."
+    m = min(n_x, n_y) // 2
+    du, iu = _distinct(u, n_x)
+    dv, iv = _distinct(v, n_y)
+    cross = _expected_abs_diff(iu, iv, _hypergeom_laws(n_x, du, m), _hypergeom_laws(n_y, dv, m))
+    return 2.0 * cross - _within_term(n_x, du, m)[iu] - _within_term(n_y, dv, m)[iv]
+
+
+_rb_cell_values = _rb_cell_values_fast      # from here on the library evaluates the closed form with the engine
+_rb_cell_table.cache_clear()

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import math
 import numbers
 import warnings
@@ -15,12 +16,13 @@ import numpy as np
 from .foundations import as_generator, check_eps, check_int, seed_sequence
 
 # %% auto #0
-__all__ = ['RATE_TERMS', 'STATISTICS', 'SENSITIVITY', 'MinimaxSeparation', 'minimax_separation', 'SampleComplexity',
-           'sample_complexity', 'PhaseExponents', 'phase_exponents', 'occupied_cell_counts', 'split_statistic',
-           'laplace_scale', 'noisy_permutation_pvalue', 'smallest_n_permutations', 'dp_permutation_decision',
-           'dp_pvalue', 'rb_statistic', 'rb_cell_values', 'PermutationStatistics', 'permutation_statistics',
-           'DPPermutationTestResult', 'dp_permutation_test', 'bin_samples', 'binned_rate_terms', 'PowerCurve',
-           'power_curve', 'sample_sine_alternative', 'Figure2', 'figure2']
+__all__ = ['RATE_TERMS', 'STATISTICS', 'SENSITIVITY', 'FIGURE2_SETTINGS', 'MinimaxSeparation', 'minimax_separation',
+           'SampleComplexity', 'sample_complexity', 'PhaseExponents', 'phase_exponents', 'occupied_cell_counts',
+           'split_statistic', 'laplace_scale', 'noisy_permutation_pvalue', 'smallest_n_permutations',
+           'dp_permutation_decision', 'dp_pvalue', 'rb_statistic', 'rb_cell_values', 'PermutationStatistics',
+           'permutation_statistics', 'DPPermutationTestResult', 'dp_permutation_test', 'bin_samples',
+           'binned_rate_terms', 'PowerCurve', 'one_repetition', 'power_curve', 'sample_sine_alternative', 'Figure2',
+           'figure2', 'write_figure2_data', 'read_figure2_data']
 
 # %% ../nbs/04_closeness.ipynb #ch4-006
 RATE_TERMS = ("classical N^(-2s/(4s+d))", "within-cell (N sqrt(eps))^(-2s/(2s+d))",
@@ -739,6 +741,7 @@ class PowerCurve:
     n_reps: int
     entropy: int
     spawn_key: tuple
+    decisions: np.ndarray | None = None
 
 
 def _decision(result) -> np.ndarray:
@@ -750,15 +753,17 @@ def _decision(result) -> np.ndarray:
     return arr
 
 
-def _run_chunk(test, sample, param, entropy, spawn_key, g, reps) -> tuple:
-    "Repetitions `reps` at grid point g, each seeded from SeedSequence(entropy, spawn_key + (g, j))."
-    total = None
-    for j in reps:
-        data_seed, test_seed = np.random.SeedSequence(entropy, spawn_key=tuple(spawn_key) + (g, j)).spawn(2)
-        data = sample(param, np.random.default_rng(data_seed))
-        decision = _decision(test(*data, rng=np.random.default_rng(test_seed))).astype(np.int64)
-        total = decision if total is None else total + decision
-    return g, len(reps), total
+def one_repetition(test, sample, param, entropy, spawn_key, g, j) -> np.ndarray:
+    "The decision(s) of repetition j at grid point g: data and test seeded from SeedSequence(entropy, spawn_key + (g, j))."
+    data_seed, test_seed = np.random.SeedSequence(entropy, spawn_key=tuple(spawn_key) + (g, j)).spawn(2)
+    data = sample(param, np.random.default_rng(data_seed))
+    return _decision(test(*data, rng=np.random.default_rng(test_seed)))
+
+
+def _run_chunk(test, sample, param, entropy, spawn_key, g, reps, keep=False) -> tuple:
+    "Repetitions `reps` at grid point g: their summed decisions, or (keep=True) each repetition's decisions."
+    decisions = [one_repetition(test, sample, param, entropy, spawn_key, g, j) for j in reps]
+    return g, reps.start, np.stack(decisions) if keep else np.sum(decisions, axis=0, dtype=np.int64)
 
 
 def _backend_config(backend):
@@ -775,7 +780,7 @@ def _backend_config(backend):
 
 # %% ../nbs/04_closeness.ipynb #ch4-032a
 def power_curve(test, sample, grid, n_reps=200, rng=None, n_jobs=1, backend=None, progress=None,
-                chunk_size=None) -> PowerCurve:
+                chunk_size=None, *, keep_decisions=False) -> PowerCurve:
     """Monte Carlo rejection rates of `test` on data from `sample(param)`, for each param in `grid`.
 
     Parameters
@@ -800,6 +805,8 @@ def power_curve(test, sample, grid, n_reps=200, rng=None, n_jobs=1, backend=None
         tqdm progress bar; None shows it when len(grid) * n_reps >= 5000.
     chunk_size : int or None
         Repetitions per task (default min(50, max(1, n_reps // 4))).
+    keep_decisions : bool
+        Also keep every repetition's decisions in ``decisions`` (shape (len(grid), n_reps) + decision shape).
     """
     import joblib
     from tqdm import tqdm
@@ -812,16 +819,22 @@ def power_curve(test, sample, grid, n_reps=200, rng=None, n_jobs=1, backend=None
     chunk_size = min(50, max(1, n_reps // 4)) if chunk_size is None else check_int(chunk_size, "chunk_size", 1)
     progress = len(grid) * n_reps >= 5000 if progress is None else bool(progress)
     tasks = [joblib.delayed(_run_chunk)(test, sample, param, root.entropy, root.spawn_key, g,
-                                        range(start, min(start + chunk_size, n_reps)))
+                                        range(start, min(start + chunk_size, n_reps)), bool(keep_decisions))
              for g, param in enumerate(grid) for start in range(0, n_reps, chunk_size)]
-    counts = [0] * len(grid)
+    parts = [{} for _ in grid]
     with _backend_config(backend), tqdm(total=len(grid) * n_reps, disable=not progress, desc="power_curve",
                                         unit="rep") as bar:
-        for g, done, total in joblib.Parallel(n_jobs=n_jobs, return_as="generator_unordered")(tasks):
-            counts[g] = counts[g] + total
-            bar.update(done)
-    rate = np.stack([np.asarray(c, dtype=float) for c in counts]) / n_reps
-    return PowerCurve(grid, rate, np.sqrt(rate * (1 - rate) / n_reps), n_reps, root.entropy, tuple(root.spawn_key))
+        for g, start, result in joblib.Parallel(n_jobs=n_jobs, return_as="generator_unordered")(tasks):
+            parts[g][start] = result
+            bar.update(len(result) if keep_decisions else min(chunk_size, n_reps - start))
+    if keep_decisions:
+        decisions = np.stack([np.concatenate([p[s] for s in sorted(p)]) for p in parts])
+        counts = decisions.sum(axis=1, dtype=np.int64)
+    else:
+        decisions, counts = None, np.stack([np.sum(list(p.values()), axis=0, dtype=np.int64) for p in parts])
+    rate = counts / n_reps
+    return PowerCurve(grid, rate, np.sqrt(rate * (1 - rate) / n_reps), n_reps, root.entropy, tuple(root.spawn_key),
+                      decisions)
 
 # %% ../nbs/04_closeness.ipynb #ch4-035
 def _check_sine_r(r) -> float:
@@ -861,6 +874,20 @@ def _figure2_test(x, y, rng, k, eps_values, n_permutations, alpha) -> np.ndarray
     return np.array(decisions)
 
 # %% ../nbs/04_closeness.ipynb #ch4-035c
+def _figure2_setup(r_values, eps_values, n, kappa, n_permutations, alpha) -> tuple:
+    "Validated settings, test labels and the picklable sample and test callables of Figure 2."
+    eps_values = tuple(_check_positive_eps(e) for e in eps_values)
+    if not eps_values:
+        raise ValueError("eps_values must contain at least one privacy level")
+    r_values = tuple(float(_check_sine_r(r)) for r in r_values)
+    kappa, alpha = check_int(kappa, "kappa", 1), _check_alpha(alpha)
+    _check_can_reject(alpha, check_int(n_permutations, "n_permutations", 1))
+    sample = partial(_figure2_sample, n=check_int(n, "n", 2), kappa=kappa)
+    test = partial(_figure2_test, k=kappa, eps_values=eps_values, n_permutations=n_permutations, alpha=alpha)
+    labels = tuple(f"{name} eps={e:g}" for name in ("split", "RB") for e in eps_values)
+    return r_values, eps_values, labels, sample, test
+
+
 @dataclass(frozen=True)
 class Figure2:
     "Rejection rates of `figure2`: ``power.rejection_rate[g, j]`` at r = r_values[g] for the test labels[j]."
@@ -872,22 +899,55 @@ class Figure2:
 
 def figure2(n_reps=100, r_values=(0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5),
             eps_values=(1.0, 0.25, 0.1, np.inf), n=1000, kappa=16, n_permutations=199, alpha=0.05, rng=2026,
-            n_jobs=1, backend=None, progress=None) -> Figure2:
+            n_jobs=1, backend=None, progress=None, *, keep=False) -> Figure2:
     """Figure 2 of Kim: power of the private split and RB permutation tests against f = 1 vs g_r, N_X = N_Y = n.
 
     The paper uses n_reps=5000 (about 2-3 minutes with n_jobs=2); the defaults are the paper's other settings.
-    Returns rates for tests labelled 'split eps=...' and 'RB eps=...' (eps=inf: non-private)."""
-    eps_values = tuple(_check_positive_eps(e) for e in eps_values)
-    if not eps_values:
-        raise ValueError("eps_values must contain at least one privacy level")
-    r_values = tuple(float(_check_sine_r(r)) for r in r_values)
-    kappa, alpha = check_int(kappa, "kappa", 1), _check_alpha(alpha)
-    _check_can_reject(alpha, check_int(n_permutations, "n_permutations", 1))
-    sample = partial(_figure2_sample, n=check_int(n, "n", 2), kappa=kappa)
-    test = partial(_figure2_test, k=kappa, eps_values=eps_values, n_permutations=n_permutations, alpha=alpha)
-    labels = tuple(f"{name} eps={e:g}" for name in ("split", "RB") for e in eps_values)
+    Returns rates for tests labelled 'split eps=...' and 'RB eps=...' (eps=inf: non-private); keep=True also keeps
+    every repetition's decisions (see `write_figure2_data`)."""
+    r_values, eps_values, labels, sample, test = _figure2_setup(r_values, eps_values, n, kappa, n_permutations, alpha)
     return Figure2(r_values, eps_values, labels,
-                   power_curve(test, sample, r_values, n_reps, rng, n_jobs, backend, progress))
+                   power_curve(test, sample, r_values, n_reps, rng, n_jobs, backend, progress, keep_decisions=keep))
+
+# %% ../nbs/04_closeness.ipynb #ch4-037b
+FIGURE2_SETTINGS = ("n", "kappa", "n_permutations", "alpha")
+
+
+def write_figure2_data(path, n_reps=5000, rng=2026, n_jobs=2, progress=None, n=1000, kappa=16, n_permutations=199,
+                       alpha=0.05, r_values=(0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5),
+                       eps_values=(1.0, 0.25, 0.1, np.inf)) -> Figure2:
+    """Run Figure 2 (default: the paper's size) and write every decision to the CSV file `path`.
+
+    One row per (r, repetition): ``r_index, r, rep`` and one 0/1 column per test. The header's comment lines record
+    the root seed (entropy, spawn key) and the settings, so that any row can be recomputed with `one_repetition`."""
+    result = figure2(n_reps, r_values, eps_values, n, kappa, n_permutations, alpha, rng, n_jobs, None, progress,
+                     keep=True)
+    settings = dict(n=n, kappa=kappa, n_permutations=n_permutations, alpha=alpha, n_reps=n_reps,
+                    entropy=result.power.entropy, spawn_key=list(result.power.spawn_key),
+                    eps_values=[repr(float(e)) for e in result.eps_values])
+    decisions = result.power.decisions.astype(int)                       # (len(r), n_reps, tests)
+    g, j = np.meshgrid(np.arange(len(result.r_values)), np.arange(n_reps), indexing="ij")
+    rows = np.column_stack([g.ravel(), np.array(result.r_values)[g.ravel()], j.ravel(),
+                            decisions.reshape(-1, len(result.labels))])
+    header = "# " + json.dumps(settings) + "\n" + ",".join(("r_index", "r", "rep") + result.labels)
+    np.savetxt(path, rows, fmt=["%d", "%.10g", "%d"] + ["%d"] * len(result.labels), delimiter=",",
+               header=header, comments="")
+    return result
+
+# %% ../nbs/04_closeness.ipynb #ch4-037c
+def read_figure2_data(path) -> tuple:
+    """The Figure 2 of a file written by `write_figure2_data`, and the recorded settings (a dict)."""
+    with open(path) as file:
+        settings = json.loads(file.readline().lstrip("# "))
+        labels = tuple(file.readline().strip().split(",")[3:])
+    table = np.loadtxt(path, delimiter=",", skiprows=2, ndmin=2)
+    r_values = tuple(table[table[:, 2] == 0, 1].tolist())                  # rows are ordered by (r_index, rep)
+    decisions = table[:, 3:].reshape(len(r_values), settings["n_reps"], len(labels)).astype(bool)
+    rate = decisions.mean(axis=1)
+    power = PowerCurve(r_values, rate, np.sqrt(rate * (1 - rate) / settings["n_reps"]), settings["n_reps"],
+                       settings["entropy"], tuple(settings["spawn_key"]), decisions)
+    eps_values = tuple(float(e) for e in settings["eps_values"])
+    return Figure2(r_values, eps_values, labels, power), settings
 
 # %% ../nbs/04_closeness.ipynb #ch4-fast-1
 @dataclass(frozen=True)

@@ -508,3 +508,30 @@ def test_power_curve_backend_dask_string_on_a_local_cluster():
     assert np.array_equal(serial.rejection_rate, on_dask.rejection_rate)
     with pytest.raises(ValueError, match="backend"):
         power_curve(test, _sample_pair, backend="no-such-backend", **kwargs)
+
+
+# ------------------------------------------------------------------ shipped full-size data cannot drift from the code
+def test_shipped_figure2_data_recomputes_from_recorded_seeds():
+    "Random rows of data/figure2.csv are recomputed from the recorded root seed: every decision must match."
+    import pathlib
+    from ldpbook.closeness import _figure2_setup, one_repetition, read_figure2_data
+    path = pathlib.Path(__file__).resolve().parents[1] / "data" / "figure2.csv"
+    fig, settings = read_figure2_data(path)
+    assert settings["n_reps"] == 5000 and fig.power.decisions.shape == (len(fig.r_values), 5000, len(fig.labels))
+    _, _, labels, sample, test = _figure2_setup(fig.r_values, fig.eps_values, settings["n"], settings["kappa"],
+                                                settings["n_permutations"], settings["alpha"])
+    assert labels == fig.labels
+    chosen = np.random.default_rng()                     # different rows on every run
+    for _ in range(3):
+        g, j = int(chosen.integers(len(fig.r_values))), int(chosen.integers(settings["n_reps"]))
+        again = one_repetition(test, sample, fig.r_values[g], settings["entropy"], settings["spawn_key"], g, j)
+        assert np.array_equal(again, fig.power.decisions[g, j]), f"row r_index={g}, rep={j} differs"
+
+
+def test_power_curve_keeps_decisions_that_sum_to_the_rates():
+    test = partial(dp_permutation_test, eps=1.0, k=5, n_permutations=19)
+    a = power_curve(test, _sample_pair, [0.0, 0.6], n_reps=10, rng=4, progress=False, chunk_size=3,
+                    keep_decisions=True)
+    b = power_curve(test, _sample_pair, [0.0, 0.6], n_reps=10, rng=4, progress=False)
+    assert a.decisions.shape == (2, 10) and np.array_equal(a.decisions.mean(axis=1), b.rejection_rate)
+    assert b.decisions is None

@@ -197,6 +197,7 @@ def _check_samples(x, y, k) -> tuple:
 # %% ../nbs/04_closeness.ipynb #ch4-012b
 def occupied_cell_counts(x, y) -> tuple:
     """Counts (u, v) of two label samples in their occupied cells (sorted by label); memory O(N_X + N_Y), not O(k)."""
+    x, y = _check_labels(x, None, "x"), _check_labels(y, None, "y")
     cells, index = np.unique(np.concatenate([x, y]), return_inverse=True)
     index = index.reshape(-1)
     return (np.bincount(index[:len(x)], minlength=cells.size),
@@ -755,6 +756,9 @@ def _decision(result) -> np.ndarray:
 
 def one_repetition(test, sample, param, entropy, spawn_key, g, j) -> np.ndarray:
     "The decision(s) of repetition j at grid point g: data and test seeded from SeedSequence(entropy, spawn_key + (g, j))."
+    if not callable(test) or not callable(sample):
+        raise TypeError(f"test and sample must be callable, got {type(test).__name__} and {type(sample).__name__}")
+    g, j = check_int(g, "g", 0), check_int(j, "j", 0)
     data_seed, test_seed = np.random.SeedSequence(entropy, spawn_key=tuple(spawn_key) + (g, j)).spawn(2)
     data = sample(param, np.random.default_rng(data_seed))
     return _decision(test(*data, rng=np.random.default_rng(test_seed)))

@@ -160,3 +160,13 @@ def test_power_curve(grid, n_reps, rng, n_jobs, chunk_size):
        maybe(st.integers(10, 40)), maybe(st.integers(2, 6)), maybe(st.sampled_from([19, 39])))
 def test_figure2(n_reps, r_values, eps_values, n, kappa, n_permutations):
     run(closeness.figure2, n_reps, r_values, eps_values, n, kappa, n_permutations, 0.05, 1, 1, None, False)
+
+
+@FUZZ
+@given(maybe(st.one_of(labels, huge_labels), junk_arrays), maybe(st.one_of(labels, huge_labels), junk_arrays),
+       maybe(st.integers(0, 3)), maybe(st.integers(0, 3)))
+def test_occupied_counts_and_one_repetition(x, y, g, j):
+    counts = run(closeness.occupied_cell_counts, x, y)
+    assert counts is None or (counts[0].sum() == len(x) and counts[1].sum() == len(y))
+    out = run(closeness.one_repetition, _flip, _coin, 0.5, 7, (), g, j)
+    assert out is None or out.dtype == bool

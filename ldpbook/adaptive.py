@@ -14,9 +14,10 @@ from .foundations import as_generator, check_eps
 from .foundations import check_int
 
 # %% auto #0
-__all__ = ['SCORE_SENSITIVITY', 'dyadic_max_level', 'alternating_density', 'alternating_cell_masses', 'sample_alternating',
-           'DyadicPartitions', 'dyadic_partitions', 'multiscale_statistics', 'centering_offsets', 'adaptive_scores',
-           'AdaptiveTestResult', 'adaptive_test', 'Figure3', 'figure3_power']
+__all__ = ['MAX_CELLS', 'SCORE_SENSITIVITY', 'dyadic_max_level', 'alternating_density', 'alternating_cell_masses',
+           'sample_alternating', 'DyadicPartitions', 'dyadic_partitions', 'multiscale_statistics', 'centering_offsets',
+           'adaptive_scores', 'AdaptiveTestResult', 'adaptive_test', 'adaptive_rate_bound', 'adaptive_rate', 'Figure3',
+           'figure3_power']
 
 # %% ../nbs/05_adaptivity.ipynb #c007-9ce5fe1b
 def dyadic_max_level(n) -> int:
@@ -37,11 +38,14 @@ def dyadic_max_level(n) -> int:
     return (n ** 3 - 1).bit_length()
 
 # %% ../nbs/05_adaptivity.ipynb #c010-660f421c
+MAX_CELLS = 1 << 26          # alternating_cell_masses refuses finer grids (0.5 GiB of cell masses)
+
+
 def _check_alternative(scale, r):
-    scale = check_int(scale, "scale", 1)
-    if not isinstance(r, numbers.Real) or not 0 <= r <= 2 / math.pi:
+    scale, r = check_int(scale, "scale", 1), closeness._real(r, "r")
+    if not 0 <= r <= 2 / math.pi:                        # also rejects NaN
         raise ValueError(f"r must be a number in [0, 2/pi] (so that the density stays >= 0), got {r!r}")
-    return scale, float(r)
+    return scale, r
 
 
 def alternating_density(t, scale, r):
@@ -62,16 +66,19 @@ def alternating_density(t, scale, r):
     scale, r = _check_alternative(scale, r)
     return 1 + (math.pi * r / 2) * np.sin(2 * math.pi * scale * np.asarray(t, dtype=float))
 
-
+# %% ../nbs/05_adaptivity.ipynb #c010b
 def alternating_cell_masses(scale, r, kappa) -> np.ndarray:
     """Exact probabilities of the kappa cells [i/kappa, (i+1)/kappa) under g_{M,r}."""
     scale, r = _check_alternative(scale, r)
     kappa = check_int(kappa, "kappa", 1)
+    if kappa > MAX_CELLS:
+        raise ValueError(f"kappa = {kappa} cells would need {8 * (kappa + 1) / 2 ** 30:.1f} GiB; at most "
+                         f"{MAX_CELLS} cells are computed")
     edges = np.arange(kappa + 1) / kappa
     cdf = edges + r * (1 - np.cos(2 * math.pi * scale * edges)) / (4 * scale)
     return np.diff(cdf)
 
-
+# %% ../nbs/05_adaptivity.ipynb #c010c
 def sample_alternating(n, scale, r, rng=None) -> np.ndarray:
     """n i.i.d. draws from g_{M,r} by rejection from the uniform density (acceptance >= 1/2)."""
     n = check_int(n, "n", 1)
@@ -102,7 +109,7 @@ def _check_points(z, name: str) -> np.ndarray:
         raise ValueError(f"{name} must contain finite points of [0, 1]^d")
     return arr
 
-
+# %% ../nbs/05_adaptivity.ipynb #c013b
 @dataclass(frozen=True)
 class DyadicPartitions:
     """Occupied dyadic cells of a pooled sample, level by level, as runs of one Z-order.
@@ -127,7 +134,7 @@ class DyadicPartitions:
         "Number of levels (from kappa = 1 on) at which some cell holds two or more points."
         return len(self.starts)
 
-
+# %% ../nbs/05_adaptivity.ipynb #c013c
 def dyadic_partitions(z, max_level) -> DyadicPartitions:
     """Sparse dyadic partitions of the points z at kappa = 2^0, ..., 2^max_level.
 
@@ -249,6 +256,26 @@ def multiscale_statistics(partitions: DyadicPartitions, is_x, n_x, n_y) -> np.nd
     return out
 
 # %% ../nbs/05_adaptivity.ipynb #c019-12b57b32
+def _check_statistics_array(values, name: str, ndim: int) -> np.ndarray:
+    "A finite real array with `ndim` axes (NaN or infinite statistics are an error, never a silent rejection)."
+    arr = np.asarray(values)
+    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)):
+        raise TypeError(f"{name} must be an array of real numbers, got dtype {arr.dtype}")
+    if arr.ndim != ndim:
+        raise ValueError(f"{name} must have {ndim} axes, got shape {arr.shape}")
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name} must be finite (no NaN or infinite statistics)")
+    return arr.astype(float)
+
+
+def _check_level(level, name: str) -> float:
+    "A real number in the open interval (0, 1)."
+    level = closeness._real(level, name)
+    if not 0 < level < 1:                                # also rejects NaN
+        raise ValueError(f"{name} must be a number in (0, 1), got {level!r}")
+    return level
+
+# %% ../nbs/05_adaptivity.ipynb #c019b
 def centering_offsets(null_statistics, level=0.2) -> np.ndarray:
     """Centering offsets q_kappa: an upper-`level` quantile of each row of centering statistics.
 
@@ -265,17 +292,16 @@ def centering_offsets(null_statistics, level=0.2) -> np.ndarray:
     -------
     np.ndarray, shape (G,)
     """
-    s = np.asarray(null_statistics, dtype=float)
-    if s.ndim != 2 or s.shape[1] == 0 or not np.all(np.isfinite(s)):
-        raise ValueError(f"null_statistics must be a finite 2-D array with at least one column, got shape {s.shape}")
-    if not isinstance(level, numbers.Real) or not 0 < level < 1:
-        raise ValueError(f"level must be a number in (0, 1), got {level!r}")
+    s = _check_statistics_array(null_statistics, "null_statistics", 2)
+    if s.shape[1] == 0:
+        raise ValueError("null_statistics must have at least one column (B_cen >= 1)")
+    level = _check_level(level, "level")
     n_centering = s.shape[1]
     # m = ceil((1 - u)(B + 1)) = B + 1 - floor(u (B + 1)), the floor guarded against rounding (0.05 * 200)
     m = min(n_centering, n_centering + 1 - math.floor(level * (n_centering + 1) + 1e-9))
     return np.partition(s, m - 1, axis=1)[:, m - 1]
 
-
+# %% ../nbs/05_adaptivity.ipynb #c019c
 def adaptive_scores(statistics, offsets):
     """Multiscale scores A = max over resolutions of the centred statistics, and the arg-max level.
 
@@ -292,9 +318,9 @@ def adaptive_scores(statistics, offsets):
     level : np.ndarray of int, shape (B,)
         j with kappa = 2**j attaining the maximum (the smallest such j).
     """
-    s = np.asarray(statistics, dtype=float)
-    q = np.asarray(offsets, dtype=float)
-    if s.ndim != 2 or q.shape != (s.shape[0],):
+    s = _check_statistics_array(statistics, "statistics", 2)
+    q = _check_statistics_array(offsets, "offsets", 1)
+    if q.shape != (s.shape[0],) or s.shape[1] == 0:
         raise ValueError(f"offsets must have shape (G,) matching statistics (G, B), got {q.shape} and {s.shape}")
     centred = s - q[:, None]
     return centred.max(axis=0), centred.argmax(axis=0)
@@ -321,7 +347,28 @@ def _balanced_relabellings(observed: np.ndarray, size: int, rng: np.random.Gener
 
 SCORE_SENSITIVITY = 8.0     # sensitivity of the multiscale score A (adapt-lem-sensitivity)
 
+# %% ../nbs/05_adaptivity.ipynb #c026a
+def _check_samples(x, y) -> tuple:
+    "Two samples of [0, 1]^d of the same dimension, at least 2 points each."
+    x, y = _check_points(x, "x"), _check_points(y, "y")
+    if x.shape[1] != y.shape[1]:
+        raise ValueError(f"x and y must have the same dimension d, got {x.shape[1]} and {y.shape[1]}")
+    if min(x.shape[0], y.shape[0]) < 2:
+        raise ValueError(f"x and y need at least 2 points each, got N_X = {x.shape[0]}, N_Y = {y.shape[0]}")
+    return x, y
 
+
+def _multiscale_scores(x, y, n_centering, n_permutations, centering_level, rng) -> tuple:
+    """Stages 1-2 of the test (NOT private): scores A_0 (observed) and A_1..A_B, and the arg-max level of each."""
+    n_x, n_y = x.shape[0], y.shape[0]
+    partitions = dyadic_partitions(np.vstack([x, y]), dyadic_max_level(min(n_x, n_y)))
+    observed = np.r_[np.ones(n_x, dtype=bool), np.zeros(n_y, dtype=bool)]
+    centering = multiscale_statistics(partitions, _balanced_relabellings(observed, n_centering, rng), n_x, n_y)
+    offsets = centering_offsets(centering, centering_level)
+    rank_labellings = np.vstack([observed, _balanced_relabellings(observed, n_permutations, rng)])
+    return adaptive_scores(multiscale_statistics(partitions, rank_labellings, n_x, n_y), offsets)
+
+# %% ../nbs/05_adaptivity.ipynb #c026b
 def adaptive_test(x, y, eps, alpha=0.05, n_centering=199, n_permutations=199, centering_level=0.2,
                   rng=None, return_nonprivate=False, return_resolution=False) -> AdaptiveTestResult:
     """Multiscale ε-DP two-sample test for samples in [0, 1]^d that needs no smoothness parameter.
@@ -329,7 +376,7 @@ def adaptive_test(x, y, eps, alpha=0.05, n_centering=199, n_permutations=199, ce
     The Rao-Blackwellized statistic of `closeness` is computed at every kappa = 2^j, j = 0..ceil(3 log2 N)
     (sparsely); each resolution is centred by an upper `centering_level` quantile of its statistic over
     `n_centering` relabellings; the maximum of the centred scores (sensitivity 8) is calibrated by one private
-    permutation comparison with Laplace(16/eps) noise.
+    permutation comparison with Laplace(16/eps) noise (`closeness.noisy_permutation_pvalue`).
 
     Parameters
     ----------
@@ -338,60 +385,64 @@ def adaptive_test(x, y, eps, alpha=0.05, n_centering=199, n_permutations=199, ce
     eps : float
         Privacy parameter in (0, inf]; inf gives the non-private test (no noise).
     alpha : float in (0, 1)
-        Level.
+        Level; the test needs 1/(B + 1) <= alpha (B = n_permutations >= 19 at alpha = 0.05).
     n_centering, n_permutations : int >= 1
         B_cen (centering stage) and B (rank stage).
     centering_level : float in (0, 1)
         u: q_kappa is the upper-u quantile of the centering statistics.
     rng : None, int or numpy.random.Generator
+        For a private release pass None (fresh entropy) or a Generator whose state is secret: with a known seed
+        the released bit is a deterministic function of the data. Fixed seeds reproduce runs; they protect no one.
     return_nonprivate : bool
         Also return the p-value and the scores A_0 (`statistic`) and A_1..A_B (`null_distribution`) before
         noise. NOT private.
     return_resolution : bool
         Also return the resolution kappa attaining the observed maximum. NOT private.
-
-    Returns
-    -------
-    AdaptiveTestResult
     """
-    eps = check_eps(eps, allow_inf=True)
-    if eps == 0:
-        raise ValueError("eps must be positive (eps = 0 leaves no information); use eps=np.inf for the non-private test")
-    if isinstance(alpha, (bool, np.bool_)) or not isinstance(alpha, numbers.Real) or not 0 < alpha < 1:
-        raise ValueError(f"alpha must be a number in (0, 1), got {alpha!r}")
+    eps, alpha = closeness._check_positive_eps(eps), closeness._check_alpha(alpha)
     for flag, name in ((return_nonprivate, "return_nonprivate"), (return_resolution, "return_resolution")):
         if not isinstance(flag, (bool, np.bool_)):
             raise TypeError(f"{name} must be a bool, got {type(flag).__name__}")
     n_centering = check_int(n_centering, "n_centering", 1)
-    n_permutations = check_int(n_permutations, "n_permutations", 1)
-    if not isinstance(centering_level, numbers.Real) or not 0 < centering_level < 1:
-        raise ValueError(f"centering_level must be a number in (0, 1), got {centering_level!r}")
+    closeness._check_can_reject(alpha, check_int(n_permutations, "n_permutations", 1))
+    centering_level = _check_level(centering_level, "centering_level")
+    x, y = _check_samples(x, y)
     rng = as_generator(rng)
-    x, y = _check_points(x, "x"), _check_points(y, "y")
-    if x.shape[1] != y.shape[1]:
-        raise ValueError(f"x and y must have the same dimension d, got {x.shape[1]} and {y.shape[1]}")
-    n_x, n_y = x.shape[0], y.shape[0]
-    if min(n_x, n_y) < 2:
-        raise ValueError(f"x and y need at least 2 points each, got N_X = {n_x}, N_Y = {n_y}")
-
-    partitions = dyadic_partitions(np.vstack([x, y]), dyadic_max_level(min(n_x, n_y)))
-    observed = np.r_[np.ones(n_x, dtype=bool), np.zeros(n_y, dtype=bool)]
-    centering = multiscale_statistics(partitions, _balanced_relabellings(observed, n_centering, rng), n_x, n_y)
-    offsets = centering_offsets(centering, centering_level)
-    rank_labellings = np.vstack([observed, _balanced_relabellings(observed, n_permutations, rng)])
-    scores, level = adaptive_scores(multiscale_statistics(partitions, rank_labellings, n_x, n_y), offsets)
-    pvalue = closeness.dp_pvalue(scores[0], scores[1:], eps, SCORE_SENSITIVITY, rng)   # Laplace(2 * 8 / eps)
+    scores, level = _multiscale_scores(x, y, n_centering, n_permutations, centering_level, rng)
+    pvalue = closeness.noisy_permutation_pvalue(scores[0], scores[1:], eps, SCORE_SENSITIVITY, rng)
     nonprivate = ("pvalue", "statistic", "null_distribution", "resolution")
     return AdaptiveTestResult(
-        reject=bool(pvalue <= alpha),
-        pvalue=float(pvalue) if return_nonprivate else None,
+        reject=bool(pvalue <= alpha), pvalue=float(pvalue) if return_nonprivate else None,
         statistic=float(scores[0]) if return_nonprivate else None,
         null_distribution=scores[1:].copy() if return_nonprivate else None,
-        eps=eps, alpha=alpha, noise_scale=0.0 if math.isinf(eps) else 2 * SCORE_SENSITIVITY / eps,
+        eps=eps, alpha=alpha, noise_scale=closeness.laplace_scale(SCORE_SENSITIVITY, eps),
         statistic_name="adaptive", n_permutations=n_permutations,
         private_fields=() if math.isinf(eps) else ("reject",),
         nonprivate_fields=("reject",) + nonprivate if math.isinf(eps) else nonprivate,
         resolution=2 ** int(level[0]) if return_resolution else None)
+
+# %% ../nbs/05_adaptivity.ipynb #c033a
+def adaptive_rate_bound(kappa, N, eps, s, d) -> np.ndarray:
+    """The bracket of the adaptive upper bound: chapter 4's R_kappa terms with the classical cost inflated by
+    a_N^(1/4), plus sqrt(a_N / N), where a_N = log log N (N >= 3, so that a_N > 0). Constants set to 1."""
+    bias, classical, within, transport, linear = closeness.binned_rate_terms(kappa, N, eps, s, d)
+    a = _log_log(N)
+    return bias + np.sqrt(a / N) + a ** 0.25 * classical + within + transport + linear
+
+
+def adaptive_rate(N, eps, s, d) -> np.ndarray:
+    "rho_1 v rho_2 v rho_3 v rho_4: chapter 4's four-term rate with its classical term times a_N^(s/(4s+d))."
+    terms = closeness.minimax_separation(N, eps, s, d).terms.copy()
+    terms[0] *= _log_log(N) ** (s / (4 * s + d))
+    return terms.max(axis=0)
+
+
+def _log_log(N) -> np.ndarray:
+    "a_N = log log N for N >= 3."
+    N = closeness._check_positive_real(N, "N")
+    if (N < 3).any():
+        raise ValueError("N must be at least 3 (a_N = log log N must be positive)")
+    return np.log(np.log(N))
 
 # %% ../nbs/05_adaptivity.ipynb #c037-b922a55d
 def _figure3_sample(scenario, rng, n):
@@ -411,12 +462,13 @@ def _figure3_test(x, y, rng, eps_values, resolutions, n_permutations, n_centerin
     decisions = []
     for eps in eps_values:
         for perm in scores:
-            decisions.append(closeness.dp_pvalue(perm.observed, perm.permuted, eps, perm.sensitivity, rng) <= alpha)
-        decisions.append(closeness.dp_pvalue(multiscale.statistic, multiscale.null_distribution, eps,
-                                             SCORE_SENSITIVITY, rng) <= alpha)
+            decisions.append(closeness.dp_permutation_decision(perm.observed, perm.permuted, eps, perm.sensitivity,
+                                                               alpha, rng))
+        decisions.append(closeness.dp_permutation_decision(multiscale.statistic, multiscale.null_distribution, eps,
+                                                           SCORE_SENSITIVITY, alpha, rng))
     return np.array(decisions)
 
-
+# %% ../nbs/05_adaptivity.ipynb #c037b
 @dataclass(frozen=True)
 class Figure3:
     """Rejection rates of Figure 3: `power.rejection_rate[i, t]` for scenario i and (test, eps) `labels[t]`."""
@@ -445,10 +497,12 @@ def figure3_power(n_reps=200, n=1000, eps_values=(np.inf, 1.0), scenarios=((1, 0
         _check_alternative(m, r)
     resolutions = tuple(check_int(k, "kappa", 1) for k in resolutions)
     sample = partial(_figure3_sample, n=check_int(n, "n", 2))
-    eps_values = tuple(float(e) for e in eps_values)
-    for e in eps_values:
-        if not (e > 0):
-            raise ValueError(f"eps_values must be positive (inf allowed), got {e}")
+    eps_values = tuple(closeness._check_positive_eps(e) for e in eps_values)
+    if not eps_values or not scenarios or not resolutions:
+        raise ValueError("eps_values, scenarios and resolutions must each contain at least one entry")
+    alpha = closeness._check_alpha(alpha)
+    closeness._check_can_reject(alpha, check_int(n_permutations, "n_permutations", 1))
+    n_centering = check_int(n_centering, "n_centering", 1)
     test = partial(_figure3_test, eps_values=eps_values, resolutions=resolutions, n_permutations=n_permutations,
                    n_centering=n_centering, alpha=alpha)
     labels = tuple(f"{name}, eps = {e:g}" for e in eps_values

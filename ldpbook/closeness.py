@@ -3,26 +3,40 @@
 # %% ../nbs/04_closeness.ipynb #ch4-002
 from __future__ import annotations
 
+import contextlib
+import json
+import math
 import numbers
+import warnings
 from dataclasses import dataclass
 from functools import lru_cache, partial
 
 import numpy as np
 
-from .foundations import as_generator, check_eps
-from .foundations import check_int
-from .foundations import seed_sequence
+from .foundations import as_generator, check_eps, check_int, seed_sequence
 
 # %% auto #0
-__all__ = ['RATE_TERMS', 'STATISTICS', 'SENSITIVITY', 'MinimaxSeparation', 'minimax_separation', 'SampleComplexity',
-           'sample_complexity', 'PhaseExponents', 'phase_exponents', 'split_statistic', 'dp_pvalue', 'rb_statistic',
-           'rb_cell_values', 'PermutationStatistics', 'permutation_statistics', 'DPPermutationTestResult',
-           'dp_permutation_test', 'bin_samples', 'PowerCurve', 'power_curve', 'sample_sine_alternative', 'Figure2',
-           'figure2']
+__all__ = ['RATE_TERMS', 'STATISTICS', 'SENSITIVITY', 'FIGURE2_SETTINGS', 'MinimaxSeparation', 'minimax_separation',
+           'SampleComplexity', 'sample_complexity', 'PhaseExponents', 'phase_exponents', 'occupied_cell_counts',
+           'split_statistic', 'laplace_scale', 'noisy_permutation_pvalue', 'smallest_n_permutations',
+           'dp_permutation_decision', 'dp_pvalue', 'rb_statistic', 'rb_cell_values', 'PermutationStatistics',
+           'permutation_statistics', 'DPPermutationTestResult', 'dp_permutation_test', 'bin_samples',
+           'binned_rate_terms', 'PowerCurve', 'one_repetition', 'power_curve', 'sample_sine_alternative', 'Figure2',
+           'figure2', 'write_figure2_data', 'read_figure2_data']
 
 # %% ../nbs/04_closeness.ipynb #ch4-006
 RATE_TERMS = ("classical N^(-2s/(4s+d))", "within-cell (N sqrt(eps))^(-2s/(2s+d))",
               "hypercube transport (N^(3/2) eps)^(-2s/(4s+d))", "linear (N eps)^(-1)")
+
+
+def _real(value, name: str) -> float:
+    "A real number (not a bool, not a string) as a float; an integer too large for a float is an error."
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Real, np.floating, np.integer)):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    try:
+        return float(value)
+    except OverflowError:
+        raise ValueError(f"{name} is too large for a floating-point number") from None
 
 
 def _check_positive_real(value, name: str, allow_inf: bool = False) -> np.ndarray:
@@ -34,7 +48,7 @@ def _check_positive_real(value, name: str, allow_inf: bool = False) -> np.ndarra
     if np.isnan(arr).any():
         raise ValueError(f"{name} must not be NaN")
     if (arr <= 0).any():
-        raise ValueError(f"{name} must be positive, got {arr.min()}")
+        raise ValueError(f"{name} must be positive")
     if not allow_inf and np.isinf(arr).any():
         raise ValueError(f"{name} must be finite")
     return arr
@@ -47,7 +61,7 @@ def _check_smoothness(s, d) -> tuple:
         raise ValueError(f"s must be a scalar, got shape {s.shape}")
     return float(s), check_int(d, "d", 1)
 
-
+# %% ../nbs/04_closeness.ipynb #ch4-006b
 @dataclass(frozen=True)
 class MinimaxSeparation:
     "The four terms of the rate (axis 0, in the order of `RATE_TERMS`), their maximum, and which term is largest (1–4)."
@@ -85,7 +99,7 @@ def minimax_separation(N, eps, s, d) -> MinimaxSeparation:
                       1.0 / (N * eps)])
     return MinimaxSeparation(terms, terms.max(axis=0), terms.argmax(axis=0) + 1)
 
-
+# %% ../nbs/04_closeness.ipynb #ch4-006c
 @dataclass(frozen=True)
 class SampleComplexity:
     "The four sample-size terms (axis 0), their maximum `n`, and which term is largest (1–4)."
@@ -110,7 +124,7 @@ def sample_complexity(r, eps, s, d) -> SampleComplexity:
                       1.0 / (eps * r)])
     return SampleComplexity(terms, terms.max(axis=0), terms.argmax(axis=0) + 1)
 
-
+# %% ../nbs/04_closeness.ipynb #ch4-006d
 @dataclass(frozen=True)
 class PhaseExponents:
     "ρ₁..ρ₄ (axis 0), the rate exponent min ρⱼ, the active phase (1–4) and the crossing points of the envelope."
@@ -166,7 +180,7 @@ def _check_labels(x, k, name: str) -> np.ndarray:
         raise ValueError(f"{name} must not be empty")
     if arr.min() < 0 or (k is not None and arr.max() >= k):
         bound = "non-negative" if k is None else f"in [0, k) = [0, {k})"
-        raise ValueError(f"{name} must contain labels {bound}, found {arr.min()}..{arr.max()}")
+        raise ValueError(f"{name} must contain only labels {bound}")      # no data values in the message
     return arr.astype(np.int64, copy=False)
 
 
@@ -175,14 +189,21 @@ def _check_samples(x, y, k) -> tuple:
     if k is not None:
         k = check_int(k, "k", 1)
     x, y = _check_labels(x, k, "x"), _check_labels(y, k, "y")
-    if k is None:
-        k = int(max(x.max(), y.max())) + 1
     if min(x.size, y.size) < 2:
         raise ValueError(f"x and y need at least 2 observations each (block size m = min(N_X, N_Y) // 2 >= 1), "
                          f"got N_X = {x.size}, N_Y = {y.size}")
-    return x, y, k
+    return x, y
 
+# %% ../nbs/04_closeness.ipynb #ch4-012b
+def occupied_cell_counts(x, y) -> tuple:
+    """Counts (u, v) of two label samples in their occupied cells (sorted by label); memory O(N_X + N_Y), not O(k)."""
+    x, y = _check_labels(x, None, "x"), _check_labels(y, None, "y")
+    cells, index = np.unique(np.concatenate([x, y]), return_inverse=True)
+    index = index.reshape(-1)
+    return (np.bincount(index[:len(x)], minlength=cells.size),
+            np.bincount(index[len(x):], minlength=cells.size))
 
+# %% ../nbs/04_closeness.ipynb #ch4-012c
 def _split_from_table(c: np.ndarray) -> np.ndarray:
     "Z for block counts c[..., cell, (X1, X2, Y1, Y2)] (integer arithmetic, any leading axes)."
     x1, x2, y1, y2 = c[..., 0], c[..., 1], c[..., 2], c[..., 3]
@@ -190,19 +211,19 @@ def _split_from_table(c: np.ndarray) -> np.ndarray:
 
 
 def _split_blocks(counts: np.ndarray, n: int, rng) -> np.ndarray:
-    "Cell counts (k, 2) of two disjoint uniformly random blocks of size n from a sample with cell counts `counts`."
+    "Cell counts (cells, 2) of two disjoint uniformly random blocks of size n from a sample with cell counts `counts`."
     first = rng.multivariate_hypergeometric(counts, n)
     second = rng.multivariate_hypergeometric(counts - first, n)
     return np.stack([first, second], axis=1)
 
 
-def _observed_split_table(x, y, k, rng) -> np.ndarray:
-    "The (k, 4) table of block counts (X1, X2, Y1, Y2) of a uniformly random split with block size m."
+def _observed_split_table(x, y, rng) -> np.ndarray:
+    "The (cells, 4) table of block counts (X1, X2, Y1, Y2) of a uniformly random split, over the occupied cells."
     m = min(x.size, y.size) // 2
-    tx, ty = np.bincount(x, minlength=k), np.bincount(y, minlength=k)
-    return np.concatenate([_split_blocks(tx, m, rng), _split_blocks(ty, m, rng)], axis=1)
+    u, v = occupied_cell_counts(x, y)
+    return np.concatenate([_split_blocks(u, m, rng), _split_blocks(v, m, rng)], axis=1)
 
-
+# %% ../nbs/04_closeness.ipynb #ch4-012d
 def split_statistic(x, y, k=None, rng=None) -> int:
     """Kim's split statistic Z for two samples of cell labels, with a uniformly random split.
 
@@ -211,7 +232,7 @@ def split_statistic(x, y, k=None, rng=None) -> int:
     x, y : array_like of int
         Cell labels in [0, k) of the two samples (1-D, each of size ≥ 2).
     k : int, optional
-        Number of cells (default: largest label + 1).
+        Number of cells (only checked; memory grows with the occupied cells, not with k).
     rng : None, int or numpy.random.Generator
         Randomness of the split (which 2m observations of each sample, and how they are halved).
 
@@ -221,30 +242,58 @@ def split_statistic(x, y, k=None, rng=None) -> int:
         Z = sum_i |C_i^{X,1} - C_i^{Y,1}| + |C_i^{X,2} - C_i^{Y,2}| - |C_i^{X,1} - C_i^{X,2}| - |C_i^{Y,1} - C_i^{Y,2}|,
         blocks of size m = min(N_X, N_Y) // 2.  Its global sensitivity is at most 4 for a fixed split.
     """
-    x, y, k = _check_samples(x, y, k)
-    return int(_split_from_table(_observed_split_table(x, y, k, as_generator(rng))))
+    x, y = _check_samples(x, y, k)
+    return int(_split_from_table(_observed_split_table(x, y, as_generator(rng))))
 
 # %% ../nbs/04_closeness.ipynb #ch4-016
 def _check_positive_eps(eps) -> float:
     "Validate ε > 0, allowing ε = inf (the non-private test)."
-    eps = check_eps(eps, allow_inf=True)
+    eps = check_eps(_real(eps, "eps"), allow_inf=True)
     if eps == 0:
         raise ValueError("eps must be positive (eps = 0 releases nothing useful); use eps=np.inf for the "
                          "non-private test")
     return eps
 
 
-def dp_pvalue(observed, permuted, eps, sensitivity, rng=None) -> float:
-    """Private Monte Carlo permutation p-value of Kim and Schrab.
+def _check_sensitivity(sensitivity) -> float:
+    "Validate Δ: one finite positive real number."
+    value = _check_positive_real(sensitivity, "sensitivity")
+    if value.ndim:
+        raise ValueError(f"sensitivity must be a single number, got shape {value.shape}")
+    return float(value)
+
+
+def laplace_scale(sensitivity: float, eps: float) -> float:
+    "Scale 2Δ/ε of the Laplace noise of the DP permutation test (0 when ε = ∞: no noise)."
+    sensitivity, eps = _check_sensitivity(sensitivity), _check_positive_eps(eps)
+    return 0.0 if math.isinf(eps) else 2.0 * sensitivity / eps
+
+# %% ../nbs/04_closeness.ipynb #ch4-016a
+def _check_statistics(observed, permuted) -> tuple:
+    "Validate T_0 (a finite real number) and T_1..T_B (a non-empty 1-D array of finite reals)."
+    observed = _real(observed, "observed")
+    arr = np.asarray(permuted)
+    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)):
+        raise TypeError(f"permuted must be an array of real numbers, got dtype {arr.dtype}")
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(f"permuted must be a non-empty one-dimensional array, got shape {arr.shape}")
+    if not (math.isfinite(observed) and np.isfinite(arr).all()):
+        raise ValueError("observed and permuted statistics must be finite (a NaN or infinite statistic "
+                         "cannot be calibrated)")
+    return float(observed), arr.astype(float)
+
+# %% ../nbs/04_closeness.ipynb #ch4-016b
+def noisy_permutation_pvalue(observed, permuted, eps, sensitivity, rng=None) -> float:
+    """Steps 1-2 of the DP permutation test: the noisy Monte Carlo permutation p-value. NOT an ε-DP release.
 
     Parameters
     ----------
     observed : float
-        Statistic T_0 on the observed labelling.
-    permuted : array_like
-        Statistics T_1..T_B on B independent uniformly random relabellings.
+        Statistic T_0 on the observed labelling (finite).
+    permuted : array_like, shape (B,)
+        Statistics T_1..T_B on B independent uniformly random relabellings (finite).
     eps : float
-        Privacy budget > 0; ``np.inf`` adds no noise (non-private permutation test).
+        Privacy budget > 0; ``np.inf`` adds no noise (the ordinary permutation p-value).
     sensitivity : float
         Δ > 0: the largest change of any T_b when one observation is replaced, the labelling held fixed.
     rng : None, int or numpy.random.Generator
@@ -253,23 +302,78 @@ def dp_pvalue(observed, permuted, eps, sensitivity, rng=None) -> float:
     Returns
     -------
     float
-        p = (1 + #{b : T_b + xi_b >= T_0 + xi_0}) / (B + 1) with xi_b i.i.d. Laplace(2 Δ / eps).
-        The event {p <= t} is eps-DP for every fixed t (so is the test decision); the number p itself is NOT an
-        eps-DP release.
+        p = (1 + #{b : T_b + xi_b >= T_0 + xi_0}) / (B + 1), xi_b i.i.d. Laplace(`laplace_scale`(Δ, ε) = 2Δ/ε).
+        Only the event {p <= t} for a fixed t is ε-DP (use `dp_permutation_decision`); the number p is not.
     """
-    eps = _check_positive_eps(eps)
-    sensitivity = float(_check_positive_real(sensitivity, "sensitivity"))
-    permuted = np.asarray(permuted, dtype=float).ravel()
-    if permuted.size == 0:
-        raise ValueError("permuted must contain at least one permuted statistic")
+    observed, permuted = _check_statistics(observed, permuted)
+    eps, sensitivity = _check_positive_eps(eps), _check_sensitivity(sensitivity)
     rng = as_generator(rng)
-    if np.isinf(eps):
-        noisy_observed, noisy_permuted = float(observed), permuted
-        noisy_observed -= 1e-12 * max(1.0, abs(noisy_observed))      # exact ties count against H0
+    if math.isinf(eps):
+        noisy_observed = observed - 1e-12 * max(1.0, abs(observed))       # exact ties count against H0
+        noisy_permuted = permuted
     else:
-        noise = rng.laplace(0.0, 2.0 * sensitivity / eps, size=permuted.size + 1)
-        noisy_observed, noisy_permuted = float(observed) + noise[0], permuted + noise[1:]
+        noise = rng.laplace(0.0, laplace_scale(sensitivity, eps), size=permuted.size + 1)
+        noisy_observed, noisy_permuted = observed + noise[0], permuted + noise[1:]
     return (1 + int(np.count_nonzero(noisy_permuted >= noisy_observed))) / (permuted.size + 1)
+
+# %% ../nbs/04_closeness.ipynb #ch4-016d
+def _check_alpha(alpha) -> float:
+    "Validate a test level in (0, 1)."
+    alpha = _real(alpha, "alpha")
+    if not 0.0 < alpha < 1.0:          # also rejects NaN
+        raise ValueError(f"alpha must lie in the open interval (0, 1), got {alpha}")
+    return alpha
+
+
+def smallest_n_permutations(alpha) -> int:
+    "The smallest B with which a permutation test at level α can reject: 1/(B + 1) <= α."
+    alpha = _check_alpha(alpha)
+    b = max(1, math.ceil(1.0 / alpha) - 1)
+    while 1 / (b + 1) > alpha:                          # guard the ceiling against rounding
+        b += 1
+    while b > 1 and 1 / b <= alpha:
+        b -= 1
+    return b
+
+
+def _check_can_reject(alpha: float, n_permutations: int) -> None:
+    "Refuse a test that can never reject: floor(α (B + 1)) = 0."
+    if 1 / (n_permutations + 1) > alpha:
+        raise ValueError(f"n_permutations = {n_permutations} can never reject at alpha = {alpha:g} (the smallest "
+                         f"p-value is 1/(B + 1)); use n_permutations >= {smallest_n_permutations(alpha)}")
+
+# %% ../nbs/04_closeness.ipynb #ch4-016e
+def dp_permutation_decision(observed, permuted, eps, sensitivity, alpha=0.05, rng=None) -> bool:
+    """The ε-DP release of the DP permutation test: reject H0 iff the noisy permutation p-value is <= α.
+
+    Parameters
+    ----------
+    observed, permuted, eps, sensitivity
+        As in `noisy_permutation_pvalue` (B = len(permuted) must satisfy 1/(B + 1) <= α).
+    alpha : float
+        Level in (0, 1).
+    rng : None, int or numpy.random.Generator
+        Randomness of the noise. For a private release pass None (fresh entropy from the operating system) or a
+        Generator whose state nobody else knows: with a known seed the released bit is a deterministic function of
+        the data and protects nothing. Fixed seeds are for reproducing numbers, not for releasing them.
+
+    Returns
+    -------
+    bool
+        The decision, ε-differentially private whenever every T_b has sensitivity at most Δ.
+    """
+    alpha = _check_alpha(alpha)
+    observed, permuted = _check_statistics(observed, permuted)
+    _check_can_reject(alpha, permuted.size)
+    return bool(noisy_permutation_pvalue(observed, permuted, eps, sensitivity, rng) <= alpha)
+
+
+def dp_pvalue(observed, permuted, eps, sensitivity, rng=None) -> float:
+    "Deprecated name of `noisy_permutation_pvalue`: the number it returns is NOT ε-DP (only {p <= α} is)."
+    warnings.warn("dp_pvalue is deprecated (its p-value is not differentially private): use "
+                  "dp_permutation_decision for the eps-DP decision, noisy_permutation_pvalue for the number",
+                  DeprecationWarning, stacklevel=2)
+    return noisy_permutation_pvalue(observed, permuted, eps, sensitivity, rng)
 
 # %% ../nbs/04_closeness.ipynb #ch4-020
 def _hypergeom_pmf(population: int, successes: int, draws: int) -> tuple:
@@ -281,72 +385,6 @@ def _hypergeom_pmf(population: int, successes: int, draws: int) -> tuple:
               out=log_p[1:])
     p = np.exp(log_p - log_p.max())
     return lo, p / p.sum()
-
-
-@dataclass(frozen=True)
-class _Laws:
-    "Hypergeometric laws for several success counts, stored flat: value a occupies offset[a] : offset[a] + width[a]."
-    lo: np.ndarray
-    width: np.ndarray
-    offset: np.ndarray
-    support: np.ndarray
-    pmf: np.ndarray
-    cdf: np.ndarray          # P(H <= x)
-    partial_mean: np.ndarray  # E[H 1{H <= x}]
-    mean: np.ndarray
-
-
-def _hypergeom_laws(population: int, successes: np.ndarray, draws: int) -> _Laws:
-    "Laws of Hyp(population, u, draws) for each u in `successes` (distinct values: at most sqrt(2N) of them)."
-    u = np.asarray(successes, dtype=np.int64)
-    lo = np.maximum(0, draws - (population - u))
-    width = np.minimum(u, draws) - lo + 1
-    offset = np.zeros(u.size + 1, dtype=np.int64)
-    np.cumsum(width, out=offset[1:])
-    support = np.empty(offset[-1], dtype=np.int64)
-    pmf, cdf, partial_mean = np.empty(offset[-1]), np.empty(offset[-1]), np.empty(offset[-1])
-    for a in range(u.size):                 # one vector operation per distinct value
-        seg = slice(offset[a], offset[a + 1])
-        support[seg] = np.arange(lo[a], lo[a] + width[a])
-        pmf[seg] = _hypergeom_pmf(population, int(u[a]), draws)[1]
-        np.cumsum(pmf[seg], out=cdf[seg])
-        np.cumsum(support[seg] * pmf[seg], out=partial_mean[seg])
-    return _Laws(lo, width, offset[:-1], support, pmf, cdf, partial_mean, draws * u / population)
-
-
-def _expected_abs_diff_chunk(i_sum, i_look, laws_sum: _Laws, laws_look: _Laws) -> np.ndarray:
-    "E|A - B| for pairs, summing over the support of A (laws_sum) and reading E|x - B| off B's cdf and partial means."
-    width = laws_sum.width[i_sum]
-    starts = np.zeros(i_sum.size + 1, dtype=np.int64)
-    np.cumsum(width, out=starts[1:])
-    pair = np.repeat(np.arange(i_sum.size), width)
-    j = np.arange(starts[-1]) - starts[pair]
-    x = laws_sum.lo[i_sum][pair] + j
-    rel = x - laws_look.lo[i_look][pair]
-    look_width = laws_look.width[i_look][pair]
-    below, above = rel < 0, rel >= look_width
-    pos = laws_look.offset[i_look][pair] + np.clip(rel, 0, look_width - 1)
-    mean = laws_look.mean[i_look][pair]
-    cdf = np.where(below, 0.0, np.where(above, 1.0, laws_look.cdf[pos]))
-    partial = np.where(below, 0.0, np.where(above, mean, laws_look.partial_mean[pos]))
-    e_abs = mean - 2.0 * partial + x * (2.0 * cdf - 1.0)
-    return np.bincount(pair, weights=laws_sum.pmf[laws_sum.offset[i_sum][pair] + j] * e_abs, minlength=i_sum.size)
-
-
-def _expected_abs_diff(ia, ib, laws_a: _Laws, laws_b: _Laws, chunk: int = 1 << 16) -> np.ndarray:
-    "E|A - B|, A ~ laws_a[ia[p]], B ~ laws_b[ib[p]] independent, for every pair p; sums over the smaller support."
-    out = np.empty(ia.size)
-    over_a = laws_a.width[ia] <= laws_b.width[ib]
-    for flag, i_sum, i_look, l_sum, l_look in ((True, ia, ib, laws_a, laws_b), (False, ib, ia, laws_b, laws_a)):
-        sel = np.flatnonzero(over_a == flag)
-        ends = np.cumsum(l_sum.width[i_sum[sel]])
-        start = 0
-        while start < sel.size:             # chunks of about `chunk` terms keep the temporaries small
-            stop = max(start + 1, int(np.searchsorted(ends, ends[start] - l_sum.width[i_sum[sel[start]]] + chunk)))
-            part = sel[start:stop]
-            out[part] = _expected_abs_diff_chunk(i_sum[part], i_look[part], l_sum, l_look)
-            start = stop
-    return out
 
 
 @lru_cache(maxsize=32)
@@ -367,35 +405,31 @@ def _within_block_mad(m: int, s_max: int | None = None) -> np.ndarray:
     d.flags.writeable = False
     return d
 
-
-def _within_term(population: int, successes: np.ndarray, m: int) -> np.ndarray:
-    "D_N(u) = E d_m(S), S ~ Hyp(N, u, 2m): the mean |C^1 - C^2| of one sample's two blocks, for each u."
-    laws = _hypergeom_laws(population, successes, 2 * m)
-    segment = np.repeat(np.arange(len(successes)), laws.width)
-    largest = int(laws.support.max()) if laws.support.size else 0
-    d = _within_block_mad(m, 1 << max(largest, 1).bit_length())          # a cached prefix covering the support
-    return np.bincount(segment, weights=laws.pmf * d[laws.support], minlength=len(successes))
-
-
-def _distinct(values: np.ndarray, bound: int) -> tuple:
-    "Distinct values of a non-negative int array (all <= bound) and the index of each entry, in O(n + bound)."
-    present = np.zeros(bound + 1, dtype=bool)
-    present[values] = True
-    distinct = np.flatnonzero(present)
-    index = np.zeros(bound + 1, dtype=np.int64)
-    index[distinct] = np.arange(distinct.size)
-    return distinct, index[values]
+# %% ../nbs/04_closeness.ipynb #ch4-020b
+def _expected_abs_diff_reference(n_x: int, u: int, n_y: int, v: int, m: int) -> float:
+    "E|A - B| for independent A ~ Hyp(N_X, u, m) and B ~ Hyp(N_Y, v, m): the double sum over both supports."
+    lo_a, pa = _hypergeom_pmf(n_x, u, m)
+    lo_b, pb = _hypergeom_pmf(n_y, v, m)
+    a, b = lo_a + np.arange(pa.size), lo_b + np.arange(pb.size)
+    return float(pa @ np.abs(a[:, None] - b[None, :]) @ pb)
 
 
-def _rb_cell_values(u: np.ndarray, v: np.ndarray, n_x: int, n_y: int) -> np.ndarray:
-    "Per-cell terms 2 E|A_u - B_v| - D_{N_X}(u) - D_{N_Y}(v) of the RB statistic, for arrays of cell counts."
+def _within_reference(n: int, u: int, m: int) -> float:
+    "D_N(u) = E d_m(S), S ~ Hyp(N, u, 2m): the mean |C^1 - C^2| of one sample's two blocks."
+    lo, p = _hypergeom_pmf(n, u, 2 * m)
+    return float(p @ _within_block_mad(m)[lo:lo + p.size])
+
+
+def _rb_cell_values_reference(u, v, n_x: int, n_y: int) -> np.ndarray:
+    "h(u, v) = 2 E|A_u - B_v| - D_{N_X}(u) - D_{N_Y}(v) for each pair of cell counts, cell by cell."
     m = min(n_x, n_y) // 2
-    du, iu = _distinct(u, n_x)
-    dv, iv = _distinct(v, n_y)
-    cross = _expected_abs_diff(iu, iv, _hypergeom_laws(n_x, du, m), _hypergeom_laws(n_y, dv, m))
-    return 2.0 * cross - _within_term(n_x, du, m)[iu] - _within_term(n_y, dv, m)[iv]
+    return np.array([2 * _expected_abs_diff_reference(n_x, int(a), n_y, int(b), m) - _within_reference(n_x, int(a), m)
+                     - _within_reference(n_y, int(b), m) for a, b in zip(np.ravel(u), np.ravel(v))])
 
 
+_rb_cell_values = _rb_cell_values_reference   # replaced by the linear-time engine of "Making it fast"
+
+# %% ../nbs/04_closeness.ipynb #ch4-020c
 def rb_statistic(x, y, k=None) -> float:
     """The Rao–Blackwellized split statistic: the exact average of `split_statistic` over all splits.
 
@@ -404,49 +438,40 @@ def rb_statistic(x, y, k=None) -> float:
     x, y : array_like of int
         Cell labels in [0, k) of the two samples (1-D, each of size ≥ 2; sizes may differ).
     k : int, optional
-        Number of cells (default: largest label + 1).
+        Number of cells (only checked; memory and time grow with the occupied cells, not with k).
 
     Returns
     -------
     float
         Z̄ = sum over occupied cells of 2 E|A_u - B_v| - D_{N_X}(u) - D_{N_Y}(v) (closed form of
-        Proposition 8), block size m = min(N_X, N_Y) // 2.  Exact; O(N_X + N_Y + k) time and memory.
+        Proposition 8), block size m = min(N_X, N_Y) // 2.  Exact; O((N_X + N_Y) log(N_X + N_Y)) time, O(N_X + N_Y) memory.
         Global sensitivity at most 4.
     """
-    x, y, k = _check_samples(x, y, k)
-    tx, ty = np.bincount(x, minlength=k), np.bincount(y, minlength=k)
-    occupied = np.flatnonzero((tx > 0) | (ty > 0))
-    return float(_rb_cell_values(tx[occupied], ty[occupied], x.size, y.size).sum())
+    x, y = _check_samples(x, y, k)
+    u, v = occupied_cell_counts(x, y)
+    return float(_rb_cell_values(u, v, x.size, y.size).sum())
 
 # %% ../nbs/04_closeness.ipynb #ch4-024
 STATISTICS = ("rb", "split")
 SENSITIVITY = {"rb": 4.0, "split": 4.0}       # global sensitivity of each statistic (Lemma: split; RB: its average)
 
 
-def _check_statistic(statistic) -> str:
-    "Validate the statistic name."
-    if not isinstance(statistic, str):
-        raise TypeError(f"statistic must be one of {STATISTICS}, got {type(statistic).__name__}")
-    if statistic not in STATISTICS:
-        raise ValueError(f"statistic must be one of {STATISTICS}, got {statistic!r}")
-    return statistic
+def _check_statistic_name(statistic_name, statistic=None) -> str:
+    "Validate the statistic's name; `statistic=` is the deprecated spelling of `statistic_name=`."
+    if statistic is not None:
+        warnings.warn("the argument statistic= is deprecated: write statistic_name= ('rb' or 'split'); the result's "
+                      "field `statistic` is the observed value", DeprecationWarning, stacklevel=3)
+        statistic_name = statistic
+    if not isinstance(statistic_name, str):
+        raise TypeError(f"statistic_name must be one of {STATISTICS}, got {type(statistic_name).__name__}")
+    if statistic_name not in STATISTICS:
+        raise ValueError(f"statistic_name must be one of {STATISTICS}")
+    return statistic_name
 
-
-def _check_alpha(alpha) -> float:
-    "Validate a test level in (0, 1)."
-    if isinstance(alpha, (bool, np.bool_)) or not isinstance(alpha, (numbers.Real, np.floating, np.integer)):
-        raise TypeError(f"alpha must be a real number, got {type(alpha).__name__}")
-    alpha = float(alpha)
-    if not 0.0 < alpha < 1.0:          # also rejects NaN
-        raise ValueError(f"alpha must lie in the open interval (0, 1), got {alpha}")
-    return alpha
-
-
+# %% ../nbs/04_closeness.ipynb #ch4-024t
 class _RBCellTable:
-    """h(u, v) = 2 E|A_u - B_v| - D_{N_X}(u) - D_{N_Y}(v) for fixed (N_X, N_Y), filled lazily and kept.
-
-    Each value is computed by the same arithmetic whatever else is computed with it, so results do not depend on
-    which values happen to be cached (serial and parallel runs agree to the last bit)."""
+    """h(u, v) for fixed (N_X, N_Y), filled lazily and kept: each value is computed once, by the same arithmetic
+    whatever else is computed with it, so results never depend on what happens to be cached."""
 
     MAX_DENSE = 1 << 22
 
@@ -472,6 +497,11 @@ class _RBCellTable:
 def _rb_cell_table(n_x: int, n_y: int) -> _RBCellTable:
     return _RBCellTable(n_x, n_y)
 
+# %% ../nbs/04_closeness.ipynb #ch4-024a
+def _cell_values(u: np.ndarray, v: np.ndarray, n_x: int, n_y: int) -> np.ndarray:
+    "h(u, v) for integer count arrays of any shape, read from the shared table of the sample sizes (n_x, n_y)."
+    return _rb_cell_table(n_x, n_y)(u, v)
+
 
 def rb_cell_values(u, v, n_x, n_y) -> np.ndarray:
     """Per-cell terms h(u, v) of the Rao–Blackwellized statistic, for samples of sizes (n_x, n_y).
@@ -483,13 +513,15 @@ def rb_cell_values(u, v, n_x, n_y) -> np.ndarray:
     u, v = np.asarray(u), np.asarray(v)
     if not (np.issubdtype(u.dtype, np.integer) and np.issubdtype(v.dtype, np.integer)) or u.shape != v.shape:
         raise TypeError("u and v must be integer arrays of the same shape")
+    if u.dtype == bool or v.dtype == bool:
+        raise TypeError("u and v must be integer arrays of the same shape, not Boolean")
     if u.size and (u.min() < 0 or u.max() > n_x or v.min() < 0 or v.max() > n_y):
         raise ValueError(f"counts must satisfy 0 <= u <= n_x = {n_x} and 0 <= v <= n_y = {n_y}")
-    return _rb_cell_table(n_x, n_y)(u.astype(np.int64), v.astype(np.int64))
+    return _cell_values(u.astype(np.int64), v.astype(np.int64), n_x, n_y)
 
-
+# %% ../nbs/04_closeness.ipynb #ch4-024b
 def _halve(counts: np.ndarray, n: int, rng) -> np.ndarray:
-    "For each row of cell counts (R, k), the counts of a uniformly random n-subset (marginal method, vectorised)."
+    "For each row of cell counts (R, cells), the counts of a uniformly random n-subset (marginal method, vectorised)."
     out = np.empty_like(counts)
     need = np.full(counts.shape[0], n, dtype=np.int64)
     rest = counts.sum(axis=1)
@@ -502,25 +534,53 @@ def _halve(counts: np.ndarray, n: int, rng) -> np.ndarray:
 
 
 def _balanced_tables(pooled: np.ndarray, n: int, rng, size: int) -> np.ndarray:
-    "`size` uniformly random balanced four-block tables (size, k, 4) for pooled cell counts summing to 4n."
+    "`size` uniformly random balanced four-block tables (size, cells, 4) for pooled cell counts summing to 4n."
     x_side = rng.multivariate_hypergeometric(pooled, 2 * n, size=size)
     halves = _halve(np.concatenate([x_side, pooled - x_side]), n, rng)
     x1, y1 = halves[:size], halves[size:]
     return np.stack([x1, x_side - x1, y1, pooled - x_side - y1], axis=-1)
 
+# %% ../nbs/04_closeness.ipynb #ch4-024c
+def _rb_permutation_values(x, y, n_permutations: int, rng) -> np.ndarray:
+    "RB statistic of the observed labelling and of B relabellings of all N_X + N_Y records (occupied cells only)."
+    u0, v0 = occupied_cell_counts(x, y)
+    pooled = u0 + v0                                   # fixed under relabelling; empty cells contribute 0
+    u = np.empty((n_permutations + 1, pooled.size), dtype=np.int64)
+    u[0] = u0
+    u[1:] = rng.multivariate_hypergeometric(pooled, x.size, size=n_permutations)
+    return _cell_values(u, pooled - u, x.size, y.size).sum(axis=1)
 
+
+def _split_permutation_values(x, y, n_permutations: int, rng) -> np.ndarray:
+    "Split statistic of a random split and of B balanced four-block relabellings of the 4m records it uses."
+    table = _observed_split_table(x, y, rng)
+    pooled = table.sum(axis=1)
+    tables = np.empty((n_permutations + 1,) + table.shape, dtype=np.int64)
+    tables[0] = table
+    tables[1:] = _balanced_tables(pooled, min(x.size, y.size) // 2, rng, n_permutations)
+    return _split_from_table(tables).astype(float)
+
+# %% ../nbs/04_closeness.ipynb #ch4-024d
 @dataclass(frozen=True)
 class PermutationStatistics:
     """Observed statistic and its values on B uniformly random relabellings.
 
-    NOT differentially private: raw functions of the data. `dp_pvalue` / `dp_permutation_test` privatize them."""
+    NOT differentially private: raw functions of the data. `dp_permutation_decision` privatizes them."""
     observed: float
     permuted: np.ndarray
-    statistic: str
+    statistic_name: str
     sensitivity: float
 
+    @property
+    def statistic(self) -> str:
+        "Deprecated: the name of the statistic is `statistic_name`."
+        warnings.warn("PermutationStatistics.statistic is deprecated: use statistic_name", DeprecationWarning,
+                      stacklevel=2)
+        return self.statistic_name
 
-def permutation_statistics(x, y, k=None, statistic="rb", n_permutations=199, rng=None) -> PermutationStatistics:
+
+def permutation_statistics(x, y, k=None, statistic_name="rb", n_permutations=199, rng=None, *,
+                           statistic=None) -> PermutationStatistics:
     """Observed and permuted split or RB statistics (non-private building block of the DP permutation test).
 
     Parameters
@@ -528,11 +588,11 @@ def permutation_statistics(x, y, k=None, statistic="rb", n_permutations=199, rng
     x, y : array_like of int
         Cell labels in [0, k), each sample of size ≥ 2.
     k : int, optional
-        Number of cells (default: largest label + 1).
-    statistic : {'rb', 'split'}
+        Number of cells (only checked: memory grows with the occupied cells, not with k).
+    statistic_name : {'rb', 'split'}
         'rb': the exact Rao–Blackwellized statistic, relabellings of all N_X + N_Y records into N_X and N_Y;
         'split': the split statistic on a random split, relabellings = balanced four-block reassignments of the
-        4m records it uses.
+        4m records it uses. (``statistic=`` is a deprecated spelling.)
     n_permutations : int
         B ≥ 1 relabellings.
     rng : None, int or numpy.random.Generator
@@ -540,31 +600,16 @@ def permutation_statistics(x, y, k=None, statistic="rb", n_permutations=199, rng
     Returns
     -------
     PermutationStatistics
-        ``observed`` (T_0), ``permuted`` (T_1..T_B), the statistic's name and global ``sensitivity`` (4).
+        ``observed`` (T_0), ``permuted`` (T_1..T_B), ``statistic_name`` and global ``sensitivity`` (4).
     """
-    x, y, k = _check_samples(x, y, k)
-    statistic = _check_statistic(statistic)
+    x, y = _check_samples(x, y, k)
+    statistic_name = _check_statistic_name(statistic_name, statistic)
     n_permutations = check_int(n_permutations, "n_permutations", 1)
-    rng = as_generator(rng)
-    if statistic == "rb":
-        tx, ty = np.bincount(x, minlength=k), np.bincount(y, minlength=k)
-        occupied = np.flatnonzero(tx + ty)                  # empty cells contribute 0 under every labelling
-        pooled = (tx + ty)[occupied]
-        u = np.empty((n_permutations + 1, occupied.size), dtype=np.int64)
-        u[0] = tx[occupied]
-        u[1:] = rng.multivariate_hypergeometric(pooled, x.size, size=n_permutations)
-        values = _rb_cell_table(x.size, y.size)(u, pooled - u).sum(axis=1)
-    else:
-        table = _observed_split_table(x, y, k, rng)
-        pooled = table.sum(axis=1)
-        occupied = np.flatnonzero(pooled)
-        tables = np.empty((n_permutations + 1, occupied.size, 4), dtype=np.int64)
-        tables[0] = table[occupied]
-        tables[1:] = _balanced_tables(pooled[occupied], min(x.size, y.size) // 2, rng, n_permutations)
-        values = _split_from_table(tables).astype(float)
-    return PermutationStatistics(float(values[0]), values[1:], statistic, SENSITIVITY[statistic])
+    values = (_rb_permutation_values if statistic_name == "rb" else _split_permutation_values)(
+        x, y, n_permutations, as_generator(rng))
+    return PermutationStatistics(float(values[0]), values[1:], statistic_name, SENSITIVITY[statistic_name])
 
-
+# %% ../nbs/04_closeness.ipynb #ch4-024e
 @dataclass(frozen=True)
 class DPPermutationTestResult:
     """Result of `dp_permutation_test`, shaped like scipy.stats.permutation_test's plus `reject`.
@@ -572,7 +617,8 @@ class DPPermutationTestResult:
     reject : bool — THE eps-DP RELEASE (for finite eps).
     pvalue, statistic, null_distribution : NOT private (None unless requested with return_nonprivate=True):
         the noisy-permutation p-value (its thresholding is private, the number is not), the raw observed
-        statistic and the raw permuted statistics.
+        statistic T_0 (a number) and the raw permuted statistics T_1..T_B.
+    statistic_name : which statistic was used ('rb' or 'split').
     private_fields / nonprivate_fields : names of the fields in each group."""
     reject: bool
     pvalue: float | None
@@ -586,10 +632,10 @@ class DPPermutationTestResult:
     private_fields: tuple
     nonprivate_fields: tuple
 
-
-def dp_permutation_test(x, y, eps, k=None, statistic="rb", n_permutations=199, alpha=0.05, rng=None,
-                        return_nonprivate=False) -> DPPermutationTestResult:
-    """Central eps-DP two-sample (closeness) test of Kim: split or Rao–Blackwellized statistic, DP permutation p-value.
+# %% ../nbs/04_closeness.ipynb #ch4-024f
+def dp_permutation_test(x, y, eps, k=None, statistic_name="rb", n_permutations=199, alpha=0.05, rng=None,
+                        return_nonprivate=False, *, statistic=None) -> DPPermutationTestResult:
+    """Central eps-DP two-sample (closeness) test of Kim: split or Rao–Blackwellized statistic, DP permutation test.
 
     Parameters
     ----------
@@ -598,15 +644,18 @@ def dp_permutation_test(x, y, eps, k=None, statistic="rb", n_permutations=199, a
     eps : float
         Privacy budget > 0; ``np.inf`` runs the non-private permutation test.
     k : int, optional
-        Number of cells (default: largest label + 1).
-    statistic : {'rb', 'split'}
+        Number of cells (only checked; memory grows with the occupied cells, not with k).
+    statistic_name : {'rb', 'split'}
         Rao–Blackwellized (default, more powerful) or split statistic; both have sensitivity 4.
+        (``statistic=`` is a deprecated spelling of this argument.)
     n_permutations : int
-        Number B of Monte Carlo relabellings (the smallest p-value is 1/(B+1)).
+        Number B of Monte Carlo relabellings; the test needs 1/(B + 1) <= alpha (B >= 19 at alpha = 0.05).
     alpha : float
         Level in (0, 1); rejects when p <= alpha.
     rng : None, int or numpy.random.Generator
-        Randomness of the split, the relabellings and the Laplace noise.
+        Randomness of the split, the relabellings and the Laplace noise. For a private release pass None (fresh
+        entropy) or a Generator whose state is secret: with a known seed the released bit is a deterministic
+        function of the data. A fixed seed reproduces a run; it does not protect anyone.
     return_nonprivate : bool
         Also return the non-private fields (p-value, raw statistic, raw null distribution).
 
@@ -616,23 +665,21 @@ def dp_permutation_test(x, y, eps, k=None, statistic="rb", n_permutations=199, a
         ``reject`` is the only eps-DP release; under H0 P(reject) <= alpha for every sample size.
         Laplace noise of scale ``noise_scale`` = 2 * 4 / eps is added to the observed and to each permuted statistic.
     """
-    eps = _check_positive_eps(eps)
-    alpha = _check_alpha(alpha)
+    eps, alpha = _check_positive_eps(eps), _check_alpha(alpha)
     if not isinstance(return_nonprivate, (bool, np.bool_)):
         raise TypeError(f"return_nonprivate must be a bool, got {type(return_nonprivate).__name__}")
+    _check_can_reject(alpha, check_int(n_permutations, "n_permutations", 1))
     rng = as_generator(rng)
-    perm = permutation_statistics(x, y, k, statistic, n_permutations, rng)
-    pvalue = dp_pvalue(perm.observed, perm.permuted, eps, perm.sensitivity, rng)
+    perm = permutation_statistics(x, y, k, _check_statistic_name(statistic_name, statistic), n_permutations, rng)
+    pvalue = noisy_permutation_pvalue(perm.observed, perm.permuted, eps, perm.sensitivity, rng)
     nonprivate = ("pvalue", "statistic", "null_distribution")
     return DPPermutationTestResult(
-        reject=bool(pvalue <= alpha),
-        pvalue=pvalue if return_nonprivate else None,
+        reject=bool(pvalue <= alpha), pvalue=pvalue if return_nonprivate else None,
         statistic=perm.observed if return_nonprivate else None,
         null_distribution=perm.permuted.copy() if return_nonprivate else None,
-        eps=eps, alpha=alpha, noise_scale=0.0 if np.isinf(eps) else 2 * perm.sensitivity / eps,
-        statistic_name=perm.statistic, n_permutations=perm.permuted.size,
-        private_fields=() if np.isinf(eps) else ("reject",),
-        nonprivate_fields=("reject",) + nonprivate if np.isinf(eps) else nonprivate)
+        eps=eps, alpha=alpha, noise_scale=laplace_scale(perm.sensitivity, eps), statistic_name=perm.statistic_name,
+        n_permutations=perm.permuted.size, private_fields=() if math.isinf(eps) else ("reject",),
+        nonprivate_fields=("reject",) + nonprivate if math.isinf(eps) else nonprivate)
 
 # %% ../nbs/04_closeness.ipynb #ch4-028
 def bin_samples(x, kappa) -> np.ndarray:
@@ -671,6 +718,19 @@ def bin_samples(x, kappa) -> np.ndarray:
     index = np.minimum((arr * kappa).astype(np.int64), kappa - 1)
     return index @ (kappa ** np.arange(d - 1, -1, -1, dtype=np.int64))
 
+# %% ../nbs/04_closeness.ipynb #ch4-028a
+def binned_rate_terms(kappa, N, eps, s, d) -> np.ndarray:
+    """The five terms of R_kappa(N, eps): bias kappa^-s, classical kappa^(d/4)/sqrt(N), within-cell
+    kappa^(d/2)/(N sqrt(eps)), transport kappa^(d/4)/(N^(3/4) sqrt(eps)) and linear 1/(N eps), along axis 0.
+
+    `kappa`, `N` and `eps` (> 0; eps = inf switches the privacy terms off) broadcast; constants are set to 1."""
+    kappa = _check_positive_real(kappa, "kappa")
+    N, eps = _check_positive_real(N, "N"), _check_positive_real(eps, "eps", allow_inf=True)
+    s, d = _check_smoothness(s, d)
+    kappa, N, eps = np.broadcast_arrays(kappa, N, eps)
+    return np.stack([kappa ** -s, kappa ** (d / 4) / np.sqrt(N), kappa ** (d / 2) / (N * np.sqrt(eps)),
+                     kappa ** (d / 4) / (N ** 0.75 * np.sqrt(eps)), 1.0 / (N * eps)])
+
 # %% ../nbs/04_closeness.ipynb #ch4-032
 @dataclass(frozen=True)
 class PowerCurve:
@@ -682,6 +742,7 @@ class PowerCurve:
     n_reps: int
     entropy: int
     spawn_key: tuple
+    decisions: np.ndarray | None = None
 
 
 def _decision(result) -> np.ndarray:
@@ -693,19 +754,37 @@ def _decision(result) -> np.ndarray:
     return arr
 
 
-def _run_chunk(test, sample, param, entropy, spawn_key, g, reps) -> tuple:
-    "Repetitions `reps` at grid point g, each seeded from SeedSequence(entropy, spawn_key + (g, j))."
-    total = None
-    for j in reps:
-        data_seed, test_seed = np.random.SeedSequence(entropy, spawn_key=tuple(spawn_key) + (g, j)).spawn(2)
-        data = sample(param, np.random.default_rng(data_seed))
-        decision = _decision(test(*data, rng=np.random.default_rng(test_seed))).astype(np.int64)
-        total = decision if total is None else total + decision
-    return g, len(reps), total
+def one_repetition(test, sample, param, entropy, spawn_key, g, j) -> np.ndarray:
+    "The decision(s) of repetition j at grid point g: data and test seeded from SeedSequence(entropy, spawn_key + (g, j))."
+    if not callable(test) or not callable(sample):
+        raise TypeError(f"test and sample must be callable, got {type(test).__name__} and {type(sample).__name__}")
+    g, j = check_int(g, "g", 0), check_int(j, "j", 0)
+    data_seed, test_seed = np.random.SeedSequence(entropy, spawn_key=tuple(spawn_key) + (g, j)).spawn(2)
+    data = sample(param, np.random.default_rng(data_seed))
+    return _decision(test(*data, rng=np.random.default_rng(test_seed)))
 
 
+def _run_chunk(test, sample, param, entropy, spawn_key, g, reps, keep=False) -> tuple:
+    "Repetitions `reps` at grid point g: their summed decisions, or (keep=True) each repetition's decisions."
+    decisions = [one_repetition(test, sample, param, entropy, spawn_key, g, j) for j in reps]
+    return g, reps.start, np.stack(decisions) if keep else np.sum(decisions, axis=0, dtype=np.int64)
+
+
+def _backend_config(backend):
+    "joblib.parallel_config for a backend name ('loky', 'threading', 'dask', ...); None keeps the active one."
+    if backend is None:
+        return contextlib.nullcontext()
+    if not isinstance(backend, str):
+        raise TypeError(f"backend must be None or a joblib backend name, got {type(backend).__name__}")
+    import joblib
+    try:
+        return joblib.parallel_config(backend=backend)     # also registers 'dask' (needs a distributed Client)
+    except (ValueError, KeyError, ImportError) as err:
+        raise ValueError(f"backend {backend!r} is not available: {err}") from None
+
+# %% ../nbs/04_closeness.ipynb #ch4-032a
 def power_curve(test, sample, grid, n_reps=200, rng=None, n_jobs=1, backend=None, progress=None,
-                chunk_size=None) -> PowerCurve:
+                chunk_size=None, *, keep_decisions=False) -> PowerCurve:
     """Monte Carlo rejection rates of `test` on data from `sample(param)`, for each param in `grid`.
 
     Parameters
@@ -722,57 +801,59 @@ def power_curve(test, sample, grid, n_reps=200, rng=None, n_jobs=1, backend=None
         Root seed. Repetition j at grid point g uses SeedSequence(entropy, spawn_key + (g, j)), so the result is
         the same for every `n_jobs`, `backend`, `chunk_size` and scheduling order.
     n_jobs : int
-        joblib workers (1: in this process; -1: all); with a Dask backend, workers of the cluster.
+        joblib workers (1: in this process; -1: all); with the Dask backend, workers of the cluster.
     backend : str or None
-        joblib backend, e.g. 'loky' (default), 'threading', 'dask' (needs dask.distributed and a Client);
-        None uses the one set by ``joblib.parallel_config``.
+        joblib backend: 'loky' (processes), 'threading', or 'dask' (runs on the active ``dask.distributed``
+        Client, e.g. ``Client(LocalCluster())``); None uses the one set by ``joblib.parallel_config``.
     progress : bool or None
         tqdm progress bar; None shows it when len(grid) * n_reps >= 5000.
     chunk_size : int or None
         Repetitions per task (default min(50, max(1, n_reps // 4))).
-
-    Returns
-    -------
-    PowerCurve
+    keep_decisions : bool
+        Also keep every repetition's decisions in ``decisions`` (shape (len(grid), n_reps) + decision shape).
     """
     import joblib
     from tqdm import tqdm
 
-    if not callable(test):
-        raise TypeError(f"test must be callable, got {type(test).__name__}")
-    if not callable(sample):
-        raise TypeError(f"sample must be callable, got {type(sample).__name__}")
-    grid = tuple(grid)
+    if not callable(test) or not callable(sample):
+        raise TypeError(f"test and sample must be callable, got {type(test).__name__} and {type(sample).__name__}")
+    grid, n_reps, root = tuple(grid), check_int(n_reps, "n_reps", 1), seed_sequence(rng)
     if not grid:
         raise ValueError("grid must contain at least one parameter value")
-    n_reps = check_int(n_reps, "n_reps", 1)
-    root = seed_sequence(rng)
     chunk_size = min(50, max(1, n_reps // 4)) if chunk_size is None else check_int(chunk_size, "chunk_size", 1)
-    if progress is None:
-        progress = len(grid) * n_reps >= 5000
+    progress = len(grid) * n_reps >= 5000 if progress is None else bool(progress)
     tasks = [joblib.delayed(_run_chunk)(test, sample, param, root.entropy, root.spawn_key, g,
-                                        range(start, min(start + chunk_size, n_reps)))
+                                        range(start, min(start + chunk_size, n_reps)), bool(keep_decisions))
              for g, param in enumerate(grid) for start in range(0, n_reps, chunk_size)]
-    counts = [0] * len(grid)
-    with tqdm(total=len(grid) * n_reps, disable=not progress, desc="power_curve", unit="rep") as bar:
-        for g, done, total in joblib.Parallel(n_jobs=n_jobs, backend=backend, return_as="generator_unordered")(tasks):
-            counts[g] = counts[g] + total
-            bar.update(done)
-    rate = np.stack([np.asarray(c, dtype=float) for c in counts]) / n_reps
-    return PowerCurve(grid, rate, np.sqrt(rate * (1 - rate) / n_reps), n_reps, root.entropy, tuple(root.spawn_key))
+    parts = [{} for _ in grid]
+    with _backend_config(backend), tqdm(total=len(grid) * n_reps, disable=not progress, desc="power_curve",
+                                        unit="rep") as bar:
+        for g, start, result in joblib.Parallel(n_jobs=n_jobs, return_as="generator_unordered")(tasks):
+            parts[g][start] = result
+            bar.update(len(result) if keep_decisions else min(chunk_size, n_reps - start))
+    if keep_decisions:
+        decisions = np.stack([np.concatenate([p[s] for s in sorted(p)]) for p in parts])
+        counts = decisions.sum(axis=1, dtype=np.int64)
+    else:
+        decisions, counts = None, np.stack([np.sum(list(p.values()), axis=0, dtype=np.int64) for p in parts])
+    rate = counts / n_reps
+    return PowerCurve(grid, rate, np.sqrt(rate * (1 - rate) / n_reps), n_reps, root.entropy, tuple(root.spawn_key),
+                      decisions)
 
 # %% ../nbs/04_closeness.ipynb #ch4-035
+def _check_sine_r(r) -> float:
+    "Validate the separation r of g_r: a real number in [0, 2/pi]."
+    r = _real(r, "r")
+    if not 0.0 <= r <= 2.0 / np.pi:                   # also rejects NaN
+        raise ValueError(f"r must lie in [0, 2/pi] for g_r to be a density, got {r}")
+    return r
+
+
 def sample_sine_alternative(n, r, rng=None) -> np.ndarray:
     """n points from g_r(x) = 1 + (pi r / 2) sin(4 pi x) on [0, 1] (so that ||1 - g_r||_1 = r), r in [0, 2/pi].
 
     Rejection sampling from the uniform with envelope 1 + pi r / 2."""
-    n = check_int(n, "n", 1)
-    if isinstance(r, (bool, np.bool_)) or not isinstance(r, (numbers.Real, np.floating, np.integer)):
-        raise TypeError(f"r must be a real number, got {type(r).__name__}")
-    r = float(r)
-    if not 0.0 <= r <= 2.0 / np.pi:                   # also rejects NaN
-        raise ValueError(f"r must lie in [0, 2/pi] for g_r to be a density, got {r}")
-    rng = as_generator(rng)
+    n, r, rng = check_int(n, "n", 1), _check_sine_r(r), as_generator(rng)
     points = np.empty(0)
     bound = 1.0 + np.pi * r / 2
     while points.size < n:
@@ -781,7 +862,7 @@ def sample_sine_alternative(n, r, rng=None) -> np.ndarray:
         points = np.concatenate([points, candidates[accept]])
     return points[:n]
 
-
+# %% ../nbs/04_closeness.ipynb #ch4-035b
 def _figure2_sample(r, rng, n, kappa) -> tuple:
     "Binned samples of size n from f = 1 and from g_r."
     return bin_samples(rng.random(n), kappa), bin_samples(sample_sine_alternative(n, r, rng), kappa)
@@ -792,9 +873,23 @@ def _figure2_test(x, y, rng, k, eps_values, n_permutations, alpha) -> np.ndarray
     decisions = []
     for name in STATISTICS[::-1]:                      # split, then rb
         perm = permutation_statistics(x, y, k, name, n_permutations, rng)
-        decisions += [dp_pvalue(perm.observed, perm.permuted, eps, perm.sensitivity, rng) <= alpha
+        decisions += [dp_permutation_decision(perm.observed, perm.permuted, eps, perm.sensitivity, alpha, rng)
                       for eps in eps_values]
     return np.array(decisions)
+
+# %% ../nbs/04_closeness.ipynb #ch4-035c
+def _figure2_setup(r_values, eps_values, n, kappa, n_permutations, alpha) -> tuple:
+    "Validated settings, test labels and the picklable sample and test callables of Figure 2."
+    eps_values = tuple(_check_positive_eps(e) for e in eps_values)
+    if not eps_values:
+        raise ValueError("eps_values must contain at least one privacy level")
+    r_values = tuple(float(_check_sine_r(r)) for r in r_values)
+    kappa, alpha = check_int(kappa, "kappa", 1), _check_alpha(alpha)
+    _check_can_reject(alpha, check_int(n_permutations, "n_permutations", 1))
+    sample = partial(_figure2_sample, n=check_int(n, "n", 2), kappa=kappa)
+    test = partial(_figure2_test, k=kappa, eps_values=eps_values, n_permutations=n_permutations, alpha=alpha)
+    labels = tuple(f"{name} eps={e:g}" for name in ("split", "RB") for e in eps_values)
+    return r_values, eps_values, labels, sample, test
 
 
 @dataclass(frozen=True)
@@ -808,16 +903,150 @@ class Figure2:
 
 def figure2(n_reps=100, r_values=(0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5),
             eps_values=(1.0, 0.25, 0.1, np.inf), n=1000, kappa=16, n_permutations=199, alpha=0.05, rng=2026,
-            n_jobs=1, backend=None, progress=None) -> Figure2:
+            n_jobs=1, backend=None, progress=None, *, keep=False) -> Figure2:
     """Figure 2 of Kim: power of the private split and RB permutation tests against f = 1 vs g_r, N_X = N_Y = n.
 
     The paper uses n_reps=5000 (about 2-3 minutes with n_jobs=2); the defaults are the paper's other settings.
-    Returns rates for tests labelled 'split eps=...' and 'RB eps=...' (eps=inf: non-private)."""
-    eps_values = tuple(_check_positive_eps(e) for e in eps_values)
-    kappa = check_int(kappa, "kappa", 1)
-    sample = partial(_figure2_sample, n=check_int(n, "n", 2), kappa=kappa)
-    test = partial(_figure2_test, k=kappa, eps_values=eps_values,
-                   n_permutations=check_int(n_permutations, "n_permutations", 1), alpha=_check_alpha(alpha))
-    labels = tuple(f"{name} eps={e:g}" for name in ("split", "RB") for e in eps_values)
-    return Figure2(tuple(r_values), eps_values, labels,
-                   power_curve(test, sample, r_values, n_reps, rng, n_jobs, backend, progress))
+    Returns rates for tests labelled 'split eps=...' and 'RB eps=...' (eps=inf: non-private); keep=True also keeps
+    every repetition's decisions (see `write_figure2_data`)."""
+    r_values, eps_values, labels, sample, test = _figure2_setup(r_values, eps_values, n, kappa, n_permutations, alpha)
+    return Figure2(r_values, eps_values, labels,
+                   power_curve(test, sample, r_values, n_reps, rng, n_jobs, backend, progress, keep_decisions=keep))
+
+# %% ../nbs/04_closeness.ipynb #ch4-037b
+FIGURE2_SETTINGS = ("n", "kappa", "n_permutations", "alpha")
+
+
+def write_figure2_data(path, n_reps=5000, rng=2026, n_jobs=2, progress=None, n=1000, kappa=16, n_permutations=199,
+                       alpha=0.05, r_values=(0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5),
+                       eps_values=(1.0, 0.25, 0.1, np.inf)) -> Figure2:
+    """Run Figure 2 (default: the paper's size) and write every decision to the CSV file `path`.
+
+    One row per (r, repetition): ``r_index, r, rep`` and one 0/1 column per test. The header's comment lines record
+    the root seed (entropy, spawn key) and the settings, so that any row can be recomputed with `one_repetition`."""
+    result = figure2(n_reps, r_values, eps_values, n, kappa, n_permutations, alpha, rng, n_jobs, None, progress,
+                     keep=True)
+    settings = dict(n=n, kappa=kappa, n_permutations=n_permutations, alpha=alpha, n_reps=n_reps,
+                    entropy=result.power.entropy, spawn_key=list(result.power.spawn_key),
+                    eps_values=[repr(float(e)) for e in result.eps_values])
+    decisions = result.power.decisions.astype(int)                       # (len(r), n_reps, tests)
+    g, j = np.meshgrid(np.arange(len(result.r_values)), np.arange(n_reps), indexing="ij")
+    rows = np.column_stack([g.ravel(), np.array(result.r_values)[g.ravel()], j.ravel(),
+                            decisions.reshape(-1, len(result.labels))])
+    header = "# " + json.dumps(settings) + "\n" + ",".join(("r_index", "r", "rep") + result.labels)
+    np.savetxt(path, rows, fmt=["%d", "%.10g", "%d"] + ["%d"] * len(result.labels), delimiter=",",
+               header=header, comments="")
+    return result
+
+# %% ../nbs/04_closeness.ipynb #ch4-037c
+def read_figure2_data(path) -> tuple:
+    """The Figure 2 of a file written by `write_figure2_data`, and the recorded settings (a dict)."""
+    with open(path) as file:
+        settings = json.loads(file.readline().lstrip("# "))
+        labels = tuple(file.readline().strip().split(",")[3:])
+    table = np.loadtxt(path, delimiter=",", skiprows=2, ndmin=2)
+    r_values = tuple(table[table[:, 2] == 0, 1].tolist())                  # rows are ordered by (r_index, rep)
+    decisions = table[:, 3:].reshape(len(r_values), settings["n_reps"], len(labels)).astype(bool)
+    rate = decisions.mean(axis=1)
+    power = PowerCurve(r_values, rate, np.sqrt(rate * (1 - rate) / settings["n_reps"]), settings["n_reps"],
+                       settings["entropy"], tuple(settings["spawn_key"]), decisions)
+    eps_values = tuple(float(e) for e in settings["eps_values"])
+    return Figure2(r_values, eps_values, labels, power), settings
+
+# %% ../nbs/04_closeness.ipynb #ch4-fast-1
+@dataclass(frozen=True)
+class _Laws:
+    "Hypergeometric laws for several success counts, stored flat: value a occupies offset[a] : offset[a] + width[a]."
+    lo: np.ndarray
+    width: np.ndarray
+    offset: np.ndarray
+    support: np.ndarray
+    pmf: np.ndarray
+    cdf: np.ndarray          # P(H <= x)
+    partial_mean: np.ndarray  # E[H 1{H <= x}]
+    mean: np.ndarray
+
+
+def _hypergeom_laws(population: int, successes: np.ndarray, draws: int) -> _Laws:
+    "Laws of Hyp(population, u, draws) for each u in `successes` (distinct values: at most sqrt(2N) of them)."
+    u = np.asarray(successes, dtype=np.int64)
+    lo = np.maximum(0, draws - (population - u))
+    width = np.minimum(u, draws) - lo + 1
+    offset = np.zeros(u.size + 1, dtype=np.int64)
+    np.cumsum(width, out=offset[1:])
+    support = np.empty(offset[-1], dtype=np.int64)
+    pmf, cdf, partial_mean = np.empty(offset[-1]), np.empty(offset[-1]), np.empty(offset[-1])
+    for a in range(u.size):                 # one vector operation per distinct value
+        seg = slice(offset[a], offset[a + 1])
+        support[seg] = np.arange(lo[a], lo[a] + width[a])
+        pmf[seg] = _hypergeom_pmf(population, int(u[a]), draws)[1]
+        np.cumsum(pmf[seg], out=cdf[seg])
+        np.cumsum(support[seg] * pmf[seg], out=partial_mean[seg])
+    return _Laws(lo, width, offset[:-1], support, pmf, cdf, partial_mean, draws * u / population)
+
+# %% ../nbs/04_closeness.ipynb #ch4-fast-1b
+def _expected_abs_diff_chunk(i_sum, i_look, laws_sum: _Laws, laws_look: _Laws) -> np.ndarray:
+    "E|A - B| for pairs, summing over the support of A (laws_sum) and reading E|x - B| off B's cdf and partial means."
+    width = laws_sum.width[i_sum]
+    starts = np.zeros(i_sum.size + 1, dtype=np.int64)
+    np.cumsum(width, out=starts[1:])
+    pair = np.repeat(np.arange(i_sum.size), width)
+    j = np.arange(starts[-1]) - starts[pair]
+    x = laws_sum.lo[i_sum][pair] + j
+    rel = x - laws_look.lo[i_look][pair]
+    look_width = laws_look.width[i_look][pair]
+    below, above = rel < 0, rel >= look_width
+    pos = laws_look.offset[i_look][pair] + np.clip(rel, 0, look_width - 1)
+    mean = laws_look.mean[i_look][pair]
+    cdf = np.where(below, 0.0, np.where(above, 1.0, laws_look.cdf[pos]))
+    partial = np.where(below, 0.0, np.where(above, mean, laws_look.partial_mean[pos]))
+    e_abs = mean - 2.0 * partial + x * (2.0 * cdf - 1.0)
+    return np.bincount(pair, weights=laws_sum.pmf[laws_sum.offset[i_sum][pair] + j] * e_abs, minlength=i_sum.size)
+
+
+def _expected_abs_diff(ia, ib, laws_a: _Laws, laws_b: _Laws, chunk: int = 1 << 16) -> np.ndarray:
+    "E|A - B|, A ~ laws_a[ia[p]], B ~ laws_b[ib[p]] independent, for every pair p; sums over the smaller support."
+    out = np.empty(ia.size)
+    over_a = laws_a.width[ia] <= laws_b.width[ib]
+    for flag, i_sum, i_look, l_sum, l_look in ((True, ia, ib, laws_a, laws_b), (False, ib, ia, laws_b, laws_a)):
+        sel = np.flatnonzero(over_a == flag)
+        ends = np.cumsum(l_sum.width[i_sum[sel]])
+        start = 0
+        while start < sel.size:             # chunks of about `chunk` terms keep the temporaries small
+            stop = max(start + 1, int(np.searchsorted(ends, ends[start] - l_sum.width[i_sum[sel[start]]] + chunk)))
+            part = sel[start:stop]
+            out[part] = _expected_abs_diff_chunk(i_sum[part], i_look[part], l_sum, l_look)
+            start = stop
+    return out
+
+# %% ../nbs/04_closeness.ipynb #ch4-fast-1c
+def _within_term(population: int, successes: np.ndarray, m: int) -> np.ndarray:
+    "D_N(u) = E d_m(S), S ~ Hyp(N, u, 2m): the mean |C^1 - C^2| of one sample's two blocks, for each u."
+    laws = _hypergeom_laws(population, successes, 2 * m)
+    segment = np.repeat(np.arange(len(successes)), laws.width)
+    largest = int(laws.support.max()) if laws.support.size else 0
+    d = _within_block_mad(m, 1 << max(largest, 1).bit_length())          # a cached prefix covering the support
+    return np.bincount(segment, weights=laws.pmf * d[laws.support], minlength=len(successes))
+
+
+def _distinct(values: np.ndarray, bound: int) -> tuple:
+    "Distinct values of a non-negative int array (all <= bound) and the index of each entry, in O(n + bound)."
+    present = np.zeros(bound + 1, dtype=bool)
+    present[values] = True
+    distinct = np.flatnonzero(present)
+    index = np.zeros(bound + 1, dtype=np.int64)
+    index[distinct] = np.arange(distinct.size)
+    return distinct, index[values]
+
+
+def _rb_cell_values_fast(u: np.ndarray, v: np.ndarray, n_x: int, n_y: int) -> np.ndarray:
+    "h(u, v) for arrays of cell counts: distinct counts, flat laws, E|A - B| over the smaller support."
+    m = min(n_x, n_y) // 2
+    du, iu = _distinct(u, n_x)
+    dv, iv = _distinct(v, n_y)
+    cross = _expected_abs_diff(iu, iv, _hypergeom_laws(n_x, du, m), _hypergeom_laws(n_y, dv, m))
+    return 2.0 * cross - _within_term(n_x, du, m)[iu] - _within_term(n_y, dv, m)[iv]
+
+
+_rb_cell_values = _rb_cell_values_fast      # from here on the library evaluates the closed form with the engine
+_rb_cell_table.cache_clear()

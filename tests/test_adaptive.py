@@ -173,7 +173,7 @@ def test_alternative_family():
 
 
 def test_figure3_small_run_shapes_and_reproducibility():
-    kwargs = dict(n_reps=3, n=60, scenarios=((1, 0.0), (4, 0.6)), resolutions=(4, 16), n_permutations=9,
+    kwargs = dict(n_reps=3, n=60, scenarios=((1, 0.0), (4, 0.6)), resolutions=(4, 16), n_permutations=19,
                   n_centering=9, rng=5)
     a, b = figure3_power(**kwargs), figure3_power(**kwargs)
     assert a.labels == ("kappa = 4, eps = inf", "kappa = 16, eps = inf", "adaptive, eps = inf",
@@ -197,7 +197,8 @@ def test_figure3_small_run_shapes_and_reproducibility():
     (dict(n_centering=0), ValueError), (dict(n_centering=2.5), TypeError), (dict(n_permutations=True), TypeError),
     (dict(centering_level=1.0), ValueError), (dict(centering_level=0), ValueError),
     (dict(rng="seed"), TypeError), (dict(return_resolution=1), TypeError), (dict(return_nonprivate="yes"), TypeError),
-    (dict(y=np.full((3, 2), 0.5)), ValueError),
+    (dict(y=np.full((3, 2), 0.5)), ValueError), (dict(n_permutations=10), ValueError),
+    (dict(alpha=0.01, n_permutations=98), ValueError),
 ])
 def test_adaptive_test_rejects_bad_input(kwargs, error):
     args = dict(x=[0.1, 0.5, 0.9], y=[0.2, 0.4, 0.6], eps=1.0)
@@ -274,7 +275,7 @@ def test_privacy_audit_on_neighbouring_data(eps):
                 assert ratio <= math.exp(eps) * (1 + 1e-9)
                 assert np.mean(a) <= math.exp(eps) * np.mean(b) * (1 + 1e-9)
     assert worst > 1.05                                           # the audit looks at pairs that do move
-    assert adaptive_test(x, y, eps, n_centering=9, n_permutations=9, rng=0).noise_scale == 16 / eps
+    assert adaptive_test(x, y, eps, n_centering=9, n_permutations=19, rng=0).noise_scale == 16 / eps
 
 
 def test_privacy_audit_monte_carlo():
@@ -287,7 +288,7 @@ def test_privacy_audit_monte_carlo():
     grid = np.linspace(0, 1, 9)
 
     def score(yy):
-        return adaptive_test(x, yy, math.inf, n_centering=19, n_permutations=3, rng=0, return_nonprivate=True).statistic
+        return adaptive_test(x, yy, math.inf, n_centering=19, n_permutations=19, rng=0, return_nonprivate=True).statistic
 
     base = score(y)
     best, y_best = -1.0, None
@@ -305,3 +306,44 @@ def test_privacy_audit_monte_carlo():
     assert p <= np.exp(eps) * q + 4 * se and q <= np.exp(eps) * p + 4 * se
     assert 1 - p <= np.exp(eps) * (1 - q) + 4 * se and 1 - q <= np.exp(eps) * (1 - p) + 4 * se
     assert abs(p - q) > 0.01                                       # the audit is not vacuous
+
+
+# ------------------------------------------------------------------ one formula, one function (chapters 4 and 5)
+def test_rates_of_chapter_5_are_chapter_4s_functions(monkeypatch):
+    """The adaptive rate and bracket call chapter 4's `binned_rate_terms` and `minimax_separation` (a spy sees the
+    calls), agree with them where the log log N factor is 1, and carry the (N sqrt(eps)) within-cell term."""
+    n, eps, s, d = 10 ** 6, 0.01, 1.0, 2
+    a = math.log(math.log(n))
+    kappa = 2.0 ** np.arange(0, 12)
+    terms = closeness.binned_rate_terms(kappa, n, eps, s, d)
+    expected = terms.sum(axis=0) + math.sqrt(a / n) + (a ** 0.25 - 1) * terms[1]
+    assert np.allclose(adaptive.adaptive_rate_bound(kappa, n, eps, s, d), expected, rtol=1e-12)
+    four = closeness.minimax_separation(n, eps, s, d).terms
+    assert np.isclose(four[1], (n * math.sqrt(eps)) ** (-2 * s / (2 * s + d)), rtol=1e-12)   # independent formula
+    assert np.isclose(adaptive.adaptive_rate(n, eps, s, d),
+                      max(four[0] * a ** (s / (4 * s + d)), four[1], four[2], four[3]), rtol=1e-12)
+    calls = []
+    for name in ("binned_rate_terms", "minimax_separation"):
+        original = getattr(closeness, name)
+        monkeypatch.setattr(closeness, name, lambda *args, _f=original, _n=name: calls.append(_n) or _f(*args))
+    adaptive.adaptive_rate_bound(kappa, n, eps, s, d)
+    adaptive.adaptive_rate(n, eps, s, d)
+    assert calls == ["binned_rate_terms", "minimax_separation"]
+
+
+def test_no_formula_of_chapter_4_is_restated_in_chapter_5():
+    "Source scan of the module and of every code cell of chapter 5 for chapter 4's rate, noise and binning formulas."
+    import json
+    import pathlib
+    import re
+    root = pathlib.Path(__file__).resolve().parents[1]
+    cells = json.loads((root / "nbs" / "05_adaptivity.ipynb").read_text())["cells"]
+    sources = [(root / "ldpbook" / "adaptive.py").read_text()] + [
+        "".join(c["source"]) for c in cells if c["cell_type"] == "code"]
+    restated = [r"\(\s*2\s*\*\s*s\s*\+\s*d\s*\)", r"2\s*\*\s*s\s*/\s*\(\s*4\s*\*\s*s\s*\+\s*d\s*\)",
+                r"kappa\s*\*\*\s*\(\s*d\s*/\s*[24]\s*\)", r"\*\*\s*0\.75", r"1\s*/\s*\(\s*n\s*\*\s*eps\s*\)",
+                r"2(\.0)?\s*\*\s*(SCORE_)?SENSITIVITY\s*/\s*eps", r"\.laplace\(", r"multivariate_hypergeometric",
+                r"floor\(\s*\w+\s*\*\s*kappa"]
+    for pattern in restated:
+        for text in sources:
+            assert not re.search(pattern, text), f"chapter 5 restates a chapter-4 formula: {pattern}"

@@ -11,7 +11,8 @@ from scipy import integrate, stats
 
 from ldpbook.closeness import (
     SENSITIVITY, _figure2_sample, _hypergeom_pmf, _rb_cell_table, _split_from_table, _within_block_mad, bin_samples,
-    dp_permutation_test, dp_pvalue, figure2, minimax_separation, permutation_statistics, phase_exponents,
+    dp_permutation_decision, dp_permutation_test, dp_pvalue, figure2, noisy_permutation_pvalue,
+    smallest_n_permutations, minimax_separation, permutation_statistics, phase_exponents,
     power_curve, rb_statistic, sample_complexity, sample_sine_alternative, split_statistic)
 
 
@@ -167,7 +168,7 @@ def test_level_under_null(statistic, eps):
     def sample(n, rng):
         return rng.choice(6, n, p=p), rng.choice(6, n + 7, p=p)
 
-    test = partial(dp_permutation_test, eps=eps, k=6, statistic=statistic, n_permutations=39, alpha=0.05)
+    test = partial(dp_permutation_test, eps=eps, k=6, statistic_name=statistic, n_permutations=39, alpha=0.05)
     pc = power_curve(test, sample, [40], n_reps=400, rng=20 + int(np.isinf(eps)), progress=False)
     assert pc.rejection_rate[0] <= 0.05 + 3 * np.sqrt(0.05 * 0.95 / 400)
 
@@ -294,7 +295,7 @@ def test_power_curve_vector_decisions_and_seeds():
 
 
 def test_figure2_small_run_shapes():
-    f = figure2(n_reps=2, r_values=(0.0, 0.5), eps_values=(1.0, np.inf), n=60, kappa=4, n_permutations=9,
+    f = figure2(n_reps=2, r_values=(0.0, 0.5), eps_values=(1.0, np.inf), n=60, kappa=4, n_permutations=19,
                 progress=False)
     assert f.labels == ("split eps=1", "split eps=inf", "RB eps=1", "RB eps=inf")
     assert f.power.rejection_rate.shape == (2, 4)
@@ -339,8 +340,8 @@ X, Y = np.array([0, 1, 2, 1]), np.array([1, 1, 0, 2])
     (dict(eps=0.0), ValueError), (dict(eps=-1.0), ValueError), (dict(eps=np.nan), ValueError),
     (dict(eps="1"), TypeError), (dict(eps=1.0, alpha=0.0), ValueError), (dict(eps=1.0, alpha=1.0), ValueError),
     (dict(eps=1.0, alpha=1.5), ValueError), (dict(eps=1.0, alpha=np.nan), ValueError),
-    (dict(eps=1.0, alpha=-0.1), ValueError), (dict(eps=1.0, statistic="chi2"), ValueError),
-    (dict(eps=1.0, statistic=3), TypeError), (dict(eps=1.0, n_permutations=0), ValueError),
+    (dict(eps=1.0, alpha=-0.1), ValueError), (dict(eps=1.0, statistic_name="chi2"), ValueError),
+    (dict(eps=1.0, statistic_name=3), TypeError), (dict(eps=1.0, n_permutations=10), ValueError), (dict(eps=1.0, n_permutations=0), ValueError),
     (dict(eps=1.0, n_permutations=9.5), TypeError), (dict(eps=1.0, k=0), ValueError),
     (dict(eps=1.0, return_nonprivate="yes"), TypeError), (dict(eps=1.0, rng="seed"), TypeError),
 ])
@@ -393,9 +394,15 @@ def test_bin_samples_bad_input(x, kappa, error):
     (lambda: phase_exponents(-0.1, 1.0, 1), ValueError),
     (lambda: phase_exponents(np.nan, 1.0, 1), ValueError),
     (lambda: phase_exponents(0.5, np.inf, 1), ValueError),
-    (lambda: dp_pvalue(1.0, [0.5], 1.0, 0.0), ValueError),
-    (lambda: dp_pvalue(1.0, [], 1.0, 4.0), ValueError),
-    (lambda: dp_pvalue(1.0, [0.5], -1.0, 4.0), ValueError),
+    (lambda: noisy_permutation_pvalue(1.0, [0.5], 1.0, 0.0), ValueError),
+    (lambda: noisy_permutation_pvalue(1.0, [], 1.0, 4.0), ValueError),
+    (lambda: noisy_permutation_pvalue(1.0, [0.5], -1.0, 4.0), ValueError),
+    (lambda: noisy_permutation_pvalue(np.nan, [0.5], 1.0, 4.0), ValueError),
+    (lambda: noisy_permutation_pvalue(1.0, [0.5, np.inf], 1.0, 4.0), ValueError),
+    (lambda: noisy_permutation_pvalue(1.0, [0.5, np.nan], np.inf, 4.0), ValueError),
+    (lambda: noisy_permutation_pvalue("1", [0.5], 1.0, 4.0), TypeError),
+    (lambda: dp_permutation_decision(1.0, np.zeros(39), 1.0, 4.0, alpha=0.02), ValueError),
+    (lambda: figure2(n_reps=1, n_permutations=9), ValueError),
     (lambda: sample_sine_alternative(10, 0.7), ValueError),
     (lambda: sample_sine_alternative(10, -0.1), ValueError),
     (lambda: sample_sine_alternative(0, 0.1), ValueError),
@@ -425,3 +432,106 @@ def test_public_rb_cell_values_sum_to_the_statistic_and_validate():
         rb_cell_values(np.array([41]), np.array([0]), 40, 31)
     with pytest.raises(TypeError, match="integer arrays"):
         rb_cell_values(np.array([1.0]), np.array([0]), 40, 31)
+
+
+# ------------------------------------------------------------------ misuse that used to pass silently
+@pytest.mark.parametrize("alpha,smallest", [(0.05, 19), (0.01, 99), (0.1, 9), (0.25, 3), (0.5, 1), (0.3, 3),
+                                            (0.049, 20), (1 / 3, 2)])
+def test_smallest_n_permutations_is_the_smallest_that_can_reject(alpha, smallest):
+    assert smallest_n_permutations(alpha) == smallest
+    assert 1 / (smallest + 1) <= alpha and (smallest == 1 or 1 / smallest > alpha)
+    x, y = np.array([0, 0, 0, 0]), np.array([1, 1, 1, 1])
+    if smallest > 1:
+        with pytest.raises(ValueError, match=f"n_permutations >= {smallest}"):
+            dp_permutation_test(x, y, 1.0, n_permutations=smallest - 1, alpha=alpha)
+    dp_permutation_test(x, y, 1.0, n_permutations=smallest, alpha=alpha)          # accepted
+
+
+def test_nan_observed_statistic_is_an_error_not_a_rejection():
+    with pytest.raises(ValueError, match="finite"):
+        dp_permutation_decision(np.nan, np.zeros(99), np.inf, 4.0)
+    with pytest.raises(ValueError, match="finite"):
+        dp_permutation_decision(0.0, np.r_[np.zeros(98), np.nan], 1.0, 4.0)
+
+
+def test_deprecated_names_still_work_and_warn():
+    x, y = np.array([0, 1, 1, 2]), np.array([2, 2, 1, 0])
+    with pytest.warns(DeprecationWarning, match="statistic_name"):
+        old = dp_permutation_test(x, y, 1.0, statistic="split", rng=4, return_nonprivate=True)
+    new = dp_permutation_test(x, y, 1.0, statistic_name="split", rng=4, return_nonprivate=True)
+    assert old.statistic_name == "split" and (old.pvalue, old.statistic) == (new.pvalue, new.statistic)
+    with pytest.warns(DeprecationWarning, match="not differentially private"):
+        p = dp_pvalue(3.0, [1.0, 2.0, 5.0], 1.0, 4.0, rng=5)
+    assert p == noisy_permutation_pvalue(3.0, [1.0, 2.0, 5.0], 1.0, 4.0, rng=5)
+    perm = permutation_statistics(x, y, statistic_name="rb", n_permutations=3, rng=1)
+    with pytest.warns(DeprecationWarning):
+        assert perm.statistic == "rb"
+
+
+def test_no_argument_or_field_name_suggests_a_private_pvalue():
+    import ldpbook.closeness as closeness
+    assert "not an" in closeness.noisy_permutation_pvalue.__doc__.lower() and "not" in closeness.dp_pvalue.__doc__.lower()
+    res = dp_permutation_test(np.array([0, 1, 1, 2]), np.array([2, 2, 1, 0]), 1.0, rng=None)
+    assert res.private_fields == ("reject",) and res.pvalue is None and "pvalue" in res.nonprivate_fields
+
+
+# ------------------------------------------------------------------ memory grows with occupied cells, not with k
+def test_huge_labels_and_huge_k_use_memory_of_the_occupied_cells():
+    import tracemalloc
+    x = np.array([0, 10 ** 9, 10 ** 9, 5])
+    y = np.array([10 ** 9, 3, 3, 0])
+    tracemalloc.start()
+    try:
+        values = [rb_statistic(x, y), rb_statistic(x, y, k=10 ** 9 + 1), split_statistic(x, y, None, 1),
+                  dp_permutation_test(x, y, 1.0, k=2 * 10 ** 9, rng=2).reject,
+                  dp_permutation_test(x, y, 1.0, statistic_name="split", rng=2).reject]
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 50 * 2 ** 20, f"peak {peak / 2 ** 20:.0f} MiB"
+    small = np.array([0, 3, 3, 2]), np.array([3, 1, 1, 0])          # the same data with labels renamed
+    assert np.isclose(values[0], rb_statistic(*small), rtol=1e-12, atol=1e-12)
+    assert np.isclose(values[1], values[0], rtol=1e-12, atol=1e-12)
+
+
+def test_power_curve_backend_dask_string_on_a_local_cluster():
+    "The documented call: power_curve(..., backend='dask') on a dask.distributed LocalCluster = serial = loky."
+    distributed = pytest.importorskip("distributed")
+    test = partial(dp_permutation_test, eps=1.0, k=5, n_permutations=19)
+    kwargs = dict(grid=[0.0, 0.6], n_reps=12, rng=321, progress=False)
+    serial = power_curve(test, _sample_pair, **kwargs)
+    loky = power_curve(test, _sample_pair, n_jobs=2, backend="loky", chunk_size=4, **kwargs)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster, \
+            distributed.Client(cluster):
+        on_dask = power_curve(test, _sample_pair, n_jobs=2, backend="dask", chunk_size=3, **kwargs)
+    assert np.array_equal(serial.rejection_rate, loky.rejection_rate)
+    assert np.array_equal(serial.rejection_rate, on_dask.rejection_rate)
+    with pytest.raises(ValueError, match="backend"):
+        power_curve(test, _sample_pair, backend="no-such-backend", **kwargs)
+
+
+# ------------------------------------------------------------------ shipped full-size data cannot drift from the code
+def test_shipped_figure2_data_recomputes_from_recorded_seeds():
+    "Random rows of data/figure2.csv are recomputed from the recorded root seed: every decision must match."
+    import pathlib
+    from ldpbook.closeness import _figure2_setup, one_repetition, read_figure2_data
+    path = pathlib.Path(__file__).resolve().parents[1] / "data" / "figure2.csv"
+    fig, settings = read_figure2_data(path)
+    assert settings["n_reps"] == 5000 and fig.power.decisions.shape == (len(fig.r_values), 5000, len(fig.labels))
+    _, _, labels, sample, test = _figure2_setup(fig.r_values, fig.eps_values, settings["n"], settings["kappa"],
+                                                settings["n_permutations"], settings["alpha"])
+    assert labels == fig.labels
+    chosen = np.random.default_rng()                     # different rows on every run
+    for _ in range(3):
+        g, j = int(chosen.integers(len(fig.r_values))), int(chosen.integers(settings["n_reps"]))
+        again = one_repetition(test, sample, fig.r_values[g], settings["entropy"], settings["spawn_key"], g, j)
+        assert np.array_equal(again, fig.power.decisions[g, j]), f"row r_index={g}, rep={j} differs"
+
+
+def test_power_curve_keeps_decisions_that_sum_to_the_rates():
+    test = partial(dp_permutation_test, eps=1.0, k=5, n_permutations=19)
+    a = power_curve(test, _sample_pair, [0.0, 0.6], n_reps=10, rng=4, progress=False, chunk_size=3,
+                    keep_decisions=True)
+    b = power_curve(test, _sample_pair, [0.0, 0.6], n_reps=10, rng=4, progress=False)
+    assert a.decisions.shape == (2, 10) and np.array_equal(a.decisions.mean(axis=1), b.rejection_rate)
+    assert b.decisions is None

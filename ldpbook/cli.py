@@ -39,6 +39,9 @@ def _shown(text) -> str:
     return text if text.isprintable() else repr(text)
 
 
+
+
+# %% ../nbs/91_cli.ipynb #c105-read-text-2
 def _read_text(path: Path, name: str) -> str:
     "The UTF-8 text of a regular file or a pipe of at most MAX_INPUT_BYTES, or a UsageError saying why not."
     where = f"{name}: {_shown(path)}"
@@ -62,7 +65,7 @@ def _read_text(path: Path, name: str) -> str:
         raise UsageError(f"{where} holds NUL bytes: it is not a text file")
     return text
 
-# %% ../nbs/91_cli.ipynb #c105-parse-text
+# %% ../nbs/91_cli.ipynb #c106-parse-text
 _NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 
@@ -84,6 +87,9 @@ def _numbers_from_inline(spec: str, name: str) -> array:
     return array("d", map(float, cells))
 
 
+
+
+# %% ../nbs/91_cli.ipynb #c107-parse-text-2
 def _numbers_from_csv(text: str, source: str) -> array:
     "The numbers of a CSV text: one row or one column, after an optional header row of names only."
     reader, values = csv.reader(io.StringIO(text), strict=True), array("d")
@@ -110,7 +116,7 @@ def _numbers_from_csv(text: str, source: str) -> array:
         raise UsageError(f"{source}: the numbers must form one row or one column")
     return values
 
-# %% ../nbs/91_cli.ipynb #c106-parse-json
+# %% ../nbs/91_cli.ipynb #c108-parse-json
 _JSON_KINDS = {bool: "a boolean", str: "a string", type(None): "null", list: "a list", dict: "an object"}
 
 
@@ -134,7 +140,7 @@ def _numbers_from_json(text: str, source: str) -> array:
                              "not a number")
     return array("d", data)
 
-# %% ../nbs/91_cli.ipynb #c107-read-vector
+# %% ../nbs/91_cli.ipynb #c109-read-vector
 def _is_existing(path: Path) -> bool:
     "Whether something is at `path` (a name too long or otherwise invalid for the system is not)."
     try:
@@ -181,6 +187,9 @@ def _check_distribution(v: np.ndarray, name: str) -> np.ndarray:
     return v
 
 
+
+
+# %% ../nbs/91_cli.ipynb #c113-optimal-2
 def _json_number(value) -> float | str:
     "A float for JSON: ±infinity becomes the string 'Infinity' / '-Infinity' (JSON has no infinity)."
     value = float(value)
@@ -205,6 +214,9 @@ def format_mechanism(mechanism, fmt: str, eps: float, divergence: str) -> str:
     return out.getvalue().rstrip("\n")
 
 
+
+
+# %% ../nbs/91_cli.ipynb #c114-optimal-3
 def run_optimal(args) -> str:
     "The `optimal` subcommand."
     from ldpbook.spr import optimal_mechanism
@@ -228,6 +240,13 @@ def smallest_permutations(alpha: float) -> int:
     return b
 
 
+def compact_labels(x: np.ndarray, y: np.ndarray) -> tuple:
+    "Renumber the occupied cells 0..c-1: the statistics depend only on occupied cells' counts, so the test's law is kept."
+    cells, index = np.unique(np.concatenate([x, y]), return_inverse=True)
+    return index[:x.size], index[x.size:], int(cells.size)
+
+
+# %% ../nbs/91_cli.ipynb #c118-closeness-2
 def _check_test_settings(args, n_x: int, n_y: int) -> None:
     "The public settings of the closeness test: a positive ε, a reachable level, sizes that fit in memory."
     eps, alpha, b = args.eps, args.alpha, args.n_permutations
@@ -248,13 +267,7 @@ def _check_test_settings(args, n_x: int, n_y: int) -> None:
         raise UsageError(f"--statistic rb needs min(n_x, n_y) <= {MAX_RB_SAMPLE:.0e} (its exact computation then "
                          "takes up to about 1 GB): use --statistic split for larger samples")
 
-
-def compact_labels(x: np.ndarray, y: np.ndarray) -> tuple:
-    "Renumber the occupied cells 0..c-1: the statistics depend only on occupied cells' counts, so the test's law is kept."
-    cells, index = np.unique(np.concatenate([x, y]), return_inverse=True)
-    return index[:x.size], index[x.size:], int(cells.size)
-
-# %% ../nbs/91_cli.ipynb #c114-closeness2
+# %% ../nbs/91_cli.ipynb #c119-closeness2
 def _cell_labels(v: np.ndarray, args, name: str) -> np.ndarray:
     "Cell labels of one sample: whole numbers in [0, K) with --labels, otherwise points of [0, 1] binned into kappa."
     from ldpbook.closeness import bin_samples
@@ -268,6 +281,9 @@ def _cell_labels(v: np.ndarray, args, name: str) -> np.ndarray:
     return bin_samples(v, args.kappa)
 
 
+
+
+# %% ../nbs/91_cli.ipynb #c120-closeness2-2
 def run_closeness(args) -> str:
     "The `closeness` subcommand: only the ε-DP decision is printed."
     from ldpbook.closeness import dp_permutation_test
@@ -324,6 +340,9 @@ def _fig5(full, progress):
     return plt.gcf(), rows
 
 
+
+
+# %% ../nbs/91_cli.ipynb #c124-repro1-2
 def _table1(full, progress):
     import matplotlib.pyplot as plt
     from ldpbook.sparse import table_one
@@ -343,7 +362,7 @@ def _table1(full, progress):
     fig.suptitle(r"Table I: range-$H$ defects at $(\varepsilon, H) = (1, 3)$, Skellam $\mu = 2$")
     return fig, rows
 
-# %% ../nbs/91_cli.ipynb #c118-repro2
+# %% ../nbs/91_cli.ipynb #c125-repro2
 def _power_rows(result, labels, grid_name):
     rate, se = result.power.rejection_rate, result.power.standard_error
     return [{grid_name: float(g), "test": label, "rejection_rate": float(rate[i, j]), "standard_error": float(se[i, j])}
@@ -367,6 +386,9 @@ def _fig2(full, progress):
     return _plot_power(rows, "r", "Figure 2: private closeness tests, N = 1000, kappa = 16"), rows
 
 
+
+
+# %% ../nbs/91_cli.ipynb #c126-repro2-2
 def _fig3(full, progress):
     import matplotlib.pyplot as plt
     from ldpbook.adaptive import figure3_power
@@ -393,7 +415,7 @@ REPRODUCTIONS = {r.name: r for r in (
     Reproduction("fig3", "null rate and power of fixed resolutions and of the adaptive test", _fig3),
 )}
 
-# %% ../nbs/91_cli.ipynb #c119-repro3
+# %% ../nbs/91_cli.ipynb #c127-repro3
 def _output_folder(out: str) -> Path:
     "The --out folder, created if needed, with a file written and removed in it: checked before any computation."
     folder = Path(out)
@@ -408,6 +430,9 @@ def _output_folder(out: str) -> Path:
     return folder
 
 
+
+
+# %% ../nbs/91_cli.ipynb #c128-repro3-2
 def run_reproduce(args) -> str:
     "The `reproduce` subcommand: write NAME.png and NAME.csv into --out."
     import matplotlib
@@ -458,24 +483,17 @@ def _count(low: int, high: int, high_text: str = "") -> Callable:
     return parse
 
 
+
+
+# %% ../nbs/91_cli.ipynb #c132-parser-2
 class _OneLineErrors(argparse.ArgumentParser):
     "An argument parser whose usage errors are one line (no usage dump), exit code 2."
 
     def error(self, message):
         self.exit(2, f"{self.prog}: error: {' '.join(message.split())} (see --help)\n")
 
-# %% ../nbs/91_cli.ipynb #c123-build-parser
-SEED_HELP = ("fix the test's randomness, for reproducible research runs on non-private data only: with a known seed "
-             "the released decision is a deterministic function of the data and is NOT eps-DP "
-             "(default: fresh entropy from the operating system, as a private release needs)")
-
-
-def build_parser() -> argparse.ArgumentParser:
-    "The `ldpbook` argument parser with its three subcommands."
-    parser = _OneLineErrors(prog="ldpbook", description="Optimal local-privacy mechanisms and private "
-                                     "hypothesis tests, from the command line.")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{optimal,closeness,reproduce}")
-
+# %% ../nbs/91_cli.ipynb #c133-build-parser
+def _optimal_parser(sub) -> None:
     opt = sub.add_parser("optimal", help="the optimal eps-LDP mechanism for testing p against q",
                          description="Print the optimal eps-LDP mechanism (SPR) for testing p against q.")
     opt.add_argument("--p", required=True, help="P0: inline list 0.5,0.5 or [0.5,0.5], or a .json / .csv file")
@@ -490,6 +508,13 @@ def build_parser() -> argparse.ArgumentParser:
                           'string "Infinity", in CSV as inf)')
     opt.set_defaults(run=run_optimal)
 
+# %% ../nbs/91_cli.ipynb #c134-build-parser-2
+SEED_HELP = ("fix the test's randomness, for reproducible research runs on non-private data only: with a known seed "
+             "the released decision is a deterministic function of the data and is NOT eps-DP "
+             "(default: fresh entropy from the operating system, as a private release needs)")
+
+
+def _closeness_parser(sub) -> None:
     clo = sub.add_parser("closeness", help="the eps-DP two-sample test on two columns of data",
                          description="Run the eps-DP closeness test; print only its private decision.")
     clo.add_argument("x", help="first sample: a .csv/.json file (or inline list) of points in [0, 1]")
@@ -507,6 +532,8 @@ def build_parser() -> argparse.ArgumentParser:
     clo.add_argument("--seed", type=_count(0, 2**128, "2^128"), default=None, help=SEED_HELP)
     clo.set_defaults(run=run_closeness)
 
+# %% ../nbs/91_cli.ipynb #c135-build-parser-3
+def _reproduce_parser(sub) -> None:
     rep = sub.add_parser("reproduce", help="write a reproduced figure (PNG) and its data (CSV)",
                          description="Reproduce a figure or table of the book: "
                          + "; ".join(f"{r.name}: {r.description}" for r in REPRODUCTIONS.values()))
@@ -515,9 +542,17 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--out", default=".", help="output folder, created if needed (default: the current one)")
     rep.add_argument("--quiet", action="store_true", help="no progress bar")
     rep.set_defaults(run=run_reproduce)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    "The `ldpbook` argument parser with its three subcommands."
+    parser = _OneLineErrors(prog="ldpbook", description="Optimal local-privacy mechanisms and private "
+                                     "hypothesis tests, from the command line.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{optimal,closeness,reproduce}")
+    _optimal_parser(sub), _closeness_parser(sub), _reproduce_parser(sub)
     return parser
 
-# %% ../nbs/91_cli.ipynb #c124-main
+# %% ../nbs/91_cli.ipynb #c136-main
 SIGPIPE_STATUS, INTERRUPT_STATUS = 128 + 13, 128 + 2      # what a shell reports for SIGPIPE and Ctrl-C
 
 
@@ -542,6 +577,9 @@ def _write_stdout(text: str) -> None:
         data = data[raw.write(data) or 0:]
 
 
+
+
+# %% ../nbs/91_cli.ipynb #c137-main-2
 def _silence_stdout() -> None:
     "After the reader closed the pipe: send what is left in stdout's buffer to /dev/null, so exit is quiet."
     try:

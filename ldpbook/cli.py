@@ -234,6 +234,8 @@ MAX_RB_SAMPLE = 10**5              # the exact RB statistic's memory grows faste
 
 def smallest_permutations(alpha: float) -> int:
     "The smallest number B of permutations with which a test at level `alpha` can reject: 1 / (B + 1) <= alpha."
+    if not 2.0**-53 <= alpha < 1.0:
+        raise ValueError("alpha must lie in [2^-53, 1)")
     b = max(1, math.ceil(1.0 / alpha) - 1)
     while 1.0 / (b + 1) > alpha:
         b += 1
@@ -257,6 +259,8 @@ def _check_test_settings(args, n_x: int, n_y: int) -> None:
         raise UsageError("--eps is too small: the Laplace noise scale 8/eps overflows")
     if not 0.0 < alpha < 1.0:
         raise UsageError("--alpha must lie in the open interval (0, 1)")
+    if alpha < 2.0**-53:
+        raise UsageError("--alpha is too small: the test would need more than 2^53 permutations to ever reject")
     if 1.0 / (b + 1) > alpha:
         raise UsageError(f"--alpha {alpha:g} with --n-permutations {b} can never reject (the smallest p-value is "
                          f"1/(B+1)): use --n-permutations {smallest_permutations(alpha)} or more")
@@ -566,15 +570,23 @@ def _say(line: str) -> None:
 
 def _write_stdout(text: str) -> None:
     "All of `text` on stdout, also when stdout is unbuffered (PYTHONUNBUFFERED), where one write may be partial."
+    if sys.stdout is None:
+        raise UsageError("standard output is closed: there is nowhere to write the result")
     raw = getattr(sys.stdout, "buffer", None)
-    if not isinstance(raw, io.RawIOBase):
-        sys.stdout.write(text)
+    try:
+        if not isinstance(raw, io.RawIOBase):
+            sys.stdout.write(text)
+            sys.stdout.flush()
+            return
         sys.stdout.flush()
-        return
-    sys.stdout.flush()
-    data = memoryview(text.encode(sys.stdout.encoding or "utf-8"))
-    while data:                       # a closed pipe raises BrokenPipeError here, on the first write after it
-        data = data[raw.write(data) or 0:]
+        data = memoryview(text.encode(sys.stdout.encoding or "utf-8"))
+        while data:                   # a closed pipe raises BrokenPipeError here, on the first write after it
+            data = data[raw.write(data) or 0:]
+    except BrokenPipeError:
+        raise
+    except OSError as err:            # a full disk, /dev/full: nothing more can be written there
+        _silence_stdout()
+        raise UsageError(f"cannot write the result ({err.strerror or type(err).__name__})") from None
 
 
 

@@ -6,9 +6,11 @@ import os
 import re
 import resource
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
@@ -250,6 +252,7 @@ CLOSENESS_ERRORS = [   # (arguments after `ldpbook closeness`, a phrase the mess
     ([*DATA, "--eps", "1e-320"], "too small"),
     ([*DATA, "--eps", "1", "--alpha", "2"], "--alpha must lie in the open interval (0, 1)"),
     ([*DATA, "--eps", "1", "--alpha", "0"], "--alpha must lie in the open interval (0, 1)"),
+    ([*DATA, "--eps", "1", "--alpha", "5e-324"], "--alpha is too small"),
     ([*DATA, "--eps", "1", "--n-permutations", "10"], "use --n-permutations 19 or more"),
     ([*DATA, "--eps", "1", "--n-permutations", "1e8"], "must be at most 1e+07"),
     ([*DATA, "--eps", "1", "--n-permutations", "0"], "whole number"),
@@ -358,6 +361,31 @@ def test_pipe_closed_during_a_long_output(tmp_path):
     child.stdout.close()
     stderr = child.stderr.read().decode()
     assert child.wait(timeout=120) == 141 and stderr == ""
+
+
+def test_a_full_disk_or_a_closed_stdout_is_one_line(files):
+    command = f"'{SCRIPT}' optimal --p 0.5,0.5 --q 0.2,0.8 --eps 1"
+    for redirect, needle in ((">/dev/full", "No space left on device"), (">&-", "standard output is closed")):
+        for unbuffered in ("", "1"):            # PYTHONUNBUFFERED changes how Python writes to stdout
+            env = {**os.environ, "PYTHONUNBUFFERED": unbuffered}
+            done = subprocess.run(["bash", "-c", f"{command} {redirect}"], capture_output=True, text=True,
+                                  timeout=120, env=env)
+            assert_one_line_error(done, "optimal")
+            assert needle in done.stderr
+
+
+def test_ctrl_c_ends_quietly_with_status_130(tmp_path):
+    out = tmp_path / "figures"
+    child = subprocess.Popen([str(SCRIPT), "reproduce", "fig2", "--out", out, "--quiet"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    for _ in range(600):                       # the folder is made after parsing, before the long computation
+        if out.is_dir() or child.poll() is not None:
+            break
+        time.sleep(0.1)
+    time.sleep(0.5)
+    child.send_signal(signal.SIGINT)
+    stdout, stderr = child.communicate(timeout=120)
+    assert child.returncode == 130 and stderr == b"" and stdout == b""
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -224,6 +224,9 @@ def run_optimal(args) -> str:
     q = _check_distribution(read_vector(args.q, "--q"), "--q")
     mechanism = optimal_mechanism(p, q, args.eps, divergence=args.divergence, ell=args.ell,
                                   **_divergence_params(args))
+    if not float(mechanism.value) >= -1e-12:         # no divergence is negative (or NaN): refuse, do not print it
+        raise UsageError("the optimal value came out negative or NaN, which no divergence is: these parameters are "
+                         "beyond what float64 evaluates reliably")
     return format_mechanism(mechanism, args.format, args.eps, args.divergence)
 
 # %% ../nbs/91_cli.ipynb #c009-5caaa4fc

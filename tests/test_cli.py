@@ -276,6 +276,23 @@ def test_closeness_error_table(files, args, needle):
     assert needle in done.stderr, done.stderr
 
 
+@pytest.mark.parametrize("bad_value", [-np.inf, -0.5, np.nan])
+def test_a_negative_or_nan_optimal_value_is_refused_not_printed(monkeypatch, capsys, bad_value):
+    "Rounding at extreme parameters (e.g. Renyi of order 1e308) must not reach the user as a divergence below 0."
+    import ldpbook.spr
+    from ldpbook.cli import main
+    real = ldpbook.spr.optimal_mechanism
+
+    def broken(*args, **kwargs):
+        mechanism = real(*args, **kwargs)
+        return type("Mechanism", (), {"value": bad_value, "partition": mechanism.partition,
+                                      "channel": mechanism.channel})()
+    monkeypatch.setattr(ldpbook.spr, "optimal_mechanism", broken)
+    assert main(["optimal", "--p", "0.5,0.5", "--q", "0.2,0.8", "--eps", "1"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and "no divergence is" in captured.err and captured.err.count("\n") == 1
+
+
 def test_an_unreadable_file(files):
     secret = files / "secret.csv"
     secret.write_text("0.5,0.5")

@@ -236,7 +236,18 @@ MAX_RB_SAMPLE = 10**5              # the exact RB statistic's memory grows faste
 
 
 def smallest_permutations(alpha: float) -> int:
-    "The smallest number B of permutations with which a test at level `alpha` can reject: 1 / (B + 1) <= alpha."
+    """The smallest number B of Monte Carlo permutations with which a test at level `alpha` can reject.
+
+    Parameters
+    ----------
+    alpha : float
+        Level in [2^-53, 1).
+
+    Returns
+    -------
+    int
+        The smallest B >= 1 with 1 / (B + 1) <= alpha: the smallest p-value (1 + 0) / (B + 1) must reach alpha.
+    """
     if not 2.0**-53 <= alpha < 1.0:
         raise ValueError("alpha must lie in [2^-53, 1)")
     b = max(1, math.ceil(1.0 / alpha) - 1)
@@ -246,7 +257,19 @@ def smallest_permutations(alpha: float) -> int:
 
 
 def compact_labels(x: np.ndarray, y: np.ndarray) -> tuple:
-    "Renumber the occupied cells 0..c-1: the statistics depend only on occupied cells' counts, so the test's law is kept."
+    """Renumber the cells that hold data 0, …, c−1, keeping their order.
+
+    Parameters
+    ----------
+    x, y : numpy.ndarray of int
+        Cell labels of the two samples (any non-negative labels, however large).
+
+    Returns
+    -------
+    tuple
+        (x', y', c): the renumbered labels and the number c of occupied cells. The split and RB statistics depend on
+        the data only through the counts of occupied cells, so a test on (x', y') with k = c has the same law.
+    """
     cells, index = np.unique(np.concatenate([x, y]), return_inverse=True)
     return index[:x.size], index[x.size:], int(cells.size)
 

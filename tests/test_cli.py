@@ -1,4 +1,5 @@
 """The `ldpbook` console script, driven as a subprocess the way a user runs it."""
+import contextlib
 import csv
 import io
 import json
@@ -458,3 +459,83 @@ def test_reproduce_registry_and_unknown_name():
     assert {"fig1", "fig5", "table1", "fig2", "fig3"} <= set(REPRODUCTIONS)
     done = ldpbook("reproduce", "fig99")
     assert done.returncode == 2 and "invalid choice" in done.stderr and done.stderr.count("\n") == 1
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Fuzzing the readers and the parser in-process: every input is read or refused with a UsageError / exit code 2
+# ---------------------------------------------------------------------------------------------------------------
+
+from hypothesis import event, given, settings, strategies as st   # noqa: E402
+
+from ldpbook.cli import UsageError, main, read_vector      # noqa: E402
+
+CSV_ALPHABET = st.sampled_from(list("0123456789.,;eE+-\n\r\t \"'[]{}:abcnaifNI\x00\ufeff") + ["nan", "inf", "1e999"])
+
+
+def check_read(spec):
+    try:
+        vector = read_vector(spec, "X")
+    except UsageError as err:
+        assert "\n" not in str(err)
+        return
+    assert vector.ndim == 1 and vector.size > 0 and np.isfinite(vector).all() and vector.dtype == float
+
+
+@settings(max_examples=150)
+@given(text=st.lists(CSV_ALPHABET, max_size=40).map("".join), suffix=st.sampled_from([".csv", ".json", ".txt"]))
+def test_any_text_file_is_read_or_refused(tmp_path_factory, text, suffix):
+    path = tmp_path_factory.mktemp("fuzz") / f"data{suffix}"
+    path.write_text(text, encoding="utf-8")
+    check_read(str(path))
+
+
+@settings(max_examples=100)
+@given(data=st.binary(max_size=200), suffix=st.sampled_from([".csv", ".json"]))
+def test_any_bytes_are_read_or_refused(tmp_path_factory, data, suffix):
+    path = tmp_path_factory.mktemp("fuzz") / f"data{suffix}"
+    path.write_bytes(data)
+    check_read(str(path))
+
+
+@settings(max_examples=100)
+@given(value=st.recursive(st.none() | st.booleans() | st.floats() | st.integers() | st.text(max_size=5),
+                          lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=3), inner,
+                                                                                       max_size=2), max_leaves=8))
+def test_any_json_value_is_read_or_refused(tmp_path_factory, value):
+    path = tmp_path_factory.mktemp("fuzz") / "data.json"
+    path.write_text(json.dumps(value))                     # json.dumps writes NaN / Infinity for such floats
+    check_read(str(path))
+
+
+@settings(max_examples=150)
+@given(spec=st.lists(CSV_ALPHABET, min_size=1, max_size=20).map("".join))
+def test_any_inline_list_is_read_or_refused(spec):
+    check_read(spec)
+
+
+VECTORS = ["0.5,0.5", "[0.2,0.8]", "1,0", "0,1", "0.5", "1", "0.5,0.5,0", "1e-300,1", "0.5,-0.5,1", "x", ""]
+NUMBERS = ["0", "1", "-1", "inf", "nan", "1e308", "700", "2", "0.5", "1e-320", "x"]
+EXTRAS = st.sampled_from(["kl", "tv", "chi2", "hellinger", "renyi", "egamma", "bogus"]).map(lambda v: ["--divergence", v]) \
+    | st.sampled_from(NUMBERS).map(lambda v: ["--gamma", v]) | st.sampled_from(NUMBERS).map(lambda v: ["--alpha", v]) \
+    | st.sampled_from(["1", "2", "3", "0", "1e9", "x"]).map(lambda v: ["--ell", v]) \
+    | st.sampled_from(["csv", "json", "xml"]).map(lambda v: ["--format", v])
+
+
+@settings(max_examples=150)
+@given(p=st.sampled_from(VECTORS), q=st.sampled_from(VECTORS), eps=st.sampled_from(NUMBERS),
+       extras=st.lists(EXTRAS, max_size=3))
+def test_any_optimal_command_line_exits_0_or_2(p, q, eps, extras):
+    argv = ["--p", p, "--q", q, "--eps", eps, *(word for pair in extras for word in pair)]
+    with contextlib.redirect_stdout(io.StringIO()) as out, contextlib.redirect_stderr(io.StringIO()) as err:
+        try:
+            code = main(["optimal", *argv])
+        except SystemExit as done:                           # argparse: usage errors exit 2
+            code = done.code
+    out, err = out.getvalue(), err.getvalue()
+    event(f"exit code {code}")
+    assert code in (0, 2), (argv, err)
+    assert (code == 0) == (err == "") and err.count("\n") <= 1 and "Traceback" not in err, (argv, err)
+    if code == 0 and out.startswith("{"):
+        assert float(strict_json(out)["value"]) >= 0
+    elif code == 0:
+        assert float(out.split()[1].removeprefix("value=")) >= 0

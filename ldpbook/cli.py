@@ -478,7 +478,8 @@ def run_reproduce(args) -> str:
             writer.writeheader()
             writer.writerows(rows)
     except OSError as err:
-        raise UsageError(f"--out {_shown(args.out)}: cannot write there ({err.strerror or type(err).__name__})") from None
+        reason = err.strerror or type(err).__name__
+        raise UsageError(f"--out {_shown(args.out)}: cannot write there ({reason})") from None
     finally:
         plt.close("all")
     return f"wrote {png} and {table} ({len(rows)} rows)"

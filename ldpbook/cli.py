@@ -7,7 +7,13 @@ import argparse
 import csv
 import io
 import json
+import math
+import os
+import re
+import stat
 import sys
+import tempfile
+from array import array
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -15,53 +21,151 @@ from typing import Callable
 import numpy as np
 
 # %% auto #0
-__all__ = ['REPRODUCTIONS', 'UsageError', 'read_vector', 'format_mechanism', 'run_optimal', 'run_closeness', 'Reproduction',
-           'run_reproduce', 'build_parser', 'main']
+__all__ = ['MAX_INPUT_BYTES', 'MAX_TABLE_ENTRIES', 'MAX_CELLS', 'MAX_RB_SAMPLE', 'REPRODUCTIONS', 'SEED_HELP', 'SIGPIPE_STATUS',
+           'INTERRUPT_STATUS', 'UsageError', 'read_vector', 'format_mechanism', 'run_optimal', 'smallest_permutations',
+           'compact_labels', 'run_closeness', 'Reproduction', 'run_reproduce', 'build_parser', 'main']
 
 # %% ../nbs/91_cli.ipynb #c004-0ec8f773
 class UsageError(Exception):
     "A mistake in the command line or its input files: reported in one line, exit code 2."
 
 
-def _numbers_from_text(text: str, source: str) -> list:
-    "All numeric cells of a CSV text, skipping non-numeric header cells; an error if a data cell is not a number."
-    values = []
-    for row in csv.reader(io.StringIO(text)):
-        for cell in (c.strip() for c in row):
-            if not cell:
+MAX_INPUT_BYTES = 32 * 2**20        # a larger input file is refused before it is parsed (parsing: ~0.3 s per MiB)
+
+
+def _shown(text) -> str:
+    "A user-typed path or option as one printable line (quoted when it holds control characters)."
+    text = str(text)
+    return text if text.isprintable() else repr(text)
+
+
+
+
+# %% ../nbs/91_cli.ipynb #c105-read-text-2
+def _read_text(path: Path, name: str) -> str:
+    "The UTF-8 text of a regular file or a pipe of at most MAX_INPUT_BYTES, or a UsageError saying why not."
+    where = f"{name}: {_shown(path)}"
+    try:
+        mode = path.stat().st_mode
+        if stat.S_ISDIR(mode):
+            raise UsageError(f"{where} is a folder, not a file")
+        if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
+            raise UsageError(f"{where} is not a regular file")
+        with path.open("rb") as handle:
+            raw = handle.read(MAX_INPUT_BYTES + 1)
+    except OSError as err:
+        raise UsageError(f"{where}: cannot read it ({err.strerror or type(err).__name__})") from None
+    if len(raw) > MAX_INPUT_BYTES:
+        raise UsageError(f"{where} is larger than the limit of {MAX_INPUT_BYTES // 2**20} MiB")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise UsageError(f"{where} is not UTF-8 text") from None
+    if "\x00" in text:
+        raise UsageError(f"{where} holds NUL bytes: it is not a text file")
+    return text
+
+# %% ../nbs/91_cli.ipynb #c106-parse-text
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+def _is_number(cell: str) -> bool:
+    "A decimal number as written in CSV or on a command line (`nan`, `inf`, `1_000`, `0x10` are not)."
+    return _NUMBER.fullmatch(cell) is not None
+
+
+def _numbers_from_inline(spec: str, name: str) -> array:
+    "The numbers of an inline list `0.1,0.2` or `[0.1, 0.2]`."
+    body = spec.strip()
+    if body.startswith("[") and body.endswith("]"):
+        body = body[1:-1]
+    cells = [cell.strip() for cell in body.split(",")]
+    for i, cell in enumerate(cells, 1):
+        if not _is_number(cell):
+            raise UsageError(f"{name}: item {i} of the inline list is not a number "
+                             "(write numbers separated by commas, or give a .csv or .json file)")
+    return array("d", map(float, cells))
+
+
+
+
+# %% ../nbs/91_cli.ipynb #c107-parse-text-2
+def _numbers_from_csv(text: str, source: str) -> array:
+    "The numbers of a CSV text: one row or one column, after an optional header row of names only."
+    reader, values = csv.reader(io.StringIO(text), strict=True), array("d")
+    widths, data_rows, header_allowed = set(), 0, True
+    try:
+        for row in reader:
+            cells = [cell.strip() for cell in row]
+            if not any(cells):
+                continue                                  # blank line
+            numeric = [_is_number(cell) for cell in cells]
+            if header_allowed and not any(numeric):
+                header_allowed = False                    # the header: names only
                 continue
-            try:
-                values.append(float(cell))
-            except ValueError:
-                if values:
-                    raise UsageError(f"{source}: '{cell}' is not a number") from None
+            header_allowed = False
+            if not all(numeric):
+                raise UsageError(f"{source}: row {reader.line_num}, column {numeric.index(False) + 1} "
+                                 "is not a number")
+            widths.add(len(cells))
+            data_rows += 1
+            values.extend(map(float, cells))
+    except csv.Error:
+        raise UsageError(f"{source}: not a valid CSV file (row {reader.line_num})") from None
+    if data_rows > 1 and widths != {1}:
+        raise UsageError(f"{source}: the numbers must form one row or one column")
     return values
+
+# %% ../nbs/91_cli.ipynb #c108-parse-json
+_JSON_KINDS = {bool: "a boolean", str: "a string", type(None): "null", list: "a list", dict: "an object"}
+
+
+def _numbers_from_json(text: str, source: str) -> array:
+    "The numbers of a JSON list, or of an object holding one list; booleans, strings and null are not numbers."
+    def no_constant(word):
+        raise UsageError(f"{source}: {word} is not a JSON number (data must be finite numbers)")
+    try:     # every JSON integer is read as a float: a huge one becomes inf and is refused as not finite
+        data = json.loads(text, parse_int=float, parse_constant=no_constant)
+    except json.JSONDecodeError as err:
+        raise UsageError(f"{source}: not valid JSON ({err.msg} at line {err.lineno}, column {err.colno})") from None
+    except RecursionError:
+        raise UsageError(f"{source}: the JSON is nested too deeply") from None
+    if isinstance(data, dict) and len(data) == 1:
+        data = next(iter(data.values()))
+    if not isinstance(data, list):
+        raise UsageError(f"{source}: must hold a JSON list of numbers, or an object with one such list")
+    for i, value in enumerate(data, 1):
+        if type(value) is not float:
+            raise UsageError(f"{source}: entry {i} of the list is {_JSON_KINDS.get(type(value), 'not a number')}, "
+                             "not a number")
+    return array("d", data)
+
+# %% ../nbs/91_cli.ipynb #c109-read-vector
+def _is_existing(path: Path) -> bool:
+    "Whether something is at `path` (a name too long or otherwise invalid for the system is not)."
+    try:
+        return path.exists()
+    except (OSError, ValueError):
+        return False
 
 
 def read_vector(spec: str, name: str) -> np.ndarray:
-    "A vector of numbers from an inline comma list, a JSON file or a CSV file."
+    "A vector of finite numbers from an inline list (`0.1,0.2` or `[0.1,0.2]`), a JSON file or a CSV file."
     path = Path(spec)
-    if path.suffix.lower() in (".json", ".csv", ".txt") or path.exists():
-        if not path.is_file():
-            raise UsageError(f"{name}: no such file: {spec}")
-        text = path.read_text()
-        if path.suffix.lower() == ".json":
-            try:
-                data = json.loads(text)
-            except json.JSONDecodeError as err:
-                raise UsageError(f"{name}: {spec} is not valid JSON ({err.msg})") from None
-            if isinstance(data, dict) and len(data) == 1:
-                data = next(iter(data.values()))
-            if not isinstance(data, list) or not all(isinstance(v, (int, float)) for v in data):
-                raise UsageError(f"{name}: {spec} must hold a JSON list of numbers")
-            values = [float(v) for v in data]
-        else:
-            values = _numbers_from_text(text, f"{name} ({spec})")
+    if _is_existing(path):
+        text, source = _read_text(path, name), f"{name} ({_shown(spec)})"
+        values = _numbers_from_json(text, source) if path.suffix.lower() == ".json" else \
+            _numbers_from_csv(text, source)
+    elif path.suffix.lower() in (".json", ".csv", ".txt") or not re.search(r"[0-9]", spec):
+        raise UsageError(f"{name}: no such file: {_shown(spec)}")
     else:
-        values = _numbers_from_text(spec, name)
-    if not values:
-        raise UsageError(f"{name}: no numbers found in {spec!r}")
-    return np.array(values)
+        values = _numbers_from_inline(spec, name)
+    vector = np.frombuffer(values, dtype=float).copy() if len(values) else np.empty(0)
+    if vector.size == 0:
+        raise UsageError(f"{name}: no numbers found in {_shown(spec)}")
+    if not np.isfinite(vector).all():
+        raise UsageError(f"{name}: every number must be finite (no NaN or infinity, none beyond ±1.8e308)")
+    return vector
 
 # %% ../nbs/91_cli.ipynb #c007-d33d673b
 def _divergence_params(args) -> dict:
@@ -74,15 +178,34 @@ def _divergence_params(args) -> dict:
     return params
 
 
+def _check_distribution(v: np.ndarray, name: str) -> np.ndarray:
+    "A probability vector (non-negative, summing to 1 within 1e-9), checked without echoing its entries."
+    if (v < 0).any():
+        raise UsageError(f"{name}: probabilities must be non-negative")
+    if abs(float(v.sum()) - 1.0) > 1e-9:
+        raise UsageError(f"{name}: probabilities must sum to 1 (within 1e-9)")
+    return v
+
+
+
+
+# %% ../nbs/91_cli.ipynb #c113-optimal-2
+def _json_number(value) -> float | str:
+    "A float for JSON: ±infinity becomes the string 'Infinity' / '-Infinity' (JSON has no infinity)."
+    value = float(value)
+    return value if math.isfinite(value) else ("Infinity" if value > 0 else "-Infinity")
+
+
 def format_mechanism(mechanism, fmt: str, eps: float, divergence: str) -> str:
     "The optimal mechanism as JSON or CSV text."
     channel = np.asarray(mechanism.channel)
     if fmt == "json":
-        return json.dumps({"value": mechanism.value, "divergence": divergence, "eps": eps,
-                           "partition": [list(b) for b in mechanism.partition],
-                           "channel": channel.tolist()}, indent=2)
+        return json.dumps({"value": _json_number(mechanism.value), "divergence": divergence,
+                           "eps": _json_number(eps), "partition": [[int(x) for x in b] for b in mechanism.partition],
+                           "channel": [[_json_number(v) for v in row] for row in channel]},
+                          indent=2, allow_nan=False)
     out = io.StringIO()
-    out.write(f"# value={mechanism.value!r} divergence={divergence} eps={eps!r} "
+    out.write(f"# value={float(mechanism.value)!r} divergence={divergence} eps={float(eps)!r} "
               f"partition={'|'.join(' '.join(map(str, b)) for b in mechanism.partition)}\n")
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(["symbol"] + [f"output_{j}" for j in range(channel.shape[1])])
@@ -91,35 +214,128 @@ def format_mechanism(mechanism, fmt: str, eps: float, divergence: str) -> str:
     return out.getvalue().rstrip("\n")
 
 
+
+
+# %% ../nbs/91_cli.ipynb #c114-optimal-3
 def run_optimal(args) -> str:
     "The `optimal` subcommand."
     from ldpbook.spr import optimal_mechanism
-    p, q = read_vector(args.p, "--p"), read_vector(args.q, "--q")
+    p = _check_distribution(read_vector(args.p, "--p"), "--p")
+    q = _check_distribution(read_vector(args.q, "--q"), "--q")
     mechanism = optimal_mechanism(p, q, args.eps, divergence=args.divergence, ell=args.ell,
                                   **_divergence_params(args))
+    if not float(mechanism.value) >= -1e-12:         # no divergence is negative (or NaN): refuse, do not print it
+        raise UsageError("the optimal value came out negative or NaN, which no divergence is: these parameters are "
+                         "beyond what float64 evaluates reliably")
     return format_mechanism(mechanism, args.format, args.eps, args.divergence)
 
 # %% ../nbs/91_cli.ipynb #c009-5caaa4fc
-def _as_labels(values: np.ndarray, k: int, name: str) -> np.ndarray:
-    "Integer cell labels from numbers read from a file (they must be whole numbers)."
-    if np.any(values != np.round(values)):
-        raise UsageError(f"{name}: --labels expects whole-number cell labels in [0, {k})")
-    return values.astype(np.int64)
+MAX_TABLE_ENTRIES = 10**7          # (B + 1) × cells of the relabelled-count table: about 0.7 GB of working memory
+MAX_CELLS = 2**53                  # every label below 2^53 is exact in floating point
+MAX_RB_SAMPLE = 10**5              # the exact RB statistic's memory grows faster than min(n_x, n_y): ~1 GB here
 
 
+def smallest_permutations(alpha: float) -> int:
+    """The smallest number B of Monte Carlo permutations with which a test at level `alpha` can reject.
+
+    Parameters
+    ----------
+    alpha : float
+        Level in [2^-53, 1).
+
+    Returns
+    -------
+    int
+        The smallest B >= 1 with 1 / (B + 1) <= alpha: the smallest p-value (1 + 0) / (B + 1) must reach alpha.
+    """
+    if not 2.0**-53 <= alpha < 1.0:
+        raise ValueError("alpha must lie in [2^-53, 1)")
+    b = max(1, math.ceil(1.0 / alpha) - 1)
+    while 1.0 / (b + 1) > alpha:
+        b += 1
+    return b
+
+
+def compact_labels(x: np.ndarray, y: np.ndarray) -> tuple:
+    """Renumber the cells that hold data 0, …, c−1, keeping their order.
+
+    Parameters
+    ----------
+    x, y : numpy.ndarray of int
+        Cell labels of the two samples (any non-negative labels, however large).
+
+    Returns
+    -------
+    tuple
+        (x', y', c): the renumbered labels and the number c of occupied cells. The split and RB statistics depend on
+        the data only through the counts of occupied cells, so a test on (x', y') with k = c has the same law.
+    """
+    cells, index = np.unique(np.concatenate([x, y]), return_inverse=True)
+    return index[:x.size], index[x.size:], int(cells.size)
+
+
+# %% ../nbs/91_cli.ipynb #c118-closeness-2
+def _check_test_settings(args, n_x: int, n_y: int) -> None:
+    "The public settings of the closeness test: a positive ε, a reachable level, sizes that fit in memory."
+    eps, alpha, b = args.eps, args.alpha, args.n_permutations
+    cells = args.labels if args.labels is not None else args.kappa
+    if math.isnan(eps) or eps <= 0:
+        raise UsageError("--eps must be positive (inf: the non-private test)")
+    if math.isfinite(eps) and not math.isfinite(8.0 / eps):
+        raise UsageError("--eps is too small: the Laplace noise scale 8/eps overflows")
+    if not 0.0 < alpha < 1.0:
+        raise UsageError("--alpha must lie in the open interval (0, 1)")
+    if alpha < 2.0**-53:
+        raise UsageError("--alpha is too small: the test would need more than 2^53 permutations to ever reject")
+    if 1.0 / (b + 1) > alpha:
+        raise UsageError(f"--alpha {alpha:g} with --n-permutations {b} can never reject (the smallest p-value is "
+                         f"1/(B+1)): use --n-permutations {smallest_permutations(alpha)} or more")
+    if (b + 1) * min(cells, n_x + n_y) > MAX_TABLE_ENTRIES:
+        raise UsageError(f"(--n-permutations + 1) × min(cells, n_x + n_y) must be at most {MAX_TABLE_ENTRIES:.0e} "
+                         "(about 0.7 GB of working memory): lower --n-permutations, --kappa or --labels")
+    if args.statistic == "rb" and min(n_x, n_y) > MAX_RB_SAMPLE:
+        raise UsageError(f"--statistic rb needs min(n_x, n_y) <= {MAX_RB_SAMPLE:.0e} (its exact computation then "
+                         "takes up to about 1 GB): use --statistic split for larger samples")
+
+# %% ../nbs/91_cli.ipynb #c119-closeness2
+def _cell_labels(v: np.ndarray, args, name: str) -> np.ndarray:
+    "Cell labels of one sample: whole numbers in [0, K) with --labels, otherwise points of [0, 1] binned into kappa."
+    from ldpbook.closeness import bin_samples
+    if args.labels is not None:
+        if ((v < 0) | (v >= args.labels) | (v != np.floor(v))).any():
+            raise UsageError(f"{name}: with --labels K every value must be a whole number in [0, K)")
+        return v.astype(np.int64)
+    if ((v < 0) | (v > 1)).any():
+        raise UsageError(f"{name}: every point must lie in [0, 1] (rescale the data, or give cell labels "
+                         "with --labels K)")
+    return bin_samples(v, args.kappa)
+
+
+
+
+# %% ../nbs/91_cli.ipynb #c120-closeness2-2
 def run_closeness(args) -> str:
     "The `closeness` subcommand: only the ε-DP decision is printed."
-    from ldpbook.closeness import bin_samples, dp_permutation_test
+    from ldpbook.closeness import dp_permutation_test
     x, y = read_vector(args.x, "X"), read_vector(args.y, "Y")
-    if args.labels is not None:
-        x, y, k = _as_labels(x, args.labels, "X"), _as_labels(y, args.labels, "Y"), args.labels
+    cells = args.labels if args.labels is not None else args.kappa
+    if min(x.size, y.size) < 2:
+        raise UsageError("X and Y need at least 2 observations each")
+    _check_test_settings(args, x.size, y.size)
+    x_cells, y_cells, occupied = compact_labels(_cell_labels(x, args, "X"), _cell_labels(y, args, "Y"))
+    try:
+        result = dp_permutation_test(x_cells, y_cells, args.eps, k=occupied, statistic=args.statistic,
+                                     n_permutations=args.n_permutations, alpha=args.alpha, rng=args.seed)
+    except (ValueError, TypeError):
+        raise UsageError("the test refused its input (the library's message is withheld: it may quote data)") from None
+    if not math.isfinite(args.eps):
+        release = "non-private (eps = inf)"
+    elif args.seed is not None:
+        release = "a reproducible run with a fixed --seed: NOT an eps-DP release"
     else:
-        x, y, k = bin_samples(x, args.kappa), bin_samples(y, args.kappa), args.kappa
-    result = dp_permutation_test(x, y, args.eps, k=k, statistic=args.statistic,
-                                 n_permutations=args.n_permutations, alpha=args.alpha, rng=args.seed)
-    private = "the eps-DP release" if np.isfinite(args.eps) else "non-private (eps = inf)"
-    return "\n".join([f"reject: {result.reject}   ({private})",
-                      f"settings: eps={args.eps:g} alpha={args.alpha:g} statistic={args.statistic} cells={k} "
+        release = "the eps-DP release"
+    return "\n".join([f"reject: {result.reject}   ({release})",
+                      f"settings: eps={args.eps:g} alpha={args.alpha:g} statistic={args.statistic} cells={cells} "
                       f"permutations={args.n_permutations} n_x={x.size} n_y={y.size}"])
 
 # %% ../nbs/91_cli.ipynb #c011-99ddba62
@@ -154,6 +370,9 @@ def _fig5(full, progress):
     return plt.gcf(), rows
 
 
+
+
+# %% ../nbs/91_cli.ipynb #c124-repro1-2
 def _table1(full, progress):
     import matplotlib.pyplot as plt
     from ldpbook.sparse import table_one
@@ -173,7 +392,7 @@ def _table1(full, progress):
     fig.suptitle(r"Table I: range-$H$ defects at $(\varepsilon, H) = (1, 3)$, Skellam $\mu = 2$")
     return fig, rows
 
-
+# %% ../nbs/91_cli.ipynb #c125-repro2
 def _power_rows(result, labels, grid_name):
     rate, se = result.power.rejection_rate, result.power.standard_error
     return [{grid_name: float(g), "test": label, "rejection_rate": float(rate[i, j]), "standard_error": float(se[i, j])}
@@ -197,6 +416,9 @@ def _fig2(full, progress):
     return _plot_power(rows, "r", "Figure 2: private closeness tests, N = 1000, kappa = 16"), rows
 
 
+
+
+# %% ../nbs/91_cli.ipynb #c126-repro2-2
 def _fig3(full, progress):
     import matplotlib.pyplot as plt
     from ldpbook.adaptive import figure3_power
@@ -223,39 +445,134 @@ REPRODUCTIONS = {r.name: r for r in (
     Reproduction("fig3", "null rate and power of fixed resolutions and of the adaptive test", _fig3),
 )}
 
+# %% ../nbs/91_cli.ipynb #c127-repro3
+def _output_folder(out: str) -> Path:
+    "The --out folder, created if needed, with a file written and removed in it: checked before any computation."
+    folder = Path(out)
+    try:
+        if folder.exists() and not folder.is_dir():
+            raise UsageError(f"--out {_shown(out)} is a file, not a folder")
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as err:
+        raise UsageError(f"--out {_shown(out)}: cannot write there ({err.strerror or type(err).__name__})") from None
+    return folder
 
+
+
+
+# %% ../nbs/91_cli.ipynb #c128-repro3-2
 def run_reproduce(args) -> str:
     "The `reproduce` subcommand: write NAME.png and NAME.csv into --out."
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    entry = REPRODUCTIONS[args.name]
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    entry, out = REPRODUCTIONS[args.name], _output_folder(args.out)
     fig, rows = entry.compute(args.full, not args.quiet)
     png, table = out / f"{entry.name}.png", out / f"{entry.name}.csv"
-    fig.savefig(png, dpi=120, bbox_inches="tight")
-    plt.close("all")
-    with table.open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
+    try:
+        fig.savefig(png, dpi=120, bbox_inches="tight")
+        with table.open("w", newline="") as handle:
+            writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+            writer.writeheader()
+            writer.writerows(rows)
+    except OSError as err:
+        reason = err.strerror or type(err).__name__
+        raise UsageError(f"--out {_shown(args.out)}: cannot write there ({reason})") from None
+    finally:
+        plt.close("all")
     return f"wrote {png} and {table} ({len(rows)} rows)"
 
 # %% ../nbs/91_cli.ipynb #c013-e8e7670a
 def _number(text: str) -> float:
+    "An argparse type: a real number (inf allowed, NaN not)."
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected a number, got {_shown(text)}") from None
+    if math.isnan(value):
+        raise argparse.ArgumentTypeError("expected a number, got NaN")
     return value
 
 
+def _count(low: int, high: int, high_text: str = "") -> Callable:
+    "An argparse type: a whole number in [low, high], written as 1000 or 1e3."
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            try:
+                value = float(text)
+            except ValueError:
+                value = math.nan
+            value = int(value) if math.isfinite(value) and value.is_integer() else None
+        if value is None or not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"expected a whole number from {low} to {high_text or high}, "
+                                             f"got {_shown(text)}")
+        return value
+    return parse
+
+
+
+
+# %% ../nbs/91_cli.ipynb #c132-parser-2
 class _OneLineErrors(argparse.ArgumentParser):
     "An argument parser whose usage errors are one line (no usage dump), exit code 2."
 
     def error(self, message):
-        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+        self.exit(2, f"{self.prog}: error: {' '.join(message.split())} (see --help)\n")
+
+# %% ../nbs/91_cli.ipynb #c133-build-parser
+def _optimal_parser(sub) -> None:
+    opt = sub.add_parser("optimal", help="the optimal eps-LDP mechanism for testing p against q",
+                         description="Print the optimal eps-LDP mechanism (SPR) for testing p against q.")
+    opt.add_argument("--p", required=True, help="P0: inline list 0.5,0.5 or [0.5,0.5], or a .json / .csv file")
+    opt.add_argument("--q", required=True, help="P1: inline list 0.5,0.5 or [0.5,0.5], or a .json / .csv file")
+    opt.add_argument("--eps", required=True, type=_number, help="privacy level eps >= 0 (inf allowed)")
+    opt.add_argument("--divergence", default="kl", help="tv, kl, chi2, hellinger, egamma, renyi (default kl)")
+    opt.add_argument("--gamma", type=_number, default=None, help="gamma for --divergence egamma")
+    opt.add_argument("--alpha", type=_number, default=None, help="alpha for --divergence renyi")
+    opt.add_argument("--ell", type=_count(1, 2**31), default=None, help="output budget 1 <= ell <= k (default: none)")
+    opt.add_argument("--format", choices=("json", "csv"), default="json",
+                     help='output format (default json; JSON has no infinity: an infinite value is written as the '
+                          'string "Infinity", in CSV as inf)')
+    opt.set_defaults(run=run_optimal)
+
+# %% ../nbs/91_cli.ipynb #c134-build-parser-2
+SEED_HELP = ("fix the test's randomness, for reproducible research runs on non-private data only: with a known seed "
+             "the released decision is a deterministic function of the data and is NOT eps-DP "
+             "(default: fresh entropy from the operating system, as a private release needs)")
+
+
+def _closeness_parser(sub) -> None:
+    clo = sub.add_parser("closeness", help="the eps-DP two-sample test on two columns of data",
+                         description="Run the eps-DP closeness test; print only its private decision.")
+    clo.add_argument("x", help="first sample: a .csv/.json file (or inline list) of points in [0, 1]")
+    clo.add_argument("y", help="second sample, the same way")
+    clo.add_argument("--eps", required=True, type=_number, help="privacy budget eps > 0 (inf: non-private)")
+    clo.add_argument("--kappa", type=_count(1, MAX_CELLS, "2^53"), default=16,
+                     help="number of bins of [0, 1] (default 16)")
+    clo.add_argument("--labels", type=_count(1, MAX_CELLS, "2^53"), default=None, metavar="K",
+                     help="the data are already cell labels, whole numbers in [0, K): do not bin")
+    clo.add_argument("--statistic", choices=("rb", "split"), default="rb", help="test statistic (default rb)")
+    clo.add_argument("--n-permutations", type=_count(1, MAX_CELLS, "2^53"), default=199, metavar="B",
+                     help=f"Monte Carlo permutations (default 199; (B + 1) × min(cells, n_x + n_y) <= "
+                          f"{MAX_TABLE_ENTRIES:.0e} bounds the memory)")
+    clo.add_argument("--alpha", type=_number, default=0.05, help="level in (0, 1), at least 1/(B+1) (default 0.05)")
+    clo.add_argument("--seed", type=_count(0, 2**128, "2^128"), default=None, help=SEED_HELP)
+    clo.set_defaults(run=run_closeness)
+
+# %% ../nbs/91_cli.ipynb #c135-build-parser-3
+def _reproduce_parser(sub) -> None:
+    rep = sub.add_parser("reproduce", help="write a reproduced figure (PNG) and its data (CSV)",
+                         description="Reproduce a figure or table of the book: "
+                         + "; ".join(f"{r.name}: {r.description}" for r in REPRODUCTIONS.values()))
+    rep.add_argument("name", choices=sorted(REPRODUCTIONS), help="what to reproduce")
+    rep.add_argument("--full", action="store_true", help="the paper's full size (slow)")
+    rep.add_argument("--out", default=".", help="output folder, created if needed (default: the current one)")
+    rep.add_argument("--quiet", action="store_true", help="no progress bar")
+    rep.set_defaults(run=run_reproduce)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -263,52 +580,70 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _OneLineErrors(prog="ldpbook", description="Optimal local-privacy mechanisms and private "
                                      "hypothesis tests, from the command line.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="{optimal,closeness,reproduce}")
-
-    opt = sub.add_parser("optimal", help="the optimal eps-LDP mechanism for testing p against q",
-                         description="Print the optimal eps-LDP mechanism (SPR) for testing p against q.")
-    opt.add_argument("--p", required=True, help="P0: inline comma list, or a .json / .csv file")
-    opt.add_argument("--q", required=True, help="P1: inline comma list, or a .json / .csv file")
-    opt.add_argument("--eps", required=True, type=_number, help="privacy level eps >= 0")
-    opt.add_argument("--divergence", default="kl", help="tv, kl, chi2, hellinger, egamma, renyi (default kl)")
-    opt.add_argument("--gamma", type=float, default=None, help="gamma for --divergence egamma")
-    opt.add_argument("--alpha", type=float, default=None, help="alpha for --divergence renyi")
-    opt.add_argument("--ell", type=int, default=None, help="output budget 1 <= ell <= k (default: none)")
-    opt.add_argument("--format", choices=("json", "csv"), default="json", help="output format (default json)")
-    opt.set_defaults(run=run_optimal)
-
-    clo = sub.add_parser("closeness", help="the eps-DP two-sample test on two columns of data",
-                         description="Run the eps-DP closeness test; print only its private decision.")
-    clo.add_argument("x", help="first sample: a .csv/.json file (or inline list) of points in [0, 1]")
-    clo.add_argument("y", help="second sample, the same way")
-    clo.add_argument("--eps", required=True, type=_number, help="privacy budget eps > 0 (inf: non-private)")
-    clo.add_argument("--kappa", type=int, default=16, help="number of bins of [0, 1] (default 16)")
-    clo.add_argument("--labels", type=int, default=None, metavar="K",
-                     help="the data are already cell labels in [0, K): do not bin")
-    clo.add_argument("--statistic", choices=("rb", "split"), default="rb", help="test statistic (default rb)")
-    clo.add_argument("--n-permutations", type=int, default=199, help="Monte Carlo permutations (default 199)")
-    clo.add_argument("--alpha", type=float, default=0.05, help="level (default 0.05)")
-    clo.add_argument("--seed", type=int, default=None, help="seed of the test's randomness (default: fresh)")
-    clo.set_defaults(run=run_closeness)
-
-    rep = sub.add_parser("reproduce", help="write a reproduced figure (PNG) and its data (CSV)",
-                         description="Reproduce a figure or table of the book: "
-                         + "; ".join(f"{r.name}: {r.description}" for r in REPRODUCTIONS.values()))
-    rep.add_argument("name", choices=sorted(REPRODUCTIONS), help="what to reproduce")
-    rep.add_argument("--full", action="store_true", help="the paper's full size (slow)")
-    rep.add_argument("--out", default=".", help="output folder (default: the current one)")
-    rep.add_argument("--quiet", action="store_true", help="no progress bar")
-    rep.set_defaults(run=run_reproduce)
+    _optimal_parser(sub), _closeness_parser(sub), _reproduce_parser(sub)
     return parser
+
+# %% ../nbs/91_cli.ipynb #c136-main
+SIGPIPE_STATUS, INTERRUPT_STATUS = 128 + 13, 128 + 2      # what a shell reports for SIGPIPE and Ctrl-C
+
+
+def _say(line: str) -> None:
+    "One line on standard error; an error while writing it (stderr closed too) is ignored."
+    try:
+        print(" ".join(line.split()), file=sys.stderr, flush=True)
+    except (OSError, ValueError):
+        pass
+
+
+def _write_stdout(text: str) -> None:
+    "All of `text` on stdout, also when stdout is unbuffered (PYTHONUNBUFFERED), where one write may be partial."
+    if sys.stdout is None:
+        raise UsageError("standard output is closed: there is nowhere to write the result")
+    raw = getattr(sys.stdout, "buffer", None)
+    try:
+        if not isinstance(raw, io.RawIOBase):
+            sys.stdout.write(text)
+            sys.stdout.flush()
+            return
+        sys.stdout.flush()
+        data = memoryview(text.encode(sys.stdout.encoding or "utf-8"))
+        while data:                   # a closed pipe raises BrokenPipeError here, on the first write after it
+            data = data[raw.write(data) or 0:]
+    except BrokenPipeError:
+        raise
+    except OSError as err:            # a full disk, /dev/full: nothing more can be written there
+        _silence_stdout()
+        raise UsageError(f"cannot write the result ({err.strerror or type(err).__name__})") from None
+
+
+
+
+# %% ../nbs/91_cli.ipynb #c137-main-2
+def _silence_stdout() -> None:
+    "After the reader closed the pipe: send what is left in stdout's buffer to /dev/null, so exit is quiet."
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        pass
 
 
 def main(argv=None) -> int:
-    "Entry point of the `ldpbook` console script."
-    args = build_parser().parse_args(argv)
+    "Entry point of the `ldpbook` console script: exit 0, 2 for a user's mistake, 141 for a closed pipe."
+    command = "ldpbook"
     try:
-        print(args.run(args))
+        args = build_parser().parse_args(argv)
+        command = f"ldpbook {args.command}"
+        _write_stdout(args.run(args) + "\n")
+    except BrokenPipeError:
+        _silence_stdout()
+        return SIGPIPE_STATUS
+    except KeyboardInterrupt:
+        return INTERRUPT_STATUS
+    except MemoryError:
+        _say(f"{command}: error: not enough memory for this run: lower the sizes (data, cells, permutations)")
+        return 2
     except (UsageError, ValueError, TypeError) as err:
-        message = str(err).splitlines()[0] if str(err) else type(err).__name__
-        print(f"ldpbook {args.command}: error: {message}", file=sys.stderr)
+        _say(f"{command}: error: {str(err) or type(err).__name__}")
         return 2
     return 0
 

@@ -1,28 +1,54 @@
 """The `ldpbook` console script, driven as a subprocess the way a user runs it."""
+import contextlib
 import csv
 import io
 import json
+import os
+import re
+import resource
+import shutil
+import signal
 import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from ldpbook.cli import REPRODUCTIONS
+from ldpbook.cli import MAX_INPUT_BYTES, REPRODUCTIONS
 from ldpbook.spr import optimal_mechanism
 
 SCRIPT = Path(sys.executable).with_name("ldpbook")
 
 
-def ldpbook(*args, cwd=None):
-    return subprocess.run([str(SCRIPT), *map(str, args)], capture_output=True, text=True, cwd=cwd, timeout=600)
+def ldpbook(*args, cwd=None, **kwargs):
+    return subprocess.run([str(SCRIPT), *map(str, args)], capture_output=True, text=True, cwd=cwd, timeout=600,
+                          **kwargs)
+
+
+def assert_one_line_error(done, command, secrets=()):
+    "Exit code 2, one line on stderr naming the command, no traceback, nothing on stdout, no data value echoed."
+    assert done.returncode == 2, (done.returncode, done.stderr)
+    assert done.stderr.count("\n") == 1 and done.stderr.endswith("\n"), done.stderr
+    assert "Traceback" not in done.stderr and done.stdout == ""
+    assert re.match(rf"ldpbook( {command})?: error: ", done.stderr), done.stderr   # parser or subcommand
+    for secret in secrets:
+        assert secret not in done.stderr, (secret, done.stderr)
 
 
 @pytest.mark.parametrize("sub", [[], ["optimal"], ["closeness"], ["reproduce"]])
 def test_every_subcommand_has_help(sub):
     done = ldpbook(*sub, "--help")
     assert done.returncode == 0 and "usage: ldpbook" in done.stdout
+
+
+def test_help_says_how_infinity_is_written_and_what_a_seed_means():
+    optimal = " ".join(ldpbook("optimal", "--help").stdout.split())
+    assert '"Infinity"' in optimal
+    closeness = " ".join(ldpbook("closeness", "--help").stdout.split())
+    assert "NOT eps-DP" in closeness and "fresh entropy" in closeness and "reproducible research" in closeness
 
 
 def test_optimal_json_matches_the_library():
@@ -33,7 +59,30 @@ def test_optimal_json_matches_the_library():
     ref = optimal_mechanism(p, q, 0.7)
     assert out["value"] == pytest.approx(ref.value, rel=1e-12)
     assert [tuple(b) for b in out["partition"]] == [tuple(b) for b in ref.partition]
-    assert np.allclose(out["channel"], ref.channel, rtol=0, atol=0)
+    assert np.array_equal(out["channel"], ref.channel)
+
+
+def test_inline_lists_in_brackets_work_as_the_help_promises():
+    plain = ldpbook("optimal", "--p", "0.1,0.4,0.2,0.3", "--q", "0.3,0.1,0.4,0.2", "--eps", "0.7")
+    bracketed = ldpbook("optimal", "--p", "[0.1,0.4,0.2,0.3]", "--q", "[0.3, 0.1, 0.4, 0.2]", "--eps", "0.7")
+    assert bracketed.returncode == 0, bracketed.stderr
+    assert bracketed.stdout == plain.stdout
+
+
+def strict_json(text):
+    "json.loads that refuses the bare NaN / Infinity / -Infinity Python's json would otherwise accept."
+    def refuse(word):
+        raise ValueError(f"bare {word} is not JSON")
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_json_output_is_valid_json_with_infinity_as_a_string():
+    done = ldpbook("optimal", "--p", "1,0", "--q", "0,1", "--eps", "inf")     # KL of disjoint supports: infinite
+    assert done.returncode == 0, done.stderr
+    out = strict_json(done.stdout)
+    assert out["value"] == "Infinity" and out["eps"] == "Infinity" and float(out["value"]) == np.inf
+    finite = strict_json(ldpbook("optimal", "--p", "0.5,0.5", "--q", "0.2,0.8", "--eps", "1").stdout)
+    assert isinstance(finite["value"], float) and finite["value"] > 0
 
 
 def test_optimal_from_files_csv_output_budget_and_parameters(tmp_path):
@@ -50,61 +99,358 @@ def test_optimal_from_files_csv_output_budget_and_parameters(tmp_path):
     assert np.array_equal(np.array(rows[1:], dtype=float)[:, 1:], ref.channel)
 
 
-@pytest.mark.parametrize("args,needle", [
-    (["--p", "0.5,0.6", "--q", "0.5,0.5", "--eps", "1"], "p must sum to 1"),
-    (["--p", "0.5,0.5", "--q", "0.5,0.5", "--eps", "-1"], "eps must be non-negative"),
-    (["--p", "0.5,0.5", "--q", "0.5,0.5", "--eps", "nan"], "eps must not be NaN"),
+def test_csv_rows_columns_header_and_bom_are_read_alike(tmp_path):
+    files = {"row.csv": "0.1,0.4,0.2,0.3\n", "column.csv": "p\n0.1\n0.4\n\n0.2\n0.3\n",
+             "bom.csv": "\ufeffp\r\n0.1\r\n0.4\r\n0.2\r\n0.3\r\n",
+             "quoted.csv": '"a","b","c","d"\n"0.1","0.4","0.2","0.3"\n'}
+    outputs = set()
+    for name, text in files.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+        done = ldpbook("optimal", "--p", tmp_path / name, "--q", "0.3,0.1,0.4,0.2", "--eps", "0.7")
+        assert done.returncode == 0, (name, done.stderr)
+        outputs.add(done.stdout)
+    assert len(outputs) == 1
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The error table: each user mistake or hostile input gives one line on stderr and exit code 2, no traceback,
+# and no data value in the message (for the private test, stderr is a release channel).
+# ---------------------------------------------------------------------------------------------------------------
+
+SECRET = "0.6180339887"          # values planted in the data: none may appear on stderr
+SECRETS = (SECRET, SECRET[2:], "secretword", "2.71828", "271828", "7000000000000")
+
+
+@pytest.fixture(scope="module")
+def files():
+    folder = Path(tempfile.mkdtemp())
+    good = "x\n" + "\n".join(f"{v:.6f}" for v in np.linspace(0.05, 0.95, 40))
+    table = {
+        "good.csv": good,
+        "empty.csv": "",
+        "blank.csv": "\n\n  \n",
+        "header_only.csv": "x\n",
+        "abc.csv": "abc,0.5,0.5\n",
+        "text_cell.csv": f"x\n{SECRET}\nsecretword\n0.5\n",
+        "nan.csv": f"x\n{SECRET}\nnan\n",
+        "inf.csv": f"x\n{SECRET}\ninf\n",
+        "overflow.csv": f"x\n{SECRET}\n1e999\n",
+        "two_columns.csv": f"a,b\n{SECRET},0.2\n0.3,0.4\n",
+        "ragged.csv": f"{SECRET},0.2\n0.3\n",
+        "empty_cell.csv": f"{SECRET},,0.2\n",
+        "outside.csv": f"x\n{SECRET}\n1.{SECRET[2:]}\n0.5\n",
+        "negative.csv": f"x\n{SECRET}\n-0.25\n0.5\n",
+        "labels_fraction.csv": "3\n1\n2.71828\n0\n",
+        "labels_negative.csv": "3\n1\n-271828\n0\n",
+        "labels_big.csv": "3\n1\n7000000000000\n0\n",
+        "one.csv": f"{SECRET}\n",
+        "unquoted_newline.csv": 'x\n"0.5\n',
+        "bad.json": "{not json",
+        "big_int.json": "[" + "7" * 400 + "]",
+        "bool.json": "[true, 0.5, 0.5]",
+        "string.json": f'["{SECRET}", 0.5]',
+        "null.json": "[null, 0.5]",
+        "nested.json": f"[[{SECRET}], [0.5]]",
+        "object.json": f'{{"a": [{SECRET}], "b": [0.5]}}',
+        "scalar.json": f"{SECRET}",
+        "nan.json": f"[{SECRET}, NaN]",
+        "infinity.json": f"[{SECRET}, Infinity]",
+        "deep.json": "[" * 200_000 + "]" * 200_000,
+        "empty.json": "[]",
+    }
+    for name, text in table.items():
+        (folder / name).write_text(text)
+    (folder / "binary.csv").write_bytes(bytes(range(256)) * 4)
+    (folder / "nul.csv").write_bytes(b"x\n0.5\n\x000.25\n")
+    (folder / "latin1.csv").write_bytes("x\n0,5\xe9\n".encode("latin-1"))
+    with open(folder / "huge.csv", "wb") as handle:          # sparse: no disk space used
+        handle.truncate(MAX_INPUT_BYTES + 1)
+    (folder / "a-folder").mkdir()
+    (folder / "not-a-folder").write_text("")
+    (folder / "rb_large.csv").write_text("\n".join(["0.5"] * 100_001))
+    yield folder
+    shutil.rmtree(folder)
+
+
+P_OK, Q_OK = ["--q", "0.5,0.5", "--eps", "1"], ["--p", "0.5,0.5", "--eps", "1"]
+
+OPTIMAL_ERRORS = [   # (arguments after `ldpbook optimal`, a phrase the message must contain)
+    (["--p", "{f}/missing.csv", *P_OK], "no such file"),
+    (["--p", "data", *P_OK], "no such file"),
+    (["--p", "{f}/a-folder", *P_OK], "is a folder"),
+    (["--p", "/proc/self/mem", *P_OK], "cannot read"),
+    (["--p", "/dev/zero", *P_OK], "not a regular file"),
+    (["--p", "{f}/huge.csv", *P_OK], "larger than the limit of 32 MiB"),
+    (["--p", "{f}/binary.csv", *P_OK], "not UTF-8 text"),
+    (["--p", "{f}/latin1.csv", *P_OK], "not UTF-8 text"),
+    (["--p", "{f}/nul.csv", *P_OK], "NUL bytes"),
+    (["--p", "{f}/empty.csv", *P_OK], "no numbers found"),
+    (["--p", "{f}/blank.csv", *P_OK], "no numbers found"),
+    (["--p", "{f}/header_only.csv", *P_OK], "no numbers found"),
+    (["--p", "{f}/abc.csv", *P_OK], "row 1, column 1 is not a number"),
+    (["--p", "abc,0.5,0.5", *P_OK], "item 1 of the inline list is not a number"),
+    (["--p", "0.5,abc", *P_OK], "item 2 of the inline list is not a number"),
+    (["--p", "0.5,,0.5", *P_OK], "item 2 of the inline list is not a number"),
+    (["--p", "0.5,nan", *P_OK], "not a number"),
+    (["--p", "0.5,1e999", *P_OK], "must be finite"),
+    (["--p", "{f}/text_cell.csv", *P_OK], "row 3, column 1 is not a number"),
+    (["--p", "{f}/nan.csv", *P_OK], "row 3, column 1 is not a number"),
+    (["--p", "{f}/inf.csv", *P_OK], "not a number"),
+    (["--p", "{f}/overflow.csv", *P_OK], "must be finite"),
+    (["--p", "{f}/two_columns.csv", *P_OK], "one row or one column"),
+    (["--p", "{f}/ragged.csv", *P_OK], "one row or one column"),
+    (["--p", "{f}/empty_cell.csv", *P_OK], "column 2 is not a number"),
+    (["--p", "{f}/unquoted_newline.csv", *P_OK], "not a valid CSV file"),
+    (["--p", "{f}/bad.json", *P_OK], "not valid JSON"),
+    (["--p", "{f}/big_int.json", *P_OK], "must be finite"),
+    (["--p", "{f}/bool.json", *P_OK], "entry 1 of the list is a boolean, not a number"),
+    (["--p", "{f}/string.json", *P_OK], "entry 1 of the list is a string, not a number"),
+    (["--p", "{f}/null.json", *P_OK], "entry 1 of the list is null"),
+    (["--p", "{f}/nested.json", *P_OK], "entry 1 of the list is a list"),
+    (["--p", "{f}/object.json", *P_OK], "JSON list of numbers"),
+    (["--p", "{f}/scalar.json", *P_OK], "JSON list of numbers"),
+    (["--p", "{f}/nan.json", *P_OK], "NaN is not a JSON number"),
+    (["--p", "{f}/infinity.json", *P_OK], "Infinity is not a JSON number"),
+    (["--p", "{f}/deep.json", *P_OK], "nested too deeply"),
+    (["--p", "{f}/empty.json", *P_OK], "no numbers found"),
+    (["--p", "{f}/missing\nline.csv", *P_OK], "no such file"),
+    (["--p", "0.5,0.6", *P_OK], "must sum to 1"),
+    (["--p", f"1.25,-0.25,{SECRET}", *P_OK], "must be non-negative"),
     (["--p", "0.5,0.5", "--q", "0.3,0.3,0.4", "--eps", "1"], "same length"),
+    (["--p", "0.5,0.5", "--q", "0.5,0.5", "--eps", "-1"], "eps must be non-negative"),
+    (["--p", "0.5,0.5", "--q", "0.5,0.5", "--eps", "nan"], "expected a number"),
+    (["--p", "0.5,0.5", "--q", "0.5,0.5", "--eps", "abc"], "expected a number"),
     (["--p", "0.5,0.5", "--q", "0.5,0.5", "--eps", "1", "--divergence", "kullback"], "divergence kind"),
-    (["--p", "0.5,0.5", "--q", "0.5,0.5", "--eps", "1", "--divergence", "egamma"], "gamma="),
+    (["--p", "0.5,0.5", "--q", "0.5,0.5", "--eps", "1", "--divergence", "egamma"], "gamma"),
     (["--p", "0.5,0.5", "--q", "0.5,0.5", "--eps", "1", "--ell", "5"], "ell"),
-    (["--p", "missing.csv", "--q", "0.5,0.5", "--eps", "1"], "no such file"),
-    (["--p", "0.5,abc", "--q", "0.5,0.5", "--eps", "1"], "not a number"),
-])
-def test_optimal_user_errors_are_one_line_exit_2(args, needle):
-    done = ldpbook("optimal", *args)
-    assert done.returncode == 2
-    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
-    assert needle in done.stderr and done.stderr.startswith("ldpbook optimal: error:")
+    (["--p", "0.5,0.5", "--q", "0.5,0.5", "--eps", "1", "--ell", "1e400"], "whole number"),
+    (["--p", "0.5,0.5", "--q", "0.5,0.5", "--eps", "1", "--format", "xml"], "invalid choice"),
+    (["--p", "0.5,0.5", "--q", "0.5,0.5", "--eps", "1", "--bogus"], "unrecognized arguments"),
+    (["--p", "0.5,0.5"], "required"),
+]
 
 
-def test_bad_json_file(tmp_path):
-    (tmp_path / "p.json").write_text("{not json")
-    done = ldpbook("optimal", "--p", tmp_path / "p.json", "--q", "0.5,0.5", "--eps", "1")
-    assert done.returncode == 2 and "not valid JSON" in done.stderr
+@pytest.mark.parametrize("args,needle", OPTIMAL_ERRORS, ids=[str(i) for i in range(len(OPTIMAL_ERRORS))])
+def test_optimal_error_table(files, args, needle):
+    done = ldpbook("optimal", *(a.replace("{f}", str(files)) for a in args))
+    assert_one_line_error(done, "optimal", secrets=SECRETS)
+    assert needle in done.stderr, done.stderr
 
+
+DATA = ["{f}/good.csv", "{f}/good.csv"]
+
+CLOSENESS_ERRORS = [   # (arguments after `ldpbook closeness`, a phrase the message must contain)
+    (["{f}/outside.csv", "{f}/good.csv", "--eps", "1"], "every point must lie in [0, 1]"),
+    (["{f}/good.csv", "{f}/negative.csv", "--eps", "1"], "every point must lie in [0, 1]"),
+    (["{f}/nan.csv", "{f}/good.csv", "--eps", "1"], "not a number"),
+    (["{f}/one.csv", "{f}/good.csv", "--eps", "1"], "at least 2 observations"),
+    (["{f}/labels_fraction.csv", "{f}/labels_negative.csv", "--eps", "1", "--labels", "4"], "whole number in [0, K)"),
+    (["{f}/good.csv", "{f}/labels_negative.csv", "--eps", "1", "--labels", "4"], "whole number in [0, K)"),
+    (["{f}/labels_big.csv", "{f}/good.csv", "--eps", "1", "--labels", "4"], "whole number in [0, K)"),
+    (["{f}/good.csv", "{f}/text_cell.csv", "--eps", "1"], "not a number"),
+    ([*DATA, "--eps", "0"], "--eps must be positive"),
+    ([*DATA, "--eps", "-1"], "--eps must be positive"),
+    ([*DATA, "--eps", "nan"], "expected a number"),
+    ([*DATA, "--eps", "1e-320"], "too small"),
+    ([*DATA, "--eps", "1", "--alpha", "2"], "--alpha must lie in the open interval (0, 1)"),
+    ([*DATA, "--eps", "1", "--alpha", "0"], "--alpha must lie in the open interval (0, 1)"),
+    ([*DATA, "--eps", "1", "--alpha", "5e-324"], "--alpha is too small"),
+    ([*DATA, "--eps", "1", "--n-permutations", "10"], "use --n-permutations 19 or more"),
+    ([*DATA, "--eps", "1", "--n-permutations", "1e8"], "must be at most 1e+07"),
+    ([*DATA, "--eps", "1", "--n-permutations", "0"], "whole number"),
+    ([*DATA, "--eps", "1", "--n-permutations", "2.5"], "whole number"),
+    ([*DATA, "--eps", "1", "--kappa", "0"], "whole number"),
+    ([*DATA, "--eps", "1", "--kappa", "1e30"], "whole number from 1 to 2^53"),
+    ([*DATA, "--eps", "1", "--labels", "1e30"], "whole number from 1 to 2^53"),
+    ([*DATA, "--eps", "1", "--seed", "-1"], "whole number"),
+    ([*DATA, "--eps", "1", "--statistic", "mean"], "invalid choice"),
+    (["{f}/rb_large.csv", "{f}/rb_large.csv", "--eps", "1"], "use --statistic split"),
+    (["{f}/missing.csv", "{f}/good.csv", "--eps", "1"], "no such file"),
+    (["/proc/self/mem", "{f}/good.csv", "--eps", "1"], "cannot read"),
+    (["{f}/a-folder", "{f}/good.csv", "--eps", "1"], "is a folder"),
+]
+
+
+@pytest.mark.parametrize("args,needle", CLOSENESS_ERRORS, ids=[str(i) for i in range(len(CLOSENESS_ERRORS))])
+def test_closeness_error_table(files, args, needle):
+    done = ldpbook("closeness", *(a.replace("{f}", str(files)) for a in args))
+    assert_one_line_error(done, "closeness", secrets=SECRETS)
+    assert needle in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("bad_value", [-np.inf, -0.5, np.nan])
+def test_a_negative_or_nan_optimal_value_is_refused_not_printed(monkeypatch, capsys, bad_value):
+    "Rounding at extreme parameters (e.g. Renyi of order 1e308) must not reach the user as a divergence below 0."
+    import ldpbook.spr
+    from ldpbook.cli import main
+    real = ldpbook.spr.optimal_mechanism
+
+    def broken(*args, **kwargs):
+        mechanism = real(*args, **kwargs)
+        return type("Mechanism", (), {"value": bad_value, "partition": mechanism.partition,
+                                      "channel": mechanism.channel})()
+    monkeypatch.setattr(ldpbook.spr, "optimal_mechanism", broken)
+    assert main(["optimal", "--p", "0.5,0.5", "--q", "0.2,0.8", "--eps", "1"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and "no divergence is" in captured.err and captured.err.count("\n") == 1
+
+
+def test_an_unreadable_file(files):
+    secret = files / "secret.csv"
+    secret.write_text("0.5,0.5")
+    secret.chmod(0)
+    command = [str(SCRIPT), "optimal", "--p", str(secret), *P_OK]
+    if os.geteuid() == 0:         # root reads any file: run without the capabilities that let it
+        if shutil.which("setpriv") is None:
+            pytest.skip("running as root without setpriv: cannot make a file unreadable")
+        command = ["setpriv", "--bounding-set", "-dac_override,-dac_read_search", *command]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert_one_line_error(done, "optimal")
+    assert "cannot read it (Permission denied)" in done.stderr
+
+
+def test_out_must_be_a_writable_folder(files):
+    for out, needle in ((files / "not-a-folder", "is a file, not a folder"),
+                        (files / "not-a-folder" / "below", "cannot write there (Not a directory)"),
+                        ("/proc/ldpbook-figures", "cannot write there")):
+        done = ldpbook("reproduce", "table1", "--out", out, "--quiet")
+        assert_one_line_error(done, "reproduce")
+        assert needle in done.stderr
+    assert not any(files.glob("table1.*"))
+
+
+def test_unknown_options_and_missing_subcommand_are_one_line():
+    for args in ([], ["--bogus"], ["frobnicate"], ["reproduce", "fig99"], ["optimal", "--p", "0.5,0.5"]):
+        done = ldpbook(*args)
+        assert done.returncode == 2 and done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+
+
+def limited_memory(limit=3 * 2**30):
+    "A child process whose address space is capped: a table of a billion cells (8 GB) cannot be allocated."
+    def apply():
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    return apply
+
+
+@pytest.mark.parametrize("extra", [["--kappa", "1e9"], ["--kappa", "1000000000", "--statistic", "split"]])
+def test_a_billion_bins_costs_memory_of_the_data_only(files, extra):
+    done = ldpbook("closeness", files / "good.csv", files / "good.csv", "--eps", "1", *extra,
+                   preexec_fn=limited_memory())
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("reject: ") and "cells=1000000000 " in done.stdout
+
+
+def test_labels_up_to_a_trillion_cost_memory_of_the_data_only(tmp_path):
+    (tmp_path / "x.json").write_text(json.dumps([0, 999_999_999_999, 5, 5, 17]))
+    (tmp_path / "y.json").write_text(json.dumps([3, 999_999_999_999, 5, 123_456_789_012, 6]))
+    done = ldpbook("closeness", tmp_path / "x.json", tmp_path / "y.json", "--eps", "1", "--labels", "1e12",
+                   preexec_fn=limited_memory())
+    assert done.returncode == 0, done.stderr
+    assert "cells=1000000000000 " in done.stdout
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# A reader that closes the pipe: quiet, with the status a shell reports for SIGPIPE (128 + 13)
+# ---------------------------------------------------------------------------------------------------------------
+
+def test_output_piped_into_head_ends_quietly():
+    done = subprocess.run(["bash", "-c", f"set -o pipefail; '{SCRIPT}' closeness --help | head -n 1"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.stdout.startswith("usage: ldpbook closeness") and done.stderr == ""
+    assert done.returncode in (0, 141)        # 0 when the short help fit in the pipe before head closed it
+
+
+def test_pipe_closed_before_the_output_is_written():
+    child = subprocess.Popen([str(SCRIPT), "optimal", "--p", "0.5,0.5", "--q", "0.2,0.8", "--eps", "1"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    child.stdout.close()                     # the reader is gone before the result is printed
+    stderr = child.stderr.read().decode()
+    assert child.wait(timeout=120) == 141 and stderr == ""
+
+
+def test_pipe_closed_during_a_long_output(tmp_path):
+    k = 20_000
+    rng = np.random.default_rng(0)
+    p, q = rng.random(k), rng.random(k)
+    (tmp_path / "p.json").write_text(json.dumps((p / p.sum()).tolist()))
+    (tmp_path / "q.json").write_text(json.dumps((q / q.sum()).tolist()))
+    child = subprocess.Popen([str(SCRIPT), "optimal", "--p", tmp_path / "p.json", "--q", tmp_path / "q.json",
+                              "--eps", "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert child.stdout.read(100).startswith(b"{")       # 1.5 MB follow: more than a pipe holds
+    child.stdout.close()
+    stderr = child.stderr.read().decode()
+    assert child.wait(timeout=120) == 141 and stderr == ""
+
+
+def test_a_full_disk_or_a_closed_stdout_is_one_line(files):
+    command = f"'{SCRIPT}' optimal --p 0.5,0.5 --q 0.2,0.8 --eps 1"
+    for redirect, needle in ((">/dev/full", "No space left on device"), (">&-", "standard output is closed")):
+        for unbuffered in ("", "1"):            # PYTHONUNBUFFERED changes how Python writes to stdout
+            env = {**os.environ, "PYTHONUNBUFFERED": unbuffered}
+            done = subprocess.run(["bash", "-c", f"{command} {redirect}"], capture_output=True, text=True,
+                                  timeout=120, env=env)
+            assert_one_line_error(done, "optimal")
+            assert needle in done.stderr
+
+
+def test_ctrl_c_ends_quietly_with_status_130(tmp_path):
+    out = tmp_path / "figures"
+    child = subprocess.Popen([str(SCRIPT), "reproduce", "fig2", "--out", out, "--quiet"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    for _ in range(600):                       # the folder is made after parsing, before the long computation
+        if out.is_dir() or child.poll() is not None:
+            break
+        time.sleep(0.1)
+    time.sleep(0.5)
+    child.send_signal(signal.SIGINT)
+    stdout, stderr = child.communicate(timeout=120)
+    assert child.returncode == 130 and stderr == b"" and stdout == b""
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The private test
+# ---------------------------------------------------------------------------------------------------------------
 
 def test_closeness_prints_only_the_private_decision(tmp_path):
     rng = np.random.default_rng(0)
-    (tmp_path / "x.csv").write_text("x\n" + "\n".join(map(str, rng.random(400))))
-    (tmp_path / "y.csv").write_text("y\n" + "\n".join(map(str, rng.random(400) ** 3)))
-    done = ldpbook("closeness", tmp_path / "x.csv", tmp_path / "y.csv", "--eps", "2", "--kappa", "8", "--seed", "1")
+    (tmp_path / "x.csv").write_text("x\n" + "\n".join(map(str, rng.uniform(0.0, 0.5, 300))))
+    (tmp_path / "y.csv").write_text("y\n" + "\n".join(map(str, rng.uniform(0.5, 1.0, 300))))
+    done = ldpbook("closeness", tmp_path / "x.csv", tmp_path / "y.csv", "--eps", "1", "--kappa", "8")
     assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith("reject: True") and "eps-DP release" in done.stdout
-    assert "pvalue" not in done.stdout.lower() and "statistic=" in done.stdout   # the statistic's *name* only
-    again = ldpbook("closeness", tmp_path / "x.csv", tmp_path / "y.csv", "--eps", "2", "--kappa", "8", "--seed", "1")
-    assert again.stdout == done.stdout
+    # disjoint halves: the observed statistic beats every permuted one by > 60 noise scales, so the decision is
+    # True with probability > 1 - 1e-14 even though the randomness is fresh
+    assert done.stdout.startswith("reject: True   (the eps-DP release)")
+    assert "pvalue" not in done.stdout.lower() and "statistic=rb" in done.stdout   # the statistic's *name* only
+    assert done.stdout.count("\n") == 2
 
 
-def test_closeness_with_labels_and_errors(tmp_path):
+def test_a_fixed_seed_is_reproducible_and_says_it_is_not_a_private_release(tmp_path):
+    rng = np.random.default_rng(0)
+    (tmp_path / "x.csv").write_text("\n".join(map(str, rng.random(400))))
+    (tmp_path / "y.csv").write_text("\n".join(map(str, rng.random(400) ** 1.5)))
+    runs = [ldpbook("closeness", tmp_path / "x.csv", tmp_path / "y.csv", "--eps", "2", "--kappa", "8",
+                    "--statistic", statistic, "--seed", "1") for statistic in ("rb", "rb", "split", "split")]
+    assert all(r.returncode == 0 for r in runs)
+    assert runs[0].stdout == runs[1].stdout and runs[2].stdout == runs[3].stdout
+    assert all("NOT an eps-DP release" in r.stdout for r in runs)
+
+
+def test_closeness_with_labels_and_non_private(tmp_path):
     (tmp_path / "x.csv").write_text("0,1,2,3,0,1,2,3")
     (tmp_path / "y.csv").write_text("0,0,0,0,1,1,1,1")
-    done = ldpbook("closeness", tmp_path / "x.csv", tmp_path / "y.csv", "--eps", "inf", "--labels", "4", "--seed", "0")
-    assert done.returncode == 0 and "non-private" in done.stdout
-    (tmp_path / "bad.csv").write_text("0.5,1.5")
-    for args in ([tmp_path / "bad.csv", tmp_path / "y.csv", "--eps", "1"],
-                 [tmp_path / "x.csv", tmp_path / "y.csv", "--eps", "0"],
-                 [tmp_path / "x.csv", tmp_path / "y.csv", "--eps", "1", "--alpha", "2"],
-                 [tmp_path / "bad.csv", tmp_path / "y.csv", "--eps", "1", "--labels", "4"]):
-        bad = ldpbook("closeness", *args)
-        assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "Traceback" not in bad.stderr
+    done = ldpbook("closeness", tmp_path / "x.csv", tmp_path / "y.csv", "--eps", "inf", "--labels", "4")
+    assert done.returncode == 0 and "non-private" in done.stdout and "cells=4 " in done.stdout
 
+
+# ---------------------------------------------------------------------------------------------------------------
+# Reproductions
+# ---------------------------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("name", ["table1", "fig5"])
 def test_reproduce_writes_png_and_csv(tmp_path, name):
-    done = ldpbook("reproduce", name, "--out", tmp_path, "--quiet")
+    done = ldpbook("reproduce", name, "--out", tmp_path / "new" / "folder", "--quiet")
     assert done.returncode == 0, done.stderr
-    png, table = tmp_path / f"{name}.png", tmp_path / f"{name}.csv"
+    png, table = tmp_path / "new" / "folder" / f"{name}.png", tmp_path / "new" / "folder" / f"{name}.csv"
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000
     rows = list(csv.DictReader(table.open()))
     assert len(rows) >= 10 and all(v != "" for v in rows[0].values())
@@ -114,5 +460,84 @@ def test_reproduce_registry_and_unknown_name():
     assert {"fig1", "fig5", "table1", "fig2", "fig3"} <= set(REPRODUCTIONS)
     done = ldpbook("reproduce", "fig99")
     assert done.returncode == 2 and "invalid choice" in done.stderr and done.stderr.count("\n") == 1
-    missing = ldpbook("optimal", "--p", "0.5,0.5")
-    assert missing.returncode == 2 and "required" in missing.stderr and missing.stderr.count("\n") == 1
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Fuzzing the readers and the parser in-process: every input is read or refused with a UsageError / exit code 2
+# ---------------------------------------------------------------------------------------------------------------
+
+from hypothesis import event, given, settings, strategies as st   # noqa: E402
+
+from ldpbook.cli import UsageError, main, read_vector      # noqa: E402
+
+CSV_ALPHABET = st.sampled_from(list("0123456789.,;eE+-\n\r\t \"'[]{}:abcnaifNI\x00\ufeff") + ["nan", "inf", "1e999"])
+
+
+def check_read(spec):
+    try:
+        vector = read_vector(spec, "X")
+    except UsageError as err:
+        assert "\n" not in str(err)
+        return
+    assert vector.ndim == 1 and vector.size > 0 and np.isfinite(vector).all() and vector.dtype == float
+
+
+@settings(max_examples=150)
+@given(text=st.lists(CSV_ALPHABET, max_size=40).map("".join), suffix=st.sampled_from([".csv", ".json", ".txt"]))
+def test_any_text_file_is_read_or_refused(tmp_path_factory, text, suffix):
+    path = tmp_path_factory.mktemp("fuzz") / f"data{suffix}"
+    path.write_text(text, encoding="utf-8")
+    check_read(str(path))
+
+
+@settings(max_examples=100)
+@given(data=st.binary(max_size=200), suffix=st.sampled_from([".csv", ".json"]))
+def test_any_bytes_are_read_or_refused(tmp_path_factory, data, suffix):
+    path = tmp_path_factory.mktemp("fuzz") / f"data{suffix}"
+    path.write_bytes(data)
+    check_read(str(path))
+
+
+@settings(max_examples=100)
+@given(value=st.recursive(st.none() | st.booleans() | st.floats() | st.integers() | st.text(max_size=5),
+                          lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=3), inner,
+                                                                                       max_size=2), max_leaves=8))
+def test_any_json_value_is_read_or_refused(tmp_path_factory, value):
+    path = tmp_path_factory.mktemp("fuzz") / "data.json"
+    path.write_text(json.dumps(value))                     # json.dumps writes NaN / Infinity for such floats
+    check_read(str(path))
+
+
+@settings(max_examples=150)
+@given(spec=st.lists(CSV_ALPHABET, min_size=1, max_size=20).map("".join))
+def test_any_inline_list_is_read_or_refused(spec):
+    check_read(spec)
+
+
+VECTORS = ["0.5,0.5", "[0.2,0.8]", "1,0", "0,1", "0.5", "1", "0.5,0.5,0", "1e-300,1", "0.5,-0.5,1", "x", ""]
+NUMBERS = ["0", "1", "-1", "inf", "nan", "1e308", "700", "2", "0.5", "1e-320", "x"]
+DIVERGENCES = ["kl", "tv", "chi2", "hellinger", "renyi", "egamma", "bogus"]
+EXTRAS = st.sampled_from(DIVERGENCES).map(lambda v: ["--divergence", v]) \
+    | st.sampled_from(NUMBERS).map(lambda v: ["--gamma", v]) | st.sampled_from(NUMBERS).map(lambda v: ["--alpha", v]) \
+    | st.sampled_from(["1", "2", "3", "0", "1e9", "x"]).map(lambda v: ["--ell", v]) \
+    | st.sampled_from(["csv", "json", "xml"]).map(lambda v: ["--format", v])
+
+
+@settings(max_examples=150)
+@given(p=st.sampled_from(VECTORS), q=st.sampled_from(VECTORS), eps=st.sampled_from(NUMBERS),
+       extras=st.lists(EXTRAS, max_size=3))
+def test_any_optimal_command_line_exits_0_or_2(p, q, eps, extras):
+    argv = ["--p", p, "--q", q, "--eps", eps, *(word for pair in extras for word in pair)]
+    with contextlib.redirect_stdout(io.StringIO()) as out, contextlib.redirect_stderr(io.StringIO()) as err:
+        try:
+            code = main(["optimal", *argv])
+        except SystemExit as done:                           # argparse: usage errors exit 2
+            code = done.code
+    out, err = out.getvalue(), err.getvalue()
+    event(f"exit code {code}")
+    assert code in (0, 2), (argv, err)
+    assert (code == 0) == (err == "") and err.count("\n") <= 1 and "Traceback" not in err, (argv, err)
+    if code == 0 and out.startswith("{"):
+        assert float(strict_json(out)["value"]) >= 0
+    elif code == 0:
+        assert float(out.split()[1].removeprefix("value=")) >= 0

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .foundations import MAX_FINITE_EPS, as_generator, check_eps, check_int, check_pair, privatize, readonly
+from .foundations import as_generator, check_eps, check_int, check_pair, privatize, readonly
 from .spr import (binary_mechanism, optimal_mechanism, randomized_response_mechanism,
                          sort_by_likelihood_ratio, spr_channel)
 
@@ -78,7 +78,7 @@ def _log_affinity(pair: _LogPair, lam: float) -> float:
     top = x.max()
     return float(top + np.log(np.exp(x - top).sum()))
 
-
+# %% ../nbs/06_chernoff.ipynb #ch6-008
 def _tail(x):
     "e^x − 1 − x = Σ_{n≥2} xⁿ/n! by its power series (for |x| ≤ 1/2): no cancellation."
     total, power = np.zeros_like(x), x.copy()
@@ -107,7 +107,7 @@ def _slope(pair: _LogPair, lam: float) -> float:
     numerator = math.fsum(below) + (pair.excess_u - pair.excess_v) + math.fsum(above)
     return -numerator / math.exp(log_affinity)
 
-# %% ../nbs/06_chernoff.ipynb #ch6-008
+# %% ../nbs/06_chernoff.ipynb #ch6-009
 @dataclass(frozen=True)
 class ChernoffInformation:
     """The Chernoff information C(u, v) = max_λ G(λ) and a maximiser λ* ∈ [0, 1]."""
@@ -142,7 +142,7 @@ def _root_of_slope(pair: _LogPair) -> float:
         lam = new
     return lam
 
-
+# %% ../nbs/06_chernoff.ipynb #ch6-010
 def _maximise(pair: _LogPair) -> ChernoffInformation:
     "max over [0, 1] of the concave G(λ) = −log Σ u^λ v^{1−λ}: endpoints by the sign of G', else bisection on G'."
     if pair.ell.size == 0:                                   # disjoint supports
@@ -158,7 +158,7 @@ def _maximise(pair: _LogPair) -> ChernoffInformation:
         lam = _root_of_slope(pair)
     return ChernoffInformation(value=-_log_affinity(pair, lam), lam=float(lam))
 
-
+# %% ../nbs/06_chernoff.ipynb #ch6-011
 def chernoff_information(u, v) -> ChernoffInformation:
     """The Chernoff information C(u, v) = max_{λ∈[0,1]} −log Σ_y u_y^λ v_y^{1−λ} and a maximiser λ*.
 
@@ -178,7 +178,7 @@ def chernoff_information(u, v) -> ChernoffInformation:
     u, v = check_pair(u, v, names=("u", "v"))
     return _maximise(_log_pair(u, v))
 
-# %% ../nbs/06_chernoff.ipynb #ch6-013
+# %% ../nbs/06_chernoff.ipynb #ch6-016
 def log_ratio_range(p, q, eps):
     """[lo, hi] ∋ log(u_y/v_y) for every output y of every ε-LDP channel: lo = max(−ε, min_x log p_x/q_x),
     hi = min(ε, max_x log p_x/q_x) over the symbols with p_x + q_x > 0."""
@@ -189,7 +189,7 @@ def log_ratio_range(p, q, eps):
         ell = np.log(p[support]) - np.log(q[support])
     return max(-eps, float(ell.min())), min(eps, float(ell.max()))
 
-
+# %% ../nbs/06_chernoff.ipynb #ch6-017
 def interval_upper_bound(a, b, H_a, H_b, lipschitz, curvature):
     """An upper bound on max_{λ∈[a,b]} H(λ) for H a maximum of concave functions g with |g'| ≤ `lipschitz`,
     g'' ≥ −`curvature`, from H(a) and H(b) alone: the smaller of the Lipschitz tent and the curvature bound
@@ -201,7 +201,7 @@ def interval_upper_bound(a, b, H_a, H_b, lipschitz, curvature):
     x = min(max(0.5 * h + (H_b - H_a) / (curvature * h), 0.0), h)
     return min(tent, H_a + (H_b - H_a) * x / h + 0.5 * curvature * x * (h - x))
 
-# %% ../nbs/06_chernoff.ipynb #ch6-016
+# %% ../nbs/06_chernoff.ipynb #ch6-020
 def _spr_pair(p, q, eps, partition) -> _LogPair:
     """The `_LogPair` of the outputs (u, v) = (Qᵀp, Qᵀq) of the SPR mechanism of `partition` at level ε.
 
@@ -224,7 +224,7 @@ def _spr_pair(p, q, eps, partition) -> _LogPair:
     return _LogPair(log_v=log_v, ell=_log_ratio(diff, np.exp(log_v), log_u, log_v),
                     excess_u=excess_u, excess_v=excess_v)
 
-
+# %% ../nbs/06_chernoff.ipynb #ch6-021
 def spr_chernoff_information(p, q, eps, partition) -> ChernoffInformation:
     """The Chernoff information C(Qᵀp, Qᵀq) of the SPR mechanism of `partition` at level ε, and its λ*.
 
@@ -235,7 +235,7 @@ def spr_chernoff_information(p, q, eps, partition) -> ChernoffInformation:
     spr_channel(partition, p.size, 0.0)               # validates the partition
     return _maximise(_spr_pair(p, q, eps, tuple(tuple(int(x) for x in b) for b in partition)))
 
-# %% ../nbs/06_chernoff.ipynb #ch6-018
+# %% ../nbs/06_chernoff.ipynb #ch6-023
 @dataclass(frozen=True, eq=False)
 class ChernoffMechanism:
     """A Chernoff-information-optimal ε-LDP mechanism (an SPR mechanism) and its certificate.
@@ -277,7 +277,7 @@ class ChernoffMechanism:
         "Privatize input symbols `x` (integers in [0, k)): one output block label per input."
         return privatize(self.channel, x, rng)
 
-
+# %% ../nbs/06_chernoff.ipynb #ch6-024
 def _check_tol(tol) -> float:
     "Validate the relative tolerance: a real number in [1e-15, 1)."
     if isinstance(tol, (bool, np.bool_)) or not isinstance(tol, (numbers.Real, np.floating, np.integer)):
@@ -296,7 +296,7 @@ def _check_budget(ell, k) -> int:
         raise ValueError(f"ell must satisfy 1 ≤ ell ≤ k = {k}, got {ell}")
     return ell
 
-# %% ../nbs/06_chernoff.ipynb #ch6-019
+# %% ../nbs/06_chernoff.ipynb #ch6-025
 class _Search:
     """The state of the branch-and-bound: the inner DP as an oracle for H(λ), the partitions met so far and the
     best of them, maximised exactly over λ."""
@@ -328,7 +328,7 @@ class _Search:
         lam, h = self.best.lam, b - a
         return lam if a + h / 8 < lam < b - h / 8 else 0.5 * (a + b)
 
-# %% ../nbs/06_chernoff.ipynb #ch6-020
+# %% ../nbs/06_chernoff.ipynb #ch6-026
 def _branch_and_bound(search, lipschitz, curvature, tol, max_dp_calls, grid=8):
     """Certified max over λ ∈ [0, 1] of H: returns the upper bound (the lower bound is ``search.best``)."""
     search.consider(optimal_mechanism(search.p, search.q, search.eps, "hellinger", ell=search.ell).partition)
@@ -349,7 +349,14 @@ def _branch_and_bound(search, lipschitz, curvature, tol, max_dp_calls, grid=8):
             heapq.heappush(heap, (-interval_upper_bound(lo, hi, H_lo, H_hi, lipschitz, curvature), lo, hi, H_lo, H_hi))
     return max([search.best.value] + settled + ([-heap[0][0]] if heap else []))
 
+# %% ../nbs/06_chernoff.ipynb #ch6-027
+def _mechanism(p, q, eps, partition, top, upper, calls) -> ChernoffMechanism:
+    "Assemble the frozen result."
+    return ChernoffMechanism(value=float(top.value), lam=float(top.lam), partition=partition,
+                             channel=readonly(spr_channel(partition, p.size, eps)), upper_bound=float(upper),
+                             gap=float(upper - top.value), dp_calls=int(calls), eps=eps)
 
+# %% ../nbs/06_chernoff.ipynb #ch6-028
 def chernoff_optimal(p, q, eps, ell=None, tol=1e-12, max_dp_calls=2000) -> ChernoffMechanism:
     """An ε-LDP mechanism maximising the Chernoff information C(Qᵀp, Qᵀq), with a certified optimality gap.
 
@@ -391,14 +398,7 @@ def chernoff_optimal(p, q, eps, ell=None, tol=1e-12, max_dp_calls=2000) -> Chern
     upper = _branch_and_bound(search, max(hi, -lo), (hi - lo) ** 2 / 4, tol, max_dp_calls)
     return _mechanism(p, q, eps, search.best_partition, search.best, upper, search.calls)
 
-
-def _mechanism(p, q, eps, partition, top, upper, calls) -> ChernoffMechanism:
-    "Assemble the frozen result."
-    return ChernoffMechanism(value=float(top.value), lam=float(top.lam), partition=partition,
-                             channel=readonly(spr_channel(partition, p.size, eps)), upper_bound=float(upper),
-                             gap=float(upper - top.value), dp_calls=int(calls), eps=eps)
-
-# %% ../nbs/06_chernoff.ipynb #ch6-033
+# %% ../nbs/06_chernoff.ipynb #ch6-041
 FIGURE_MECHANISMS = ("Chernoff", "KL", "TV", "binary", "RR")
 
 
@@ -419,7 +419,7 @@ class ChernoffFigureData:
     dp_calls: np.ndarray
     max_gap: float
 
-
+# %% ../nbs/06_chernoff.ipynb #ch6-042
 def _figure_mechanisms(p, q, eps, tol):
     "The partitions of the five mechanisms compared in the figure, and the DP calls and gap of Chernoff's."
     best = chernoff_optimal(p, q, eps, tol=tol)
@@ -427,7 +427,7 @@ def _figure_mechanisms(p, q, eps, tol):
              "TV": optimal_mechanism(p, q, eps, "tv").partition, "binary": binary_mechanism(p, q, eps).partition,
              "RR": randomized_response_mechanism(p, q, eps).partition}, best.dp_calls, best.gap / best.value)
 
-# %% ../nbs/06_chernoff.ipynb #ch6-034
+# %% ../nbs/06_chernoff.ipynb #ch6-043
 def chernoff_figure_data(k=6, T=10, eps=None, full=False, seed=0, tol=1e-9) -> ChernoffFigureData:
     """Chernoff-optimal against KL-optimal, TV-optimal, binary and k-ary RR on the pairs of Figure 1.
 
@@ -459,7 +459,7 @@ def chernoff_figure_data(k=6, T=10, eps=None, full=False, seed=0, tol=1e-9) -> C
                               partitions={n: tuple(v) for n, v in partitions.items()},
                               order=tuple(x for g in groups for x in g) + null, dp_calls=calls, max_gap=gap)
 
-# %% ../nbs/06_chernoff.ipynb #ch6-035
+# %% ../nbs/06_chernoff.ipynb #ch6-044
 def _strip(data, name):
     "The (k, E) image of the first pair's partitions: symbols in likelihood-ratio order, colour = block index."
     position = {x: i for i, x in enumerate(data.order)}
@@ -469,7 +469,7 @@ def _strip(data, name):
             image[[position[x] for x in block], e] = j / max(1, len(part) - 1)
     return image
 
-
+# %% ../nbs/06_chernoff.ipynb #ch6-045
 def plot_chernoff_figure(data_list):
     "Per data: the mean exponent of each mechanism relative to the optimum, and the first pair's partitions."
     import matplotlib.pyplot as plt
@@ -492,7 +492,7 @@ def plot_chernoff_figure(data_list):
         right.set_title(f"optimal partitions of pair 1 over ε = {d.eps[0]:g} … {d.eps[-1]:g}")
     return axes
 
-# %% ../nbs/06_chernoff.ipynb #ch6-040
+# %% ../nbs/06_chernoff.ipynb #ch6-050
 @dataclass(frozen=True)
 class BayesErrorEstimate:
     """An estimate of the Bayes error P_err(n) (equal priors) of n i.i.d. outputs: ``log_error`` = log P_err,
@@ -501,7 +501,7 @@ class BayesErrorEstimate:
     exponent: float
     relative_se: float
 
-
+# %% ../nbs/06_chernoff.ipynb #ch6-051
 def bayes_error(u, v, n, reps=4000, rng=None) -> BayesErrorEstimate:
     """Bayes error of the likelihood-ratio test between uⁿ and vⁿ (equal priors), by importance sampling.
 

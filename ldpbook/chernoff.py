@@ -428,7 +428,7 @@ def _figure_mechanisms(p, q, eps, tol):
              "RR": randomized_response_mechanism(p, q, eps).partition}, best.dp_calls, best.gap / best.value)
 
 # %% ../nbs/06_chernoff.ipynb #ch6-043
-def chernoff_figure_data(k=6, T=10, eps=None, full=False, seed=0, tol=1e-9) -> ChernoffFigureData:
+def chernoff_figure_data(k=6, T=5, eps=None, full=False, seed=0, tol=1e-9) -> ChernoffFigureData:
     """Chernoff-optimal against KL-optimal, TV-optimal, binary and k-ary RR on the pairs of Figure 1.
 
     The pairs are those of `ldpbook.spr.figure1_data`: ``rng = numpy.random.default_rng(seed)``, 100 pairs

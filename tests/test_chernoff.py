@@ -157,6 +157,8 @@ def test_against_brute_force_over_all_set_partitions(seed, k, eps):
         ref, got = brute_force(p, q, eps), chernoff_optimal(p, q, eps)
         assert abs(got.value - ref) <= 1e-9 * ref
         assert ref <= got.upper_bound * (1 + 1e-12)
+        at_lam = mp_exponent(*mp_spr_outputs(p, q, eps, got.partition), got.lam)   # λ is a maximiser
+        assert abs(at_lam - ref) <= 1e-9 * ref
         assert got.gap <= 1e-12 * got.value
         assert got.upper_bound - got.value == pytest.approx(got.gap, abs=1e-300)
 

@@ -1,0 +1,356 @@
+"""Tests of ldpbook.chernoff: the Chernoff information against 50-digit arithmetic, the certified optimum against
+brute force over all set partitions and the KOV LP, the honesty of the certificate, privacy of what is released,
+the Bayes-error estimator against exact sums, and every bad-input path."""
+import itertools
+import math
+
+import mpmath as mp
+import numpy as np
+import pytest
+
+from ldpbook.chernoff import (bayes_error, chernoff_figure_data, chernoff_information, chernoff_optimal,
+                              log_ratio_range, spr_chernoff_information)
+from ldpbook.foundations import is_ldp
+from ldpbook.spr import kov_lp, optimal_mechanism, spr_channel
+
+mp.mp.dps = 50
+
+
+def set_partitions(items):
+    "All set partitions of a list."
+    if not items:
+        yield []
+        return
+    for part in set_partitions(items[1:]):
+        for i in range(len(part)):
+            yield part[:i] + [[items[0]] + part[i]] + part[i + 1:]
+        yield [[items[0]]] + part
+
+
+def mp_exponent(u, v, lam):
+    """−log Σ_A u^λ v^{1−λ} over the common support A, in 50 digits, the total masses taken to be exactly 1:
+    Σ_A u^λ v^{1−λ} = 1 + Σ_A (u^λ v^{1−λ} − λu − (1−λ)v) − λ u(Aᶜ) − (1−λ) v(Aᶜ)."""
+    lam = mp.mpf(lam)
+    u, v = [mp.mpf(a) for a in u], [mp.mpf(b) for b in v]
+    inside = [(a, b) for a, b in zip(u, v) if a > 0 and b > 0]
+    out_u = mp.fsum(a for a, b in zip(u, v) if not (a > 0 and b > 0))
+    out_v = mp.fsum(b for a, b in zip(u, v) if not (a > 0 and b > 0))
+    return -mp.log(1 + mp.fsum(a ** lam * b ** (1 - lam) - lam * a - (1 - lam) * b for a, b in inside)
+                   - lam * out_u - (1 - lam) * out_v)
+
+
+def mp_chernoff(u, v, iterations=170):
+    "C(u, v) in 50 digits, as `mp_exponent` defines it: bisection on the sign of its derivative."
+    pairs = [(mp.mpf(a), mp.mpf(b)) for a, b in zip(u, v) if a > 0 and b > 0]
+    if not pairs:
+        return mp.inf
+    drift = mp.fsum(mp.mpf(a) for a in u) - mp.fsum(mp.mpf(b) for b in v)   # derivative of the mass convention
+    slope = lambda l: drift - mp.fsum(a ** l * b ** (1 - l) * mp.log(a / b) for a, b in pairs)
+    if slope(mp.mpf(0)) <= 0:
+        return mp_exponent(u, v, 0)
+    if slope(mp.mpf(1)) >= 0:
+        return mp_exponent(u, v, 1)
+    lo, hi = mp.mpf(0), mp.mpf(1)
+    for _ in range(iterations):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if slope(mid) > 0 else (lo, mid)
+    return mp_exponent(u, v, lo)
+
+
+def mp_spr_outputs(p, q, eps, partition):
+    "The SPR outputs (u, v) of a partition in 50 digits."
+    eps, s = mp.mpf(eps), len(partition)
+    w = mp.e ** (-eps)
+    norm = 1 + (s - 1) * w
+    P = [mp.fsum(mp.mpf(float(p[i])) for i in b) for b in partition]
+    Q = [mp.fsum(mp.mpf(float(q[i])) for i in b) for b in partition]
+    return [(w + (1 - w) * x) / norm for x in P], [(w + (1 - w) * x) / norm for x in Q]
+
+
+def random_pair(rng, k):
+    "A random pair with, at random, ties, zeros in p or q, and p = q = 0 symbols."
+    p, q = rng.dirichlet(np.ones(k) * 0.7), rng.dirichlet(np.ones(k) * 0.7)
+    if k >= 3 and rng.random() < 0.3:
+        q[1] = q[0] * p[1] / p[0]
+    if k >= 3 and rng.random() < 0.25:
+        q[rng.integers(k)] = 0.0
+    if k >= 3 and rng.random() < 0.25:
+        p[rng.integers(k)] = 0.0
+    if k >= 4 and rng.random() < 0.15:
+        j = rng.integers(k)
+        p[j] = q[j] = 0.0
+    return p / p.sum(), q / q.sum()
+
+
+def brute_force(p, q, eps, ell=None):
+    """max over ALL set partitions (≤ ell blocks) of C of their RR-on-blocks channel, from the channel matrix:
+    λ per partition by vectorised bisection in floats, the best three re-evaluated in 50 digits."""
+    parts = [b for b in set_partitions(list(range(p.size))) if ell is None or len(b) <= ell]
+    s_max = max(len(b) for b in parts)
+    U, V = np.full((len(parts), s_max), np.nan), np.full((len(parts), s_max), np.nan)
+    for n, part in enumerate(parts):
+        Q = spr_channel(part, p.size, eps)
+        U[n, :len(part)], V[n, :len(part)] = p @ Q, q @ Q
+    lo, hi = np.zeros(len(parts)), np.ones(len(parts))
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        rising = np.nansum(U ** mid[:, None] * V ** (1 - mid[:, None]) * np.log(U / V), axis=1) < 0
+        lo, hi = np.where(rising, mid, lo), np.where(rising, hi, mid)
+    approx = -np.log(np.nansum(U ** lo[:, None] * V ** (1 - lo[:, None]), axis=1))
+    top = np.argsort(approx)[-3:]
+    return max(mp_chernoff(*mp_spr_outputs(p, q, eps, parts[n])) for n in top)
+
+
+# ---------------------------------------------------------------- Chernoff information
+
+@pytest.mark.parametrize("seed", range(12))
+def test_chernoff_information_matches_mpmath(seed):
+    rng = np.random.default_rng(seed)
+    k = int(rng.integers(2, 9))
+    u, v = random_pair(rng, k)
+    got, ref = chernoff_information(u, v), mp_chernoff(u, v)
+    if ref == mp.inf:
+        assert got.value == math.inf
+    else:
+        assert abs(got.value - ref) <= 1e-12 * ref + 1e-300
+        assert abs(mp_exponent(u, v, got.lam) - ref) <= 1e-12 * ref + 1e-300
+
+
+@pytest.mark.parametrize("u, v", [
+    ([0.25 + 2 ** -40, 0.75 - 2 ** -40], [0.25, 0.75]),               # C ≈ 1e-25
+    ([1e-300, 0.5, 0.5 - 1e-300], [0.5, 0.5 - 1e-300, 1e-300]),       # tiny masses
+    ([0.0, 0.2, 0.8], [0.5, 0.5, 0.0]),                               # λ* at an endpoint
+    ([0.5, 0.5, 0.0], [0.0, 0.5, 0.5]),
+    ([1 - 1e-12, 1e-12], [1e-12, 1 - 1e-12]),                         # nearly disjoint
+])
+def test_chernoff_information_edges(u, v):
+    got, ref = chernoff_information(u, v), mp_chernoff(u, v)
+    assert abs(got.value - ref) <= 1e-12 * ref
+
+
+def test_chernoff_information_special_cases():
+    assert chernoff_information([1, 0], [0, 1]).value == math.inf
+    same = chernoff_information([0.2, 0.8], [0.2, 0.8])
+    assert same.value == 0.0 and same.lam == 0.5
+    a = 0.1
+    info = chernoff_information([a, 1 - a], [1 - a, a])
+    assert abs(info.lam - 0.5) < 1e-12 and abs(info.value + math.log(2 * math.sqrt(a * (1 - a)))) < 1e-14
+    swapped = chernoff_information([0.1, 0.3, 0.6], [0.5, 0.2, 0.3])
+    other = chernoff_information([0.5, 0.2, 0.3], [0.1, 0.3, 0.6])
+    assert abs(swapped.value - other.value) < 1e-15 and abs(swapped.lam + other.lam - 1) < 1e-12
+
+
+# ---------------------------------------------------------------- the certified optimum
+
+INSTANCES = [(seed, k, eps) for seed, (k, eps) in enumerate(
+    itertools.product([2, 3, 4, 5, 6], [0.05, 0.5, 1.0, 2.0, 5.0, 12.0, 40.0]))] + \
+    [(100 + s, 7, e) for s, e in enumerate([0.3, 1.0, 3.0, 8.0])]
+
+
+@pytest.mark.parametrize("seed, k, eps", INSTANCES)
+def test_against_brute_force_over_all_set_partitions(seed, k, eps):
+    rng = np.random.default_rng(seed)
+    for _ in range(5 if k <= 5 else 2):
+        p, q = random_pair(rng, k)
+        if np.allclose(p, q):
+            continue
+        ref, got = brute_force(p, q, eps), chernoff_optimal(p, q, eps)
+        assert abs(got.value - ref) <= 1e-9 * ref
+        assert ref <= got.upper_bound * (1 + 1e-12)
+        at_lam = mp_exponent(*mp_spr_outputs(p, q, eps, got.partition), got.lam)   # λ is a maximiser
+        assert abs(at_lam - ref) <= 1e-9 * ref
+        assert got.gap <= 1e-12 * got.value
+        assert got.upper_bound - got.value == pytest.approx(got.gap, abs=1e-300)
+
+
+@pytest.mark.parametrize("eps", [1e-12, 1e-9, 1e-6, 1e-3, 300.0, 700.0])
+def test_extreme_eps_against_brute_force(eps):
+    "Tiny and huge ε: every set partition evaluated and maximised in 50-digit arithmetic."
+    rng = np.random.default_rng(int(-math.log10(eps) * 10) % 97 if eps < 1 else int(eps))
+    for k in (3, 4):
+        p, q = random_pair(rng, k)
+        ref = max(mp_chernoff(*mp_spr_outputs(p, q, eps, part), iterations=60)
+                  for part in set_partitions(list(range(k))))
+        got = chernoff_optimal(p, q, eps)
+        assert abs(got.value - ref) <= 1e-9 * ref
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_output_budget_against_brute_force(seed):
+    rng = np.random.default_rng(200 + seed)
+    k = int(rng.integers(4, 7))
+    p, q = random_pair(rng, k)
+    for ell in (1, 2, 3):
+        eps = float(rng.choice([0.5, 2.0, 6.0]))
+        got = chernoff_optimal(p, q, eps, ell=ell)
+        assert got.num_outputs <= ell
+        if ell == 1:
+            assert got.value == 0.0
+            continue
+        ref = brute_force(p, q, eps, ell=ell)
+        assert abs(got.value - ref) <= 1e-9 * ref
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_fixed_lambda_agrees_with_kov_lp(seed):
+    "H(λ) from the DP's partition equals (1 − λ) × the Rényi-λ optimum of the LP over all ε-LDP channels."
+    rng = np.random.default_rng(300 + seed)
+    p, q = random_pair(rng, 6)
+    for eps, lam in ((0.4, 0.3), (2.0, 0.5), (5.0, 0.85)):
+        lp = kov_lp(p, q, eps, "renyi", alpha=lam).value * (1 - lam)
+        part = optimal_mechanism(p, q, eps, "renyi", alpha=lam).partition
+        u, v = mp_spr_outputs(p, q, eps, part)
+        assert abs(float(mp_exponent(u, v, lam)) - lp) <= 1e-8 * lp
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_certificate_never_beaten_by_a_fine_grid(seed):
+    rng = np.random.default_rng(400 + seed)
+    k = int(rng.integers(3, 40))
+    p, q = random_pair(rng, k)
+    eps = float(rng.choice([0.1, 1.0, 4.0, 15.0]))
+    best = chernoff_optimal(p, q, eps)
+    seen = set()
+    for lam in np.linspace(0.005, 0.995, 199):
+        seen.add(optimal_mechanism(p, q, eps, "renyi", alpha=lam).partition)
+    values = [spr_chernoff_information(p, q, eps, part).value for part in seen]
+    assert max(values) <= best.upper_bound
+    assert max(values) <= best.value * (1 + 1e-12)
+
+
+def test_trivial_and_infinite_eps():
+    p, q = np.array([0.1, 0.2, 0.7]), np.array([0.3, 0.3, 0.4])
+    zero = chernoff_optimal(p, q, 0.0)
+    assert zero.value == 0.0 and zero.gap == 0.0 and zero.num_outputs == 1 and zero.dp_calls == 0
+    assert chernoff_optimal(p, p, 3.0).value == 0.0
+    inf = chernoff_optimal(p, q, np.inf)
+    assert inf.value == pytest.approx(chernoff_information(p, q).value, rel=1e-14)
+    assert chernoff_optimal([0.5, 0.5, 0.0], [0.0, 0.5, 0.5], np.inf).value == pytest.approx(
+        chernoff_information([0.5, 0.5, 0.0], [0.0, 0.5, 0.5]).value)
+    # huge finite ε approaches the non-private value from below
+    assert chernoff_optimal(p, q, 50.0).value <= inf.value * (1 + 1e-12)
+
+
+def test_looser_tolerance():
+    p, q = np.random.default_rng(9).dirichlet(np.ones(20), 2)
+    tight, loose = chernoff_optimal(p, q, 2.0), chernoff_optimal(p, q, 2.0, tol=1e-4)
+    assert loose.gap <= 1e-4 * loose.value and loose.dp_calls <= tight.dp_calls
+    assert loose.value <= tight.upper_bound
+    capped = chernoff_optimal(p, q, 2.0, max_dp_calls=3)
+    assert capped.upper_bound >= tight.value and capped.dp_calls <= 12
+
+
+# ---------------------------------------------------------------- what is released
+
+def test_released_channel_is_private_and_achieves_the_value():
+    rng = np.random.default_rng(5)
+    p, q = rng.dirichlet(np.ones(8), 2)
+    for eps in (0.5, 3.0):
+        best = chernoff_optimal(p, q, eps)
+        Q = best.channel
+        assert is_ldp(Q, eps)
+        assert chernoff_information(p @ Q, q @ Q).value == pytest.approx(best.value, rel=1e-12)
+        n = 200_000
+        for x in (0, 7):                                     # the samples follow the channel rows
+            y = best.sample(np.full(n, x), rng=x)
+            freq = np.bincount(y, minlength=Q.shape[1]) / n
+            assert np.all(np.abs(freq - Q[x]) <= 5 * np.sqrt(Q[x] * (1 - Q[x]) / n) + 1e-12)
+        y0 = best.sample(np.full(n, 0), rng=1)
+        y7 = best.sample(np.full(n, 7), rng=2)
+        f0, f7 = np.bincount(y0, minlength=Q.shape[1]) / n, np.bincount(y7, minlength=Q.shape[1]) / n
+        assert np.all(f0 <= np.exp(eps) * f7 * 1.05 + 5e-3)      # empirical ratios respect e^ε
+        assert np.array_equal(best.sample(np.arange(8), rng=3), best.sample(np.arange(8), rng=3))
+
+
+def test_result_is_frozen():
+    best = chernoff_optimal([0.2, 0.3, 0.5], [0.5, 0.3, 0.2], 1.0)
+    with pytest.raises(Exception):
+        best.value = 1.0
+    with pytest.raises(ValueError):
+        best.channel[0, 0] = 1.0
+
+
+def test_log_ratio_range():
+    lo, hi = log_ratio_range([0.1, 0.9, 0.0], [0.4, 0.5, 0.1], 10.0)
+    assert lo == -10.0 and hi == pytest.approx(math.log(0.9 / 0.5))
+    assert log_ratio_range([0.1, 0.9], [0.4, 0.6], 0.2) == (-0.2, 0.2)
+
+
+# ---------------------------------------------------------------- Bayes error
+
+def exact_bayes_error(u, v, n):
+    "½ Σ over all output sequences of min(uⁿ, vⁿ), by enumeration."
+    total = 0.0
+    for seq in itertools.product(range(len(u)), repeat=n):
+        total += min(np.prod([u[y] for y in seq]), np.prod([v[y] for y in seq]))
+    return 0.5 * total
+
+
+@pytest.mark.parametrize("n", [1, 3, 7])
+def test_bayes_error_against_enumeration(n):
+    u, v = np.array([0.5, 0.3, 0.2]), np.array([0.2, 0.3, 0.5])
+    exact = exact_bayes_error(u, v, n)
+    est = bayes_error(u, v, n, reps=20_000, rng=n)
+    assert abs(math.exp(est.log_error) / exact - 1) <= 5 * est.relative_se + 1e-12
+    assert est.exponent == pytest.approx(-est.log_error / n)
+
+
+def test_bayes_error_large_n_and_disjoint():
+    u, v = np.array([0.7, 0.3]), np.array([0.4, 0.6])
+    est = bayes_error(u, v, 100_000, reps=2000, rng=0)
+    assert abs(est.exponent - chernoff_information(u, v).value) < 1e-3
+    assert bayes_error([1.0, 0.0], [0.0, 1.0], 5).log_error == -math.inf
+
+
+# ---------------------------------------------------------------- figure data
+
+def test_figure_data_small():
+    d = chernoff_figure_data(4, T=2, eps=(0.5, 3.0))
+    assert d.exponent["Chernoff"].shape == (2, 2) and len(d.partitions["KL"]) == 2
+    for name, values in d.exponent.items():
+        assert np.all(values <= d.exponent["Chernoff"] * (1 + 1e-9)), name
+    assert d.max_gap <= 1e-9 and sorted(d.order) == list(range(4))
+
+
+# ---------------------------------------------------------------- bad input
+
+P, Q = [0.2, 0.3, 0.5], [0.5, 0.3, 0.2]
+
+
+@pytest.mark.parametrize("args, kwargs, err, text", [
+    (([0.4, 0.6], Q, 1.0), {}, ValueError, "same length"),
+    (([0.2, 0.3, 0.6], Q, 1.0), {}, ValueError, "sum to 1"),
+    (([0.2, -0.3, 1.1], Q, 1.0), {}, ValueError, "non-negative"),
+    (([0.2, np.nan, 0.8], Q, 1.0), {}, ValueError, "finite"),
+    ((P, Q, -1.0), {}, ValueError, "eps"),
+    ((P, Q, float("nan")), {}, ValueError, "eps"),
+    ((P, Q, "1"), {}, TypeError, "eps"),
+    ((P, Q, 1.0), {"ell": 0}, ValueError, "ell"),
+    ((P, Q, 1.0), {"ell": 4}, ValueError, "ell"),
+    ((P, Q, 1.0), {"ell": 2.0}, TypeError, "ell"),
+    ((P, Q, 1.0), {"ell": True}, TypeError, "ell"),
+    ((P, Q, 1.0), {"tol": 0.0}, ValueError, "tol"),
+    ((P, Q, 1.0), {"tol": float("nan")}, ValueError, "tol"),
+    ((P, Q, 1.0), {"tol": 1.0}, ValueError, "tol"),
+    ((P, Q, 1.0), {"tol": "small"}, TypeError, "tol"),
+    ((P, Q, 1.0), {"max_dp_calls": 0}, ValueError, "max_dp_calls"),
+    ((P, Q, np.inf), {"ell": 2}, ValueError, "ell"),
+])
+def test_bad_input_chernoff_optimal(args, kwargs, err, text):
+    with pytest.raises(err, match=text):
+        chernoff_optimal(*args, **kwargs)
+
+
+def test_bad_input_other_functions():
+    with pytest.raises(ValueError, match="u and v"):
+        chernoff_information([0.5, 0.5], [1.0])
+    with pytest.raises(TypeError, match="u"):
+        chernoff_information(["a", "b"], [0.5, 0.5])
+    with pytest.raises(ValueError, match="n"):
+        bayes_error(P, Q, 0)
+    with pytest.raises(ValueError, match="reps"):
+        bayes_error(P, Q, 5, reps=1)
+    with pytest.raises(ValueError, match="partition"):
+        spr_chernoff_information(P, Q, 1.0, [(0, 1)])
+    with pytest.raises(ValueError, match="k"):
+        chernoff_figure_data(1)

@@ -324,7 +324,7 @@ def run_closeness(args) -> str:
     _check_test_settings(args, x.size, y.size)
     x_cells, y_cells, occupied = compact_labels(_cell_labels(x, args, "X"), _cell_labels(y, args, "Y"))
     try:
-        result = dp_permutation_test(x_cells, y_cells, args.eps, k=occupied, statistic=args.statistic,
+        result = dp_permutation_test(x_cells, y_cells, args.eps, k=occupied, statistic_name=args.statistic,
                                      n_permutations=args.n_permutations, alpha=args.alpha, rng=args.seed)
     except (ValueError, TypeError):
         raise UsageError("the test refused its input (the library's message is withheld: it may quote data)") from None
@@ -437,12 +437,26 @@ def _fig3(full, progress):
     return fig, rows
 
 
+def _chernoff(full, progress):
+    from ldpbook.chernoff import FIGURE_MECHANISMS, chernoff_figure_data, plot_chernoff_figure
+    if full:
+        data = [chernoff_figure_data(6, full=True), chernoff_figure_data(100, full=True)]
+    else:
+        data = [chernoff_figure_data(6), chernoff_figure_data(100, T=2, eps=(1, 2, 3, 4, 6, 8, 10))]
+    rows = [{"k": d.k, "pair": t, "eps": float(eps),
+             **{name: float(d.exponent[name][t, e]) for name in FIGURE_MECHANISMS}}
+            for d in data for t in range(d.exponent["Chernoff"].shape[0]) for e, eps in enumerate(d.eps)]
+    return plot_chernoff_figure(data).flat[0].figure, rows
+
+
 REPRODUCTIONS = {r.name: r for r in (
     Reproduction("fig1", "SPR vs binary vs k-ary RR, normalised KL utility (k = 6 with the LP, k = 100)", _fig1),
     Reproduction("fig5", "joint range of two-output ε-LDP channels and the SPR candidates (k = 5)", _fig5),
     Reproduction("table1", "sparse RR and truncated Skellam range-H defects over support sizes", _table1),
     Reproduction("fig2", "power of the private split and RB closeness tests against r", _fig2),
     Reproduction("fig3", "null rate and power of fixed resolutions and of the adaptive test", _fig3),
+    Reproduction("chernoff", "Chernoff-optimal vs KL-, TV-optimal, binary and RR: Bayesian error exponents (ch. 6)",
+                 _chernoff),
 )}
 
 # %% ../nbs/91_cli.ipynb #c127-repro3

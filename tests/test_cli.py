@@ -457,7 +457,7 @@ def test_reproduce_writes_png_and_csv(tmp_path, name):
 
 
 def test_reproduce_registry_and_unknown_name():
-    assert {"fig1", "fig5", "table1", "fig2", "fig3"} <= set(REPRODUCTIONS)
+    assert {"fig1", "fig5", "table1", "fig2", "fig3", "chernoff"} <= set(REPRODUCTIONS)
     done = ldpbook("reproduce", "fig99")
     assert done.returncode == 2 and "invalid choice" in done.stderr and done.stderr.count("\n") == 1
 

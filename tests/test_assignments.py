@@ -163,7 +163,7 @@ def _graded_test_functions():
                 yield pytest.param(getattr(module, name), id=f"{path.stem}.{name}")
 
 
-@pytest.mark.parametrize("test", _graded_test_functions())
+@pytest.mark.parametrize("test", list(_graded_test_functions()))
 def test_graded_tests_pass_on_the_reference(test):
     test()
 

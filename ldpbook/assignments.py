@@ -67,7 +67,7 @@ def exported_functions(nb) -> list[str]:
             names += [node.name for node in ast.parse(cell.source).body if isinstance(node, ast.FunctionDef)]
     return names
 
-# %% ../nbs/90_assignments.ipynb #8272ce6a
+# %% ../nbs/90_assignments.ipynb #10914637
 def _names_used(node) -> set:
     "Every identifier a syntax tree mentions (names and attribute names)."
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} | \
@@ -143,7 +143,7 @@ def remove_solutions(markdown: str) -> str:
     "Delete every `{solution}` directive block (backtick or colon fence) from a markdown cell."
     return _SOLUTION.sub("", markdown)
 
-# %% ../nbs/90_assignments.ipynb #d07e455f
+# %% ../nbs/90_assignments.ipynb #e03ce99c
 @dataclass(frozen=True)
 class GradedTest:
     "One test turned into an autograded cell: the function it grades, its points, and the code of the cell."
@@ -260,7 +260,7 @@ def _shell():
         return None
     return get_ipython()
 
-# %% ../nbs/90_assignments.ipynb #15682ec4
+# %% ../nbs/90_assignments.ipynb #ff7472db
 def _nbgrader_metadata(grade_id: str, *, solution=False, grade=False, locked=False, points=None) -> dict:
     "The `nbgrader` cell metadata (schema 3) for a solution, graded or read-only cell."
     meta = {"grade": grade, "grade_id": grade_id, "locked": locked, "schema_version": 3, "solution": solution}
@@ -283,7 +283,7 @@ def graded_cell(test: GradedTest, module: str, own) -> nbformat.NotebookNode:
                                             points=test.points))
     return cell
 
-# %% ../nbs/90_assignments.ipynb #0c4b996b
+# %% ../nbs/90_assignments.ipynb #0d5e0255
 def _find_repo(start: Path) -> Path:
     "The project root (the folder holding settings.ini and tests/) at or above `start`."
     start = start.resolve()
@@ -294,15 +294,16 @@ def _find_repo(start: Path) -> Path:
 
 
 def chapter_tests(repo: Path, module: str) -> list[Path]:
-    """The test files for a chapter: `tests/grading/graded_<module>.py` if the project has one (tests written for
-    grading), else the files in `tests/` that import the chapter's module."""
-    curated = repo / "tests" / "grading" / f"graded_{module}.py"
-    if curated.exists():
-        return [curated]
+    """The test files a chapter is graded with: `tests/grading/graded_<module>.py` (tests written for grading) if
+    the project has one, else the chapter's own `tests/test_<module>.py`, else every test file that imports the
+    chapter's module."""
+    for path in (repo / "tests" / "grading" / f"graded_{module}.py", repo / "tests" / f"test_{module}.py"):
+        if path.exists():
+            return [path]
     pattern = re.compile(rf"\bldpbook\.{re.escape(module)}\b|from ldpbook import .*\b{re.escape(module)}\b")
     return sorted(p for p in (repo / "tests").glob("test_*.py") if pattern.search(p.read_text()))
 
-# %% ../nbs/90_assignments.ipynb #d1925227
+# %% ../nbs/90_assignments.ipynb #6c640608
 def _function_list(functions, nb, chapter: str) -> list[str]:
     "Validate the comma-separated (or listed) function names against the chapter's exported functions."
     wanted = [f.strip() for f in (functions.split(",") if isinstance(functions, str) else functions) if f.strip()]
@@ -339,7 +340,7 @@ def chapter_cells(nb, stubbed, with_checks: bool = False) -> list:
             cells.append(nbformat.v4.new_code_cell(cell.source))
     return cells
 
-# %% ../nbs/90_assignments.ipynb #e99febeb
+# %% ../nbs/90_assignments.ipynb #1f5ee7ba
 def instructions(name: str, chapter: str, module: str, plan: dict, given: dict, points: dict, timeout: int,
                  hidden: int) -> str:
     "The instructions cell: what to write, what is given, how it is graded and how to check it."
@@ -366,7 +367,7 @@ def instructions(name: str, chapter: str, module: str, plan: dict, given: dict, 
         notebook in a fresh kernel and prints a table per function (exit code 0 when every visible test passes).
         """).replace("{rows}", rows)
 
-# %% ../nbs/90_assignments.ipynb #086405de
+# %% ../nbs/90_assignments.ipynb #8e994e59
 CONFIG = "nbgrader_config.py"
 
 
@@ -438,7 +439,7 @@ def _positive_int(value, name: str) -> int:
         raise ValueError(f"{name} must be a positive whole number of seconds")
     return int(value)
 
-# %% ../nbs/90_assignments.ipynb #003fa7ff
+# %% ../nbs/90_assignments.ipynb #20131366
 def nbgrader(course, *args, env=None) -> subprocess.CompletedProcess:
     """Run `nbgrader ARGS` in the course folder with this Python; return the finished process (output captured).
 
@@ -467,7 +468,7 @@ def autograde(course, assignment: str, *, jobs: int = 1, students=None, force: b
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         return dict(pool.map(one, students))
 
-# %% ../nbs/90_assignments.ipynb #82876116
+# %% ../nbs/90_assignments.ipynb #c44389cd
 def function_scores(course, assignment: str) -> list[dict]:
     "Points per student and function from the course's gradebook: the graded cells grouped by the function they test."
     from nbgrader.api import Gradebook
@@ -493,7 +494,7 @@ def write_scores(rows, path) -> Path:
         writer.writerows(rows)
     return path
 
-# %% ../nbs/90_assignments.ipynb #d4b1ec93
+# %% ../nbs/90_assignments.ipynb #5897c313
 @dataclass(frozen=True)
 class CheckRow:
     "One row of a self-check: a function (its graded cells) or a cell that could not run."
@@ -525,7 +526,7 @@ def _has_code(source: str) -> bool:
     "True if a cell holds more than comments (a hidden test, in a student's copy, holds only its title)."
     return any(l.strip() and not l.lstrip().startswith("#") for l in source.splitlines())
 
-# %% ../nbs/90_assignments.ipynb #65b1fbff
+# %% ../nbs/90_assignments.ipynb #746d9da2
 def check(notebook, timeout: int = 60) -> list[CheckRow]:
     """Run a student's notebook top to bottom in a fresh kernel, as nbgrader would, and grade its visible tests.
 
@@ -552,7 +553,7 @@ def check(notebook, timeout: int = 60) -> list[CheckRow]:
         dead = f"the kernel died: {str(err).splitlines()[0]}"
     return _check_rows(nb, replies, dead)
 
-# %% ../nbs/90_assignments.ipynb #95730178
+# %% ../nbs/90_assignments.ipynb #f4aec9c6
 def _check_rows(nb, replies: dict, dead: str = "") -> list[CheckRow]:
     "Group the executed cells into function rows (graded cells) and ERROR rows (anything else that failed)."
     rows, tests = [], {}
@@ -575,7 +576,7 @@ def _check_rows(nb, replies: dict, dead: str = "") -> list[CheckRow]:
             sum(p for _, p, _ in cells), "FAIL" if failures else "PASS", failures[0] if failures else ""))
     return rows
 
-# %% ../nbs/90_assignments.ipynb #f7b404c4
+# %% ../nbs/90_assignments.ipynb #ff6e25e5
 def check_table(notebook_name: str, rows) -> str:
     "The self-check as a plain-text table, functions first, then ERROR rows."
     head = f"{'function or cell':26s} {'tests':>7s} {'points':>11s}  result  first failure"
@@ -627,7 +628,7 @@ def main(argv=None) -> int:
         print(f"error: {err}", file=sys.stderr)
         return EXIT_USAGE
 
-# %% ../nbs/90_assignments.ipynb #8ea1ceb9
+# %% ../nbs/90_assignments.ipynb #ed57c998
 def _make_command(args) -> int:
     target = make_assignment(args.chapter, args.functions, args.course, name=args.name,
                              hidden_tests=args.hidden_tests, with_checks=args.with_checks, timeout=args.timeout)

@@ -284,3 +284,15 @@ def test_check_reports_errors_timeouts_and_crashes_with_exit_code_3(tmp_path):
             bad.write_text("not a notebook")
         run = cli("check", bad)
         assert run.returncode == 2 and run.stderr.count("\n") == 1 and "notebook" in run.stderr
+
+
+def test_with_checks_and_a_chapter_graded_with_its_ordinary_tests(tmp_path):
+    source = make_assignment(ROOT / "nbs" / "00_foundations.ipynb", "randomized_response", tmp_path, with_checks=True)
+    nb = nbformat.read(source, as_version=4)
+    assert any(c.cell_type == "code" and not _meta(c) for c in nb.cells)        # the chapter's checks, ungraded
+    graded = [c for c in nb.cells if _meta(c).get("grade")]
+    assert graded and all(_meta(c)["grade_id"].startswith("randomized_response-") for c in graded)
+    assert all("from ldpbook.foundations import" not in c.source for c in graded)
+    lean = nbformat.read(make_assignment(ROOT / "nbs" / "00_foundations.ipynb", "randomized_response",
+                                         tmp_path / "lean"), as_version=4)
+    assert all(_meta(c) for c in lean.cells if c.cell_type == "code")           # no ungraded code by default

@@ -6,13 +6,14 @@ from __future__ import annotations
 import ast
 import csv
 import importlib
+import io
 import os
 import re
 import subprocess
 import sys
 import textwrap
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import contextmanager, redirect_stderr
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,11 +24,11 @@ except ImportError as err:                                      # pragma: no cov
                       "pip install 'ldpbook[teaching]'") from err
 
 # %% auto #0
-__all__ = ['CONFIG', 'EXIT_PASS', 'EXIT_FAIL', 'EXIT_USAGE', 'EXIT_ERROR', 'is_export_cell', 'chapter_module',
+__all__ = ['CONFIG', 'KERNEL_NAMES', 'EXIT_PASS', 'EXIT_FAIL', 'EXIT_USAGE', 'EXIT_ERROR', 'is_export_cell', 'chapter_module',
            'exported_functions', 'own_helpers', 'mark_solutions', 'remove_solutions', 'GradedTest', 'graded_tests',
            'grading_scope', 'graded_cell', 'chapter_tests', 'chapter_cells', 'instructions', 'write_config',
-           'make_assignment', 'nbgrader', 'autograde', 'function_scores', 'write_scores', 'CheckRow', 'check',
-           'check_table', 'check_exit_code', 'main']
+           'make_assignment', 'nbgrader', 'autograde', 'function_scores', 'write_scores', 'kernel_access', 'review',
+           'CheckRow', 'check', 'check_table', 'check_exit_code', 'main']
 
 # %% ../nbs/90_assignments.ipynb #c004-0a95ab76
 _DIRECTIVE = re.compile(r"^\s*#\|\s*(\w+)\s*(.*)$")
@@ -67,7 +68,7 @@ def exported_functions(nb) -> list[str]:
             names += [node.name for node in ast.parse(cell.source).body if isinstance(node, ast.FunctionDef)]
     return names
 
-# %% ../nbs/90_assignments.ipynb #10914637
+# %% ../nbs/90_assignments.ipynb #6fbafaef
 def _names_used(node) -> set:
     "Every identifier a syntax tree mentions (names and attribute names)."
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} | \
@@ -143,7 +144,7 @@ def remove_solutions(markdown: str) -> str:
     "Delete every `{solution}` directive block (backtick or colon fence) from a markdown cell."
     return _SOLUTION.sub("", markdown)
 
-# %% ../nbs/90_assignments.ipynb #e03ce99c
+# %% ../nbs/90_assignments.ipynb #ec82e247
 @dataclass(frozen=True)
 class GradedTest:
     "One test turned into an autograded cell: the function it grades, its points, and the code of the cell."
@@ -226,8 +227,9 @@ def grading_scope(namespace: dict, module: str, own=()):
 
     Every other function the chapter's module defines is taken from the reference module for the duration of the
     test (and put back afterwards), so a bug in one assigned function costs points only in that function's tests,
-    and a hang only in its cells. Exception display is reset first, so that a handler installed by student code
-    (`set_custom_exc`) cannot hide a failing assertion.
+    and a hang only in its cells. Exception display is reset first (a handler installed by student code with
+    `set_custom_exc` would hide the traceback from the feedback), and what the test writes to standard error
+    (a warning, say) is shown on standard output instead: nbgrader scores a cell that writes to stderr zero.
     """
     reference = importlib.import_module(f"ldpbook.{module}")
     shell = _shell()
@@ -242,14 +244,18 @@ def grading_scope(namespace: dict, module: str, own=()):
               and not isinstance(value, type) and name not in set(own)}
     saved = {name: namespace.get(name, _SWAPPED) for name in others}
     namespace.update(others)
+    stderr = io.StringIO()
     try:
-        yield
+        with redirect_stderr(stderr):
+            yield
     finally:
         for name, value in saved.items():
             if value is _SWAPPED:
                 namespace.pop(name, None)
             else:
                 namespace[name] = value
+        if stderr.getvalue():
+            print("standard error of the test:\n" + stderr.getvalue())
 
 
 def _shell():
@@ -260,7 +266,7 @@ def _shell():
         return None
     return get_ipython()
 
-# %% ../nbs/90_assignments.ipynb #ff7472db
+# %% ../nbs/90_assignments.ipynb #12ed6fdd
 def _nbgrader_metadata(grade_id: str, *, solution=False, grade=False, locked=False, points=None) -> dict:
     "The `nbgrader` cell metadata (schema 3) for a solution, graded or read-only cell."
     meta = {"grade": grade, "grade_id": grade_id, "locked": locked, "schema_version": 3, "solution": solution}
@@ -283,7 +289,7 @@ def graded_cell(test: GradedTest, module: str, own) -> nbformat.NotebookNode:
                                             points=test.points))
     return cell
 
-# %% ../nbs/90_assignments.ipynb #0d5e0255
+# %% ../nbs/90_assignments.ipynb #b62dd51d
 def _find_repo(start: Path) -> Path:
     "The project root (the folder holding settings.ini and tests/) at or above `start`."
     start = start.resolve()
@@ -294,16 +300,16 @@ def _find_repo(start: Path) -> Path:
 
 
 def chapter_tests(repo: Path, module: str) -> list[Path]:
-    """The test files a chapter is graded with: `tests/grading/graded_<module>.py` (tests written for grading) if
-    the project has one, else the chapter's own `tests/test_<module>.py`, else every test file that imports the
-    chapter's module."""
-    for path in (repo / "tests" / "grading" / f"graded_{module}.py", repo / "tests" / f"test_{module}.py"):
-        if path.exists():
-            return [path]
+    """The test files a chapter is graded with, in order of preference: `tests/grading/graded_<module>.py` (tests
+    written for grading), then the chapter's own `tests/test_<module>.py` (or, if it has none, every test file that
+    imports the chapter's module). Each function is graded with the tests of the first file that has some for it."""
+    curated, own = repo / "tests" / "grading" / f"graded_{module}.py", repo / "tests" / f"test_{module}.py"
     pattern = re.compile(rf"\bldpbook\.{re.escape(module)}\b|from ldpbook import .*\b{re.escape(module)}\b")
-    return sorted(p for p in (repo / "tests").glob("test_*.py") if pattern.search(p.read_text()))
+    ordinary = [own] if own.exists() else \
+        sorted(p for p in (repo / "tests").glob("test_*.py") if pattern.search(p.read_text()))
+    return [curated] * curated.exists() + ordinary
 
-# %% ../nbs/90_assignments.ipynb #6c640608
+# %% ../nbs/90_assignments.ipynb #d8d0d13a
 def _function_list(functions, nb, chapter: str) -> list[str]:
     "Validate the comma-separated (or listed) function names against the chapter's exported functions."
     wanted = [f.strip() for f in (functions.split(",") if isinstance(functions, str) else functions) if f.strip()]
@@ -340,7 +346,7 @@ def chapter_cells(nb, stubbed, with_checks: bool = False) -> list:
             cells.append(nbformat.v4.new_code_cell(cell.source))
     return cells
 
-# %% ../nbs/90_assignments.ipynb #1f5ee7ba
+# %% ../nbs/90_assignments.ipynb #2b381764
 def instructions(name: str, chapter: str, module: str, plan: dict, given: dict, points: dict, timeout: int,
                  hidden: int) -> str:
     "The instructions cell: what to write, what is given, how it is graded and how to check it."
@@ -367,7 +373,7 @@ def instructions(name: str, chapter: str, module: str, plan: dict, given: dict, 
         notebook in a fresh kernel and prints a table per function (exit code 0 when every visible test passes).
         """).replace("{rows}", rows)
 
-# %% ../nbs/90_assignments.ipynb #8e994e59
+# %% ../nbs/90_assignments.ipynb #6f99dd16
 CONFIG = "nbgrader_config.py"
 
 
@@ -407,7 +413,10 @@ def make_assignment(notebook, functions, course, *, name=None, hidden_tests=Fals
         raise ValueError("name: use letters, digits, '_' and '-' only (it becomes a folder and a gradebook key)")
     timeout = _positive_int(timeout, "timeout")
     files = [Path(t) for t in tests] if tests is not None else chapter_tests(_find_repo(notebook.parent), module)
-    graded = [t for path in files for t in graded_tests(path, module, wanted, hidden_tests)]
+    graded = []
+    for path in files:                   # a function keeps the tests of the first file that has some for it
+        covered = {t.function for t in graded}
+        graded += [t for t in graded_tests(path, module, wanted, hidden_tests) if t.function not in covered]
     untested = [f for f in wanted if not any(t.function == f for t in graded)]
     if untested:
         raise ValueError(f"functions: no test exercises {untested} alone, so they cannot be graded "
@@ -439,7 +448,7 @@ def _positive_int(value, name: str) -> int:
         raise ValueError(f"{name} must be a positive whole number of seconds")
     return int(value)
 
-# %% ../nbs/90_assignments.ipynb #20131366
+# %% ../nbs/90_assignments.ipynb #b7b4d67f
 def nbgrader(course, *args, env=None) -> subprocess.CompletedProcess:
     """Run `nbgrader ARGS` in the course folder with this Python; return the finished process (output captured).
 
@@ -451,29 +460,48 @@ def nbgrader(course, *args, env=None) -> subprocess.CompletedProcess:
 
 
 def autograde(course, assignment: str, *, jobs: int = 1, students=None, force: bool = False, env=None) -> dict:
-    """`nbgrader autograde` every student of `course/submitted/` (or `students`), `jobs` at a time.
+    """`nbgrader autograde` the submissions in `course/submitted/` (all, or `students`) with `jobs` processes.
 
-    nbgrader grades one student after another; separate `--student` runs share the gradebook safely (each opens it
-    briefly), so a course grades in about 1/jobs of the time. Returns {student: nbgrader's exit code}.
+    nbgrader grades one student after another. Here the students are dealt into `jobs` groups and each group is one
+    `nbgrader autograde` process that skips the other students (`CourseDirectory.student_id_exclude`); the
+    processes share the gradebook safely (each opens it briefly to write), so a course grades in about 1/jobs of
+    the time, and nbgrader starts once per group, not once per student. Students that fail are tried once more on
+    their own. Returns {student: 0 if graded, else nbgrader's exit code (or 1)}.
     """
     course = Path(course)
     jobs = _positive_int(jobs, "jobs")
-    if students is None:
-        students = sorted(p.parent.name for p in course.glob(f"submitted/*/{assignment}") if p.is_dir())
+    submitted = sorted(p.parent.name for p in course.glob(f"submitted/*/{assignment}") if p.is_dir())
+    students = submitted if students is None else list(students)
+    groups = [students[i::jobs] for i in range(jobs) if students[i::jobs]]
 
-    def one(student):
-        extra = ["--force"] if force else []
-        return student, nbgrader(course, "autograde", assignment, "--student", student, *extra, env=env).returncode
+    def one(group):
+        others = ",".join(s for s in submitted if s not in group)
+        args = ["autograde", assignment, f"--CourseDirectory.student_id_exclude={others}", *(["--force"] * force)]
+        code = nbgrader(course, *args, env=env).returncode
+        graded = {s for s in group if any((course / "autograded" / s / assignment).glob("*.ipynb"))}
+        return {s: 0 if s in graded else (code or 1) for s in group}
 
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        return dict(pool.map(one, students))
+    with _gradebook(course) as book:                 # students first, so the parallel runs only add grades
+        for student in students:
+            book.update_or_create_student(student)
+    with ThreadPoolExecutor(max_workers=len(groups) or 1) as pool:
+        codes = {s: code for result in pool.map(one, groups) for s, code in sorted(result.items())}
+    failed = [s for s in students if codes[s]]
+    if failed:      # once more, alone: a run that lost a race for the gradebook (one writer at a time) gets a retry
+        codes.update(one(failed))
+    return codes
 
-# %% ../nbs/90_assignments.ipynb #c44389cd
+
+def _gradebook(course):
+    "nbgrader's gradebook of the course (the default database `gradebook.db`, course id as in `write_config`)."
+    from nbgrader.api import Gradebook
+    return Gradebook(f"sqlite:///{Path(course).resolve() / 'gradebook.db'}", "ldpbook")
+
+# %% ../nbs/90_assignments.ipynb #71ba86ad
 def function_scores(course, assignment: str) -> list[dict]:
     "Points per student and function from the course's gradebook: the graded cells grouped by the function they test."
-    from nbgrader.api import Gradebook
     rows = {}
-    with Gradebook(f"sqlite:///{Path(course).resolve() / 'gradebook.db'}", "ldpbook") as book:
+    with _gradebook(course) as book:
         for submission in book.find_assignment(assignment).submissions:
             for notebook in submission.notebooks:
                 for grade in notebook.grades:
@@ -494,7 +522,42 @@ def write_scores(rows, path) -> Path:
         writer.writerows(rows)
     return path
 
-# %% ../nbs/90_assignments.ipynb #5897c313
+# %% ../nbs/90_assignments.ipynb #b4fa7adc
+KERNEL_NAMES = frozenset({"get_ipython", "__import__", "importlib", "sys", "os", "subprocess", "shutil", "builtins",
+                          "__builtins__", "globals", "exec", "eval", "compile", "atexit", "signal", "ctypes",
+                          "inspect", "gc", "open", "socket", "threading", "multiprocessing"})
+
+
+def kernel_access(source: str) -> list[str]:
+    """The names in a cell's code that reach beyond the function being written (the kernel, the interpreter,
+    files, processes), plus `%magic` and `!shell` lines; ['syntax error'] if the code does not parse."""
+    lines = source.splitlines()
+    flagged = {"magic or shell line"} if any(l.lstrip().startswith(("%", "!")) for l in lines) else set()
+    try:
+        tree = ast.parse("\n".join(l for l in lines if not l.lstrip().startswith(("%", "!"))))
+    except SyntaxError:
+        return sorted(flagged | {"syntax error"})
+    modules = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names} | \
+              {(n.module or "").split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    return sorted(flagged | ((_names_used(tree) | modules) & KERNEL_NAMES))
+
+
+def review(course, assignment: str) -> list[dict]:
+    """Every code cell a student changed or added (compared with the release) that uses `KERNEL_NAMES`: a list
+    to read before trusting the grades. A static scan: it finds the casual attempts, not every one."""
+    course = Path(course)
+    released = {c.source for p in (course / "release" / assignment).glob("*.ipynb")
+                for c in nbformat.read(p, as_version=4).cells}
+    found = []
+    for path in sorted(course.glob(f"submitted/*/{assignment}/*.ipynb")):
+        for index, cell in enumerate(nbformat.read(path, as_version=4).cells):
+            names = kernel_access(cell.source) if cell.cell_type == "code" and cell.source not in released else []
+            if names:
+                found.append({"student": path.parent.parent.name, "notebook": path.name, "cell": index,
+                              "names": ", ".join(names)})
+    return found
+
+# %% ../nbs/90_assignments.ipynb #9c04d00e
 @dataclass(frozen=True)
 class CheckRow:
     "One row of a self-check: a function (its graded cells) or a cell that could not run."
@@ -526,7 +589,7 @@ def _has_code(source: str) -> bool:
     "True if a cell holds more than comments (a hidden test, in a student's copy, holds only its title)."
     return any(l.strip() and not l.lstrip().startswith("#") for l in source.splitlines())
 
-# %% ../nbs/90_assignments.ipynb #746d9da2
+# %% ../nbs/90_assignments.ipynb #7f4e4bd4
 def check(notebook, timeout: int = 60) -> list[CheckRow]:
     """Run a student's notebook top to bottom in a fresh kernel, as nbgrader would, and grade its visible tests.
 
@@ -553,7 +616,7 @@ def check(notebook, timeout: int = 60) -> list[CheckRow]:
         dead = f"the kernel died: {str(err).splitlines()[0]}"
     return _check_rows(nb, replies, dead)
 
-# %% ../nbs/90_assignments.ipynb #f4aec9c6
+# %% ../nbs/90_assignments.ipynb #24d46355
 def _check_rows(nb, replies: dict, dead: str = "") -> list[CheckRow]:
     "Group the executed cells into function rows (graded cells) and ERROR rows (anything else that failed)."
     rows, tests = [], {}
@@ -576,7 +639,7 @@ def _check_rows(nb, replies: dict, dead: str = "") -> list[CheckRow]:
             sum(p for _, p, _ in cells), "FAIL" if failures else "PASS", failures[0] if failures else ""))
     return rows
 
-# %% ../nbs/90_assignments.ipynb #ff6e25e5
+# %% ../nbs/90_assignments.ipynb #adcf8953
 def check_table(notebook_name: str, rows) -> str:
     "The self-check as a plain-text table, functions first, then ERROR rows."
     head = f"{'function or cell':26s} {'tests':>7s} {'points':>11s}  result  first failure"
@@ -596,7 +659,7 @@ def check_exit_code(rows) -> int:
 
 # %% ../nbs/90_assignments.ipynb #c018-3b81e1ce
 def main(argv=None) -> int:
-    "Command line: `python -m ldpbook.assignments make|autograde|scores|check ...`."
+    "Command line: `python -m ldpbook.assignments make|autograde|scores|review|check ...`."
     import argparse
     parser = argparse.ArgumentParser(prog="python -m ldpbook.assignments",
                                      description="Make nbgrader assignments from chapters; grade and check them.")
@@ -618,6 +681,9 @@ def main(argv=None) -> int:
     scores.add_argument("name", help="the assignment name")
     scores.add_argument("--course", required=True, help="the nbgrader course folder")
     scores.add_argument("--out", default="-", help="CSV file (default: standard output)")
+    rev = sub.add_parser("review", help="list submitted cells that reach the kernel, files or processes")
+    rev.add_argument("name", help="the assignment name")
+    rev.add_argument("--course", required=True, help="the nbgrader course folder")
     chk = sub.add_parser("check", help="run your notebook as the grader would and show its visible tests")
     chk.add_argument("notebook", help="the assignment notebook")
     chk.add_argument("--timeout", type=int, default=60, help="seconds per cell (default 60)")
@@ -628,7 +694,7 @@ def main(argv=None) -> int:
         print(f"error: {err}", file=sys.stderr)
         return EXIT_USAGE
 
-# %% ../nbs/90_assignments.ipynb #ed57c998
+# %% ../nbs/90_assignments.ipynb #c1f060a3
 def _make_command(args) -> int:
     target = make_assignment(args.chapter, args.functions, args.course, name=args.name,
                              hidden_tests=args.hidden_tests, with_checks=args.with_checks, timeout=args.timeout)
@@ -656,6 +722,14 @@ def _scores_command(args) -> int:
     return 0
 
 
+def _review_command(args) -> int:
+    found = review(args.course, args.name)
+    for row in found:
+        print(f"{row['student']:24s} {row['notebook']} cell {row['cell']}: {row['names']}")
+    print(f"{len(found)} cell(s) to read" if found else "nothing to review")
+    return 1 if found else 0
+
+
 def _check_command(args) -> int:
     path = Path(args.notebook)
     if not path.is_file():
@@ -670,7 +744,7 @@ def _check_command(args) -> int:
 
 
 _COMMANDS = {"make": _make_command, "autograde": _autograde_command, "scores": _scores_command,
-             "check": _check_command}
+             "review": _review_command, "check": _check_command}
 
 # %% ../nbs/90_assignments.ipynb #c019-79b7706c
 if __name__ == "__main__" and "ipykernel" not in sys.modules:

@@ -296,3 +296,10 @@ def test_with_checks_and_a_chapter_graded_with_its_ordinary_tests(tmp_path):
     lean = nbformat.read(make_assignment(ROOT / "nbs" / "00_foundations.ipynb", "randomized_response",
                                          tmp_path / "lean"), as_version=4)
     assert all(_meta(c) for c in lean.cells if c.cell_type == "code")           # no ungraded code by default
+
+
+def test_grading_scope_moves_standard_error_to_standard_output(capsys):
+    with grading_scope({}, "closeness", own=()):
+        print("a warning", file=sys.stderr)
+    captured = capsys.readouterr()
+    assert "a warning" in captured.out and captured.err == ""

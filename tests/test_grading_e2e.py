@@ -4,14 +4,13 @@ Assignments from chapter 1 (`optimal_mechanism`, `spr_channel`) and chapter 4 (`
 `dp_permutation_test`); `nbgrader generate_assignment`; six kinds of submission (the untouched release; a correct
 one; Laplace noise of scale 4/eps instead of 8/eps; an off-by-one in `dp_pvalue`, the helper that
 `dp_permutation_test` calls; an infinite loop in `spr_channel`; the noise bug plus tampering: a test cell edited,
-another deleted, and `set_custom_exc` installed); `autograde --jobs 2` with a short timeout; `nbgrader export`.
+another deleted, and `set_custom_exc` installed); `autograde` with `jobs=2` and a short timeout; `nbgrader export`.
 The bugs are written as wrappers around the reference functions so that they stay the same bug whatever the
 chapters' internals become. nbgrader runs with its own HOME, Jupyter and IPython folders: no user configuration
 enters.
 """
 import csv
 import os
-import sys
 from pathlib import Path
 
 import nbformat
@@ -150,3 +149,9 @@ def test_hidden_tests_are_out_of_the_release_and_back_for_grading(graded):
     hidden = "test_dp_pvalue_threshold_events_are_private()"
     assert not any(hidden in c.source for c in release.cells)
     assert any(hidden in c.source for c in autograded.cells)
+
+
+def test_review_points_at_the_tampering_only(graded):
+    course, _, _, _ = graded
+    assert {row["student"] for row in assignments.review(course, "hw4")} == {"tamper"}
+    assert assignments.review(course, "hw1") == []

@@ -27,8 +27,8 @@ except ImportError as err:                                      # pragma: no cov
 __all__ = ['CONFIG', 'KERNEL_NAMES', 'EXIT_PASS', 'EXIT_FAIL', 'EXIT_USAGE', 'EXIT_ERROR', 'is_export_cell', 'chapter_module',
            'exported_functions', 'own_helpers', 'mark_solutions', 'remove_solutions', 'GradedTest', 'graded_tests',
            'grading_scope', 'graded_cell', 'chapter_tests', 'chapter_cells', 'instructions', 'write_config',
-           'make_assignment', 'nbgrader', 'autograde', 'function_scores', 'write_scores', 'kernel_access', 'review',
-           'CheckRow', 'check', 'check_table', 'check_exit_code', 'main']
+           'configured_timeout', 'make_assignment', 'nbgrader', 'autograde', 'function_scores', 'write_scores',
+           'kernel_access', 'review', 'CheckRow', 'check', 'check_table', 'check_exit_code', 'main']
 
 # %% ../nbs/90_assignments.ipynb #c004-0a95ab76
 _DIRECTIVE = re.compile(r"^\s*#\|\s*(\w+)\s*(.*)$")
@@ -68,7 +68,7 @@ def exported_functions(nb) -> list[str]:
             names += [node.name for node in ast.parse(cell.source).body if isinstance(node, ast.FunctionDef)]
     return names
 
-# %% ../nbs/90_assignments.ipynb #6fbafaef
+# %% ../nbs/90_assignments.ipynb #647d82d8
 def _names_used(node) -> set:
     "Every identifier a syntax tree mentions (names and attribute names)."
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} | \
@@ -144,7 +144,7 @@ def remove_solutions(markdown: str) -> str:
     "Delete every `{solution}` directive block (backtick or colon fence) from a markdown cell."
     return _SOLUTION.sub("", markdown)
 
-# %% ../nbs/90_assignments.ipynb #ec82e247
+# %% ../nbs/90_assignments.ipynb #50bdf1d0
 @dataclass(frozen=True)
 class GradedTest:
     "One test turned into an autograded cell: the function it grades, its points, and the code of the cell."
@@ -266,7 +266,7 @@ def _shell():
         return None
     return get_ipython()
 
-# %% ../nbs/90_assignments.ipynb #12ed6fdd
+# %% ../nbs/90_assignments.ipynb #40e2f6d0
 def _nbgrader_metadata(grade_id: str, *, solution=False, grade=False, locked=False, points=None) -> dict:
     "The `nbgrader` cell metadata (schema 3) for a solution, graded or read-only cell."
     meta = {"grade": grade, "grade_id": grade_id, "locked": locked, "schema_version": 3, "solution": solution}
@@ -289,7 +289,7 @@ def graded_cell(test: GradedTest, module: str, own) -> nbformat.NotebookNode:
                                             points=test.points))
     return cell
 
-# %% ../nbs/90_assignments.ipynb #b62dd51d
+# %% ../nbs/90_assignments.ipynb #f95d3cbf
 def _find_repo(start: Path) -> Path:
     "The project root (the folder holding settings.ini and tests/) at or above `start`."
     start = start.resolve()
@@ -309,7 +309,7 @@ def chapter_tests(repo: Path, module: str) -> list[Path]:
         sorted(p for p in (repo / "tests").glob("test_*.py") if pattern.search(p.read_text()))
     return [curated] * curated.exists() + ordinary
 
-# %% ../nbs/90_assignments.ipynb #d8d0d13a
+# %% ../nbs/90_assignments.ipynb #73544b97
 def _function_list(functions, nb, chapter: str) -> list[str]:
     "Validate the comma-separated (or listed) function names against the chapter's exported functions."
     wanted = [f.strip() for f in (functions.split(",") if isinstance(functions, str) else functions) if f.strip()]
@@ -346,7 +346,7 @@ def chapter_cells(nb, stubbed, with_checks: bool = False) -> list:
             cells.append(nbformat.v4.new_code_cell(cell.source))
     return cells
 
-# %% ../nbs/90_assignments.ipynb #2b381764
+# %% ../nbs/90_assignments.ipynb #ef01e237
 def instructions(name: str, chapter: str, module: str, plan: dict, given: dict, points: dict, timeout: int,
                  hidden: int) -> str:
     "The instructions cell: what to write, what is given, how it is graded and how to check it."
@@ -373,7 +373,7 @@ def instructions(name: str, chapter: str, module: str, plan: dict, given: dict, 
         notebook in a fresh kernel and prints a table per function (exit code 0 when every visible test passes).
         """).replace("{rows}", rows)
 
-# %% ../nbs/90_assignments.ipynb #6f99dd16
+# %% ../nbs/90_assignments.ipynb #ca3fc0b0
 CONFIG = "nbgrader_config.py"
 
 
@@ -391,6 +391,12 @@ def write_config(course: Path, timeout: int = 60) -> Path:
             c.OverwriteCells.add_missing_cells = True   # a test cell deleted by the student is put back and graded
             """))
     return path
+
+
+def configured_timeout(config: Path) -> int:
+    "The time per cell that a course's `nbgrader_config.py` sets (`c.Execute.timeout`; nbgrader's default is 30)."
+    found = re.findall(r"^\s*c\.(?:Execute|ExecutePreprocessor)\.timeout\s*=\s*(\d+)", Path(config).read_text(), re.M)
+    return int(found[-1]) if found else 30
 
 # %% ../nbs/90_assignments.ipynb #c008-fe448c5f
 def make_assignment(notebook, functions, course, *, name=None, hidden_tests=False, with_checks=False,
@@ -424,6 +430,8 @@ def make_assignment(notebook, functions, course, *, name=None, hidden_tests=Fals
     plan = {f: own_helpers(nb, f, wanted) for f in wanted}
     given = {f: sorted(h for h in _private_calls(nb, f) if h not in plan[f]) for f in wanted}
     points = {f: sum(t.points for t in graded if t.function == f) for f in wanted}
+    course.mkdir(parents=True, exist_ok=True)
+    timeout = configured_timeout(write_config(course, timeout))          # an existing configuration wins
     text = instructions(name, notebook.stem, module, plan, given, points, timeout, sum(t.hidden for t in graded))
     head = nbformat.v4.new_markdown_cell(text)
     head.metadata.update(_nbgrader_metadata("instructions", locked=True))
@@ -439,7 +447,6 @@ def make_assignment(notebook, functions, course, *, name=None, hidden_tests=Fals
     folder.mkdir(parents=True, exist_ok=True)
     target = folder / notebook.name
     nbformat.write(out, target)
-    write_config(course, timeout)
     return target
 
 
@@ -448,7 +455,7 @@ def _positive_int(value, name: str) -> int:
         raise ValueError(f"{name} must be a positive whole number of seconds")
     return int(value)
 
-# %% ../nbs/90_assignments.ipynb #b7b4d67f
+# %% ../nbs/90_assignments.ipynb #d77abef4
 def nbgrader(course, *args, env=None) -> subprocess.CompletedProcess:
     """Run `nbgrader ARGS` in the course folder with this Python; return the finished process (output captured).
 
@@ -497,7 +504,7 @@ def _gradebook(course):
     from nbgrader.api import Gradebook
     return Gradebook(f"sqlite:///{Path(course).resolve() / 'gradebook.db'}", "ldpbook")
 
-# %% ../nbs/90_assignments.ipynb #71ba86ad
+# %% ../nbs/90_assignments.ipynb #d881e139
 def function_scores(course, assignment: str) -> list[dict]:
     "Points per student and function from the course's gradebook: the graded cells grouped by the function they test."
     rows = {}
@@ -522,7 +529,7 @@ def write_scores(rows, path) -> Path:
         writer.writerows(rows)
     return path
 
-# %% ../nbs/90_assignments.ipynb #b4fa7adc
+# %% ../nbs/90_assignments.ipynb #155bf009
 KERNEL_NAMES = frozenset({"get_ipython", "__import__", "importlib", "sys", "os", "subprocess", "shutil", "builtins",
                           "__builtins__", "globals", "exec", "eval", "compile", "atexit", "signal", "ctypes",
                           "inspect", "gc", "open", "socket", "threading", "multiprocessing"})
@@ -541,7 +548,7 @@ def kernel_access(source: str) -> list[str]:
               {(n.module or "").split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
     return sorted(flagged | ((_names_used(tree) | modules) & KERNEL_NAMES))
 
-
+# %% ../nbs/90_assignments.ipynb #29b9352b
 def review(course, assignment: str) -> list[dict]:
     """Every code cell a student changed or added (compared with the release) that uses `KERNEL_NAMES`: a list
     to read before trusting the grades. A static scan: it finds the casual attempts, not every one."""
@@ -557,7 +564,7 @@ def review(course, assignment: str) -> list[dict]:
                               "names": ", ".join(names)})
     return found
 
-# %% ../nbs/90_assignments.ipynb #9c04d00e
+# %% ../nbs/90_assignments.ipynb #26d643c2
 @dataclass(frozen=True)
 class CheckRow:
     "One row of a self-check: a function (its graded cells) or a cell that could not run."
@@ -572,7 +579,7 @@ class CheckRow:
 
 EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_ERROR = 0, 1, 2, 3
 
-
+# %% ../nbs/90_assignments.ipynb #4b67147f
 def _error_text(cell, reply) -> str:
     "The first line of a cell's error, from its outputs or (a timeout) from the kernel's reply."
     errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
@@ -589,7 +596,7 @@ def _has_code(source: str) -> bool:
     "True if a cell holds more than comments (a hidden test, in a student's copy, holds only its title)."
     return any(l.strip() and not l.lstrip().startswith("#") for l in source.splitlines())
 
-# %% ../nbs/90_assignments.ipynb #7f4e4bd4
+# %% ../nbs/90_assignments.ipynb #4539d99e
 def check(notebook, timeout: int = 60) -> list[CheckRow]:
     """Run a student's notebook top to bottom in a fresh kernel, as nbgrader would, and grade its visible tests.
 
@@ -616,7 +623,7 @@ def check(notebook, timeout: int = 60) -> list[CheckRow]:
         dead = f"the kernel died: {str(err).splitlines()[0]}"
     return _check_rows(nb, replies, dead)
 
-# %% ../nbs/90_assignments.ipynb #24d46355
+# %% ../nbs/90_assignments.ipynb #5b4f9c97
 def _check_rows(nb, replies: dict, dead: str = "") -> list[CheckRow]:
     "Group the executed cells into function rows (graded cells) and ERROR rows (anything else that failed)."
     rows, tests = [], {}
@@ -639,7 +646,7 @@ def _check_rows(nb, replies: dict, dead: str = "") -> list[CheckRow]:
             sum(p for _, p, _ in cells), "FAIL" if failures else "PASS", failures[0] if failures else ""))
     return rows
 
-# %% ../nbs/90_assignments.ipynb #adcf8953
+# %% ../nbs/90_assignments.ipynb #93b03b9a
 def check_table(notebook_name: str, rows) -> str:
     "The self-check as a plain-text table, functions first, then ERROR rows."
     head = f"{'function or cell':26s} {'tests':>7s} {'points':>11s}  result  first failure"
@@ -694,11 +701,14 @@ def main(argv=None) -> int:
         print(f"error: {err}", file=sys.stderr)
         return EXIT_USAGE
 
-# %% ../nbs/90_assignments.ipynb #c1f060a3
+# %% ../nbs/90_assignments.ipynb #d085392f
 def _make_command(args) -> int:
     target = make_assignment(args.chapter, args.functions, args.course, name=args.name,
                              hidden_tests=args.hidden_tests, with_checks=args.with_checks, timeout=args.timeout)
     print(f"wrote {target}; next, in {args.course}: nbgrader generate_assignment {target.parent.name}")
+    timeout = configured_timeout(Path(args.course) / CONFIG)
+    if timeout != args.timeout:
+        print(f"note: the course's {CONFIG} keeps its time limit of {timeout} s per cell")
     return 0
 
 
@@ -710,7 +720,7 @@ def _autograde_command(args) -> int:
         raise ValueError(f"name: no submissions of {args.name!r} in {Path(args.course) / 'submitted'}")
     return 0 if all(code == 0 for code in codes.values()) else 1
 
-
+# %% ../nbs/90_assignments.ipynb #c6be3082
 def _scores_command(args) -> int:
     rows = function_scores(args.course, args.name)
     if args.out == "-":

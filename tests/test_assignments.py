@@ -216,10 +216,13 @@ def test_make_errors_are_one_line_with_exit_code_2(tmp_path):
     bad = cli("make", CHAPTER4, "--functions", "no_such_function", "--course", tmp_path)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "no_such_function" in bad.stderr
     for args, word in [(("--functions", " , "), "functions"), (("--functions", "dp_pvalue", "--name", "a b"), "name"),
-                       (("--functions", "figure2"), "no test exercises"),
                        (("--functions", "dp_pvalue", "--timeout", "0"), "timeout")]:
         run = cli("make", CHAPTER4, "--course", tmp_path, *args)
         assert run.returncode == 2 and word in run.stderr and run.stderr.count("\n") == 1, (args, run.stderr)
+    empty = tmp_path / "graded_none.py"
+    empty.write_text("def test_other():\n    assert True\n")
+    with pytest.raises(ValueError, match="no test exercises"):
+        make_assignment(CHAPTER4, "dp_pvalue", tmp_path, tests=[empty])
     plain = tmp_path / "plain.ipynb"
     nbformat.write(nbformat.v4.new_notebook(), plain)
     run = cli("make", plain, "--functions", "f", "--course", tmp_path)
@@ -303,3 +306,13 @@ def test_grading_scope_moves_standard_error_to_standard_output(capsys):
         print("a warning", file=sys.stderr)
     captured = capsys.readouterr()
     assert "a warning" in captured.out and captured.err == ""
+
+
+def test_a_second_assignment_keeps_the_course_time_limit(made):
+    course, _ = made
+    run = cli("make", CHAPTER4, "--functions", "dp_pvalue", "--course", course, "--name", "hw4b", "--timeout", "5")
+    assert run.returncode == 0, run.stderr
+    assert "keeps its time limit of 45 s" in run.stdout
+    nb = nbformat.read(course / "source" / "hw4b" / CHAPTER4.name, as_version=4)
+    assert "at\nmost 45 s" in nb.cells[0].source or "most 45 s" in nb.cells[0].source.replace("\n", " ")
+    assert "c.Execute.timeout = 45" in (course / "nbgrader_config.py").read_text()

@@ -68,7 +68,7 @@ def exported_functions(nb) -> list[str]:
             names += [node.name for node in ast.parse(cell.source).body if isinstance(node, ast.FunctionDef)]
     return names
 
-# %% ../nbs/90_assignments.ipynb #647d82d8
+# %% ../nbs/90_assignments.ipynb #5648bcca
 def _names_used(node) -> set:
     "Every identifier a syntax tree mentions (names and attribute names)."
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} | \
@@ -144,7 +144,7 @@ def remove_solutions(markdown: str) -> str:
     "Delete every `{solution}` directive block (backtick or colon fence) from a markdown cell."
     return _SOLUTION.sub("", markdown)
 
-# %% ../nbs/90_assignments.ipynb #50bdf1d0
+# %% ../nbs/90_assignments.ipynb #68838721
 @dataclass(frozen=True)
 class GradedTest:
     "One test turned into an autograded cell: the function it grades, its points, and the code of the cell."
@@ -266,7 +266,7 @@ def _shell():
         return None
     return get_ipython()
 
-# %% ../nbs/90_assignments.ipynb #40e2f6d0
+# %% ../nbs/90_assignments.ipynb #9ea6e1cf
 def _nbgrader_metadata(grade_id: str, *, solution=False, grade=False, locked=False, points=None) -> dict:
     "The `nbgrader` cell metadata (schema 3) for a solution, graded or read-only cell."
     meta = {"grade": grade, "grade_id": grade_id, "locked": locked, "schema_version": 3, "solution": solution}
@@ -289,7 +289,7 @@ def graded_cell(test: GradedTest, module: str, own) -> nbformat.NotebookNode:
                                             points=test.points))
     return cell
 
-# %% ../nbs/90_assignments.ipynb #f95d3cbf
+# %% ../nbs/90_assignments.ipynb #c4acfe2c
 def _find_repo(start: Path) -> Path:
     "The project root (the folder holding settings.ini and tests/) at or above `start`."
     start = start.resolve()
@@ -309,7 +309,7 @@ def chapter_tests(repo: Path, module: str) -> list[Path]:
         sorted(p for p in (repo / "tests").glob("test_*.py") if pattern.search(p.read_text()))
     return [curated] * curated.exists() + ordinary
 
-# %% ../nbs/90_assignments.ipynb #73544b97
+# %% ../nbs/90_assignments.ipynb #1d380efe
 def _function_list(functions, nb, chapter: str) -> list[str]:
     "Validate the comma-separated (or listed) function names against the chapter's exported functions."
     wanted = [f.strip() for f in (functions.split(",") if isinstance(functions, str) else functions) if f.strip()]
@@ -346,7 +346,7 @@ def chapter_cells(nb, stubbed, with_checks: bool = False) -> list:
             cells.append(nbformat.v4.new_code_cell(cell.source))
     return cells
 
-# %% ../nbs/90_assignments.ipynb #ef01e237
+# %% ../nbs/90_assignments.ipynb #ad7879f3
 def instructions(name: str, chapter: str, module: str, plan: dict, given: dict, points: dict, timeout: int,
                  hidden: int) -> str:
     "The instructions cell: what to write, what is given, how it is graded and how to check it."
@@ -373,7 +373,7 @@ def instructions(name: str, chapter: str, module: str, plan: dict, given: dict, 
         notebook in a fresh kernel and prints a table per function (exit code 0 when every visible test passes).
         """).replace("{rows}", rows)
 
-# %% ../nbs/90_assignments.ipynb #ca3fc0b0
+# %% ../nbs/90_assignments.ipynb #42856ad1
 CONFIG = "nbgrader_config.py"
 
 
@@ -455,7 +455,7 @@ def _positive_int(value, name: str) -> int:
         raise ValueError(f"{name} must be a positive whole number of seconds")
     return int(value)
 
-# %% ../nbs/90_assignments.ipynb #d77abef4
+# %% ../nbs/90_assignments.ipynb #cf92d369
 def nbgrader(course, *args, env=None) -> subprocess.CompletedProcess:
     """Run `nbgrader ARGS` in the course folder with this Python; return the finished process (output captured).
 
@@ -504,7 +504,7 @@ def _gradebook(course):
     from nbgrader.api import Gradebook
     return Gradebook(f"sqlite:///{Path(course).resolve() / 'gradebook.db'}", "ldpbook")
 
-# %% ../nbs/90_assignments.ipynb #d881e139
+# %% ../nbs/90_assignments.ipynb #60f016a3
 def function_scores(course, assignment: str) -> list[dict]:
     "Points per student and function from the course's gradebook: the graded cells grouped by the function they test."
     rows = {}
@@ -529,7 +529,7 @@ def write_scores(rows, path) -> Path:
         writer.writerows(rows)
     return path
 
-# %% ../nbs/90_assignments.ipynb #155bf009
+# %% ../nbs/90_assignments.ipynb #d27310eb
 KERNEL_NAMES = frozenset({"get_ipython", "__import__", "importlib", "sys", "os", "subprocess", "shutil", "builtins",
                           "__builtins__", "globals", "exec", "eval", "compile", "atexit", "signal", "ctypes",
                           "inspect", "gc", "open", "socket", "threading", "multiprocessing"})
@@ -548,7 +548,7 @@ def kernel_access(source: str) -> list[str]:
               {(n.module or "").split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
     return sorted(flagged | ((_names_used(tree) | modules) & KERNEL_NAMES))
 
-# %% ../nbs/90_assignments.ipynb #29b9352b
+# %% ../nbs/90_assignments.ipynb #ceee23a2
 def review(course, assignment: str) -> list[dict]:
     """Every code cell a student changed or added (compared with the release) that uses `KERNEL_NAMES`: a list
     to read before trusting the grades. A static scan: it finds the casual attempts, not every one."""
@@ -564,7 +564,7 @@ def review(course, assignment: str) -> list[dict]:
                               "names": ", ".join(names)})
     return found
 
-# %% ../nbs/90_assignments.ipynb #26d643c2
+# %% ../nbs/90_assignments.ipynb #da8a034c
 @dataclass(frozen=True)
 class CheckRow:
     "One row of a self-check: a function (its graded cells) or a cell that could not run."
@@ -579,7 +579,7 @@ class CheckRow:
 
 EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_ERROR = 0, 1, 2, 3
 
-# %% ../nbs/90_assignments.ipynb #4b67147f
+# %% ../nbs/90_assignments.ipynb #b8503830
 def _error_text(cell, reply) -> str:
     "The first line of a cell's error, from its outputs or (a timeout) from the kernel's reply."
     errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
@@ -596,7 +596,7 @@ def _has_code(source: str) -> bool:
     "True if a cell holds more than comments (a hidden test, in a student's copy, holds only its title)."
     return any(l.strip() and not l.lstrip().startswith("#") for l in source.splitlines())
 
-# %% ../nbs/90_assignments.ipynb #4539d99e
+# %% ../nbs/90_assignments.ipynb #49fd1bf2
 def check(notebook, timeout: int = 60) -> list[CheckRow]:
     """Run a student's notebook top to bottom in a fresh kernel, as nbgrader would, and grade its visible tests.
 
@@ -623,7 +623,7 @@ def check(notebook, timeout: int = 60) -> list[CheckRow]:
         dead = f"the kernel died: {str(err).splitlines()[0]}"
     return _check_rows(nb, replies, dead)
 
-# %% ../nbs/90_assignments.ipynb #5b4f9c97
+# %% ../nbs/90_assignments.ipynb #7cf48673
 def _check_rows(nb, replies: dict, dead: str = "") -> list[CheckRow]:
     "Group the executed cells into function rows (graded cells) and ERROR rows (anything else that failed)."
     rows, tests = [], {}
@@ -646,7 +646,7 @@ def _check_rows(nb, replies: dict, dead: str = "") -> list[CheckRow]:
             sum(p for _, p, _ in cells), "FAIL" if failures else "PASS", failures[0] if failures else ""))
     return rows
 
-# %% ../nbs/90_assignments.ipynb #93b03b9a
+# %% ../nbs/90_assignments.ipynb #7c37f1e3
 def check_table(notebook_name: str, rows) -> str:
     "The self-check as a plain-text table, functions first, then ERROR rows."
     head = f"{'function or cell':26s} {'tests':>7s} {'points':>11s}  result  first failure"
@@ -701,7 +701,7 @@ def main(argv=None) -> int:
         print(f"error: {err}", file=sys.stderr)
         return EXIT_USAGE
 
-# %% ../nbs/90_assignments.ipynb #d085392f
+# %% ../nbs/90_assignments.ipynb #b6cec812
 def _make_command(args) -> int:
     target = make_assignment(args.chapter, args.functions, args.course, name=args.name,
                              hidden_tests=args.hidden_tests, with_checks=args.with_checks, timeout=args.timeout)
@@ -720,7 +720,7 @@ def _autograde_command(args) -> int:
         raise ValueError(f"name: no submissions of {args.name!r} in {Path(args.course) / 'submitted'}")
     return 0 if all(code == 0 for code in codes.values()) else 1
 
-# %% ../nbs/90_assignments.ipynb #c6be3082
+# %% ../nbs/90_assignments.ipynb #35fb1d59
 def _scores_command(args) -> int:
     rows = function_scores(args.course, args.name)
     if args.out == "-":

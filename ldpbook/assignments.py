@@ -26,9 +26,9 @@ except ImportError as err:                                      # pragma: no cov
 # %% auto #0
 __all__ = ['CONFIG', 'KERNEL_NAMES', 'EXIT_PASS', 'EXIT_FAIL', 'EXIT_USAGE', 'EXIT_ERROR', 'is_export_cell', 'chapter_module',
            'exported_functions', 'own_helpers', 'mark_solutions', 'remove_solutions', 'GradedTest', 'graded_tests',
-           'grading_scope', 'graded_cell', 'chapter_tests', 'chapter_cells', 'instructions', 'write_config',
-           'configured_timeout', 'make_assignment', 'nbgrader', 'autograde', 'function_scores', 'write_scores',
-           'kernel_access', 'review', 'CheckRow', 'check', 'check_table', 'check_exit_code', 'main']
+           'graded_checks', 'grading_scope', 'graded_cell', 'chapter_tests', 'chapter_cells', 'instructions',
+           'write_config', 'configured_timeout', 'make_assignment', 'nbgrader', 'autograde', 'function_scores',
+           'write_scores', 'kernel_access', 'review', 'CheckRow', 'check', 'check_table', 'check_exit_code', 'main']
 
 # %% ../nbs/90_assignments.ipynb #c004-0a95ab76
 _DIRECTIVE = re.compile(r"^\s*#\|\s*(\w+)\s*(.*)$")
@@ -68,7 +68,7 @@ def exported_functions(nb) -> list[str]:
             names += [node.name for node in ast.parse(cell.source).body if isinstance(node, ast.FunctionDef)]
     return names
 
-# %% ../nbs/90_assignments.ipynb #5648bcca
+# %% ../nbs/90_assignments.ipynb #f57a1c07
 def _names_used(node) -> set:
     "Every identifier a syntax tree mentions (names and attribute names)."
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} | \
@@ -144,7 +144,7 @@ def remove_solutions(markdown: str) -> str:
     "Delete every `{solution}` directive block (backtick or colon fence) from a markdown cell."
     return _SOLUTION.sub("", markdown)
 
-# %% ../nbs/90_assignments.ipynb #68838721
+# %% ../nbs/90_assignments.ipynb #40b5ede8
 @dataclass(frozen=True)
 class GradedTest:
     "One test turned into an autograded cell: the function it grades, its points, and the code of the cell."
@@ -217,6 +217,48 @@ def graded_tests(test_file: Path, module: str, functions, hidden_tests: bool = F
         hidden = {name for f, name in last.items() if count[f] >= 2}
     return [GradedTest(f, name, points, hidden_tests and name in hidden, code) for f, name, points, code in found]
 
+# %% ../nbs/90_assignments.ipynb #a575e894
+def _free_names(tree) -> set:
+    "The names a piece of code reads without defining them itself (builtins excluded)."
+    import builtins
+    defined = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+    defined |= {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+    defined |= {n.arg for n in ast.walk(tree) if isinstance(n, ast.arg)}
+    defined |= {(a.asname or a.name).split(".")[0] for n in ast.walk(tree)
+                if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
+    loaded = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    return loaded - defined - set(dir(builtins))
+
+
+def graded_checks(nb, functions) -> list[GradedTest]:
+    """The chapter's check cells that can be graded cells (1 point each): a cell that mentions exactly one of
+    `functions` and needs nothing but its own names, the module's and builtins, so that it runs on its own."""
+    module_names = {n for node in _export_statements(nb) for n in _names_defined(node)}
+    found = []
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type != "code" or _directives(cell.source) or \
+                any(l.lstrip().startswith(("%", "!")) for l in cell.source.splitlines()):
+            continue
+        try:
+            tree = ast.parse(cell.source)
+        except SyntaxError:                    # IPython syntax (`x?`, a trailing `;` is fine): not a graded check
+            continue
+        targets = _names_used(tree) & set(functions)
+        if len(targets) == 1 and _free_names(tree) <= module_names:
+            name = f"check_cell_{index}"
+            code = f"def {name}():\n" + textwrap.indent(cell.source.strip("\n"), "    ")
+            found.append(GradedTest(targets.pop(), name, 1, False, code))
+    return found
+
+
+def _names_defined(node) -> set:
+    "The module-level names one top-level statement defines."
+    if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+        return {node.name}
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return {(a.asname or a.name).split(".")[0] for a in node.names}
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+
 # %% ../nbs/90_assignments.ipynb #c014-1bf2e4ce
 _SWAPPED = object()
 
@@ -266,7 +308,7 @@ def _shell():
         return None
     return get_ipython()
 
-# %% ../nbs/90_assignments.ipynb #9ea6e1cf
+# %% ../nbs/90_assignments.ipynb #6d3046e7
 def _nbgrader_metadata(grade_id: str, *, solution=False, grade=False, locked=False, points=None) -> dict:
     "The `nbgrader` cell metadata (schema 3) for a solution, graded or read-only cell."
     meta = {"grade": grade, "grade_id": grade_id, "locked": locked, "schema_version": 3, "solution": solution}
@@ -289,7 +331,7 @@ def graded_cell(test: GradedTest, module: str, own) -> nbformat.NotebookNode:
                                             points=test.points))
     return cell
 
-# %% ../nbs/90_assignments.ipynb #c4acfe2c
+# %% ../nbs/90_assignments.ipynb #137ec4d9
 def _find_repo(start: Path) -> Path:
     "The project root (the folder holding settings.ini and tests/) at or above `start`."
     start = start.resolve()
@@ -309,7 +351,7 @@ def chapter_tests(repo: Path, module: str) -> list[Path]:
         sorted(p for p in (repo / "tests").glob("test_*.py") if pattern.search(p.read_text()))
     return [curated] * curated.exists() + ordinary
 
-# %% ../nbs/90_assignments.ipynb #1d380efe
+# %% ../nbs/90_assignments.ipynb #be216de2
 def _function_list(functions, nb, chapter: str) -> list[str]:
     "Validate the comma-separated (or listed) function names against the chapter's exported functions."
     wanted = [f.strip() for f in (functions.split(",") if isinstance(functions, str) else functions) if f.strip()]
@@ -346,7 +388,7 @@ def chapter_cells(nb, stubbed, with_checks: bool = False) -> list:
             cells.append(nbformat.v4.new_code_cell(cell.source))
     return cells
 
-# %% ../nbs/90_assignments.ipynb #ad7879f3
+# %% ../nbs/90_assignments.ipynb #88d51f32
 def instructions(name: str, chapter: str, module: str, plan: dict, given: dict, points: dict, timeout: int,
                  hidden: int) -> str:
     "The instructions cell: what to write, what is given, how it is graded and how to check it."
@@ -373,7 +415,7 @@ def instructions(name: str, chapter: str, module: str, plan: dict, given: dict, 
         notebook in a fresh kernel and prints a table per function (exit code 0 when every visible test passes).
         """).replace("{rows}", rows)
 
-# %% ../nbs/90_assignments.ipynb #42856ad1
+# %% ../nbs/90_assignments.ipynb #a21ec7bb
 CONFIG = "nbgrader_config.py"
 
 
@@ -400,14 +442,15 @@ def configured_timeout(config: Path) -> int:
 
 # %% ../nbs/90_assignments.ipynb #c008-fe448c5f
 def make_assignment(notebook, functions, course, *, name=None, hidden_tests=False, with_checks=False,
-                    timeout=60, tests=None) -> Path:
+                    timeout=60, tests=None, checks_graded=False) -> Path:
     """Write an nbgrader source assignment made from a chapter into `course/source/<name>/`.
 
     Each function in `functions` (and each private helper only it uses) keeps its signature and docstring, with
     its body between `### BEGIN SOLUTION` and `### END SOLUTION`; the rest of the chapter's code is read-only, the
     `{solution}` blocks are removed, an instructions cell comes first, and a *Graded tests* section last: one
     autograded cell per test that exercises exactly one assigned function (from `tests`, by default
-    `chapter_tests`), with points, some hidden when `hidden_tests`. Also writes `course/nbgrader_config.py`
+    `chapter_tests`), with points, some hidden when `hidden_tests`; with `checks_graded`, also the chapter's
+    check cells that `graded_checks` accepts. Also writes `course/nbgrader_config.py`
     with a `timeout` per cell if the course has none. Returns the path of the source notebook.
     """
     notebook, course = Path(notebook), Path(course)
@@ -423,6 +466,8 @@ def make_assignment(notebook, functions, course, *, name=None, hidden_tests=Fals
     for path in files:                   # a function keeps the tests of the first file that has some for it
         covered = {t.function for t in graded}
         graded += [t for t in graded_tests(path, module, wanted, hidden_tests) if t.function not in covered]
+    if checks_graded:
+        graded += graded_checks(nb, wanted)
     untested = [f for f in wanted if not any(t.function == f for t in graded)]
     if untested:
         raise ValueError(f"functions: no test exercises {untested} alone, so they cannot be graded "
@@ -455,7 +500,7 @@ def _positive_int(value, name: str) -> int:
         raise ValueError(f"{name} must be a positive whole number of seconds")
     return int(value)
 
-# %% ../nbs/90_assignments.ipynb #cf92d369
+# %% ../nbs/90_assignments.ipynb #6d8841e5
 def nbgrader(course, *args, env=None) -> subprocess.CompletedProcess:
     """Run `nbgrader ARGS` in the course folder with this Python; return the finished process (output captured).
 
@@ -504,7 +549,7 @@ def _gradebook(course):
     from nbgrader.api import Gradebook
     return Gradebook(f"sqlite:///{Path(course).resolve() / 'gradebook.db'}", "ldpbook")
 
-# %% ../nbs/90_assignments.ipynb #60f016a3
+# %% ../nbs/90_assignments.ipynb #811579a3
 def function_scores(course, assignment: str) -> list[dict]:
     "Points per student and function from the course's gradebook: the graded cells grouped by the function they test."
     rows = {}
@@ -529,7 +574,7 @@ def write_scores(rows, path) -> Path:
         writer.writerows(rows)
     return path
 
-# %% ../nbs/90_assignments.ipynb #d27310eb
+# %% ../nbs/90_assignments.ipynb #09ae0d13
 KERNEL_NAMES = frozenset({"get_ipython", "__import__", "importlib", "sys", "os", "subprocess", "shutil", "builtins",
                           "__builtins__", "globals", "exec", "eval", "compile", "atexit", "signal", "ctypes",
                           "inspect", "gc", "open", "socket", "threading", "multiprocessing"})
@@ -548,7 +593,7 @@ def kernel_access(source: str) -> list[str]:
               {(n.module or "").split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
     return sorted(flagged | ((_names_used(tree) | modules) & KERNEL_NAMES))
 
-# %% ../nbs/90_assignments.ipynb #ceee23a2
+# %% ../nbs/90_assignments.ipynb #e6d06757
 def review(course, assignment: str) -> list[dict]:
     """Every code cell a student changed or added (compared with the release) that uses `KERNEL_NAMES`: a list
     to read before trusting the grades. A static scan: it finds the casual attempts, not every one."""
@@ -564,7 +609,7 @@ def review(course, assignment: str) -> list[dict]:
                               "names": ", ".join(names)})
     return found
 
-# %% ../nbs/90_assignments.ipynb #da8a034c
+# %% ../nbs/90_assignments.ipynb #189b2742
 @dataclass(frozen=True)
 class CheckRow:
     "One row of a self-check: a function (its graded cells) or a cell that could not run."
@@ -579,7 +624,7 @@ class CheckRow:
 
 EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_ERROR = 0, 1, 2, 3
 
-# %% ../nbs/90_assignments.ipynb #b8503830
+# %% ../nbs/90_assignments.ipynb #31c16367
 def _error_text(cell, reply) -> str:
     "The first line of a cell's error, from its outputs or (a timeout) from the kernel's reply."
     errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
@@ -596,7 +641,7 @@ def _has_code(source: str) -> bool:
     "True if a cell holds more than comments (a hidden test, in a student's copy, holds only its title)."
     return any(l.strip() and not l.lstrip().startswith("#") for l in source.splitlines())
 
-# %% ../nbs/90_assignments.ipynb #49fd1bf2
+# %% ../nbs/90_assignments.ipynb #61505837
 def check(notebook, timeout: int = 60) -> list[CheckRow]:
     """Run a student's notebook top to bottom in a fresh kernel, as nbgrader would, and grade its visible tests.
 
@@ -623,7 +668,7 @@ def check(notebook, timeout: int = 60) -> list[CheckRow]:
         dead = f"the kernel died: {str(err).splitlines()[0]}"
     return _check_rows(nb, replies, dead)
 
-# %% ../nbs/90_assignments.ipynb #7cf48673
+# %% ../nbs/90_assignments.ipynb #d5674d64
 def _check_rows(nb, replies: dict, dead: str = "") -> list[CheckRow]:
     "Group the executed cells into function rows (graded cells) and ERROR rows (anything else that failed)."
     rows, tests = [], {}
@@ -646,7 +691,7 @@ def _check_rows(nb, replies: dict, dead: str = "") -> list[CheckRow]:
             sum(p for _, p, _ in cells), "FAIL" if failures else "PASS", failures[0] if failures else ""))
     return rows
 
-# %% ../nbs/90_assignments.ipynb #7c37f1e3
+# %% ../nbs/90_assignments.ipynb #c5e76378
 def check_table(notebook_name: str, rows) -> str:
     "The self-check as a plain-text table, functions first, then ERROR rows."
     head = f"{'function or cell':26s} {'tests':>7s} {'points':>11s}  result  first failure"
@@ -678,6 +723,8 @@ def main(argv=None) -> int:
     make.add_argument("--name", default=None, help="assignment name (default: the chapter's file name)")
     make.add_argument("--hidden-tests", action="store_true", help="hide some tests until grading")
     make.add_argument("--with-checks", action="store_true", help="keep the chapter's check cells as examples")
+    make.add_argument("--graded-checks", action="store_true",
+                      help="also grade the check cells that test one assigned function on their own (1 point each)")
     make.add_argument("--timeout", type=int, default=60, help="seconds per cell when grading (default 60)")
     grade = sub.add_parser("autograde", help="nbgrader autograde every submission, several students at a time")
     grade.add_argument("name", help="the assignment name")
@@ -701,10 +748,11 @@ def main(argv=None) -> int:
         print(f"error: {err}", file=sys.stderr)
         return EXIT_USAGE
 
-# %% ../nbs/90_assignments.ipynb #b6cec812
+# %% ../nbs/90_assignments.ipynb #9419b395
 def _make_command(args) -> int:
     target = make_assignment(args.chapter, args.functions, args.course, name=args.name,
-                             hidden_tests=args.hidden_tests, with_checks=args.with_checks, timeout=args.timeout)
+                             hidden_tests=args.hidden_tests, with_checks=args.with_checks, timeout=args.timeout,
+                             checks_graded=args.graded_checks)
     print(f"wrote {target}; next, in {args.course}: nbgrader generate_assignment {target.parent.name}")
     timeout = configured_timeout(Path(args.course) / CONFIG)
     if timeout != args.timeout:
@@ -720,7 +768,7 @@ def _autograde_command(args) -> int:
         raise ValueError(f"name: no submissions of {args.name!r} in {Path(args.course) / 'submitted'}")
     return 0 if all(code == 0 for code in codes.values()) else 1
 
-# %% ../nbs/90_assignments.ipynb #35fb1d59
+# %% ../nbs/90_assignments.ipynb #86591d13
 def _scores_command(args) -> int:
     rows = function_scores(args.course, args.name)
     if args.out == "-":

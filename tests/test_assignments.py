@@ -316,3 +316,16 @@ def test_a_second_assignment_keeps_the_course_time_limit(made):
     nb = nbformat.read(course / "source" / "hw4b" / CHAPTER4.name, as_version=4)
     assert "at\nmost 45 s" in nb.cells[0].source or "most 45 s" in nb.cells[0].source.replace("\n", " ")
     assert "c.Execute.timeout = 45" in (course / "nbgrader_config.py").read_text()
+
+
+def test_check_cells_that_stand_alone_can_be_graded(tmp_path):
+    toy = chapter("#| export\nimport math\n\ndef f(x):\n    return math.sqrt(x)\n\ndef g(x):\n    return x",
+                  "assert f(4) == 2", "y = 9", "assert f(y) == 3", "assert f(1) == g(1)", "%time f(1)",
+                  "[f(v) for v in range(3)]")
+    path = tmp_path / "toy.ipynb"
+    nbformat.write(toy, path)
+    source = make_assignment(path, "f", tmp_path / "course", tests=[], checks_graded=True)
+    graded = [c for c in nbformat.read(source, as_version=4).cells if _meta(c).get("grade")]
+    assert [_meta(c)["grade_id"] for c in graded] == ["f-check_cell_2", "f-check_cell_5", "f-check_cell_7"]
+    with pytest.raises(ValueError, match="no test exercises"):
+        make_assignment(path, "f,g", tmp_path / "course", tests=[], checks_graded=True)     # g has no check alone

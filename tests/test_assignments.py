@@ -329,3 +329,11 @@ def test_check_cells_that_stand_alone_can_be_graded(tmp_path):
     assert [_meta(c)["grade_id"] for c in graded] == ["f-check_cell_2", "f-check_cell_5", "f-check_cell_7"]
     with pytest.raises(ValueError, match="no test exercises"):
         make_assignment(path, "f,g", tmp_path / "course", tests=[], checks_graded=True)     # g has no check alone
+
+
+def test_course_commands_refuse_a_missing_gradebook_or_assignment(tmp_path):
+    for args in (("scores", "hw9", "--course", tmp_path), ("autograde", "hw9", "--course", tmp_path),
+                 ("review", "hw9", "--course", tmp_path)):
+        run = cli(*args)
+        assert run.returncode == 2 and run.stderr.count("\n") == 1, (args, run.stderr)
+    assert not (tmp_path / "gradebook.db").exists()                 # nothing created by asking

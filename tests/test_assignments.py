@@ -10,6 +10,7 @@ import textwrap
 from pathlib import Path
 
 import nbformat
+import numpy as np
 import pytest
 
 from ldpbook.assignments import (chapter_module, exported_functions, grading_scope, graded_tests, make_assignment,
@@ -337,3 +338,49 @@ def test_course_commands_refuse_a_missing_gradebook_or_assignment(tmp_path):
         run = cli(*args)
         assert run.returncode == 2 and run.stderr.count("\n") == 1, (args, run.stderr)
     assert not (tmp_path / "gradebook.db").exists()                 # nothing created by asking
+
+
+def _graded_module(stem):
+    spec = importlib.util.spec_from_file_location(stem, GRADING / f"{stem}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _null_symbols_last(p, q, eps, divergence="kl", ell=None, **params):
+    "optimal_mechanism with the symbols p = q = 0 moved from the first block (as documented) to the last."
+    import dataclasses
+    from ldpbook.spr import optimal_mechanism, spr_channel
+    mech = optimal_mechanism(p, q, eps, divergence, ell, **params)
+    null = {x for x in range(len(p)) if p[x] == 0 and q[x] == 0}
+    blocks = [tuple(x for x in block if x not in null) for block in mech.partition]
+    blocks[-1] += tuple(sorted(null))
+    blocks = [b for b in blocks if b]
+    return dataclasses.replace(mech, partition=tuple(blocks), channel=spr_channel(blocks, len(p), eps))
+
+
+def _mutants():
+    from ldpbook.closeness import dp_permutation_test, dp_pvalue
+    from ldpbook.spr import spr_channel, spr_mechanism
+    yield "graded_closeness", "dp_pvalue", lambda o, t, e, s, rng=None: dp_pvalue(o, t, 2 * e, s, rng), \
+        {"test_dp_pvalue_follows_the_documented_laplace_law", "test_dp_pvalue_threshold_events_are_private"}
+    yield "graded_closeness", "dp_pvalue", lambda o, t, e, s, rng=None: dp_pvalue(o, t, e, s, rng) - 1 / (len(t) + 1), \
+        {"test_dp_pvalue_without_noise_counts_ties_against_the_null"}
+    yield "graded_closeness", "dp_permutation_test", \
+        lambda x, y, eps, **kw: dp_permutation_test(x, y, np.inf, **kw), {"test_dp_permutation_test_is_private"}
+    yield "graded_spr", "optimal_mechanism", _null_symbols_last, {"test_optimal_mechanism_null_symbols_join_first_block"}
+    yield "graded_spr", "optimal_mechanism", lambda p, q, eps, divergence="kl", ell=None: spr_mechanism(
+        p, q, eps, [range(len(p) // 2), range(len(p) // 2, len(p))], divergence), \
+        {"test_optimal_mechanism_beats_every_partition"}
+    yield "graded_spr", "spr_channel", lambda blocks, k, eps: spr_channel(blocks, k, eps / 2), \
+        {"test_spr_channel_is_randomized_response_on_block_labels"}
+
+
+@pytest.mark.parametrize("stem, name, mutant, failing", list(_mutants()))
+def test_graded_tests_catch_planted_bugs(stem, name, mutant, failing):
+    "Each planted bug fails the graded tests named, through the public function only (the tests are not vacuous)."
+    module = _graded_module(stem)
+    setattr(module, name, mutant)
+    for test in failing:
+        with pytest.raises(AssertionError):
+            getattr(module, test)()

@@ -19,7 +19,7 @@ import pytest
 from ldpbook import assignments
 
 ROOT = Path(__file__).resolve().parents[1]
-TIMEOUT = 6                      # seconds per cell: every graded test takes well under a second on its own
+TIMEOUT = 8                      # seconds per cell: every graded test takes well under a second on its own
 
 NOISE_BUG = '''
 _reference_dp_pvalue = dp_pvalue

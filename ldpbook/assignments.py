@@ -68,7 +68,7 @@ def exported_functions(nb) -> list[str]:
             names += [node.name for node in ast.parse(cell.source).body if isinstance(node, ast.FunctionDef)]
     return names
 
-# %% ../nbs/90_assignments.ipynb #746ef2eb
+# %% ../nbs/90_assignments.ipynb #7bdc42b3
 def _names_used(node) -> set:
     "Every identifier a syntax tree mentions (names and attribute names)."
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} | \
@@ -144,7 +144,7 @@ def remove_solutions(markdown: str) -> str:
     "Delete every `{solution}` directive block (backtick or colon fence) from a markdown cell."
     return _SOLUTION.sub("", markdown)
 
-# %% ../nbs/90_assignments.ipynb #6327caec
+# %% ../nbs/90_assignments.ipynb #a67544e2
 @dataclass(frozen=True)
 class GradedTest:
     "One test turned into an autograded cell: the function it grades, its points, and the code of the cell."
@@ -217,7 +217,7 @@ def graded_tests(test_file: Path, module: str, functions, hidden_tests: bool = F
         hidden = {name for f, name in last.items() if count[f] >= 2}
     return [GradedTest(f, name, points, hidden_tests and name in hidden, code) for f, name, points, code in found]
 
-# %% ../nbs/90_assignments.ipynb #a6ed6e26
+# %% ../nbs/90_assignments.ipynb #c0201062
 def _free_names(tree) -> set:
     "The names a piece of code reads without defining them itself (builtins excluded)."
     import builtins
@@ -308,7 +308,7 @@ def _shell():
         return None
     return get_ipython()
 
-# %% ../nbs/90_assignments.ipynb #38f25776
+# %% ../nbs/90_assignments.ipynb #ed6b1d7c
 def _nbgrader_metadata(grade_id: str, *, solution=False, grade=False, locked=False, points=None) -> dict:
     "The `nbgrader` cell metadata (schema 3) for a solution, graded or read-only cell."
     meta = {"grade": grade, "grade_id": grade_id, "locked": locked, "schema_version": 3, "solution": solution}
@@ -331,7 +331,7 @@ def graded_cell(test: GradedTest, module: str, own) -> nbformat.NotebookNode:
                                             points=test.points))
     return cell
 
-# %% ../nbs/90_assignments.ipynb #b356189a
+# %% ../nbs/90_assignments.ipynb #d268e5b0
 def _find_repo(start: Path) -> Path:
     "The project root (the folder holding settings.ini and tests/) at or above `start`."
     start = start.resolve()
@@ -351,7 +351,7 @@ def chapter_tests(repo: Path, module: str) -> list[Path]:
         sorted(p for p in (repo / "tests").glob("test_*.py") if pattern.search(p.read_text()))
     return [curated] * curated.exists() + ordinary
 
-# %% ../nbs/90_assignments.ipynb #8a9be5c9
+# %% ../nbs/90_assignments.ipynb #7dd52550
 def _function_list(functions, nb, chapter: str) -> list[str]:
     "Validate the comma-separated (or listed) function names against the chapter's exported functions."
     wanted = [f.strip() for f in (functions.split(",") if isinstance(functions, str) else functions) if f.strip()]
@@ -388,7 +388,7 @@ def chapter_cells(nb, stubbed, with_checks: bool = False) -> list:
             cells.append(nbformat.v4.new_code_cell(cell.source))
     return cells
 
-# %% ../nbs/90_assignments.ipynb #2eb8e876
+# %% ../nbs/90_assignments.ipynb #74984e8b
 def instructions(name: str, chapter: str, module: str, plan: dict, given: dict, points: dict, timeout: int,
                  hidden: int) -> str:
     "The instructions cell: what to write, what is given, how it is graded and how to check it."
@@ -415,7 +415,7 @@ def instructions(name: str, chapter: str, module: str, plan: dict, given: dict, 
         notebook in a fresh kernel and prints a table per function (exit code 0 when every visible test passes).
         """).replace("{rows}", rows)
 
-# %% ../nbs/90_assignments.ipynb #5cccb9bd
+# %% ../nbs/90_assignments.ipynb #a8bb655e
 CONFIG = "nbgrader_config.py"
 
 
@@ -454,6 +454,8 @@ def make_assignment(notebook, functions, course, *, name=None, hidden_tests=Fals
     with a `timeout` per cell if the course has none. Returns the path of the source notebook.
     """
     notebook, course = Path(notebook), Path(course)
+    if not notebook.is_file():
+        raise FileNotFoundError(f"chapter: no file {notebook}")
     nb = nbformat.read(notebook, as_version=4)
     module = chapter_module(nb)
     wanted = _function_list(functions, nb, notebook.name)
@@ -495,12 +497,13 @@ def make_assignment(notebook, functions, course, *, name=None, hidden_tests=Fals
     return target
 
 
-def _positive_int(value, name: str) -> int:
+def _positive_int(value, name: str, unit: str = "seconds") -> int:
+    "Validate a positive whole number (of seconds, or of `unit`)."
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value) or value < 1:
-        raise ValueError(f"{name} must be a positive whole number of seconds")
+        raise ValueError(f"{name} must be a positive whole number of {unit}")
     return int(value)
 
-# %% ../nbs/90_assignments.ipynb #e46ef2f6
+# %% ../nbs/90_assignments.ipynb #8f310cda
 def nbgrader(course, *args, env=None) -> subprocess.CompletedProcess:
     """Run `nbgrader ARGS` in the course folder with this Python; return the finished process (output captured).
 
@@ -521,7 +524,7 @@ def autograde(course, assignment: str, *, jobs: int = 1, students=None, force: b
     their own. Returns {student: 0 if graded, else nbgrader's exit code (or 1)}.
     """
     course = Path(course)
-    jobs = _positive_int(jobs, "jobs")
+    jobs = _positive_int(jobs, "jobs", "processes")
     submitted = sorted(p.parent.name for p in course.glob(f"submitted/*/{assignment}") if p.is_dir())
     students = submitted if students is None else list(students)
     if not students:
@@ -554,7 +557,7 @@ def _gradebook(course):
         raise FileNotFoundError(f"course: no gradebook in {path.parent} (run nbgrader generate_assignment there first)")
     return Gradebook(f"sqlite:///{path}", "ldpbook")
 
-# %% ../nbs/90_assignments.ipynb #53d9d068
+# %% ../nbs/90_assignments.ipynb #89ffdc41
 def function_scores(course, assignment: str) -> list[dict]:
     "Points per student and function from the course's gradebook: the graded cells grouped by the function they test."
     from nbgrader.api import MissingEntry
@@ -584,7 +587,7 @@ def write_scores(rows, path) -> Path:
         writer.writerows(rows)
     return path
 
-# %% ../nbs/90_assignments.ipynb #17945110
+# %% ../nbs/90_assignments.ipynb #2ed0ee55
 KERNEL_NAMES = frozenset({"get_ipython", "__import__", "importlib", "sys", "os", "subprocess", "shutil", "builtins",
                           "__builtins__", "globals", "exec", "eval", "compile", "atexit", "signal", "ctypes",
                           "inspect", "gc", "open", "socket", "threading", "multiprocessing"})
@@ -603,7 +606,7 @@ def kernel_access(source: str) -> list[str]:
               {(n.module or "").split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
     return sorted(flagged | ((_names_used(tree) | modules) & KERNEL_NAMES))
 
-# %% ../nbs/90_assignments.ipynb #373c3f5f
+# %% ../nbs/90_assignments.ipynb #41a86866
 def review(course, assignment: str) -> list[dict]:
     """Every code cell a student changed or added (compared with the release) that uses `KERNEL_NAMES`: a list
     to read before trusting the grades. A static scan: it finds the casual attempts, not every one."""
@@ -621,7 +624,7 @@ def review(course, assignment: str) -> list[dict]:
                               "names": ", ".join(names)})
     return found
 
-# %% ../nbs/90_assignments.ipynb #4bc24c73
+# %% ../nbs/90_assignments.ipynb #c8f3b755
 @dataclass(frozen=True)
 class CheckRow:
     "One row of a self-check: a function (its graded cells) or a cell that could not run."
@@ -636,7 +639,7 @@ class CheckRow:
 
 EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_ERROR = 0, 1, 2, 3
 
-# %% ../nbs/90_assignments.ipynb #c3cb6011
+# %% ../nbs/90_assignments.ipynb #98c10c10
 def _error_text(cell, reply) -> str:
     "The first line of a cell's error, from its outputs or (a timeout) from the kernel's reply."
     errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
@@ -653,7 +656,7 @@ def _has_code(source: str) -> bool:
     "True if a cell holds more than comments (a hidden test, in a student's copy, holds only its title)."
     return any(l.strip() and not l.lstrip().startswith("#") for l in source.splitlines())
 
-# %% ../nbs/90_assignments.ipynb #80fba1b6
+# %% ../nbs/90_assignments.ipynb #6de791f2
 def check(notebook, timeout: int = 60) -> list[CheckRow]:
     """Run a student's notebook top to bottom in a fresh kernel, as nbgrader would, and grade its visible tests.
 
@@ -680,7 +683,7 @@ def check(notebook, timeout: int = 60) -> list[CheckRow]:
         dead = f"the kernel died: {str(err).splitlines()[0]}"
     return _check_rows(nb, replies, dead)
 
-# %% ../nbs/90_assignments.ipynb #0f76b062
+# %% ../nbs/90_assignments.ipynb #5c35f15a
 def _check_rows(nb, replies: dict, dead: str = "") -> list[CheckRow]:
     "Group the executed cells into function rows (graded cells) and ERROR rows (anything else that failed)."
     rows, tests = [], {}
@@ -703,7 +706,7 @@ def _check_rows(nb, replies: dict, dead: str = "") -> list[CheckRow]:
             sum(p for _, p, _ in cells), "FAIL" if failures else "PASS", failures[0] if failures else ""))
     return rows
 
-# %% ../nbs/90_assignments.ipynb #e5077ea5
+# %% ../nbs/90_assignments.ipynb #aa0086a9
 def check_table(notebook_name: str, rows) -> str:
     "The self-check as a plain-text table, functions first, then ERROR rows."
     head = f"{'function or cell':26s} {'tests':>7s} {'points':>11s}  result  first failure"
@@ -764,7 +767,7 @@ def main(argv=None) -> int:
         print(f"error: {err}", file=sys.stderr)
         return EXIT_USAGE
 
-# %% ../nbs/90_assignments.ipynb #7dd94579
+# %% ../nbs/90_assignments.ipynb #04dc8132
 def _make_command(args) -> int:
     target = make_assignment(args.chapter, args.functions, args.course, name=args.name,
                              hidden_tests=args.hidden_tests, with_checks=args.with_checks, timeout=args.timeout,
@@ -782,7 +785,7 @@ def _autograde_command(args) -> int:
         print(f"{student:24s} {'graded' if code == 0 else f'nbgrader failed (exit code {code})'}")
     return 0 if all(code == 0 for code in codes.values()) else 1
 
-# %% ../nbs/90_assignments.ipynb #9532ae76
+# %% ../nbs/90_assignments.ipynb #31724e0a
 def _scores_command(args) -> int:
     rows = function_scores(args.course, args.name)
     if args.out == "-":

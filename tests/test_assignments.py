@@ -224,6 +224,8 @@ def test_make_errors_are_one_line_with_exit_code_2(tmp_path):
     empty.write_text("def test_other():\n    assert True\n")
     with pytest.raises(ValueError, match="no test exercises"):
         make_assignment(CHAPTER4, "dp_pvalue", tmp_path, tests=[empty])
+    run = cli("make", tmp_path / "missing.ipynb", "--functions", "f", "--course", tmp_path)
+    assert run.returncode == 2 and "chapter: no file" in run.stderr
     plain = tmp_path / "plain.ipynb"
     nbformat.write(nbformat.v4.new_notebook(), plain)
     run = cli("make", plain, "--functions", "f", "--course", tmp_path)

@@ -4,29 +4,31 @@
 from __future__ import annotations
 
 import ast
-import json
+import csv
+import importlib
+import io
 import os
 import re
-import shutil
 import subprocess
 import sys
-import tempfile
-import xml.etree.ElementTree as ElementTree
-from dataclasses import dataclass, field
+import textwrap
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager, redirect_stderr
+from dataclasses import dataclass
 from pathlib import Path
 
 try:
     import nbformat
 except ImportError as err:                                      # pragma: no cover
-    raise ImportError("ldpbook.assignments needs nbformat, nbclient, ipykernel and pytest: "
+    raise ImportError("ldpbook.assignments needs the teaching extra (nbformat, nbclient, nbgrader): "
                       "pip install 'ldpbook[teaching]'") from err
 
-MANIFEST = "assignment.json"
-
 # %% auto #0
-__all__ = ['MANIFEST', 'is_export_cell', 'chapter_module', 'exported_functions', 'stub_functions', 'remove_solutions',
-           'make_assignment', 'module_source', 'build_student_package', 'chapter_tests', 'functions_per_test',
-           'FunctionGrade', 'GradeReport', 'grade', 'main']
+__all__ = ['CONFIG', 'KERNEL_NAMES', 'EXIT_PASS', 'EXIT_FAIL', 'EXIT_USAGE', 'EXIT_ERROR', 'is_export_cell', 'chapter_module',
+           'exported_functions', 'own_helpers', 'mark_solutions', 'remove_solutions', 'GradedTest', 'graded_tests',
+           'graded_checks', 'grading_scope', 'graded_cell', 'chapter_tests', 'chapter_cells', 'instructions',
+           'write_config', 'configured_timeout', 'make_assignment', 'nbgrader', 'autograde', 'function_scores',
+           'write_scores', 'kernel_access', 'review', 'CheckRow', 'check', 'check_table', 'check_exit_code', 'main']
 
 # %% ../nbs/90_assignments.ipynb #c004-0a95ab76
 _DIRECTIVE = re.compile(r"^\s*#\|\s*(\w+)\s*(.*)$")
@@ -66,32 +68,73 @@ def exported_functions(nb) -> list[str]:
             names += [node.name for node in ast.parse(cell.source).body if isinstance(node, ast.FunctionDef)]
     return names
 
-# %% ../nbs/90_assignments.ipynb #c007-2f12e2d7
-def _stub_function(source: str, node: ast.FunctionDef) -> str:
-    "Replace the body of one top-level function by `raise NotImplementedError`, keeping signature and docstring."
-    lines = source.split("\n")
-    body = node.body
-    keep_docstring = isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant) \
-        and isinstance(body[0].value.value, str)
-    first = body[1] if keep_docstring and len(body) > 1 else (None if keep_docstring else body[0])
-    indent = " " * (body[0].col_offset)
-    stub = f'{indent}raise NotImplementedError("{node.name}: write this function")'
-    if first is None:                      # docstring only: add the raise after it
-        end = body[0].end_lineno
-        return "\n".join(lines[:end] + [stub] + lines[end:])
-    start, end = first.lineno - 1, node.end_lineno
-    return "\n".join(lines[:start] + [stub] + lines[end:])
+# %% ../nbs/90_assignments.ipynb #7bdc42b3
+def _names_used(node) -> set:
+    "Every identifier a syntax tree mentions (names and attribute names)."
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} | \
+           {n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)}
 
 
-def stub_functions(source: str, names: set) -> tuple[str, set]:
-    "Stub every top-level function of `source` whose name is in `names`; return the new source and the names done."
-    done = set()
+def _export_statements(nb) -> list:
+    "The top-level statements of all export cells, in order."
+    return [node for cell in nb.cells if is_export_cell(cell) for node in ast.parse(cell.source).body]
+
+
+def _private_calls(nb, function: str, skip=()) -> set:
+    "The private helpers (names starting with `_`) a function uses, directly or through each other."
+    defined = {n.name: n for n in _export_statements(nb) if isinstance(n, ast.FunctionDef)}
+    found, frontier = set(), [function]
+    while frontier:
+        used = _names_used(defined[frontier.pop()]) & set(defined)
+        new = {h for h in used if h.startswith("_")} - found - set(skip)
+        found |= new
+        frontier += sorted(new)
+    return found
+
+
+def own_helpers(nb, function: str, assigned=()) -> list[str]:
+    """The private helpers that only `function` uses: they are removed together with it.
+
+    A private helper that anything else in the chapter uses (another function, a class, a module-level statement)
+    is given to the student instead, since removing it would break code the student is not asked to write.
+    """
+    statements = _export_statements(nb)
+    helpers = _private_calls(nb, function, skip=assigned)
     while True:
-        targets = [n for n in ast.parse(source).body if isinstance(n, ast.FunctionDef) and n.name in names - done]
-        if not targets:
-            return source, done
-        source = _stub_function(source, targets[-1])   # from the bottom, so earlier line numbers stay valid
-        done.add(targets[-1].name)
+        owners = {function, *helpers}
+        shared = {h for h in helpers for n in statements
+                  if getattr(n, "name", None) not in owners and h in _names_used(n)}
+        if not shared:
+            return [n.name for n in statements if isinstance(n, ast.FunctionDef) and n.name in helpers]
+        helpers -= shared
+
+# %% ../nbs/90_assignments.ipynb #c007-2f12e2d7
+_BEGIN, _END = "### BEGIN SOLUTION", "### END SOLUTION"
+
+
+def _body_start(node: ast.FunctionDef):
+    "The first statement of a function body after its docstring (None if the body is only a docstring)."
+    body = node.body
+    has_doc = isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+        and isinstance(body[0].value.value, str)
+    return body[1] if has_doc and len(body) > 1 else (None if has_doc else body[0])
+
+
+def mark_solutions(source: str, names) -> tuple[str, set]:
+    """Put the body of every top-level function of `source` named in `names` between `### BEGIN SOLUTION` and
+    `### END SOLUTION`, keeping its signature, decorators and docstring outside; return the new source and the names
+    marked."""
+    lines, done = source.split("\n"), set()
+    targets = [n for n in ast.parse(source).body if isinstance(n, ast.FunctionDef) and n.name in set(names)]
+    for node in sorted(targets, key=lambda n: -n.lineno):        # from the bottom: earlier line numbers stay valid
+        first = _body_start(node)
+        if first is None:
+            continue
+        indent = " " * first.col_offset
+        start, end = first.lineno - 1, node.end_lineno
+        lines[start:end] = [indent + _BEGIN, *lines[start:end], indent + _END]
+        done.add(node.name)
+    return "\n".join(lines), done
 
 
 _SOLUTION = re.compile(r"^(?P<fence>`{3,}|:{3,})\{solution\}.*?^(?P=fence)[ \t]*$\n?", re.M | re.S)
@@ -101,61 +144,197 @@ def remove_solutions(markdown: str) -> str:
     "Delete every `{solution}` directive block (backtick or colon fence) from a markdown cell."
     return _SOLUTION.sub("", markdown)
 
-# %% ../nbs/90_assignments.ipynb #c008-fe448c5f
-def make_assignment(notebook, functions, out_dir) -> Path:
-    """Write a student version of a chapter notebook into `out_dir`.
+# %% ../nbs/90_assignments.ipynb #a67544e2
+@dataclass(frozen=True)
+class GradedTest:
+    "One test turned into an autograded cell: the function it grades, its points, and the code of the cell."
+    function: str
+    name: str
+    points: int
+    hidden: bool
+    code: str
 
-    Each function named in `functions` keeps its signature and docstring; its body becomes
-    `raise NotImplementedError`. Every `{solution}` block is removed and all outputs are cleared; prose, checks
-    and exercises stay. A manifest `assignment.json` records the chapter, its module and the functions.
-    """
-    notebook, out_dir = Path(notebook), Path(out_dir)
-    nb = nbformat.read(notebook, as_version=4)
-    module = chapter_module(nb)
-    wanted = [f.strip() for f in (functions.split(",") if isinstance(functions, str) else functions) if f.strip()]
-    if not wanted:
-        raise ValueError("functions: name at least one exported function to remove")
-    unknown = sorted(set(wanted) - set(exported_functions(nb)))
-    if unknown:
-        raise ValueError(f"functions: {unknown} are not exported functions of {notebook.name}")
-    stubbed = set()
-    for cell in nb.cells:
-        if cell.cell_type == "markdown":
-            cell.source = remove_solutions(cell.source)
-        elif cell.cell_type == "code":
-            cell.outputs, cell.execution_count = [], None
-            if is_export_cell(cell):
-                cell.source, done = stub_functions(cell.source, set(wanted))
-                stubbed |= done
-    out_dir.mkdir(parents=True, exist_ok=True)
-    target = out_dir / notebook.name
-    nbformat.write(nb, target)
-    manifest = {"chapter": notebook.name, "module": module, "functions": wanted,
-                "source": str(notebook.resolve())}
-    (out_dir / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
-    return target
+
+def _chapter_imports(node, module: str) -> bool:
+    "True for an import of the chapter's own module (its names must come from the student's notebook instead)."
+    return isinstance(node, ast.ImportFrom) and node.module == f"ldpbook.{module}"
+
+
+def _needs_pytest(node: ast.FunctionDef) -> bool:
+    "A test that pytest must drive: parametrized, or taking arguments (fixtures) that `@given` does not supply."
+    marked = any({"parametrize", "usefixtures"} & _names_used(d) for d in node.decorator_list)
+    return marked or (bool(node.args.args or node.args.kwonlyargs) and not _given(node))
+
+
+def _given(node: ast.FunctionDef) -> bool:
+    "True for a hypothesis test (its arguments come from `@given`, not from pytest)."
+    return any("given" in _names_used(d) for d in node.decorator_list)
 
 # %% ../nbs/90_assignments.ipynb #c011-8eff8096
-def module_source(nb) -> str:
-    "The module nbdev would export from a notebook: its export cells, directive lines removed, in order."
-    parts = []
-    for cell in nb.cells:
-        if is_export_cell(cell):
-            parts.append("\n".join(l for l in cell.source.splitlines() if not _DIRECTIVE.match(l)))
-    return "# Exported from a student notebook for grading.\n\n" + "\n\n\n".join(parts) + "\n"
+def graded_tests(test_file: Path, module: str, functions, hidden_tests: bool = False) -> list[GradedTest]:
+    """The tests of `test_file` that exercise exactly one of `functions`, each as the code of a graded cell.
+
+    A test exercises `f` if it (or a helper of the same file that it calls, transitively) mentions `f`. Tests that
+    exercise several assigned functions, or that need pytest fixtures or parametrization, are left out: their
+    credit could not go to one function. `POINTS = {test: n}` and `HIDDEN = {test, ...}` in the file set points
+    (default 1) and which tests are hidden when `hidden_tests` is true (default: the last test of each function
+    that has two or more).
+    """
+    tree = ast.parse(test_file.read_text())
+    defs = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    settings = {}
+    for n in tree.body:
+        if isinstance(n, ast.Assign) and len(n.targets) == 1 and getattr(n.targets[0], "id", "") in ("POINTS", "HIDDEN"):
+            settings[n.targets[0].id] = ast.literal_eval(n.value)
+    prelude = [ast.get_source_segment(test_file.read_text(), n) for n in tree.body
+               if not isinstance(n, (ast.FunctionDef, ast.ClassDef)) and not _chapter_imports(n, module)
+               and not (isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") in ("POINTS", "HIDDEN"))
+               and not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))]
+
+    def reach(name, seen):
+        seen.add(name)
+        for other in _names_used(defs[name]) & set(defs):
+            if other not in seen and not other.startswith("test"):
+                reach(other, seen)
+        return seen
+
+    found = []
+    text = test_file.read_text()
+    for name, node in defs.items():
+        if not name.startswith("test") or _needs_pytest(node):
+            continue
+        needed = reach(name, set())
+        targets = set().union(*(_names_used(defs[n]) for n in needed)) & set(functions)
+        if len(targets) != 1:
+            continue
+        code = "\n".join(prelude) + "\n\n\n" + "\n\n\n".join(ast.get_source_segment(text, defs[n])
+                                                              for n in defs if n in needed)
+        found.append((targets.pop(), name, int(settings.get("POINTS", {}).get(name, 1)), code))
+    hidden = settings.get("HIDDEN")
+    if hidden is None:
+        last = {function: name for function, name, _, _ in found}
+        count = {f: sum(t[0] == f for t in found) for f in last}
+        hidden = {name for f, name in last.items() if count[f] >= 2}
+    return [GradedTest(f, name, points, hidden_tests and name in hidden, code) for f, name, points, code in found]
+
+# %% ../nbs/90_assignments.ipynb #c0201062
+def _free_names(tree) -> set:
+    "The names a piece of code reads without defining them itself (builtins excluded)."
+    import builtins
+    defined = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+    defined |= {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+    defined |= {n.arg for n in ast.walk(tree) if isinstance(n, ast.arg)}
+    defined |= {(a.asname or a.name).split(".")[0] for n in ast.walk(tree)
+                if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
+    loaded = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    return loaded - defined - set(dir(builtins))
 
 
-def build_student_package(nb, module: str, workdir: Path) -> Path:
-    "Copy the installed ldpbook package into `workdir` and replace `module` by the student's export cells."
-    import ldpbook
-    package = workdir / "ldpbook"
-    shutil.copytree(Path(ldpbook.__file__).parent, package, ignore=shutil.ignore_patterns("__pycache__"))
-    (package / f"{module}.py").write_text(module_source(nb))
-    return workdir
+def graded_checks(nb, functions) -> list[GradedTest]:
+    """The chapter's check cells that can be graded cells (1 point each): a cell that mentions exactly one of
+    `functions` and needs nothing but its own names, the module's and builtins, so that it runs on its own."""
+    module_names = {n for node in _export_statements(nb) for n in _names_defined(node)}
+    found = []
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type != "code" or _directives(cell.source) or \
+                any(l.lstrip().startswith(("%", "!")) for l in cell.source.splitlines()):
+            continue
+        try:
+            tree = ast.parse(cell.source)
+        except SyntaxError:                    # IPython syntax (`x?`, a trailing `;` is fine): not a graded check
+            continue
+        targets = _names_used(tree) & set(functions)
+        if len(targets) == 1 and _free_names(tree) <= module_names:
+            name = f"check_cell_{index}"
+            code = f"def {name}():\n" + textwrap.indent(cell.source.strip("\n"), "    ")
+            found.append(GradedTest(targets.pop(), name, 1, False, code))
+    return found
 
 
+def _names_defined(node) -> set:
+    "The module-level names one top-level statement defines."
+    if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+        return {node.name}
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return {(a.asname or a.name).split(".")[0] for a in node.names}
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+
+# %% ../nbs/90_assignments.ipynb #c014-1bf2e4ce
+_SWAPPED = object()
+
+
+@contextmanager
+def grading_scope(namespace: dict, module: str, own=()):
+    """Run one graded test against the student's `own` functions only.
+
+    Every other function the chapter's module defines is taken from the reference module for the duration of the
+    test (and put back afterwards), so a bug in one assigned function costs points only in that function's tests,
+    and a hang only in its cells. Exception display is reset first (a handler installed by student code with
+    `set_custom_exc` would hide the traceback from the feedback), and what the test writes to standard error
+    (a warning, say) is shown on standard output instead: nbgrader scores a cell that writes to stderr zero.
+    """
+    reference = importlib.import_module(f"ldpbook.{module}")
+    shell = _shell()
+    if shell is not None:
+        type(shell).set_custom_exc(shell, (), None)
+    if "hypothesis" in sys.modules:     # property tests draw the same examples on every run (as tests/conftest.py)
+        from hypothesis import settings
+        settings.register_profile("ldpbook-grading", derandomize=True, deadline=None)
+        settings.load_profile("ldpbook-grading")
+    others = {name: value for name, value in vars(reference).items()
+              if callable(value) and getattr(value, "__module__", None) == reference.__name__
+              and not isinstance(value, type) and name not in set(own)}
+    saved = {name: namespace.get(name, _SWAPPED) for name in others}
+    namespace.update(others)
+    stderr = io.StringIO()
+    try:
+        with redirect_stderr(stderr):
+            yield
+    finally:
+        for name, value in saved.items():
+            if value is _SWAPPED:
+                namespace.pop(name, None)
+            else:
+                namespace[name] = value
+        if stderr.getvalue():
+            print("standard error of the test:\n" + stderr.getvalue())
+
+
+def _shell():
+    "The running IPython shell, or None outside IPython."
+    try:
+        from IPython import get_ipython
+    except ImportError:                                          # pragma: no cover
+        return None
+    return get_ipython()
+
+# %% ../nbs/90_assignments.ipynb #ed6b1d7c
+def _nbgrader_metadata(grade_id: str, *, solution=False, grade=False, locked=False, points=None) -> dict:
+    "The `nbgrader` cell metadata (schema 3) for a solution, graded or read-only cell."
+    meta = {"grade": grade, "grade_id": grade_id, "locked": locked, "schema_version": 3, "solution": solution}
+    if points is not None:
+        meta["points"] = points
+    return {"nbgrader": meta}
+
+
+def graded_cell(test: GradedTest, module: str, own) -> nbformat.NotebookNode:
+    "An autograded, read-only code cell that runs `test` inside `grading_scope` (wholly hidden if `test.hidden`)."
+    call = (f"with grading_scope(globals(), {module!r}, own={list(own)!r}):\n"
+            f"    {test.name}()")
+    body = test.code.strip() + "\n\n\n" + call
+    if test.hidden:
+        body = f"### BEGIN HIDDEN TESTS\n{body}\n### END HIDDEN TESTS"
+    kind = "Hidden test" if test.hidden else "Test"
+    head = f"# {kind} of `{test.function}`: {test.name} ({test.points} point{'s' * (test.points != 1)})."
+    cell = nbformat.v4.new_code_cell(head + "\n" + body)
+    cell.metadata.update(_nbgrader_metadata(f"{test.function}-{test.name}", grade=True, locked=True,
+                                            points=test.points))
+    return cell
+
+# %% ../nbs/90_assignments.ipynb #d268e5b0
 def _find_repo(start: Path) -> Path:
     "The project root (the folder holding settings.ini and tests/) at or above `start`."
+    start = start.resolve()
     for folder in [start, *start.parents]:
         if (folder / "settings.ini").exists() and (folder / "tests").is_dir():
             return folder
@@ -163,185 +342,484 @@ def _find_repo(start: Path) -> Path:
 
 
 def chapter_tests(repo: Path, module: str) -> list[Path]:
-    "The test files in `repo/tests` that import the chapter's module."
+    """The test files a chapter is graded with, in order of preference: `tests/grading/graded_<module>.py` (tests
+    written for grading), then the chapter's own `tests/test_<module>.py` (or, if it has none, every test file that
+    imports the chapter's module). Each function is graded with the tests of the first file that has some for it."""
+    curated, own = repo / "tests" / "grading" / f"graded_{module}.py", repo / "tests" / f"test_{module}.py"
     pattern = re.compile(rf"\bldpbook\.{re.escape(module)}\b|from ldpbook import .*\b{re.escape(module)}\b")
-    return sorted(p for p in (repo / "tests").glob("test_*.py") if pattern.search(p.read_text()))
+    ordinary = [own] if own.exists() else \
+        sorted(p for p in (repo / "tests").glob("test_*.py") if pattern.search(p.read_text()))
+    return [curated] * curated.exists() + ordinary
 
-# %% ../nbs/90_assignments.ipynb #c012-5506d07a
-def _names_used(node) -> set:
-    "Every identifier a syntax tree mentions (names and attribute names)."
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} | \
-           {n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)}
-
-
-def functions_per_test(test_file: Path, functions) -> dict:
-    """Map each test function of `test_file` to the chapter functions it exercises.
-
-    A test exercises `f` if its body or decorators mention `f`, or call (transitively) a helper of the same file
-    that does.
-    """
-    tree = ast.parse(test_file.read_text())
-    defs = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
-    direct = {name: _names_used(node) for name, node in defs.items()}
-
-    def reach(name, seen):
-        found = set(direct[name]) & set(functions)
-        for other in direct[name] & set(defs):
-            if other not in seen:
-                seen.add(other)
-                found |= reach(other, seen)
-        return found
-
-    return {name: reach(name, {name}) for name in defs if name.startswith("test")}
-
-# %% ../nbs/90_assignments.ipynb #c013-ad91aa65
-@dataclass(frozen=True)
-class FunctionGrade:
-    "The grade of one function: how many of its checks and tests passed, and the first failure."
-    function: str
-    checks_passed: int
-    checks_total: int
-    tests_passed: int
-    tests_total: int
-    first_failure: str = ""
-
-    @property
-    def passed(self) -> bool:
-        return self.checks_passed == self.checks_total and self.tests_passed == self.tests_total
+# %% ../nbs/90_assignments.ipynb #7dd52550
+def _function_list(functions, nb, chapter: str) -> list[str]:
+    "Validate the comma-separated (or listed) function names against the chapter's exported functions."
+    wanted = [f.strip() for f in (functions.split(",") if isinstance(functions, str) else functions) if f.strip()]
+    if not wanted:
+        raise ValueError("functions: name at least one exported function to assign")
+    unknown = sorted(set(wanted) - set(exported_functions(nb)))
+    if unknown:
+        raise ValueError(f"functions: {unknown} are not exported functions of {chapter}")
+    return list(dict.fromkeys(wanted))
 
 
-@dataclass(frozen=True)
-class GradeReport:
-    "Per-function grades for a student notebook; `passed` only if every function passed."
-    notebook: str
-    rows: tuple = field(default_factory=tuple)
-
-    @property
-    def passed(self) -> bool:
-        return all(row.passed for row in self.rows)
-
-    def table(self) -> str:
-        "A plain-text table, one row per function."
-        head = f"{'function':28s} {'checks':>8s} {'tests':>9s}  result  first failure"
-        lines = [f"grade of {self.notebook}", head, "-" * len(head)]
-        for r in self.rows:
-            lines.append(f"{r.function:28s} {r.checks_passed:>3d}/{r.checks_total:<4d} {r.tests_passed:>4d}/{r.tests_total:<4d}"
-                         f"  {'PASS' if r.passed else 'FAIL':6s}  {r.first_failure}")
-        lines.append("all functions pass" if self.passed else "some functions fail")
-        return "\n".join(lines)
-
-# %% ../nbs/90_assignments.ipynb #c014-1bf2e4ce
-def _environment(package_root: Path) -> dict:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = str(package_root) + os.pathsep + env.get("PYTHONPATH", "")
-    env.setdefault("MPLBACKEND", "Agg")
-    return env
-
-
-def _run_notebook(nb, folder: Path, env: dict, timeout: int) -> list:
-    "Execute a notebook in a fresh kernel that imports the student package; return (cell, error text) pairs."
-    from nbclient import NotebookClient
-    saved = dict(os.environ)
-    os.environ.update(env)                 # the kernel subprocess inherits this environment
-    try:
-        client = NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=True,
-                                resources={"metadata": {"path": str(folder)}})
-        client.execute()
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
-    results = []
-    for cell in nb.cells:
-        if cell.cell_type != "code" or is_export_cell(cell):
-            continue
-        errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
-        results.append((cell, f"{errors[0]['ename']}: {errors[0]['evalue']}".strip() if errors else ""))
-    return results
-
-
-def _run_tests(test_files, env: dict, workdir: Path, repo: Path) -> dict:
-    "Run pytest on the chapter's tests against the student package; return {test name: failure text or ''}."
-    report = workdir / "junit.xml"
-    subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={report}",
-                    "--rootdir", str(repo), *map(str, test_files)], cwd=workdir, env=env, capture_output=True)
-    if not report.exists():
-        raise RuntimeError("pytest did not run (no report written)")
-    outcome = {}
-    for case in ElementTree.parse(report).getroot().iter("testcase"):
-        name = case.get("name").split("[")[0]
-        problem = case.find("failure")
-        problem = problem if problem is not None else case.find("error")
-        text = ""
-        if problem is not None:
-            text = (problem.get("message") or "failed").splitlines()[0][:160]
-        outcome[name] = outcome.get(name) or text
-    return outcome
+def _strip_directives(source: str) -> str:
+    "A code cell without its nbdev directive lines."
+    return "\n".join(l for l in source.splitlines() if not _DIRECTIVE.match(l)).strip("\n")
 
 # %% ../nbs/90_assignments.ipynb #c015-bc9eaa9e
-def grade(student_notebook, repo=None, timeout: int = 600) -> GradeReport:
-    """Grade a student notebook made by `make_assignment` (or any chapter notebook).
+def chapter_cells(nb, stubbed, with_checks: bool = False) -> list:
+    """The chapter's cells for the student: prose without `{solution}` blocks, the export cells (those defining a
+    function in `stubbed` become solution cells with the bodies between solution markers, the others read-only),
+    and, with `with_checks`, the chapter's other code cells as ungraded examples. Outputs are cleared."""
+    cells = []
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type == "markdown":
+            text = remove_solutions(cell.source)
+            if text.strip():
+                cells.append(nbformat.v4.new_markdown_cell(text))
+        elif cell.cell_type == "code" and is_export_cell(cell):
+            source, done = mark_solutions(_strip_directives(cell.source), stubbed)
+            new = nbformat.v4.new_code_cell(source)
+            new.metadata.update(_nbgrader_metadata(f"solution-{index}", solution=True) if done else
+                                _nbgrader_metadata(f"given-{index}", locked=True))
+            cells.append(new)
+        elif cell.cell_type == "code" and with_checks and not _directives(cell.source):
+            cells.append(nbformat.v4.new_code_cell(cell.source))
+    return cells
 
-    The notebook runs top to bottom in a fresh kernel; then the chapter's tests from `tests/` run against the
-    student's functions, not the installed package's: the student's export cells replace the chapter's module in a
-    temporary copy of the package that comes first on the path. Each function is credited with the check cells and
-    tests that mention it.
+# %% ../nbs/90_assignments.ipynb #74984e8b
+def instructions(name: str, chapter: str, module: str, plan: dict, given: dict, points: dict, timeout: int,
+                 hidden: int) -> str:
+    "The instructions cell: what to write, what is given, how it is graded and how to check it."
+    rows = "\n".join(f"| `{f}` | {', '.join(f'`{h}`' for h in plan[f]) or '—'} | "
+                     f"{', '.join(f'`{h}`' for h in given[f]) or '—'} | {points[f]} |" for f in plan)
+    return textwrap.dedent(f"""\
+        # Assignment `{name}`: functions of chapter `{chapter}` (module `ldpbook.{module}`)
+
+        Write the body of each function below where it says `raise NotImplementedError()`; the signature and the
+        docstring are the specification. A private helper that only this function uses is removed with it (write it
+        too, or do without it); a helper that other code of the chapter shares is given on purpose and read-only.
+
+        | function | removed with it | given helpers it uses | points |
+        |---|---|---|---|
+        {{rows}}
+
+        **Grading.** The cells under *Graded tests* at the end test one function each; while a test runs, every
+        other function of the chapter is the book's reference version, so points go to the function that earns
+        them. {hidden} of the tests are hidden: they run only when the course grades. Each cell may run for at
+        most {timeout} s; a cell that runs longer scores zero. The test cells and the given code are restored from
+        the course's copy before grading, so editing them changes nothing.
+
+        **Check your work** before you submit: `python -m ldpbook.assignments check {chapter}.ipynb` runs this
+        notebook in a fresh kernel and prints a table per function (exit code 0 when every visible test passes).
+        """).replace("{rows}", rows)
+
+# %% ../nbs/90_assignments.ipynb #a8bb655e
+CONFIG = "nbgrader_config.py"
+
+
+def write_config(course: Path, timeout: int = 60) -> Path:
+    """Write the course's `nbgrader_config.py` (unless it exists): the execution timeout per cell, interruption of
+    a cell that runs over, and restoring deleted test cells. The teacher can edit it afterwards."""
+    path = Path(course) / CONFIG
+    if not path.exists():
+        path.write_text(textwrap.dedent(f"""\
+            # nbgrader configuration of this course, written by `python -m ldpbook.assignments make`.
+            c = get_config()
+            c.CourseDirectory.course_id = "ldpbook"
+            c.Execute.timeout = {int(timeout)}                # seconds per cell; a cell that runs longer scores zero
+            c.Execute.interrupt_on_timeout = True   # interrupt it and go on with the next cell
+            c.OverwriteCells.add_missing_cells = True   # a test cell deleted by the student is put back and graded
+            """))
+    return path
+
+
+def configured_timeout(config: Path) -> int:
+    "The time per cell that a course's `nbgrader_config.py` sets (`c.Execute.timeout`; nbgrader's default is 30)."
+    found = re.findall(r"^\s*c\.(?:Execute|ExecutePreprocessor)\.timeout\s*=\s*(\d+)", Path(config).read_text(), re.M)
+    return int(found[-1]) if found else 30
+
+# %% ../nbs/90_assignments.ipynb #c008-fe448c5f
+def make_assignment(notebook, functions, course, *, name=None, hidden_tests=False, with_checks=False,
+                    timeout=60, tests=None, checks_graded=False) -> Path:
+    """Write an nbgrader source assignment made from a chapter into `course/source/<name>/`.
+
+    Each function in `functions` (and each private helper only it uses) keeps its signature and docstring, with
+    its body between `### BEGIN SOLUTION` and `### END SOLUTION`; the rest of the chapter's code is read-only, the
+    `{solution}` blocks are removed, an instructions cell comes first, and a *Graded tests* section last: one
+    autograded cell per test that exercises exactly one assigned function (from `tests`, by default
+    `chapter_tests`), with points, some hidden when `hidden_tests`; with `checks_graded`, also the chapter's
+    check cells that `graded_checks` accepts. Also writes `course/nbgrader_config.py`
+    with a `timeout` per cell if the course has none. Returns the path of the source notebook.
     """
-    student_notebook = Path(student_notebook).resolve()
-    nb = nbformat.read(student_notebook, as_version=4)
+    notebook, course = Path(notebook), Path(course)
+    if not notebook.is_file():
+        raise FileNotFoundError(f"chapter: no file {notebook}")
+    nb = nbformat.read(notebook, as_version=4)
     module = chapter_module(nb)
-    manifest_path = student_notebook.parent / MANIFEST
-    manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {}
-    functions = manifest.get("functions") or [f for f in exported_functions(nb) if not f.startswith("_")]
-    repo = Path(repo) if repo else _find_repo(Path(manifest.get("source", Path.cwd())).parent)
-    test_files = chapter_tests(repo, module)
-    with tempfile.TemporaryDirectory() as tmp:
-        workdir = Path(tmp)
-        env = _environment(build_student_package(nb, module, workdir))
-        cells = _run_notebook(nb, student_notebook.parent, env, timeout)
-        outcomes = _run_tests(test_files, env, workdir, repo) if test_files else {}
-    coverage = {}
-    for test_file in test_files:
-        coverage.update(functions_per_test(test_file, functions))
-    rows = []
-    for name in functions:
-        checks = [(err) for cell, err in cells if name in _names_used(ast.parse(_strip_magics(cell.source)))]
-        tests = [(t, outcomes.get(t, "not run")) for t, used in coverage.items() if name in used]
-        failures = [f"check: {err}" for err in checks if err] + [f"{t}: {err}" for t, err in tests if err]
-        rows.append(FunctionGrade(name, sum(not e for e in checks), len(checks),
-                                  sum(not e for _, e in tests), len(tests), failures[0] if failures else ""))
-    return GradeReport(student_notebook.name, tuple(rows))
+    wanted = _function_list(functions, nb, notebook.name)
+    name = notebook.stem if name is None else str(name)
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_\-]*", name):
+        raise ValueError("name: use letters, digits, '_' and '-' only (it becomes a folder and a gradebook key)")
+    timeout = _positive_int(timeout, "timeout")
+    files = [Path(t) for t in tests] if tests is not None else chapter_tests(_find_repo(notebook.parent), module)
+    graded = []
+    for path in files:                   # a function keeps the tests of the first file that has some for it
+        covered = {t.function for t in graded}
+        graded += [t for t in graded_tests(path, module, wanted, hidden_tests) if t.function not in covered]
+    if checks_graded:
+        graded += graded_checks(nb, wanted)
+    untested = [f for f in wanted if not any(t.function == f for t in graded)]
+    if untested:
+        raise ValueError(f"functions: no test exercises {untested} alone, so they cannot be graded "
+                         f"(tests searched: {', '.join(p.name for p in files) or 'none'})")
+    plan = {f: own_helpers(nb, f, wanted) for f in wanted}
+    given = {f: sorted(h for h in _private_calls(nb, f) if h not in plan[f]) for f in wanted}
+    points = {f: sum(t.points for t in graded if t.function == f) for f in wanted}
+    course.mkdir(parents=True, exist_ok=True)
+    timeout = configured_timeout(write_config(course, timeout))          # an existing configuration wins
+    text = instructions(name, notebook.stem, module, plan, given, points, timeout, sum(t.hidden for t in graded))
+    head = nbformat.v4.new_markdown_cell(text)
+    head.metadata.update(_nbgrader_metadata("instructions", locked=True))
+    setup = nbformat.v4.new_code_cell("# Graded tests: run each test of one function against the book's other "
+                                      "functions.\nfrom ldpbook.assignments import grading_scope")
+    setup.metadata.update(_nbgrader_metadata("grading-setup", locked=True))
+    tail = [nbformat.v4.new_markdown_cell("## Graded tests"), setup]
+    tail += [graded_cell(t, module, [t.function, *plan[t.function]]) for t in graded]
+    stubbed = set(wanted) | {h for f in wanted for h in plan[f]}
+    out = nbformat.v4.new_notebook(cells=[head, *chapter_cells(nb, stubbed, with_checks), *tail],
+                                   metadata=nb.metadata)
+    folder = course / "source" / name
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / notebook.name
+    nbformat.write(out, target)
+    return target
 
 
-def _strip_magics(source: str) -> str:
-    "Drop IPython magics and shell lines so a cell parses as Python."
-    return "\n".join(l for l in source.splitlines() if not l.lstrip().startswith(("%", "!")))
+def _positive_int(value, name: str, unit: str = "seconds") -> int:
+    "Validate a positive whole number (of seconds, or of `unit`)."
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value) or value < 1:
+        raise ValueError(f"{name} must be a positive whole number of {unit}")
+    return int(value)
+
+# %% ../nbs/90_assignments.ipynb #8f310cda
+def nbgrader(course, *args, env=None) -> subprocess.CompletedProcess:
+    """Run `nbgrader ARGS` in the course folder with this Python; return the finished process (output captured).
+
+    This Python's scripts folder goes first on PATH: nbgrader calls `alembic` there to create its gradebook."""
+    env = dict(os.environ if env is None else env)
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+    return subprocess.run([sys.executable, "-m", "nbgrader", *map(str, args)], cwd=course, env=env,
+                          capture_output=True, text=True)
+
+
+def autograde(course, assignment: str, *, jobs: int = 1, students=None, force: bool = False, env=None) -> dict:
+    """`nbgrader autograde` the submissions in `course/submitted/` (all, or `students`) with `jobs` processes.
+
+    nbgrader grades one student after another. Here the students are dealt into `jobs` groups and each group is one
+    `nbgrader autograde` process that skips the other students (`CourseDirectory.student_id_exclude`); the
+    processes share the gradebook safely (each opens it briefly to write), so a course grades in about 1/jobs of
+    the time, and nbgrader starts once per group, not once per student. Students that fail are tried once more on
+    their own. Returns {student: 0 if graded, else nbgrader's exit code (or 1)}.
+    """
+    course = Path(course)
+    jobs = _positive_int(jobs, "jobs", "processes")
+    submitted = sorted(p.parent.name for p in course.glob(f"submitted/*/{assignment}") if p.is_dir())
+    students = submitted if students is None else list(students)
+    if not students:
+        raise ValueError(f"name: no submissions of {assignment!r} in {course / 'submitted'}")
+    groups = [students[i::jobs] for i in range(jobs) if students[i::jobs]]
+
+    def one(group):
+        others = ",".join(s for s in submitted if s not in group)
+        args = ["autograde", assignment, f"--CourseDirectory.student_id_exclude={others}", *(["--force"] * force)]
+        code = nbgrader(course, *args, env=env).returncode
+        graded = {s for s in group if any((course / "autograded" / s / assignment).glob("*.ipynb"))}
+        return {s: 0 if s in graded else (code or 1) for s in group}
+
+    with _gradebook(course) as book:                 # students first, so the parallel runs only add grades
+        for student in students:
+            book.update_or_create_student(student)
+    with ThreadPoolExecutor(max_workers=len(groups) or 1) as pool:
+        codes = {s: code for result in pool.map(one, groups) for s, code in sorted(result.items())}
+    failed = [s for s in students if codes[s]]
+    if failed:      # once more, alone: a run that lost a race for the gradebook (one writer at a time) gets a retry
+        codes.update(one(failed))
+    return codes
+
+
+def _gradebook(course):
+    "nbgrader's gradebook of the course (the default database `gradebook.db`, course id as in `write_config`)."
+    from nbgrader.api import Gradebook
+    path = Path(course).resolve() / "gradebook.db"
+    if not path.exists():
+        raise FileNotFoundError(f"course: no gradebook in {path.parent} (run nbgrader generate_assignment there first)")
+    return Gradebook(f"sqlite:///{path}", "ldpbook")
+
+# %% ../nbs/90_assignments.ipynb #89ffdc41
+def function_scores(course, assignment: str) -> list[dict]:
+    "Points per student and function from the course's gradebook: the graded cells grouped by the function they test."
+    from nbgrader.api import MissingEntry
+    rows = {}
+    with _gradebook(course) as book:
+        try:
+            submissions = book.find_assignment(assignment).submissions
+        except MissingEntry:
+            raise ValueError(f"name: the gradebook has no assignment {assignment!r}") from None
+        for submission in submissions:
+            for notebook in submission.notebooks:
+                for grade in notebook.grades:
+                    key = (submission.student.id, grade.name.split("-")[0])
+                    row = rows.setdefault(key, {"student": key[0], "assignment": assignment, "function": key[1],
+                                                "score": 0.0, "max_score": 0.0})
+                    row["score"] += grade.score or 0.0
+                    row["max_score"] += grade.max_score
+    return [rows[key] for key in sorted(rows)]
+
+
+def write_scores(rows, path) -> Path:
+    "Write `function_scores` rows as CSV."
+    path = Path(path)
+    with path.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, ["student", "assignment", "function", "score", "max_score"])
+        writer.writeheader()
+        writer.writerows(rows)
+    return path
+
+# %% ../nbs/90_assignments.ipynb #2ed0ee55
+KERNEL_NAMES = frozenset({"get_ipython", "__import__", "importlib", "sys", "os", "subprocess", "shutil", "builtins",
+                          "__builtins__", "globals", "exec", "eval", "compile", "atexit", "signal", "ctypes",
+                          "inspect", "gc", "open", "socket", "threading", "multiprocessing"})
+
+
+def kernel_access(source: str) -> list[str]:
+    """The names in a cell's code that reach beyond the function being written (the kernel, the interpreter,
+    files, processes), plus `%magic` and `!shell` lines; ['syntax error'] if the code does not parse."""
+    lines = source.splitlines()
+    flagged = {"magic or shell line"} if any(l.lstrip().startswith(("%", "!")) for l in lines) else set()
+    try:
+        tree = ast.parse("\n".join(l for l in lines if not l.lstrip().startswith(("%", "!"))))
+    except SyntaxError:
+        return sorted(flagged | {"syntax error"})
+    modules = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names} | \
+              {(n.module or "").split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    return sorted(flagged | ((_names_used(tree) | modules) & KERNEL_NAMES))
+
+# %% ../nbs/90_assignments.ipynb #41a86866
+def review(course, assignment: str) -> list[dict]:
+    """Every code cell a student changed or added (compared with the release) that uses `KERNEL_NAMES`: a list
+    to read before trusting the grades. A static scan: it finds the casual attempts, not every one."""
+    course = Path(course)
+    releases = sorted((course / "release" / assignment).glob("*.ipynb"))
+    if not releases:
+        raise ValueError(f"name: no release of {assignment!r} in {course / 'release'} to compare with")
+    released = {c.source for p in releases for c in nbformat.read(p, as_version=4).cells}
+    found = []
+    for path in sorted(course.glob(f"submitted/*/{assignment}/*.ipynb")):
+        for index, cell in enumerate(nbformat.read(path, as_version=4).cells):
+            names = kernel_access(cell.source) if cell.cell_type == "code" and cell.source not in released else []
+            if names:
+                found.append({"student": path.parent.parent.name, "notebook": path.name, "cell": index,
+                              "names": ", ".join(names)})
+    return found
+
+# %% ../nbs/90_assignments.ipynb #c8f3b755
+@dataclass(frozen=True)
+class CheckRow:
+    "One row of a self-check: a function (its graded cells) or a cell that could not run."
+    name: str
+    passed: int
+    total: int
+    points: float
+    max_points: float
+    result: str
+    detail: str = ""
+
+
+EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_ERROR = 0, 1, 2, 3
+
+# %% ../nbs/90_assignments.ipynb #98c10c10
+def _error_text(cell, reply) -> str:
+    "The first line of a cell's error, from its outputs or (a timeout) from the kernel's reply."
+    errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
+    content = reply.get("content", {}) if reply else {}
+    if content.get("ename") == "CellTimeoutError":         # the interrupted cell also shows a KeyboardInterrupt
+        return f"CellTimeoutError: {content.get('evalue', '')}".strip()
+    if not errors and content.get("status") != "error":
+        return ""
+    ename, evalue = (errors[0]["ename"], errors[0]["evalue"]) if errors else (content.get("ename"), content.get("evalue"))
+    return f"{ename}: {str(evalue).splitlines()[0] if evalue else ''}".strip().rstrip(":")[:160]
+
+
+def _has_code(source: str) -> bool:
+    "True if a cell holds more than comments (a hidden test, in a student's copy, holds only its title)."
+    return any(l.strip() and not l.lstrip().startswith("#") for l in source.splitlines())
+
+# %% ../nbs/90_assignments.ipynb #6de791f2
+def check(notebook, timeout: int = 60) -> list[CheckRow]:
+    """Run a student's notebook top to bottom in a fresh kernel, as nbgrader would, and grade its visible tests.
+
+    Returns one row per function (its graded cells: PASS if all pass, else FAIL with the first failure) and one
+    ERROR row per other cell that failed to run: a syntax error, an exception while defining the code, a cell over
+    `timeout` seconds (interrupted, then the run goes on), or a kernel that died.
+    """
+    from nbclient import NotebookClient
+    from nbclient.exceptions import DeadKernelError
+    notebook = Path(notebook).resolve()
+    timeout = _positive_int(timeout, "timeout")
+    nb = nbformat.read(notebook, as_version=4)
+    replies = {}
+    client = NotebookClient(nb, timeout=timeout, allow_errors=True, interrupt_on_timeout=True,
+                            error_on_timeout={"ename": "CellTimeoutError", "evalue": f"ran over {timeout} s",
+                                              "traceback": []},
+                            resources={"metadata": {"path": str(notebook.parent)}},
+                            on_cell_executed=lambda cell, cell_index, execute_reply: replies.update(
+                                {cell_index: execute_reply}))
+    dead = ""
+    try:
+        client.execute()
+    except DeadKernelError as err:
+        dead = f"the kernel died: {str(err).splitlines()[0]}"
+    return _check_rows(nb, replies, dead)
+
+# %% ../nbs/90_assignments.ipynb #5c35f15a
+def _check_rows(nb, replies: dict, dead: str = "") -> list[CheckRow]:
+    "Group the executed cells into function rows (graded cells) and ERROR rows (anything else that failed)."
+    rows, tests = [], {}
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        meta = cell.metadata.get("nbgrader", {})
+        error = _error_text(cell, replies[index]) if index in replies else "not run"
+        graded = meta.get("grade") and meta.get("points") is not None and _has_code(cell.source)
+        if graded:
+            tests.setdefault(meta["grade_id"].split("-")[0], []).append((meta["grade_id"], float(meta["points"]), error))
+        if error.startswith("CellTimeoutError") or (error and error != "not run" and not graded):
+            rows.append(CheckRow(f"cell {index}", 0, 1, 0.0, 0.0, "ERROR", error))
+    if dead:
+        rows.append(CheckRow("kernel", 0, 1, 0.0, 0.0, "ERROR", dead))
+    for function, cells in tests.items():
+        failures = [f"{grade_id.split('-', 1)[1]}: {error}" for grade_id, _, error in cells if error]
+        rows.insert(len([r for r in rows if r.result != "ERROR"]), CheckRow(
+            function, sum(not e for *_, e in cells), len(cells), sum(p for _, p, e in cells if not e),
+            sum(p for _, p, _ in cells), "FAIL" if failures else "PASS", failures[0] if failures else ""))
+    return rows
+
+# %% ../nbs/90_assignments.ipynb #aa0086a9
+def check_table(notebook_name: str, rows) -> str:
+    "The self-check as a plain-text table, functions first, then ERROR rows."
+    head = f"{'function or cell':26s} {'tests':>7s} {'points':>11s}  result  first failure"
+    lines = [f"check of {notebook_name}", head, "-" * len(head)]
+    for r in rows:
+        tests = f"{r.passed}/{r.total}" if r.result != "ERROR" else "-"
+        points = f"{r.points:g}/{r.max_points:g}" if r.result != "ERROR" else "-"
+        lines.append(f"{r.name:26s} {tests:>7s} {points:>11s}  {r.result:6s}  {r.detail}")
+    lines.append({EXIT_PASS: "every visible test passes (hidden tests run when the course grades)",
+                  EXIT_FAIL: "some visible tests fail",
+                  EXIT_ERROR: "the notebook does not run as the grader runs it: fix the ERROR rows first"}
+                 [check_exit_code(rows)])
+    return "\n".join(lines)
+
+
+def check_exit_code(rows) -> int:
+    "0 when every visible test passes, 1 when some fail, 3 when a cell could not run (error, timeout, crash)."
+    if any(r.result == "ERROR" for r in rows):
+        return EXIT_ERROR
+    return EXIT_FAIL if any(r.result == "FAIL" for r in rows) else EXIT_PASS
 
 # %% ../nbs/90_assignments.ipynb #c018-3b81e1ce
 def main(argv=None) -> int:
-    "Command line: `python -m ldpbook.assignments make|grade ...`."
+    "Command line: `python -m ldpbook.assignments make|autograde|scores|review|check ...`."
     import argparse
     parser = argparse.ArgumentParser(prog="python -m ldpbook.assignments",
-                                     description="Make assignments from chapters and grade what comes back.")
+                                     description="Make nbgrader assignments from chapters; grade and check them.")
     sub = parser.add_subparsers(dest="command", required=True)
-    make = sub.add_parser("make", help="write a student notebook with chosen functions removed")
-    make.add_argument("notebook", help="the chapter notebook, e.g. nbs/01_spr.ipynb")
-    make.add_argument("--functions", required=True, help="comma-separated exported functions to remove")
-    make.add_argument("--out", required=True, help="folder for the student notebook and its manifest")
-    grade_cmd = sub.add_parser("grade", help="run a student notebook and the chapter's tests against it")
-    grade_cmd.add_argument("notebook", help="the student notebook")
-    grade_cmd.add_argument("--repo", default=None, help="the ldpbook project whose tests/ to use")
+    make = sub.add_parser("make", help="write an nbgrader source assignment from a chapter")
+    make.add_argument("chapter", help="the chapter notebook, e.g. nbs/01_spr.ipynb")
+    make.add_argument("--functions", required=True, help="comma-separated exported functions to assign")
+    make.add_argument("--course", required=True, help="the nbgrader course folder (created if missing)")
+    make.add_argument("--name", default=None, help="assignment name (default: the chapter's file name)")
+    make.add_argument("--hidden-tests", action="store_true", help="hide some tests until grading")
+    make.add_argument("--with-checks", action="store_true", help="keep the chapter's check cells as examples")
+    make.add_argument("--graded-checks", action="store_true",
+                      help="also grade the check cells that test one assigned function on their own (1 point each)")
+    make.add_argument("--timeout", type=int, default=60, help="seconds per cell when grading (default 60)")
+    grade = sub.add_parser("autograde", help="nbgrader autograde every submission, several students at a time")
+    grade.add_argument("name", help="the assignment name")
+    grade.add_argument("--course", required=True, help="the nbgrader course folder")
+    grade.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="students graded at once")
+    grade.add_argument("--force", action="store_true", help="grade again submissions already graded")
+    scores = sub.add_parser("scores", help="points per student and function, as CSV, from the gradebook")
+    scores.add_argument("name", help="the assignment name")
+    scores.add_argument("--course", required=True, help="the nbgrader course folder")
+    scores.add_argument("--out", default="-", help="CSV file (default: standard output)")
+    rev = sub.add_parser("review", help="list submitted cells that reach the kernel, files or processes")
+    rev.add_argument("name", help="the assignment name")
+    rev.add_argument("--course", required=True, help="the nbgrader course folder")
+    chk = sub.add_parser("check", help="run your notebook as the grader would and show its visible tests")
+    chk.add_argument("notebook", help="the assignment notebook")
+    chk.add_argument("--timeout", type=int, default=60, help="seconds per cell (default 60)")
     args = parser.parse_args(argv)
     try:
-        if args.command == "make":
-            target = make_assignment(args.notebook, args.functions, args.out)
-            print(f"wrote {target} (and {Path(args.out) / MANIFEST})")
-            return 0
-        report = grade(args.notebook, repo=args.repo)
+        return _COMMANDS[args.command](args)
     except (ValueError, FileNotFoundError) as err:
         print(f"error: {err}", file=sys.stderr)
-        return 2
-    print(report.table())
-    return 0 if report.passed else 1
+        return EXIT_USAGE
+
+# %% ../nbs/90_assignments.ipynb #04dc8132
+def _make_command(args) -> int:
+    target = make_assignment(args.chapter, args.functions, args.course, name=args.name,
+                             hidden_tests=args.hidden_tests, with_checks=args.with_checks, timeout=args.timeout,
+                             checks_graded=args.graded_checks)
+    print(f"wrote {target}; next, in {args.course}: nbgrader generate_assignment {target.parent.name}")
+    timeout = configured_timeout(Path(args.course) / CONFIG)
+    if timeout != args.timeout:
+        print(f"note: the course's {CONFIG} keeps its time limit of {timeout} s per cell")
+    return 0
+
+
+def _autograde_command(args) -> int:
+    codes = autograde(args.course, args.name, jobs=args.jobs, force=args.force)
+    for student, code in codes.items():
+        print(f"{student:24s} {'graded' if code == 0 else f'nbgrader failed (exit code {code})'}")
+    return 0 if all(code == 0 for code in codes.values()) else 1
+
+# %% ../nbs/90_assignments.ipynb #31724e0a
+def _scores_command(args) -> int:
+    rows = function_scores(args.course, args.name)
+    if args.out == "-":
+        writer = csv.DictWriter(sys.stdout, ["student", "assignment", "function", "score", "max_score"])
+        writer.writeheader()
+        writer.writerows(rows)
+    else:
+        write_scores(rows, args.out)
+    return 0
+
+
+def _review_command(args) -> int:
+    found = review(args.course, args.name)
+    for row in found:
+        print(f"{row['student']:24s} {row['notebook']} cell {row['cell']}: {row['names']}")
+    print(f"{len(found)} cell(s) to read" if found else "nothing to review")
+    return 1 if found else 0
+
+
+def _check_command(args) -> int:
+    path = Path(args.notebook)
+    if not path.is_file():
+        raise FileNotFoundError(f"notebook: no file {path}")
+    try:
+        nbformat.read(path, as_version=4)
+    except Exception as err:                      # not JSON, not a notebook
+        raise ValueError(f"notebook: {path} is not a readable notebook ({type(err).__name__})") from None
+    rows = check(path, timeout=args.timeout)
+    print(check_table(path.name, rows))
+    return check_exit_code(rows)
+
+
+_COMMANDS = {"make": _make_command, "autograde": _autograde_command, "scores": _scores_command,
+             "review": _review_command, "check": _check_command}
 
 # %% ../nbs/90_assignments.ipynb #c019-79b7706c
 if __name__ == "__main__" and "ipykernel" not in sys.modules:

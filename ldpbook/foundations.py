@@ -304,7 +304,8 @@ def divergence_terms(u, v, diff, kind="kl", *, check: bool = True, **params) -> 
     For probability vectors Σ v f̄(u/v) = D_f(u‖v), and every term is ≥ 0. `diff` is u − v (u − γv for
     'egamma'), passed separately so that a caller who knows it without cancellation (e.g. as a sum of
     per-symbol differences) keeps it exact: all terms are then accurate to a few ulps relative, also when
-    u ≈ v (ε → 0) or when masses are as small as 1e-300."""
+    u ≈ v (ε → 0) or when masses are as small as 1e-300. A callable f is a black box evaluated at the float
+    u/v: it is only as exact as f itself at that point (absolute error ≈ 1e-16·|f'| per term)."""
     if check:
         params = check_divergence(kind, params)
         u, v = check_nonnegative(u, "u"), check_nonnegative(v, "v")
@@ -337,6 +338,7 @@ def divergence_terms(u, v, diff, kind="kl", *, check: bool = True, **params) -> 
             slope, limit = _slope_at_one(kind), params.get("f_slope_at_inf")
             ratio = np.where(pos, u, 0.0) / np.where(pos, v, 1.0)
             body = v * np.vectorize(lambda s: float(kind(s)), otypes=[float])(ratio) - slope * diff
+            body = np.maximum(body, 0.0)                        # f̄ ≥ 0 by convexity: below 0 is round-off of f
             if np.any(leak) and limit is None:
                 raise ValueError("some v = 0 < u: pass f_slope_at_inf = lim f(t)/t for a callable divergence")
             at_inf = np.inf if limit is None or not np.isfinite(limit) else limit - slope

@@ -268,23 +268,26 @@ def divergence_from_sum(total, kind="kl", **params):
 def _phi(t, alpha=1.0) -> np.ndarray:
     """φ_α(t) = ((1 + t)^α − 1 − αt)/(α − 1), and φ_1(t) = (1 + t) log(1 + t) − t, for t ≥ −1.
 
-    The linear-free f_α(1 + t) of KL (α = 1) and Rényi: always ≥ 0, and ≈ αt²/2 near t = 0, where the direct
-    form cancels; there a Taylor series is used, elsewhere (1 + t)·expm1((α − 1) log1p t)/(α − 1) − t."""
+    The linear-free f_α(1 + t) of KL (α = 1) and Rényi: always ≥ 0, and ≈ αt²/2 near t = 0. Direct forms
+    (relative error ≤ 4 ulp/|t|): (1 + t)·expm1((α − 1) log1p t)/(α − 1) − t for α ≥ 1/2, and
+    (expm1(α log1p t) − αt)/(α − 1) for α < 1/2; where |t|·max(α, 2) < 0.05, the Taylor series instead."""
     t = np.asarray(t, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         L = np.log1p(t)
-        beta = alpha - 1.0
-        grow = L if beta == 0 else np.expm1(beta * L) / beta
-        out = (1 + t) * grow - t
-    out = np.where(t == -1, 1.0, out)                       # (1 + t) = 0: φ_α(−1) = 1 for every α > 0
-    small = np.abs(t) * max(alpha, 2.0) < 1e-3
+        if alpha == 1:
+            out = (1 + t) * L - t
+        elif alpha >= 0.5:
+            out = (1 + t) * (np.expm1((alpha - 1) * L) / (alpha - 1)) - t
+        else:
+            out = (np.expm1(alpha * L) - alpha * t) / (alpha - 1)
+    out = np.where(t == -1, 1.0, out)                       # φ_α(−1) = 1 for every α > 0
+    small = np.abs(t) * max(alpha, 2.0) < 0.05
     if np.any(small):
-        ts = t[small]
-        coef, series = alpha / 2, np.zeros_like(ts)
-        coefs = [coef]
-        for n in range(2, 8):                                # c_{n+1} = c_n (α − n)/(n + 1)
+        ts, coef, coefs = t[small], alpha / 2, [alpha / 2]
+        for n in range(2, 17):                               # c_{n+1} = c_n (α − n)/(n + 1)
             coef = coef * (alpha - n) / (n + 1)
             coefs.append(coef)
+        series = np.zeros_like(ts)
         for cn in reversed(coefs):
             series = series * ts + cn
         out = np.array(out, dtype=float)

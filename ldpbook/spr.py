@@ -76,7 +76,7 @@ def _lr_order(p, q):
         j = i
         while j < close.size and close[j]:
             j += 1
-        run = sorted(order[i:j + 1], key=lambda x: _exact_ratio(p[x], q[x]))
+        run = sorted(order[i:j + 1], key=lambda x: (_exact_ratio(p[x], q[x]), x))   # ties in index order
         order[i:j + 1] = run
         keys = [_exact_ratio(p[x], q[x]) for x in run]
         tie[i:j] = [a == b for a, b in zip(keys[:-1], keys[1:])]

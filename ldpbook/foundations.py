@@ -10,10 +10,10 @@ import numpy as np
 from scipy.special import rel_entr
 
 # %% auto #0
-__all__ = ['DIVERGENCE_KINDS', 'MAX_FINITE_EPS', 'seed_sequence', 'as_generator', 'check_eps', 'check_nonnegative',
-           'check_distribution', 'check_pair', 'readonly', 'check_channel', 'is_ldp', 'ldp_epsilon', 'privacy_defect',
-           'is_approx_ldp', 'check_divergence', 'perspective', 'divergence_from_sum', 'divergence_terms',
-           'renyi_from_parts', 'divergence', 'check_int', 'randomized_response', 'privatize']
+__all__ = ['DIVERGENCE_KINDS', 'MAX_FINITE_EPS', 'MAX_DENSE_ENTRIES', 'seed_sequence', 'as_generator', 'check_eps',
+           'check_nonnegative', 'check_distribution', 'check_pair', 'readonly', 'check_channel', 'is_ldp',
+           'ldp_epsilon', 'privacy_defect', 'is_approx_ldp', 'check_divergence', 'perspective', 'divergence_from_sum',
+           'divergence_terms', 'renyi_from_parts', 'divergence', 'check_int', 'randomized_response', 'privatize']
 
 # %% ../nbs/00_foundations.ipynb #c005-3bb63941
 def seed_sequence(rng=None) -> np.random.SeedSequence:
@@ -51,12 +51,29 @@ def check_eps(eps, name: str = "eps", allow_inf: bool = False) -> float:
     return eps
 
 
+def _not_numbers(a) -> bool:
+    "True if `a` holds booleans, strings or bytes (which numpy would silently turn into numbers)."
+    raw = a if isinstance(a, np.ndarray) else None
+    if raw is None:
+        try:
+            raw = np.asarray(a, dtype=object)
+        except ValueError:
+            return False                                  # ragged: reported by the float conversion
+    if raw.dtype.kind in "bUSV":
+        return True
+    if raw.dtype.kind == "O":
+        return any(isinstance(x, (bool, np.bool_, str, bytes)) for x in raw.ravel())
+    return False
+
+
 def _as_float_array(a, name: str) -> np.ndarray:
-    "Convert to a float array or raise a TypeError naming the argument."
+    "Convert to a float array or raise a TypeError naming the argument (booleans and strings are not numbers)."
+    if _not_numbers(a):
+        raise TypeError(f"{name} must be an array of real numbers; booleans and strings are not numbers")
     try:
         arr = np.asarray(a, dtype=float)
-    except (TypeError, ValueError) as err:
-        raise TypeError(f"{name} must be an array of real numbers ({err})") from None
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be an array of real numbers (same length in every row)") from None
     if np.iscomplexobj(np.asarray(a)):
         raise TypeError(f"{name} must be real, got complex entries")
     return arr
@@ -68,7 +85,7 @@ def check_nonnegative(a, name: str) -> np.ndarray:
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} must have finite entries (found NaN or inf)")
     if np.any(arr < 0):
-        raise ValueError(f"{name} must have non-negative entries (min is {arr.min()})")
+        raise ValueError(f"{name} must have non-negative entries")
     return arr
 
 
@@ -77,8 +94,10 @@ def check_distribution(p, name: str = "p", atol: float = 1e-9) -> np.ndarray:
     arr = check_nonnegative(p, name)
     if arr.ndim != 1 or arr.size == 0:
         raise ValueError(f"{name} must be a non-empty 1-D array, got shape {arr.shape}")
-    if abs(arr.sum() - 1.0) > atol:
-        raise ValueError(f"{name} must sum to 1 (within {atol:g}), sums to {float(arr.sum())!r}")
+    with np.errstate(over="ignore"):
+        total = arr.sum()                                 # inf when the entries overflow: not a distribution
+    if not abs(total - 1.0) <= atol:
+        raise ValueError(f"{name} must sum to 1 (within {atol:g})")
     return arr
 
 
@@ -102,9 +121,10 @@ def check_channel(Q, name: str = "Q", atol: float = 1e-9) -> np.ndarray:
     arr = check_nonnegative(Q, name)
     if arr.ndim != 2 or arr.size == 0:
         raise ValueError(f"{name} must be a non-empty 2-D array (k inputs × m outputs), got shape {arr.shape}")
-    bad = np.flatnonzero(np.abs(arr.sum(axis=1) - 1.0) > atol)
+    with np.errstate(over="ignore"):
+        bad = np.flatnonzero(~(np.abs(arr.sum(axis=1) - 1.0) <= atol))
     if bad.size:
-        raise ValueError(f"{name}: every row must sum to 1 (within {atol:g}); row {bad[0]} sums to {float(arr[bad[0]].sum())!r}")
+        raise ValueError(f"{name}: every row must sum to 1 (within {atol:g}); row {bad[0]} does not")
     return arr
 
 # %% ../nbs/00_foundations.ipynb #c008-66173df3
@@ -132,12 +152,22 @@ def ldp_epsilon(Q) -> float:
 
 # %% ../nbs/00_foundations.ipynb #c011-baed4a89
 def privacy_defect(Q, eps) -> np.ndarray:
-    "The k×k matrix Δ[x, x'] = Σ_y [Q(y|x) − e^ε Q(y|x')]₊ (hockey-stick divergence between rows)."
+    """The k×k matrix Δ[x, x'] = Σ_y [Q(y|x) − e^ε Q(y|x')]₊ (hockey-stick divergence between rows).
+
+    Each term is formed as (Q(y|x) − Q(y|x')) − (e^ε − 1)Q(y|x') (no cancellation for small ε), over blocks of
+    rows x so that no temporary exceeds 2^22 entries (32 MB) whatever k and m are."""
     Q = check_channel(Q)
     eps = check_eps(eps, allow_inf=True)
+    k, m = Q.shape
     with np.errstate(over="ignore", invalid="ignore"):
-        scaled = np.where(Q > 0, np.exp(eps) * Q, 0.0)      # e^ε·0 stays 0 even when e^ε overflows
-    return np.maximum(Q[:, None, :] - scaled[None, :, :], 0.0).sum(axis=2)
+        growth = np.where(Q > 0, np.expm1(eps) * Q, 0.0)   # (e^ε − 1)·0 stays 0 even when e^ε overflows
+    out = np.empty((k, k))
+    rows = max(1, 2 ** 22 // (k * m))
+    for start in range(0, k, rows):
+        block = Q[start:start + rows, None, :] - Q[None, :, :]
+        block -= growth[None, :, :]
+        out[start:start + rows] = np.maximum(block, 0.0).sum(axis=2)
+    return out
 
 
 def is_approx_ldp(Q, eps, delta, atol: float = 1e-12) -> bool:
@@ -313,6 +343,8 @@ def divergence_terms(u, v, diff, kind="kl", *, check: bool = True, **params) -> 
         params = check_divergence(kind, params)
         u, v = check_nonnegative(u, "u"), check_nonnegative(v, "v")
         diff = _as_float_array(diff, "diff")
+        if not np.all(np.isfinite(diff)):
+            raise ValueError("diff must have finite entries (found NaN or inf)")
         try:
             u, v, diff = np.broadcast_arrays(u, v, diff)
         except ValueError:
@@ -394,12 +426,16 @@ def check_int(n, name: str, minimum: int | None = 0) -> int:
 
 
 MAX_FINITE_EPS = float(-np.log(np.finfo(float).tiny))   # ≈ 708.4: beyond it e^{-ε} is not a normal float
+MAX_DENSE_ENTRIES = 10 ** 8                              # 800 MB: the largest dense channel built on request
 
 
 def randomized_response(k, eps) -> np.ndarray:
     "The k×k randomized-response channel: keep the symbol w.p. e^ε/(e^ε+k−1), else a uniform other symbol."
     k = check_int(k, "k", 1)
     eps = check_eps(eps, allow_inf=True)
+    if k * k > MAX_DENSE_ENTRIES:
+        raise ValueError(f"randomized_response: k = {k} would need a dense k × k channel of {8 * k * k / 2**30:.1f} GiB "
+                         f"(limit {MAX_DENSE_ENTRIES:.0e} entries); use an implicit form for large k")
     if k > 1 and MAX_FINITE_EPS < eps < np.inf:
         raise ValueError(f"eps = {eps} is too large to store randomized response in float64 (its entries "
                          f"e^-eps underflow above {MAX_FINITE_EPS:.1f}); use eps=np.inf for the identity channel")
@@ -416,7 +452,7 @@ def _check_symbols(x, k: int, name: str = "x") -> np.ndarray:
     if arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer):
         raise TypeError(f"{name} must be an array of integer symbols, got dtype {arr.dtype}")
     if arr.size and (arr.min() < 0 or arr.max() >= k):
-        raise ValueError(f"{name} must contain symbols in [0, {k}), found {arr.min()}..{arr.max()}")
+        raise ValueError(f"{name} must contain symbols in [0, {k})")
     return arr
 
 

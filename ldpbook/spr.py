@@ -13,7 +13,7 @@ import numpy as np
 from scipy.optimize import linprog
 
 from .foundations import (
-    check_divergence, check_eps, check_nonnegative, check_pair, divergence_from_sum, divergence_terms,
+    check_divergence, check_eps, check_int, check_nonnegative, check_pair, divergence_from_sum, divergence_terms,
     perspective, privatize, randomized_response, readonly, renyi_from_parts)
 
 # %% auto #0
@@ -225,9 +225,13 @@ def spr_channel(partition, k, eps) -> np.ndarray:
 def _check_partition(partition, k):
     "Validate a partition of range(k) into non-empty blocks of integer symbols."
     try:
-        blocks = tuple(tuple(int(x) for x in block) for block in partition)
-    except (TypeError, ValueError):
+        blocks = tuple(tuple(block) for block in partition)
+    except TypeError:
         raise TypeError("partition must be a sequence of sequences of integer symbols") from None
+    if not all(isinstance(x, (numbers.Integral, np.integer)) and not isinstance(x, (bool, np.bool_))
+               for block in blocks for x in block):
+        raise TypeError("partition must be a sequence of sequences of integer symbols (not bools or strings)")
+    blocks = tuple(tuple(int(x) for x in block) for block in blocks)
     if any(len(block) == 0 for block in blocks):
         raise ValueError("partition: every block must be non-empty")
     flat = sorted(x for block in blocks for x in block)
@@ -916,6 +920,38 @@ def randomized_response_mechanism(p, q, eps, divergence="kl", **params) -> SPRMe
                         divergence=divergence, params=singletons.params)
 
 # %% ../nbs/01_spr.ipynb #62a88589
+def _extreme_by_lp(X, max_lps=2_000):
+    "Rows of X that are not convex combinations of the other distinct rows: one small LP per row."
+    if len(X) > max_lps:
+        raise ValueError(f"joint_range: {len(X)} candidates would need {len(X)} linear programs of that size "
+                         f"(limit {max_lps}); lower ell or k")
+    extreme = np.zeros(len(X), dtype=bool)
+    for n in range(len(X)):
+        others = X[np.any(np.abs(X - X[n]) > 1e-12, axis=1)]
+        if others.shape[0] == 0:
+            extreme[n] = True
+            continue
+        res = linprog(np.zeros(others.shape[0]), A_eq=np.vstack([others.T, np.ones(others.shape[0])]),
+                      b_eq=np.concatenate([X[n], [1.0]]), bounds=(0, None), method="highs")
+        extreme[n] = res.status != 0                            # infeasible: not in the others' hull
+    return extreme
+
+
+def _planar_extreme(X):
+    """Vertices of the convex hull of points in the plane (ℓ = 2), in O(n log n) by Qhull; a point that
+    coincides with a vertex (within 1e-12) is a vertex too. Degenerate sets (one point, a segment) directly."""
+    from scipy.spatial import ConvexHull, QhullError
+    span = X.max(axis=0) - X.min(axis=0)
+    if np.all(span <= 1e-12):
+        return np.ones(len(X), dtype=bool)
+    try:
+        vertices = X[ConvexHull(X).vertices]
+    except QhullError:                                          # all points on one segment: its two ends
+        direction = (X - X[0]) @ (X[np.argmax(np.abs(X - X[0]).sum(axis=1))] - X[0])
+        vertices = X[[np.argmin(direction), np.argmax(direction)]]
+    return np.any(np.all(np.abs(X[:, None, :] - vertices[None, :, :]) <= 1e-12, axis=2), axis=1)
+
+
 @dataclass(frozen=True, eq=False)
 class JointRangeCandidates:
     """The SPR-induced candidate points of the joint range R_ℓ(p, q) and which of them are extreme.
@@ -941,7 +977,8 @@ def joint_range(p, q, eps, ell=2, max_points=20_000) -> JointRangeCandidates:
     Every extreme point of R_ℓ(p, q) = {(Qᵀp, Qᵀq) : Q ε-LDP with ℓ outputs} is induced by an SPR mechanism
     with s ≤ ℓ contiguous blocks (sorted by likelihood ratio, ties kept adjacent), its outputs placed
     injectively among the ℓ labels. For ℓ = 2 there are 2(k − 1) + 2 candidates. A candidate is marked
-    extreme when it is not a convex combination of the other (distinct) candidates (one small LP each).
+    extreme when it is not a convex combination of the other (distinct) candidates: for ℓ = 2 a planar convex
+    hull, for ℓ > 2 one small LP each (refused above 2,000 candidates).
     """
     p, q = check_pair(p, q)
     eps = check_eps(eps, allow_inf=True)
@@ -971,15 +1008,7 @@ def joint_range(p, q, eps, ell=2, max_points=20_000) -> JointRangeCandidates:
                                      "lower ell or raise max_points")
     U, V = np.array(points_u), np.array(points_v)
     X = np.hstack([U[:, :-1], V[:, :-1]])                      # the last coordinates are 1 − the others
-    extreme = np.zeros(len(X), dtype=bool)
-    for n in range(len(X)):
-        others = X[np.any(np.abs(X - X[n]) > 1e-12, axis=1)]
-        if others.shape[0] == 0:
-            extreme[n] = True
-            continue
-        res = linprog(np.zeros(others.shape[0]), A_eq=np.vstack([others.T, np.ones(others.shape[0])]),
-                      b_eq=np.concatenate([X[n], [1.0]]), bounds=(0, None), method="highs")
-        extreme[n] = res.status != 0                            # infeasible: not in the others' hull
+    extreme = _planar_extreme(X) if ell == 2 else _extreme_by_lp(X)
     U.setflags(write=False), V.setflags(write=False), extreme.setflags(write=False)
     return JointRangeCandidates(u=U, v=V, partitions=tuple(parts), extreme=extreme)
 
@@ -1005,7 +1034,9 @@ def figure5_data(p=(0.04, 0.09, 0.22, 0.47, 0.18), q=(0.25, 0.49, 0.13, 0.10, 0.
     """
     from scipy.spatial import ConvexHull
     p, q = check_pair(p, q)
-    rng = np.random.default_rng(seed)
+    n = check_int(n, "n", 1)
+    eps = [check_eps(e) for e in np.atleast_1d(np.asarray(eps, dtype=object)).tolist()]
+    rng = np.random.default_rng(check_int(seed, "seed", 0))
     panels = []
     for e in eps:
         x = rng.random((n, p.size)) if e < 1 else rng.beta(0.3, 0.3, size=(n, p.size))
@@ -1087,8 +1118,10 @@ def figure1_data(k=6, T=100, eps=None, full=False, n_boot=5000, seed=0, boot_see
     ``n_boot`` resamples, the same resamples for every mechanism. ``progress=True`` shows a progress bar over
     the LP cells (the slow part of the full run).
     """
-    eps_arr = np.round(np.arange(101) * 0.1, 10) if eps is None else np.asarray(eps, dtype=float)
-    rng = np.random.default_rng(seed)
+    k, T, n_boot = check_int(k, "k", 2), check_int(T, "T", 1), check_int(n_boot, "n_boot", 1)
+    eps_arr = np.round(np.arange(101) * 0.1, 10) if eps is None else _eps_vector(eps)
+    rng = np.random.default_rng(check_int(seed, "seed", 0))
+    boot_seed = check_int(boot_seed, "boot_seed", 0)
     P0, P1 = rng.dirichlet(np.ones(k), T), rng.dirichlet(np.ones(k), T)
     base = perspective(P0, P1, "kl", check=False).sum(axis=1)
     values = {"SPR": optimal_values(P0, P1, eps_arr),

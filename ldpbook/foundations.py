@@ -295,22 +295,24 @@ def divergence_from_sum(total, kind="kl", **params):
         return np.log1p(np.maximum(x, -1.0)) / (alpha - 1.0)
 
 # %% ../nbs/00_foundations.ipynb #0969b2d3
-def _phi(t, alpha=1.0) -> np.ndarray:
+def _phi(t, alpha=1.0, ratio=None) -> np.ndarray:
     """φ_α(t) = ((1 + t)^α − 1 − αt)/(α − 1), and φ_1(t) = (1 + t) log(1 + t) − t, for t ≥ −1.
 
-    The linear-free f_α(1 + t) of KL (α = 1) and Rényi: always ≥ 0, and ≈ αt²/2 near t = 0. Direct forms
-    (relative error ≤ 4 ulp/|t|): (1 + t)·expm1((α − 1) log1p t)/(α − 1) − t for α ≥ 1/2, and
-    (expm1(α log1p t) − αt)/(α − 1) for α < 1/2; where |t|·max(α, 2) < 0.05, the Taylor series instead."""
+    The linear-free f_α(1 + t) of KL (α = 1) and Rényi: always ≥ 0, and ≈ αt²/2 near t = 0. `ratio` = 1 + t
+    computed directly (as u/v), which keeps its relative precision when t is within rounding of −1. Direct forms
+    (relative error ≤ 4 ulp/|t|): (1 + t)·expm1((α − 1) L)/(α − 1) − t for α ≥ 1/2 and (expm1(αL) − αt)/(α − 1)
+    for α < 1/2, with L = log(1 + t); where |t|·max(α, 2) < 0.05, the Taylor series instead."""
     t = np.asarray(t, dtype=float)
+    r = 1 + t if ratio is None else np.asarray(ratio, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        L = np.log1p(t)
+        L = np.where(t < -0.5, np.log(r), np.log1p(t))
         if alpha == 1:
-            out = (1 + t) * L - t
+            out = r * L - t
         elif alpha >= 0.5:
-            out = (1 + t) * (np.expm1((alpha - 1) * L) / (alpha - 1)) - t
+            out = r * (np.expm1((alpha - 1) * L) / (alpha - 1)) - t
         else:
             out = (np.expm1(alpha * L) - alpha * t) / (alpha - 1)
-    out = np.where(t == -1, 1.0, out)                       # φ_α(−1) = 1 for every α > 0
+    out = np.where(r == 0, 1.0, out)                        # φ_α(−1) = 1 for every α > 0
     small = np.abs(t) * max(alpha, 2.0) < 0.05
     if np.any(small):
         ts, coef, coefs = t[small], alpha / 2, [alpha / 2]
@@ -354,6 +356,7 @@ def divergence_terms(u, v, diff, kind="kl", *, check: bool = True, **params) -> 
     pos = v > 0
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         t = np.where(pos, diff, 0.0) / np.where(pos, v, 1.0)     # u/v − 1 without forming u/v
+        r = np.where(pos, u, 0.0) / np.where(pos, v, 1.0)        # and u/v itself, exact where t ≈ −1
         if kind == "tv":
             return 0.5 * np.abs(diff)
         if kind == "egamma":
@@ -365,14 +368,13 @@ def divergence_terms(u, v, diff, kind="kl", *, check: bool = True, **params) -> 
         if kind == "chi2":
             body, at_inf = v * t * t, np.inf
         elif kind == "kl":
-            body, at_inf = v * _phi(t, 1.0), np.inf
+            body, at_inf = v * _phi(t, 1.0, r), np.inf
         elif kind == "renyi":
             a = params["alpha"]
-            body, at_inf = v * _phi(t, a), (np.inf if a > 1 else a / (1 - a))
+            body, at_inf = v * _phi(t, a, r), (np.inf if a > 1 else a / (1 - a))
         else:
             slope, limit = _slope_at_one(kind), params.get("f_slope_at_inf")
-            ratio = np.where(pos, u, 0.0) / np.where(pos, v, 1.0)
-            body = v * np.vectorize(lambda s: float(kind(s)), otypes=[float])(ratio) - slope * diff
+            body = v * np.vectorize(lambda s: float(kind(s)), otypes=[float])(r) - slope * diff
             body = np.maximum(body, 0.0)                        # f̄ ≥ 0 by convexity: below 0 is round-off of f
             if np.any(leak) and limit is None:
                 raise ValueError("some v = 0 < u: pass f_slope_at_inf = lim f(t)/t for a callable divergence")

@@ -120,26 +120,55 @@ def block_score(mass_p, mass_q, mass_diff, eps, divergence="kl", **params):
                             divergence, check=False, **params)
 
 # %% ../nbs/01_spr.ipynb #e6783f02
-def _values_from_blocks(A, B, Dd, inst, n, w, c, kind, params):
+def _log_args(U, V, logw):
+    """log u and log v of block arguments; an argument that underflowed to 0 although w = e^{−ε} > 0 (finite
+    ε > 745, zero block mass) is w itself, log w = −ε (and −inf for ε = ∞)."""
+    with np.errstate(divide="ignore"):
+        return (np.where(U > 0, np.log(np.where(U > 0, U, 1.0)), logw),
+                np.where(V > 0, np.log(np.where(V > 0, V, 1.0)), logw))
+
+
+def _underflow_scores(U, V, scores, logw, kind, params, K=0.0):
+    "Replace the scores of blocks with an underflowed argument (see `_log_args`) by their log-domain forms."
+    hit = ((U == 0) | (V == 0)) & np.isfinite(logw)
+    if not np.any(hit) or kind not in ("kl", "chi2", "renyi", "renyi-cross"):
+        return scores
+    lu, lv = _log_args(U, V, logw)
+    with np.errstate(over="ignore", invalid="ignore"):
+        if kind == "kl":
+            fixed = np.where(V == 0, U * (lu - lv) - U, scores)
+        elif kind == "chi2":
+            fixed = np.where(V == 0, np.exp(2 * lu - lv), scores)
+        else:
+            a = params["alpha"]
+            cross = np.exp(a * lu + (1 - a) * lv - (K if kind == "renyi" else 0.0))
+            fixed = -cross if kind == "renyi-cross" else (cross - np.exp(-K) * (a * U + (1 - a) * V)) / (a - 1)
+    return np.where(hit, fixed, scores)
+
+
+def _values_from_blocks(A, B, Dd, inst, n, w, c, kind, params, logw=None):
     """Exact values of n partitions from their block masses A, B, differences Dd (block j belongs to instance
-    inst[j]): Σ μ̃/(1 + (s − 1)w), with both forms of the Rényi transform."""
+    inst[j]): Σ μ̃/(1 + (s − 1)w), with both forms of the Rényi transform. `logw` = −ε (default log w)."""
+    with np.errstate(divide="ignore"):
+        logw = np.log(w) if logw is None else logw
     wj, cj = w[inst], c[inst]
     U, V, D = wj + cj * A, wj + cj * B, _shift(wj, kind, params) + cj * Dd
     s = np.bincount(inst, minlength=n)
     denom = 1 + (s - 1) * w
-    total = np.bincount(inst, divergence_terms(U, V, D, kind, check=False, **params), minlength=n) / denom
+    terms = _underflow_scores(U, V, divergence_terms(U, V, D, kind, check=False, **params), logw[inst], kind,
+                              params)
+    total = np.bincount(inst, terms, minlength=n) / denom
     if kind != "renyi":
         return total
     a = params["alpha"]
-    both = (U > 0) & (V > 0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        logs = np.where(both, a * np.log(np.where(both, U, 1.0)) + (1 - a) * np.log(np.where(both, V, 1.0)),
-                        -np.inf)
-    logs = np.where((U > 0) & (V == 0) & (a > 1), np.inf, logs)
+    lu, lv = _log_args(U, V, logw[inst])
+    with np.errstate(invalid="ignore"):
+        logs = np.where(np.isneginf(lu), -np.inf, a * lu + (1 - a) * lv)
+    logs = np.where((U > 0) & np.isneginf(lv), np.inf if a > 1 else -np.inf, logs)
     top = np.full(n, -np.inf)
     np.maximum.at(top, inst, logs)
     finite_top = np.where(np.isfinite(top), top, 0.0)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         log_cross = finite_top + np.log(np.bincount(inst, np.exp(logs - finite_top[inst]), minlength=n))
     log_cross = np.where(np.isfinite(top), log_cross, top) - np.log(denom)
     return renyi_from_parts(total, log_cross, a)
@@ -360,20 +389,21 @@ def _cuts_row(cuts, batch):
     return row
 
 # %% ../nbs/01_spr.ipynb #d5e549cd
-def _renyi_scale(a, b, w, c, kind, params):
+def _renyi_scale(a, b, w, c, kind, params, logw):
     """Per instance, the log-scale K ≥ 0 by which Rényi (α > 1) scores are divided: u^α v^{1−α} ≤ r^{α−1} u
     for the largest group ratio r = u/v, so with K = (α − 1) log r − 300 no scaled score exceeds e^{300}."""
     n = a.shape[0]
     if kind != "renyi" or params["alpha"] <= 1:
         return np.zeros(n)
     u, v = w[:, None] + c[:, None] * a, w[:, None] + c[:, None] * b
-    with np.errstate(divide="ignore", invalid="ignore"):
-        logr = np.where((u > 0) & (v > 0), np.log(np.where(u > 0, u, 1.0)) - np.log(np.where(v > 0, v, 1.0)), 0.0)
+    lu, lv = _log_args(u, v, logw[:, None])
+    with np.errstate(invalid="ignore"):
+        logr = np.where(np.isfinite(lu) & np.isfinite(lv), lu - lv, 0.0)
     K = np.maximum(0.0, (params["alpha"] - 1) * logr.max(axis=1) - 300.0)
-    return np.where(np.any((u > 0) & (v == 0), axis=1), 0.0, K)   # an infinite optimum needs no scale
+    return np.where(np.any((u > 0) & np.isneginf(lv), axis=1), 0.0, K)   # an infinite optimum needs no scale
 
 
-def _scores(U, V, D, w, kind, params, K):
+def _scores(U, V, D, w, kind, params, K, logw):
     """Block scores from block arguments U, V and differences D for the optimisation: `divergence_terms`,
     except for Rényi with α > 1 at scale K > 0 (scores times e^{−K}) and for the internal objective
     'renyi-cross' (−u^α v^{1−α}, minimised S for α < 1 when S is far below 1)."""
@@ -381,18 +411,19 @@ def _scores(U, V, D, w, kind, params, K):
         a = params["alpha"]
         both = (U > 0) & (V > 0)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            return np.where(both, -np.exp(a * np.log(np.where(both, U, 1.0))
-                                          + (1 - a) * np.log(np.where(both, V, 1.0))), 0.0)
-    plain = divergence_terms(U, V, D, kind, check=False, **params)
+            plain = np.where(both, -np.exp(a * np.log(np.where(both, U, 1.0))
+                                           + (1 - a) * np.log(np.where(both, V, 1.0))), 0.0)
+    else:
+        plain = divergence_terms(U, V, D, kind, check=False, **params)
     if kind == "renyi" and params["alpha"] > 1 and np.any(K > 0):
         a = params["alpha"]
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             scaled = (np.exp(a * np.log(U) + (1 - a) * np.log(V) - K) - np.exp(-K) * (V + a * D)) / (a - 1)
-        return np.where(K > 0, scaled, plain)
-    return plain
+        plain = np.where(K > 0, scaled, plain)
+    return _underflow_scores(U, V, plain, logw, kind, params, K)
 
 
-def _values_from_cuts(a, b, d, w, c, cuts, kind, params):
+def _values_from_cuts(a, b, d, w, c, cuts, kind, params, logw=None):
     "Exact values of n contiguous partitions given as boolean (n, m+1) block boundaries of the groups."
     n, m = a.shape
     inst, pos = np.nonzero(cuts)
@@ -400,7 +431,7 @@ def _values_from_cuts(a, b, d, w, c, cuts, kind, params):
     inst, start = inst[1:][same], pos[:-1][same]
     flat = inst * m + start                                  # block starts in the flattened (n·m) arrays
     A, B, Dd = (np.add.reduceat(x.ravel(), flat) for x in (a, b, d))
-    return _values_from_blocks(A, B, Dd, inst, n, w, c, kind, params)
+    return _values_from_blocks(A, B, Dd, inst, n, w, c, kind, params, logw)
 
 # %% ../nbs/01_spr.ipynb #79aa87f7
 _TABLE_BUDGET = 6_000_000          # largest number of stored interval scores (48 MB); beyond it rows are recomputed
@@ -417,22 +448,26 @@ class _Batch:
     kind: object
     params: dict
     K: np.ndarray = None
+    logw: np.ndarray = None                 # −ε (log w, also where w underflows to 0)
 
     def __post_init__(self):
+        if self.logw is None:
+            with np.errstate(divide="ignore"):
+                self.logw = np.log(self.w)
         if self.K is None:
-            self.K = _renyi_scale(self.a, self.b, self.w, self.c, self.kind, self.params)
+            self.K = _renyi_scale(self.a, self.b, self.w, self.c, self.kind, self.params, self.logw)
 
     def take(self, idx, kind=None):
         "The instances `idx` (optionally with another objective kind)."
         kind = self.kind if kind is None else kind
         return _Batch(self.a[idx], self.b[idx], self.d[idx], self.w[idx], self.c[idx], kind, self.params,
-                      self.K[idx] if kind == self.kind else None)
+                      self.K[idx] if kind == self.kind else None, self.logw[idx])
 
     def block_scores(self, A, B, Dd, inst):
         "Scores of blocks with masses A, B, Dd belonging to instances `inst`."
         w, c = self.w[inst], self.c[inst]
         return _scores(w + c * A, w + c * B, _shift(w, self.kind, self.params) + c * Dd, w, self.kind,
-                       self.params, self.K[inst])
+                       self.params, self.K[inst], self.logw[inst])
 
 # %% ../nbs/01_spr.ipynb #fcbb3f0b
 def _buffers(workspace, size):
@@ -475,7 +510,7 @@ class _Scores:
         "Yield (i, row i), written into the buffers `into[i − 1]` when given."
         n, m, bt = self.n, self.m, self.batch
         U, V, D = np.empty((n, m)), np.empty((n, m)), np.empty((n, m))
-        w, K = bt.w[:, None], bt.K[:, None]
+        w, K, logw = bt.w[:, None], bt.K[:, None], bt.logw[:, None]
         runs = ((U, self.ca, 0), (V, self.cb, 1)) if self.fast else ((U, self.ca, 0), (V, self.cb, 1), (D, self.cd, 2))
         for i in range(1, m + 1):
             j = i - 1
@@ -488,7 +523,7 @@ class _Scores:
                 np.log(out, out=out)
                 out *= U[:, :i]
             else:
-                out[...] = _scores(U[:, :i], V[:, :i], D[:, :i], w, bt.kind, bt.params, K)
+                out[...] = _scores(U[:, :i], V[:, :i], D[:, :i], w, bt.kind, bt.params, K, logw)
             yield i, out
 
     def rows(self):
@@ -724,7 +759,7 @@ def _single_batch(p, q, eps, divergence, params):
     order, starts, null = _lr_order(p, q)
     a, b, d = _group_masses(p, q, order, starts, params.get("gamma", 1.0))
     batch = _Batch(a[None], b[None], d[None], np.array([np.exp(-eps)]), np.array([-np.expm1(-eps)]),
-                   divergence, params)
+                   divergence, params, logw=np.array([-eps]))
     return batch, np.split(order, starts[1:]), null
 
 # %% ../nbs/01_spr.ipynb #1b344d60
@@ -804,10 +839,12 @@ def optimal_values(P0, P1, eps, divergence="kl", ell=None, **params) -> np.ndarr
         idx = order[g::n_batches]                  # interleaved: batch g holds sorted positions g, g+n, g+2n…
         es = eps_arr[idx]
         batch = _Batch(np.tile(a, (es.size, 1)), np.tile(b, (es.size, 1)), np.tile(d, (es.size, 1)),
-                       np.repeat(np.exp(-es), T), np.repeat(-np.expm1(-es), T), divergence, params)
+                       np.repeat(np.exp(-es), T), np.repeat(-np.expm1(-es), T), divergence, params,
+                       logw=np.repeat(-es, T))
         cuts, ptr = _optimise(batch, ell, None if warm is None else warm[:batch.w.size], workspace)
         warm = ptr
-        values = _values_from_cuts(batch.a, batch.b, batch.d, batch.w, batch.c, cuts, divergence, params)
+        values = _values_from_cuts(batch.a, batch.b, batch.d, batch.w, batch.c, cuts, divergence, params,
+                                   batch.logw)
         out[:, idx] = values.reshape(es.size, T).T
     return out
 

@@ -31,12 +31,12 @@ def seed_sequence(rng=None) -> np.random.SeedSequence:
     raise TypeError("rng must be None, a non-negative int seed, a SeedSequence or a numpy.random.Generator, "
                     f"got {type(rng).__name__}")
 
-
+# %% ../nbs/00_foundations.ipynb #bf751794
 def as_generator(rng=None) -> np.random.Generator:
     "Return a `numpy.random.Generator` from `None`, a non-negative int seed, a `SeedSequence` or a Generator."
     return rng if isinstance(rng, np.random.Generator) else np.random.default_rng(seed_sequence(rng))
 
-
+# %% ../nbs/00_foundations.ipynb #2e7e8b74
 def check_eps(eps, name: str = "eps", allow_inf: bool = False) -> float:
     "Validate a privacy parameter: a real number ≥ 0, not NaN, finite unless `allow_inf`."
     if isinstance(eps, (bool, np.bool_)) or not isinstance(eps, (numbers.Real, np.floating, np.integer)):
@@ -50,7 +50,7 @@ def check_eps(eps, name: str = "eps", allow_inf: bool = False) -> float:
         raise ValueError(f"{name} must be finite, got {eps}")
     return eps
 
-
+# %% ../nbs/00_foundations.ipynb #3962fd9c
 def _not_numbers(a) -> bool:
     "True if `a` holds booleans, strings or bytes (which numpy would silently turn into numbers)."
     raw = a if isinstance(a, np.ndarray) else None
@@ -65,7 +65,7 @@ def _not_numbers(a) -> bool:
         return any(isinstance(x, (bool, np.bool_, str, bytes)) for x in raw.ravel())
     return False
 
-
+# %% ../nbs/00_foundations.ipynb #a68c7d86
 def _as_float_array(a, name: str) -> np.ndarray:
     "Convert to a float array or raise a TypeError naming the argument (booleans and strings are not numbers)."
     if _not_numbers(a):
@@ -78,7 +78,7 @@ def _as_float_array(a, name: str) -> np.ndarray:
         raise TypeError(f"{name} must be real, got complex entries")
     return arr
 
-
+# %% ../nbs/00_foundations.ipynb #bde4139c
 def check_nonnegative(a, name: str) -> np.ndarray:
     "Validate an array of finite, non-negative real numbers (any shape)."
     arr = _as_float_array(a, name)
@@ -88,7 +88,7 @@ def check_nonnegative(a, name: str) -> np.ndarray:
         raise ValueError(f"{name} must have non-negative entries")
     return arr
 
-
+# %% ../nbs/00_foundations.ipynb #1820c36c
 def check_distribution(p, name: str = "p", atol: float = 1e-9) -> np.ndarray:
     "Validate a probability vector: 1-D, non-empty, finite, non-negative, summing to 1 within `atol`."
     arr = check_nonnegative(p, name)
@@ -100,7 +100,7 @@ def check_distribution(p, name: str = "p", atol: float = 1e-9) -> np.ndarray:
         raise ValueError(f"{name} must sum to 1 (within {atol:g})")
     return arr
 
-
+# %% ../nbs/00_foundations.ipynb #80142b72
 def check_pair(p, q, names=("p", "q"), atol: float = 1e-9):
     "Validate two probability vectors on the same alphabet (the two hypotheses of a test)."
     p, q = check_distribution(p, names[0], atol), check_distribution(q, names[1], atol)
@@ -108,14 +108,14 @@ def check_pair(p, q, names=("p", "q"), atol: float = 1e-9):
         raise ValueError(f"{names[0]} and {names[1]} must have the same length, got {p.size} and {q.size}")
     return p, q
 
-
+# %% ../nbs/00_foundations.ipynb #f89e9df0
 def readonly(a) -> np.ndarray:
     "A read-only float copy of `a`: the arrays held by frozen result objects cannot be changed either."
     a = np.array(a, dtype=float)
     a.setflags(write=False)
     return a
 
-
+# %% ../nbs/00_foundations.ipynb #cd3cce45
 def check_channel(Q, name: str = "Q", atol: float = 1e-9) -> np.ndarray:
     "Validate a channel: a non-empty k×m array, finite, non-negative, each row summing to 1 within `atol`."
     arr = check_nonnegative(Q, name)
@@ -169,7 +169,7 @@ def privacy_defect(Q, eps) -> np.ndarray:
         out[start:start + rows] = np.maximum(block, 0.0).sum(axis=2)
     return out
 
-
+# %% ../nbs/00_foundations.ipynb #67a84017
 def is_approx_ldp(Q, eps, delta, atol: float = 1e-12) -> bool:
     "(ε, δ)-LDP check: every entry of `privacy_defect(Q, eps)` is at most δ + atol."
     delta = check_eps(delta, name="delta")
@@ -198,7 +198,7 @@ def _check_convex_f(f: Callable) -> None:
     if np.any(ft[1:-1] > chord + 1e-9 * (1 + np.abs(chord))):
         raise ValueError("divergence f must be convex (a midpoint lies above its chord)")
 
-
+# %% ../nbs/00_foundations.ipynb #eff0a2ba
 def check_divergence(kind, params: dict) -> dict:
     "Validate a divergence kind and its parameters; return the parameters with defaults filled in."
     allowed = {"egamma": {"gamma"}, "renyi": {"alpha"}}
@@ -238,12 +238,12 @@ def _renyi_cross(a: np.ndarray, b: np.ndarray, alpha: float) -> np.ndarray:
     leak = (a > 0) & (b == 0)
     return np.where(leak, np.inf if alpha > 1 else 0.0, cross)
 
-
+# %% ../nbs/00_foundations.ipynb #f447b1d0
 def _renyi_terms(a: np.ndarray, b: np.ndarray, alpha: float) -> np.ndarray:
     "b·f_α(a/b) with f_α(t) = (t^α − 1)/(α − 1): (a^α b^(1−α) − b)/(α − 1), conventions included."
     return (_renyi_cross(a, b, alpha) - b) / (alpha - 1)
 
-
+# %% ../nbs/00_foundations.ipynb #f59e4688
 def _callable_terms(a, b, f, slope):
     "b·f(a/b) for a user-supplied convex f."
     pos = b > 0
@@ -257,7 +257,7 @@ def _callable_terms(a, b, f, slope):
         out = np.where(leak, a * slope if np.isfinite(slope) else np.inf, out)
     return out
 
-
+# %% ../nbs/00_foundations.ipynb #f17f0176
 def perspective(u, v, kind="kl", *, check: bool = True, **params) -> np.ndarray:
     "Elementwise perspective v·f(u/v) of the divergence `kind`, with the f-divergence conventions for zeros."
     if check:
@@ -284,7 +284,7 @@ def perspective(u, v, kind="kl", *, check: bool = True, **params) -> np.ndarray:
             return np.maximum(u - params["gamma"] * v, 0.0)
     return _renyi_terms(u, v, params["alpha"])
 
-
+# %% ../nbs/00_foundations.ipynb #f6034334
 def divergence_from_sum(total, kind="kl", **params):
     "Map a sum of perspective terms to the divergence value: the identity, except for Rényi."
     if kind != "renyi":
@@ -332,7 +332,7 @@ def _slope_at_one(f) -> float:
     h = 1e-4
     return float((f(1 + h) - f(1 - h)) / (2 * h))
 
-
+# %% ../nbs/00_foundations.ipynb #176a0005
 def divergence_terms(u, v, diff, kind="kl", *, check: bool = True, **params) -> np.ndarray:
     """Elementwise v·f̄(u/v), with f̄(t) = f(t) − f'(1)(t − 1) the linear-free form of f (E_γ: [u − γv]₊).
 
@@ -394,7 +394,7 @@ def _log_renyi_cross(u, v, alpha) -> float:
     top = logs.max()
     return float(top + np.log(np.exp(logs - top).sum()))
 
-
+# %% ../nbs/00_foundations.ipynb #5515907d
 def renyi_from_parts(total, log_cross, alpha):
     """Rényi divergence log S/(α − 1) from both of its forms: G = Σ v f̄_α(u/v) (S = 1 + (α − 1)G, accurate
     when S is near 1) and log S = `log_cross` (accurate when S is far from 1, also beyond float range)."""
@@ -403,7 +403,7 @@ def renyi_from_parts(total, log_cross, alpha):
         near = np.log1p(np.where(np.abs(x) <= 0.5, x, 0.0))
     return np.where(np.abs(x) <= 0.5, near, log_cross) / (alpha - 1)
 
-
+# %% ../nbs/00_foundations.ipynb #972440ad
 def divergence(u, v, kind="kl", **params) -> float:
     """D_f(u‖v) between two probability vectors of the same length; `kind` as in `DIVERGENCE_KINDS` or a callable f.
 
@@ -430,7 +430,7 @@ def check_int(n, name: str, minimum: int | None = 0) -> int:
 MAX_FINITE_EPS = float(-np.log(np.finfo(float).tiny))   # ≈ 708.4: beyond it e^{-ε} is not a normal float
 MAX_DENSE_ENTRIES = 10 ** 8                              # 800 MB: the largest dense channel built on request
 
-
+# %% ../nbs/00_foundations.ipynb #3b405870
 def randomized_response(k, eps) -> np.ndarray:
     "The k×k randomized-response channel: keep the symbol w.p. e^ε/(e^ε+k−1), else a uniform other symbol."
     k = check_int(k, "k", 1)
@@ -457,7 +457,7 @@ def _check_symbols(x, k: int, name: str = "x") -> np.ndarray:
         raise ValueError(f"{name} must contain symbols in [0, {k})")
     return arr
 
-
+# %% ../nbs/00_foundations.ipynb #c72c5ba0
 def privatize(Q, x, rng=None) -> np.ndarray:
     "Draw one output of channel `Q` for each input symbol in `x` (any shape); returns an int array like `x`."
     Q = check_channel(Q)

@@ -43,12 +43,12 @@ def sort_by_likelihood_ratio(p, q):
     groups, null = _lr_groups(p, q)
     return tuple(tuple(int(x) for x in g) for g in groups), tuple(int(x) for x in null)
 
-
+# %% ../nbs/01_spr.ipynb #6ce9fbab
 def _exact_ratio(p, q):
     "The likelihood ratio p/q as an exact sort key: a Fraction, or +inf when q = 0."
     return (1, 0) if q == 0 else (0, Fraction(float(p)) / Fraction(float(q)))
 
-
+# %% ../nbs/01_spr.ipynb #edffbc30
 def _lr_order(p, q):
     """The symbols with p(x) + q(x) > 0 in increasing likelihood ratio, the positions (in that order) where
     their tie groups start, and the null symbols.
@@ -84,7 +84,7 @@ def _lr_order(p, q):
     starts = np.flatnonzero(np.concatenate(([True], ~tie))) if order.size else np.zeros(0, dtype=np.intp)
     return order, starts, null
 
-
+# %% ../nbs/01_spr.ipynb #352d6659
 def _lr_groups(p, q):
     "Index arrays of the tie groups in increasing likelihood ratio, and the null symbols."
     order, starts, null = _lr_order(p, q)
@@ -100,12 +100,12 @@ def _group_masses(p, q, order, starts, gamma=1.0):
     d = np.add.reduceat(p[order] - gamma * q[order], starts)
     return a, b, d
 
-
+# %% ../nbs/01_spr.ipynb #899c40bc
 def _shift(w, kind, params):
     "The constant part of the block difference u − γv: w(1 − γ) for E_γ, 0 otherwise."
     return w * (1 - params["gamma"]) if kind == "egamma" else 0.0 * w
 
-
+# %% ../nbs/01_spr.ipynb #b8dc029f
 def block_score(mass_p, mass_q, mass_diff, eps, divergence="kl", **params):
     """The score μ̃(B) = v f̄(u/v) of blocks with masses P(B), Q(B) and difference Σ_B (p − γq) (γ = 1 except for
     E_γ), at u = e^{−ε} + (1 − e^{−ε}) P(B), v = e^{−ε} + (1 − e^{−ε}) Q(B) and u − γv formed without cancellation.
@@ -127,7 +127,7 @@ def _log_args(U, V, logw):
         return (np.where(U > 0, np.log(np.where(U > 0, U, 1.0)), logw),
                 np.where(V > 0, np.log(np.where(V > 0, V, 1.0)), logw))
 
-
+# %% ../nbs/01_spr.ipynb #32924779
 def _underflow_scores(U, V, scores, logw, kind, params, K=0.0):
     "Replace the scores of blocks with an underflowed argument (see `_log_args`) by their log-domain forms."
     hit = ((U == 0) | (V == 0)) & np.isfinite(logw)
@@ -145,7 +145,7 @@ def _underflow_scores(U, V, scores, logw, kind, params, K=0.0):
             fixed = -cross if kind == "renyi-cross" else (cross - np.exp(-K) * (a * U + (1 - a) * V)) / (a - 1)
     return np.where(hit, fixed, scores)
 
-
+# %% ../nbs/01_spr.ipynb #74d4f7e5
 def _values_from_blocks(A, B, Dd, inst, n, w, c, kind, params, logw=None):
     """Exact values of n partitions from their block masses A, B, differences Dd (block j belongs to instance
     inst[j]): Σ μ̃/(1 + (s − 1)w), with both forms of the Rényi transform. `logw` = −ε (default log w)."""
@@ -228,7 +228,7 @@ class SPRMechanism:
         "Privatize input symbols `x` (integers in [0, k)): one output block label per input."
         return privatize(self.channel, x, rng)
 
-
+# %% ../nbs/01_spr.ipynb #bf9268ca
 def spr_channel(partition, k, eps) -> np.ndarray:
     """The k × s SPR channel of a partition: randomized response on the block label.
 
@@ -250,7 +250,7 @@ def spr_channel(partition, k, eps) -> np.ndarray:
         label[list(block)] = j
     return randomized_response(len(blocks), eps)[label]     # row x of RR on the block labels
 
-
+# %% ../nbs/01_spr.ipynb #03f19965
 def _check_partition(partition, k):
     "Validate a partition of range(k) into non-empty blocks of integer symbols."
     try:
@@ -268,7 +268,7 @@ def _check_partition(partition, k):
         raise ValueError(f"partition must split the symbols 0..{k - 1} into disjoint blocks, each used once")
     return blocks
 
-
+# %% ../nbs/01_spr.ipynb #2a58aedc
 def spr_mechanism(p, q, eps, partition, divergence="kl", **params) -> SPRMechanism:
     """Evaluate the SPR mechanism of a given partition: its channel and D_f(Qᵀp ‖ Qᵀq).
 
@@ -328,7 +328,7 @@ def _check_ell(ell, k):
         raise ValueError(f"ell must satisfy 1 ≤ ell ≤ k = {k}, got {ell}")
     return int(ell)
 
-
+# %% ../nbs/01_spr.ipynb #a4f5f507
 def optimal_mechanism(p, q, eps, divergence="kl", ell=None, **params) -> SPRMechanism:
     """An optimal ε-LDP mechanism for testing p against q: it maximises D_f(Qᵀp ‖ Qᵀq) exactly.
 
@@ -381,7 +381,7 @@ def optimal_mechanism(p, q, eps, divergence="kl", ell=None, **params) -> SPRMech
     return SPRMechanism(value=value, partition=blocks, channel=readonly(spr_channel(blocks, k, eps)), eps=eps,
                         divergence=divergence, params=MappingProxyType(dict(params)))
 
-
+# %% ../nbs/01_spr.ipynb #eefa6e15
 def _cuts_row(cuts, batch):
     "Boundary positions of one instance as a boolean (1, m+1) row."
     row = np.zeros((1, batch.a.shape[1] + 1), dtype=bool)
@@ -402,7 +402,7 @@ def _renyi_scale(a, b, w, c, kind, params, logw):
     K = np.maximum(0.0, (params["alpha"] - 1) * logr.max(axis=1) - 300.0)
     return np.where(np.any((u > 0) & np.isneginf(lv), axis=1), 0.0, K)   # an infinite optimum needs no scale
 
-
+# %% ../nbs/01_spr.ipynb #fde4a905
 def _scores(U, V, D, w, kind, params, K, logw):
     """Block scores from block arguments U, V and differences D for the optimisation: `divergence_terms`,
     except for Rényi with α > 1 at scale K > 0 (scores times e^{−K}) and for the internal objective
@@ -422,7 +422,7 @@ def _scores(U, V, D, w, kind, params, K, logw):
         plain = np.where(K > 0, scaled, plain)
     return _underflow_scores(U, V, plain, logw, kind, params, K)
 
-
+# %% ../nbs/01_spr.ipynb #8ec19ed2
 def _values_from_cuts(a, b, d, w, c, cuts, kind, params, logw=None):
     "Exact values of n contiguous partitions given as boolean (n, m+1) block boundaries of the groups."
     n, m = a.shape
@@ -478,7 +478,7 @@ def _buffers(workspace, size):
         workspace["packed"] = np.empty(size)
     return workspace["packed"][:size]
 
-
+# %% ../nbs/01_spr.ipynb #8dc9a201
 class _Scores:
     """Interval-score oracle: ``rows()`` yields (i, row) for i = 1..m, row[:, t] the score of the block of groups
     t..i−1. The block arguments are running sums U[t] = (w + c a_t) + c a_{t+1} + … extended by one group per
@@ -555,7 +555,7 @@ def _pointers_to_cuts(ptr):
         cuts[ar, cur] = True
     return cuts
 
-
+# %% ../nbs/01_spr.ipynb #37335de2
 def _cut_blocks(batch, cuts):
     "Block masses (A, B, Dd), owning instance and count per instance of the partitions given by `cuts`."
     n, m = batch.a.shape
@@ -566,14 +566,14 @@ def _cut_blocks(batch, cuts):
     A, B, Dd = (np.add.reduceat(x.ravel(), flat) for x in (batch.a, batch.b, batch.d))
     return A, B, Dd, inst, np.bincount(inst, minlength=n)
 
-
+# %% ../nbs/01_spr.ipynb #beff459f
 def _partition_ratios(batch, cuts):
     "The objective Σ μ̃ / (1 + (s − 1)w) of each instance's partition (scores as in the optimisation)."
     A, B, Dd, inst, s = _cut_blocks(batch, cuts)
     total = np.bincount(inst, batch.block_scores(A, B, Dd, inst), minlength=batch.w.size)
     return total / (1 + (s - 1) * batch.w)
 
-
+# %% ../nbs/01_spr.ipynb #40047c98
 def _starting_partitions(batch):
     """Back-pointers of two cheap feasible partitions per instance (all singletons, and the best single cut,
     its two blocks a prefix and a suffix sum) and the better ratio of the two: where Dinkelbach starts."""
@@ -625,7 +625,7 @@ def _penalised_pass(S, penalty, keep=None):
         cur = ptr[ar, cur]
     return H[:, m] + penalty * cnt, cnt, ptr
 
-
+# %% ../nbs/01_spr.ipynb #9d6c38cb
 def _dinkelbach(S, ratio, ptr, rtol=1e-14):
     """Maximise Σ_j μ̃(B_j) / (1 + (s − 1) w) over all contiguous partitions by Dinkelbach's iteration.
 
@@ -668,7 +668,7 @@ def _solve(batch, ratio=None, ptr=None, workspace=None):
         ratio[todo], ptr[todo] = _dinkelbach(S, ratio[todo], ptr[todo])
     return ratio, ptr
 
-
+# %% ../nbs/01_spr.ipynb #672b536c
 def _layered(batch, ell):
     """The paper's DP with an output budget: F[s, i] = max_t F[s−1, t] + μ̃(t, i) for s ≤ ell, then
     max_s F[s, m] / (1 + (s − 1) w). Returns the block boundaries (n, m+1) of the best partitions."""
@@ -753,7 +753,7 @@ def _merge_ties(batch, cuts, rtol=1e-15):
         cuts = np.delete(cuts, j + 1)
     return cuts
 
-
+# %% ../nbs/01_spr.ipynb #a5c1f5e5
 def _single_batch(p, q, eps, divergence, params):
     "The one-instance batch of (p, q, ε) and its likelihood-ratio groups and null symbols."
     order, starts, null = _lr_order(p, q)
@@ -776,7 +776,7 @@ def _check_batch(P0, P1):
         raise ValueError(f"P0 and P1 must have the same shape, got {P0.shape} and {P1.shape}")
     return P0, P1
 
-
+# %% ../nbs/01_spr.ipynb #5c4bf152
 def _eps_vector(eps):
     "A number or a 1-D sequence of privacy levels as a float vector (each validated by `check_eps`)."
     if isinstance(eps, (numbers.Real, np.floating, np.integer)) and not isinstance(eps, (bool, np.bool_)):
@@ -788,7 +788,7 @@ def _eps_vector(eps):
         eps_list = arr.tolist()
     return np.array([check_eps(e, allow_inf=True) for e in eps_list], dtype=float)
 
-
+# %% ../nbs/01_spr.ipynb #8a956d38
 def _padded_groups(P0, P1, gamma):
     "Group masses (a, b, d) of T pairs, padded with zero-mass groups to a common m (they never help)."
     groups = [_group_masses(P0[t], P1[t], *_lr_order(P0[t], P1[t])[:2], gamma) for t in range(P0.shape[0])]
@@ -873,7 +873,7 @@ class KOVSolution:
     channel: np.ndarray
     high_sets: tuple
 
-
+# %% ../nbs/01_spr.ipynb #dc6a2e26
 def kov_lp(p, q, eps, divergence="kl", **params) -> KOVSolution:
     """Maximise D_f(Qᵀp ‖ Qᵀq) over all ε-LDP channels by the staircase LP of Kairouz, Oh and Viswanath.
 
@@ -973,7 +973,7 @@ def _extreme_by_lp(X, max_lps=2_000):
         extreme[n] = res.status != 0                            # infeasible: not in the others' hull
     return extreme
 
-
+# %% ../nbs/01_spr.ipynb #bb492744
 def _planar_extreme(X):
     """Vertices of the convex hull of points in the plane (ℓ = 2), in O(n log n) by Qhull; a point that
     coincides with a vertex (within 1e-12) is a vertex too. Degenerate sets (one point, a segment) directly."""
@@ -988,7 +988,7 @@ def _planar_extreme(X):
         vertices = X[[np.argmin(direction), np.argmax(direction)]]
     return np.any(np.all(np.abs(X[:, None, :] - vertices[None, :, :]) <= 1e-12, axis=2), axis=1)
 
-
+# %% ../nbs/01_spr.ipynb #e3257e65
 @dataclass(frozen=True, eq=False)
 class JointRangeCandidates:
     """The SPR-induced candidate points of the joint range R_ℓ(p, q) and which of them are extreme.
@@ -1007,7 +1007,7 @@ class JointRangeCandidates:
     partitions: tuple
     extreme: np.ndarray
 
-
+# %% ../nbs/01_spr.ipynb #6c3608e1
 def joint_range(p, q, eps, ell=2, max_points=20_000) -> JointRangeCandidates:
     """Enumerate the SPR candidate points of the fixed-output joint range R_ℓ(p, q) (Theorem 3.1).
 
@@ -1060,7 +1060,7 @@ class Figure5Panel:
     candidates: JointRangeCandidates
     contained: bool
 
-
+# %% ../nbs/01_spr.ipynb #0fb16872
 def figure5_data(p=(0.04, 0.09, 0.22, 0.47, 0.18), q=(0.25, 0.49, 0.13, 0.10, 0.03), eps=(0.4, 2.0, 5.0),
                  n=200_000, seed=20260503) -> list:
     """Reproduce Figure 5 / App. E.1: random ε-LDP channels with two outputs against the SPR polytope.
@@ -1089,7 +1089,7 @@ def figure5_data(p=(0.04, 0.09, 0.22, 0.47, 0.18), q=(0.25, 0.49, 0.13, 0.10, 0.
                                    candidates=cand, contained=inside))
     return panels
 
-
+# %% ../nbs/01_spr.ipynb #e3ccb65d
 def plot_figure5(panels):
     "Plot the Monte-Carlo cloud, the SPR candidates (filled if extreme) and their hull, one panel per ε."
     import matplotlib.pyplot as plt
@@ -1120,14 +1120,14 @@ def _fixed_partition_values(P0, P1, eps_arr, blocks, kind="kl", **params):
     w, c = np.tile(np.exp(-eps_arr), T), np.tile(-np.expm1(-eps_arr), T)
     return _values_from_blocks(tile(A), tile(B), tile(Dd), inst, T * E, w, c, kind, params).reshape(T, E)
 
-
+# %% ../nbs/01_spr.ipynb #18fb733d
 def _rr_values(P0, P1, eps_arr, kind="kl", **params):
     "Values of k-ary randomized response (the all-singletons SPR mechanism) for T pairs at every ε: (T, E)."
     k = P0.shape[1]
     return _fixed_partition_values(P0, P1, eps_arr, np.broadcast_to(np.eye(k, dtype=bool), (P0.shape[0], k, k)),
                                    kind, **params)
 
-
+# %% ../nbs/01_spr.ipynb #07517c47
 @dataclass(frozen=True, eq=False)
 class Figure1Data:
     """Normalised KL utilities D(M0‖M1)/D(P0‖P1) of Figure 1 / App. E.2.
@@ -1144,7 +1144,7 @@ class Figure1Data:
     lp_gap: float
     lp_cells: int
 
-
+# %% ../nbs/01_spr.ipynb #cbdeb138
 def figure1_data(k=6, T=100, eps=None, full=False, n_boot=5000, seed=0, boot_seed=1,
                  progress=False) -> Figure1Data:
     """Reproduce the data of Figure 1: SPR vs binary vs k-ary RR on T Dirichlet(1_k) pairs over an ε grid.
@@ -1187,7 +1187,7 @@ def figure1_data(k=6, T=100, eps=None, full=False, n_boot=5000, seed=0, boot_see
     return Figure1Data(k=k, eps=eps_arr, values=values, mean=mean, lower=lower, upper=upper, lp_gap=gap,
                        lp_cells=cells)
 
-
+# %% ../nbs/01_spr.ipynb #49848dfb
 def plot_figure1(data_list, ax=None):
     "Plot one panel per Figure1Data: mean normalised KL utility with bootstrap bands."
     import matplotlib.pyplot as plt

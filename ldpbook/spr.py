@@ -244,7 +244,7 @@ def spr_channel(partition, k, eps) -> np.ndarray:
         underflow and the stored channel would no longer be ε-LDP.
     """
     eps = check_eps(eps, allow_inf=True)
-    blocks = _check_partition(partition, k)
+    blocks = _check_partition(partition, check_int(k, "k", 1))
     label = np.empty(k, dtype=np.intp)
     for j, block in enumerate(blocks):
         label[list(block)] = j
@@ -1021,6 +1021,7 @@ def joint_range(p, q, eps, ell=2, max_points=20_000) -> JointRangeCandidates:
     eps = check_eps(eps, allow_inf=True)
     k = p.size
     ell = _check_ell(ell, k)
+    max_points = check_int(max_points, "max_points", 1)
     groups, null = _lr_groups(p, q)
     order = np.concatenate(groups + [null])
     w = np.exp(-eps)

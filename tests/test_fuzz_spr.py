@@ -136,3 +136,15 @@ def test_joint_range_is_fast_and_guarded_at_large_k():
     assert S.joint_range(p, q, 1.0).extreme.sum() >= 2                   # ℓ = 2: a planar hull, not 800 LPs
     with pytest.raises(ValueError, match="linear programs"):
         S.joint_range(p[:40] / p[:40].sum(), q[:40] / q[:40].sum(), 1.0, ell=3)
+
+
+@pytest.mark.parametrize("call", [lambda: S.spr_channel([[0], [1]], "2", 1.0),
+                                  lambda: S.spr_channel([[0], [1]], True, 1.0),
+                                  lambda: S.spr_channel([[0], [True]], 2, 1.0),
+                                  lambda: S.spr_channel([[0], [1]], 2, 800.0),
+                                  lambda: S.joint_range([0.5, 0.5], [0.2, 0.8], 1.0, max_points="x"),
+                                  lambda: S.optimal_values([[0.5, 0.5]], [[0.2, 0.8]], ["1.0"]),
+                                  lambda: S.optimal_mechanism([0.5, 0.5], [0.2, 0.8], 1.0, ell="2")])
+def test_parameters_must_be_numbers_of_the_right_kind(call):
+    with pytest.raises(OK):
+        call()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import numbers
+from fractions import Fraction
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
@@ -12,14 +13,14 @@ import numpy as np
 from scipy.optimize import linprog
 
 from .foundations import (
-    check_divergence, check_eps, check_nonnegative, check_pair, divergence_from_sum, perspective,
-    privatize, randomized_response, readonly)
+    check_divergence, check_eps, check_int, check_nonnegative, check_pair, divergence_from_sum, divergence_terms,
+    perspective, privatize, randomized_response, readonly, renyi_from_parts)
 
 # %% auto #0
-__all__ = ['KOV_MAX_K', 'sort_by_likelihood_ratio', 'interval_scores', 'SPRMechanism', 'spr_channel', 'spr_mechanism',
-           'optimal_mechanism', 'optimal_values', 'KOVSolution', 'kov_lp', 'binary_mechanism',
-           'randomized_response_mechanism', 'JointRangeCandidates', 'joint_range', 'Figure5Panel', 'figure5_data',
-           'plot_figure5', 'Figure1Data', 'figure1_data', 'plot_figure1']
+__all__ = ['KOV_MAX_K', 'sort_by_likelihood_ratio', 'block_score', 'interval_scores', 'SPRMechanism', 'spr_channel',
+           'spr_mechanism', 'spr_dp', 'optimal_mechanism', 'optimal_values', 'KOVSolution', 'kov_lp',
+           'binary_mechanism', 'randomized_response_mechanism', 'JointRangeCandidates', 'joint_range', 'Figure5Panel',
+           'figure5_data', 'plot_figure5', 'Figure1Data', 'figure1_data', 'plot_figure1']
 
 # %% ../nbs/01_spr.ipynb #abcc9a30
 def sort_by_likelihood_ratio(p, q):
@@ -42,104 +43,153 @@ def sort_by_likelihood_ratio(p, q):
     groups, null = _lr_groups(p, q)
     return tuple(tuple(int(x) for x in g) for g in groups), tuple(int(x) for x in null)
 
+# %% ../nbs/01_spr.ipynb #6ce9fbab
+def _exact_ratio(p, q):
+    "The likelihood ratio p/q as an exact sort key: a Fraction, or +inf when q = 0."
+    return (1, 0) if q == 0 else (0, Fraction(float(p)) / Fraction(float(q)))
 
+# %% ../nbs/01_spr.ipynb #edffbc30
 def _lr_order(p, q):
     """The symbols with p(x) + q(x) > 0 in increasing likelihood ratio, the positions (in that order) where
-    their tie groups start, and the null symbols."""
+    their tie groups start, and the null symbols.
+
+    Sorted by the float key log p − log q, whose error is below 1e-12·(1 + |log p| + |log q|); neighbours closer
+    than that are re-sorted exactly (rational arithmetic), and only exactly equal ratios are merged into a tie
+    group: two ratios 1 ulp apart can decide an optimum of size 1e-32."""
     support = np.flatnonzero((p > 0) | (q > 0))
     null = np.flatnonzero((p == 0) & (q == 0))
-    key = p[support] / (p[support] + q[support])              # increasing in p/q, equals 1 when q = 0
+    ps, qs = p[support], q[support]
+    with np.errstate(divide="ignore"):
+        lp, lq = np.log(ps), np.log(qs)
+    key = lp - lq                                             # −inf when p = 0, +inf when q = 0
     order = support[np.argsort(key, kind="stable")]
-    ps, qs = p[order], q[order]
-    left, right = ps[:-1] * qs[1:], ps[1:] * qs[:-1]         # tie: p_a q_b = p_b q_a (up to rounding)
-    tie = np.abs(left - right) <= 4 * np.finfo(float).eps * (left + right)
-    starts = np.flatnonzero(np.concatenate(([True], ~tie)))
+    ks = np.sort(key, kind="stable")
+    tol = 1e-12 * (1 + np.abs(np.where(ps > 0, lp, 0)) + np.abs(np.where(qs > 0, lq, 0))).max(initial=0)
+    with np.errstate(invalid="ignore"):
+        close = (ks[1:] == ks[:-1]) | (ks[1:] - ks[:-1] <= tol)
+    tie = np.zeros(order.size - 1 if order.size else 0, dtype=bool)
+    i = 0
+    while i < close.size:                                     # runs of close neighbours: exact order, exact ties
+        if not close[i]:
+            i += 1
+            continue
+        j = i
+        while j < close.size and close[j]:
+            j += 1
+        run = sorted(order[i:j + 1], key=lambda x: (_exact_ratio(p[x], q[x]), x))   # ties in index order
+        order[i:j + 1] = run
+        keys = [_exact_ratio(p[x], q[x]) for x in run]
+        tie[i:j] = [a == b for a, b in zip(keys[:-1], keys[1:])]
+        i = j
+    starts = np.flatnonzero(np.concatenate(([True], ~tie))) if order.size else np.zeros(0, dtype=np.intp)
     return order, starts, null
 
-
+# %% ../nbs/01_spr.ipynb #352d6659
 def _lr_groups(p, q):
     "Index arrays of the tie groups in increasing likelihood ratio, and the null symbols."
     order, starts, null = _lr_order(p, q)
     return np.split(order, starts[1:]), null
 
-
-def _prefix_masses(p, q, groups):
-    "Prefix sums (length m+1, starting at 0) of the group masses under p and q."
-    sizes = np.array([g.size for g in groups])
-    return _prefix_sums(p, q, np.concatenate(groups), np.concatenate(([0], np.cumsum(sizes)[:-1])))
-
-
-def _prefix_sums(p, q, order, starts):
-    "Prefix sums of the group masses, the groups given as `order` cut at the positions `starts`."
-    P = np.concatenate(([0.0], np.cumsum(np.add.reduceat(p[order], starts))))
-    Q = np.concatenate(([0.0], np.cumsum(np.add.reduceat(q[order], starts))))
-    return P, Q
-
 # %% ../nbs/01_spr.ipynb #9b680368
-def _block_terms(mass_p, mass_q, w, c, kind, params):
-    """μ̃ of blocks with masses (mass_p, mass_q) ≥ 0: the perspective at (w + c·P[B], w + c·Q[B]).
+def _group_masses(p, q, order, starts, gamma=1.0):
+    """Per tie group: its masses a = Σ p(x), b = Σ q(x) and its signed difference d = Σ (p(x) − γ q(x)).
 
-    `w` = e^{-ε} and `c` = 1 − e^{-ε} (computed as −expm1(−ε)) broadcast against the masses."""
-    u = c * mass_p
-    u += w
-    v = c * mass_q
-    v += w
-    return _terms(u, v, w, kind, params)
+    Each is summed from the group's own symbols, so a mass of 1e-300 next to a mass of 1 survives."""
+    a = np.add.reduceat(p[order], starts)
+    b = np.add.reduceat(q[order], starts)
+    d = np.add.reduceat(p[order] - gamma * q[order], starts)
+    return a, b, d
 
+# %% ../nbs/01_spr.ipynb #899c40bc
+def _shift(w, kind, params):
+    "The constant part of the block difference u − γv: w(1 − γ) for E_γ, 0 otherwise."
+    return w * (1 - params["gamma"]) if kind == "egamma" else 0.0 * w
 
-def _terms(u, v, w, kind, params):
-    """The perspective terms g(u, v), where u, v ≥ w/2 > 0 unless w = 0 (overwrites v). For Rényi with α > 1
-    and (α − 1)ε > 600 they are returned multiplied by e^{−K(w)} (see `_renyi_log_scale`): the ratio objective
-    is homogeneous, and `_value_from_ratio` undoes the scaling in the log domain."""
-    if kind == "kl" and np.all(np.asarray(w) >= 1e-300):   # u, v > 0 and u/v ≤ 2/w is finite
-        v /= u
-        np.log(v, out=v)
-        v *= u
-        return np.negative(v, out=v)                       # u log(u/v) = −u log(v/u), as rel_entr
-    if kind == "renyi" and params["alpha"] > 1:
-        K = _renyi_log_scale(w, params["alpha"])
-        if np.any(K > 0):                                  # then w > 0, so u, v > 0
-            a = params["alpha"]
-            cross = np.exp(a * np.log(u) + (1 - a) * np.log(v) - K)
-            return (cross - v * np.exp(-K)) / (a - 1)
-    return perspective(u, v, kind, check=False, **params)
+# %% ../nbs/01_spr.ipynb #b8dc029f
+def block_score(mass_p, mass_q, mass_diff, eps, divergence="kl", **params):
+    """The score μ̃(B) = v f̄(u/v) of blocks with masses P(B), Q(B) and difference Σ_B (p − γq) (γ = 1 except for
+    E_γ), at u = e^{−ε} + (1 − e^{−ε}) P(B), v = e^{−ε} + (1 − e^{−ε}) Q(B) and u − γv formed without cancellation.
 
-
-def _renyi_log_scale(w, alpha):
-    "K = max(0, (α − 1)ε − 600): every scaled Rényi term u^α v^{1−α} e^{−K} is then at most e^{600}."
-    w = np.asarray(w, dtype=float)
-    with np.errstate(divide="ignore"):
-        return np.where(w > 0, np.maximum(0.0, (alpha - 1) * -np.log(np.where(w > 0, w, 1.0)) - 600.0), 0.0)
-
-
-def _value_from_ratio(ratio, w, kind, params):
-    "The divergence value of an optimal ratio Σ μ̃/(1 + (s − 1)w), undoing the Rényi scaling if any."
-    if kind == "renyi" and params["alpha"] > 1:
-        a, K = params["alpha"], _renyi_log_scale(w, params["alpha"])
-        if np.any(K > 0):
-            with np.errstate(divide="ignore"):
-                scaled = (K + np.log(np.exp(-K) + (a - 1) * np.asarray(ratio))) / (a - 1)
-            return np.where(K > 0, scaled, divergence_from_sum(ratio, kind, **params))
-    return divergence_from_sum(ratio, kind, **params)
-
-
-def interval_scores(p, q, eps, divergence="kl", **params):
-    """The matrix of interval scores μ̃[a:b] of the likelihood-ratio-sorted (tie-merged) alphabet.
-
-    Entry ``[t, i]`` (0 ≤ t < i ≤ m) is the score of the block made of groups t+1, …, i (1-based), i.e.
-    ``perspective(e^{-ε} + (1 − e^{-ε}) P[t+1:i], e^{-ε} + (1 − e^{-ε}) Q[t+1:i])``; other entries are −inf.
-    The paper's μ[a:b] (with weights 1 + (e^ε − 1)·1{a ≤ i ≤ b}) equals e^ε μ̃[a:b].
-    Memory O(m²): meant for teaching and checking; the solvers never build it for large m.
-    """
-    p, q = check_pair(p, q)
-    eps = check_eps(eps, allow_inf=True)
+    The value of a partition is Σ_j μ̃(B_j) / (1 + (s − 1) e^{−ε}) (transformed by `renyi_from_parts` for Rényi)."""
     params = check_divergence(divergence, params)
-    groups, _ = _lr_groups(p, q)
-    P, Q = _prefix_masses(p, q, groups)
+    eps = check_eps(eps, allow_inf=True)
     w, c = np.exp(-eps), -np.expm1(-eps)
-    M = _block_terms(np.maximum(P[None, :] - P[:, None], 0), np.maximum(Q[None, :] - Q[:, None], 0), w, c,
-                     divergence, params)
-    M[np.tril_indices(P.size)] = -np.inf
+    mass_p, mass_q = check_nonnegative(mass_p, "mass_p"), check_nonnegative(mass_q, "mass_q")
+    mass_diff = np.asarray(mass_diff, dtype=float)
+    return divergence_terms(w + c * mass_p, w + c * mass_q, _shift(w, divergence, params) + c * mass_diff,
+                            divergence, check=False, **params)
+
+# %% ../nbs/01_spr.ipynb #e6783f02
+def _log_args(U, V, logw):
+    """log u and log v of block arguments; an argument that underflowed to 0 although w = e^{−ε} > 0 (finite
+    ε > 745, zero block mass) is w itself, log w = −ε (and −inf for ε = ∞)."""
+    with np.errstate(divide="ignore"):
+        return (np.where(U > 0, np.log(np.where(U > 0, U, 1.0)), logw),
+                np.where(V > 0, np.log(np.where(V > 0, V, 1.0)), logw))
+
+# %% ../nbs/01_spr.ipynb #32924779
+def _underflow_scores(U, V, scores, logw, kind, params, K=0.0):
+    "Replace the scores of blocks with an underflowed argument (see `_log_args`) by their log-domain forms."
+    hit = ((U == 0) | (V == 0)) & np.isfinite(logw)
+    if not np.any(hit) or kind not in ("kl", "chi2", "renyi", "renyi-cross"):
+        return scores
+    lu, lv = _log_args(U, V, logw)
+    with np.errstate(over="ignore", invalid="ignore"):
+        if kind == "kl":
+            fixed = np.where(V == 0, U * (lu - lv) - U, scores)
+        elif kind == "chi2":
+            fixed = np.where(V == 0, np.exp(2 * lu - lv), scores)
+        else:
+            a = params["alpha"]
+            cross = np.exp(a * lu + (1 - a) * lv - (K if kind == "renyi" else 0.0))
+            fixed = -cross if kind == "renyi-cross" else (cross - np.exp(-K) * (a * U + (1 - a) * V)) / (a - 1)
+    return np.where(hit, fixed, scores)
+
+# %% ../nbs/01_spr.ipynb #74d4f7e5
+def _values_from_blocks(A, B, Dd, inst, n, w, c, kind, params, logw=None):
+    """Exact values of n partitions from their block masses A, B, differences Dd (block j belongs to instance
+    inst[j]): Σ μ̃/(1 + (s − 1)w), with both forms of the Rényi transform. `logw` = −ε (default log w)."""
+    with np.errstate(divide="ignore"):
+        logw = np.log(w) if logw is None else logw
+    wj, cj = w[inst], c[inst]
+    U, V, D = wj + cj * A, wj + cj * B, _shift(wj, kind, params) + cj * Dd
+    s = np.bincount(inst, minlength=n)
+    denom = 1 + (s - 1) * w
+    terms = _underflow_scores(U, V, divergence_terms(U, V, D, kind, check=False, **params), logw[inst], kind,
+                              params)
+    total = np.bincount(inst, terms, minlength=n) / denom
+    if kind != "renyi":
+        return total
+    a = params["alpha"]
+    lu, lv = _log_args(U, V, logw[inst])
+    with np.errstate(invalid="ignore"):
+        logs = np.where(np.isneginf(lu), -np.inf, a * lu + (1 - a) * lv)
+    logs = np.where((U > 0) & np.isneginf(lv), np.inf if a > 1 else -np.inf, logs)
+    top = np.full(n, -np.inf)
+    np.maximum.at(top, inst, logs)
+    finite_top = np.where(np.isfinite(top), top, 0.0)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        log_cross = finite_top + np.log(np.bincount(inst, np.exp(logs - finite_top[inst]), minlength=n))
+    log_cross = np.where(np.isfinite(top), log_cross, top) - np.log(denom)
+    return renyi_from_parts(total, log_cross, a)
+
+# %% ../nbs/01_spr.ipynb #0b406ef1
+def interval_scores(p, q, eps, divergence="kl", **params):
+    """The matrix of interval scores μ̃ of the likelihood-ratio-sorted (tie-merged) alphabet.
+
+    Entry ``[t, i]`` (0 ≤ t < i ≤ m) is the score of the block made of groups t+1, …, i (1-based); other
+    entries are −inf. The paper's μ[a:b] (weights 1 + (e^ε − 1)·1{a ≤ i ≤ b}) equals e^ε μ̃[a:b].
+    Block masses are suffix sums of the group masses ending at i, not differences of prefix sums.
+    Memory O(m²): meant for teaching and checking; the solvers never build it for large m."""
+    p, q = check_pair(p, q)
+    params = check_divergence(divergence, params)
+    order, starts, _ = _lr_order(p, q)
+    a, b, d = _group_masses(p, q, order, starts, params.get("gamma", 1.0))
+    m = a.size
+    M = np.full((m + 1, m + 1), -np.inf)
+    for i in range(1, m + 1):                     # blocks [t, i): suffix sums of the first i groups
+        suffix = [np.cumsum(x[:i][::-1])[::-1] for x in (a, b, d)]
+        M[:i, i] = block_score(*suffix, eps, divergence, **params)
     return M
 
 # %% ../nbs/01_spr.ipynb #3804a74f
@@ -178,7 +228,7 @@ class SPRMechanism:
         "Privatize input symbols `x` (integers in [0, k)): one output block label per input."
         return privatize(self.channel, x, rng)
 
-
+# %% ../nbs/01_spr.ipynb #bf9268ca
 def spr_channel(partition, k, eps) -> np.ndarray:
     """The k × s SPR channel of a partition: randomized response on the block label.
 
@@ -194,19 +244,23 @@ def spr_channel(partition, k, eps) -> np.ndarray:
         underflow and the stored channel would no longer be ε-LDP.
     """
     eps = check_eps(eps, allow_inf=True)
-    blocks = _check_partition(partition, k)
+    blocks = _check_partition(partition, check_int(k, "k", 1))
     label = np.empty(k, dtype=np.intp)
     for j, block in enumerate(blocks):
         label[list(block)] = j
     return randomized_response(len(blocks), eps)[label]     # row x of RR on the block labels
 
-
+# %% ../nbs/01_spr.ipynb #03f19965
 def _check_partition(partition, k):
     "Validate a partition of range(k) into non-empty blocks of integer symbols."
     try:
-        blocks = tuple(tuple(int(x) for x in block) for block in partition)
-    except (TypeError, ValueError):
+        blocks = tuple(tuple(block) for block in partition)
+    except TypeError:
         raise TypeError("partition must be a sequence of sequences of integer symbols") from None
+    if not all(isinstance(x, (numbers.Integral, np.integer)) and not isinstance(x, (bool, np.bool_))
+               for block in blocks for x in block):
+        raise TypeError("partition must be a sequence of sequences of integer symbols (not bools or strings)")
+    blocks = tuple(tuple(int(x) for x in block) for block in blocks)
     if any(len(block) == 0 for block in blocks):
         raise ValueError("partition: every block must be non-empty")
     flat = sorted(x for block in blocks for x in block)
@@ -214,258 +268,56 @@ def _check_partition(partition, k):
         raise ValueError(f"partition must split the symbols 0..{k - 1} into disjoint blocks, each used once")
     return blocks
 
-
+# %% ../nbs/01_spr.ipynb #2a58aedc
 def spr_mechanism(p, q, eps, partition, divergence="kl", **params) -> SPRMechanism:
     """Evaluate the SPR mechanism of a given partition: its channel and D_f(Qᵀp ‖ Qᵀq).
 
-    The value is computed block by block, D_f = Σ_j μ̃(B_j) / (1 + (s − 1)e^{−ε}), which is exact and
-    stable for every ε (see the chapter); `partition` need not be likelihood-ratio contiguous.
+    The value is computed block by block, D_f = Σ_j μ̃(B_j) / (1 + (s − 1)e^{−ε}), from the exact block masses
+    and cancellation-free scores (see the chapter); `partition` need not be likelihood-ratio contiguous.
     """
     p, q = check_pair(p, q)
     eps = check_eps(eps, allow_inf=True)
     params = check_divergence(divergence, params)
     blocks = _check_partition(partition, p.size)
-    s, w, c = len(blocks), np.exp(-eps), -np.expm1(-eps)
-    mass_p = np.array([p[list(b)].sum() for b in blocks])
-    mass_q = np.array([q[list(b)].sum() for b in blocks])
-    total = _block_terms(mass_p, mass_q, w, c, divergence, params).sum() / (1 + (s - 1) * w)
-    return SPRMechanism(value=float(_value_from_ratio(total, w, divergence, params)), partition=blocks,
-                        channel=readonly(spr_channel(blocks, p.size, eps)), eps=eps, divergence=divergence,
-                        params=MappingProxyType(dict(params)))
+    diff = p - params.get("gamma", 1.0) * q
+    A, B, Dd = (np.array([x[list(block)].sum() for block in blocks]) for x in (p, q, diff))
+    value = _values_from_blocks(A, B, Dd, np.zeros(len(blocks), dtype=np.intp), 1, np.array([np.exp(-eps)]),
+                                np.array([-np.expm1(-eps)]), divergence, params)[0]
+    return SPRMechanism(value=float(value), partition=blocks, channel=readonly(spr_channel(blocks, p.size, eps)),
+                        eps=eps, divergence=divergence, params=MappingProxyType(dict(params)))
 
-# %% ../nbs/01_spr.ipynb #9028814c
-_TABLE_BUDGET = 6_000_000          # largest number of stored interval scores (48 MB); beyond it rows are recomputed
+# %% ../nbs/01_spr.ipynb #3cac31ed
+def spr_dp(p, q, eps, divergence="kl", ell=None, **params):
+    """The paper's dynamic program in its plain form: the best contiguous partition, in O(ℓ m²) time.
 
-
-def _buffers(workspace, size, scratch_size):
-    """A packed table buffer and a scratch buffer of the requested sizes, reused from the dict `workspace`
-    (which a sweep keeps across its batches) when it holds large enough ones."""
-    if workspace is None:
-        return np.empty(size), np.empty(scratch_size)
-    if workspace.get("packed", np.empty(0)).size < size:
-        workspace["packed"] = np.empty(size)
-    if workspace.get("scratch", np.empty(0)).size < scratch_size:
-        workspace["scratch"] = np.empty(scratch_size)
-    return workspace["packed"][:size], workspace["scratch"][:scratch_size]
-
-
-class _Scores:
-    """Interval-score oracle for a batch of b instances with m groups each: ``row(i)`` is the (b, i) array of
-    μ̃(t, i) for t = 0..i−1. Stores the packed lower triangle when it fits the budget, else recomputes rows.
-
-    For w ≥ 1e-12 the block arguments are formed as u = (w + cP_i) − cP_t with precomputed cP (one subtraction
-    per entry instead of three operations); its rounding error, ≤ 2·10⁻¹⁶ absolute, keeps u ≥ w/2 > 0.
-    The stored rows are views of one preallocated buffer and are computed in place (with one reused scratch
-    row): no temporary arrays, whose allocation and first-touch page faults would cost as much as the `log`."""
-
-    def __init__(self, P, Q, w, c, kind, params, store=True, workspace=None):
-        self.P, self.Q, self.kind, self.params = P, Q, kind, params
-        self.w, self.c = w[:, None], c[:, None]
-        self.b, self.m = P.shape[0], P.shape[1] - 1
-        self.fast = bool(np.all(w >= 1e-12))
-        if self.fast:
-            self.cP, self.cQ = self.c * P, self.c * Q
-            self.A, self.B = self.w + self.cP, self.w + self.cQ
-        self.table = None
-        size = self.b * self.m * (self.m + 1) // 2
-        if store and size <= _TABLE_BUDGET:
-            packed, scratch = _buffers(workspace, size, self.b * self.m)
-            self.table, start = [None], 0
-            for i in range(1, self.m + 1):                  # row i: a contiguous (b, i) block of `packed`
-                row = packed[start:start + self.b * i].reshape(self.b, i)
-                self.table.append(self._compute(i, row, scratch[:self.b * i].reshape(self.b, i)))
-                start += self.b * i
-
-    def _compute(self, i, out=None, scratch=None):
-        "Row i, written into `out` (b, i) when given, using `scratch` (b, i) as workspace."
-        if not self.fast or self.kind != "kl":
-            if not self.fast:
-                row = _block_terms(self.P[:, i:i + 1] - self.P[:, :i], self.Q[:, i:i + 1] - self.Q[:, :i],
-                                   self.w, self.c, self.kind, self.params)
-            else:
-                row = _terms(self.A[:, i:i + 1] - self.cP[:, :i], self.B[:, i:i + 1] - self.cQ[:, :i], self.w,
-                             self.kind, self.params)
-            if out is None:
-                return row
-            out[...] = row
-            return out
-        if out is None:
-            out, scratch = np.empty((self.b, i)), np.empty((self.b, i))
-        u = np.subtract(self.A[:, i:i + 1], self.cP[:, :i], out=out)
-        v = np.subtract(self.B[:, i:i + 1], self.cQ[:, :i], out=scratch)
-        np.divide(u, v, out=v)                             # u log(u/v), in place
-        np.log(v, out=v)
-        return np.multiply(u, v, out=u)
-
-    def row(self, i):
-        return self.table[i] if self.table is not None else self._compute(i)
-
-    def subset(self, keep):
-        "The oracle restricted to the instances `keep` (an index array)."
-        new = object.__new__(type(self))
-        new.__dict__.update(self.__dict__)
-        new.P, new.Q, new.w, new.c, new.b = self.P[keep], self.Q[keep], self.w[keep], self.c[keep], keep.size
-        if self.fast:
-            new.cP, new.cQ, new.A, new.B = self.cP[keep], self.cQ[keep], self.A[keep], self.B[keep]
-        if self.table is not None:
-            new.table = [None] + [r[keep] for r in self.table[1:]]
-        return new
-
-
-def _solve(P, Q, w, c, kind, params, ratio=None, ptr=None, workspace=None):
-    """Optimal ratios max_π Σ μ̃(B)/(1 + (s − 1)w) and back-pointers of optimal partitions for a batch.
-
-    `ratio`/`ptr` are optional feasible starting partitions (e.g. from a neighbouring ε) that seed Dinkelbach's
-    iteration; without them it starts from `_starting_partitions`. Any feasible start gives the same optimum.
-    `workspace`: a dict in which the score table's buffers are kept for reuse by the next call.
-    """
-    if ratio is None:
-        ratio, ptr = _starting_partitions(_Scores(P, Q, w, c, kind, params, store=False))
-    else:
-        ratio, ptr = ratio.copy(), ptr.copy()
-    zero = w == 1                                 # ε = 0: every partition has value g(1, 1) = f(1); take one block
-    if np.any(zero):
-        ratio[zero] = float(perspective(1.0, 1.0, kind, check=False, **params))
-        ptr[zero] = 0
-    todo = np.flatnonzero(~zero)
-    if todo.size:
-        S = _Scores(P[todo], Q[todo], w[todo], c[todo], kind, params, workspace=workspace)
-        ratio[todo], ptr[todo] = _dinkelbach(S, ratio[todo], ptr[todo])
-    return ratio, ptr
-
-
-def _pointers_to_cuts(ptr):
-    "Boolean (b, m+1) block boundaries from back-pointers, walking back from m to 0."
-    b, m1 = ptr.shape
-    ar, cur = np.arange(b), np.full(b, m1 - 1)
-    cuts = np.zeros((b, m1), dtype=bool)
-    cuts[:, m1 - 1] = True
-    while np.any(cur > 0):
-        cur = ptr[ar, cur]
-        cuts[ar, cur] = True
-    return cuts
-
-
-def _partition_totals(S, ptr):
-    "Σ μ̃ over the blocks of each instance's partition (given by back-pointers), and the number of blocks."
-    inst, pos = np.nonzero(_pointers_to_cuts(ptr))        # row-major: consecutive cuts of one instance
-    same = inst[1:] == inst[:-1]
-    inst, start, end = inst[1:][same], pos[:-1][same], pos[1:][same]
-    terms = _block_terms(S.P[inst, end] - S.P[inst, start], S.Q[inst, end] - S.Q[inst, start],
-                         S.w[inst, 0], S.c[inst, 0], S.kind, S.params)
-    return np.bincount(inst, terms, minlength=S.b), np.bincount(inst, minlength=S.b)
-
-
-def _starting_partitions(S):
-    """Back-pointers of two cheap feasible partitions per instance (all singletons, and the best single cut)
-    and the better ratio of the two: the starting point of Dinkelbach's iteration."""
-    b, m, w = S.b, S.m, S.w[:, 0]
-    ar = np.arange(b)
-    single = np.maximum(np.arange(m + 1) - 1, 0)[None, :].repeat(b, 0)
-    tot = _block_terms(np.diff(S.P, axis=1), np.diff(S.Q, axis=1), S.w, S.c, S.kind, S.params).sum(axis=1)
-    best_ratio, best_ptr = tot / (1 + (m - 1) * w), single
-    if m >= 2:
-        cuts = np.arange(1, m)
-        left = _block_terms(S.P[:, cuts], S.Q[:, cuts], S.w, S.c, S.kind, S.params)
-        right = _block_terms(S.P[:, m:] - S.P[:, cuts], S.Q[:, m:] - S.Q[:, cuts], S.w, S.c, S.kind, S.params)
-        j = np.argmax(left + right, axis=1)
-        two = (left[ar, j] + right[ar, j]) / (1 + w)
-        ptr2 = np.zeros((b, m + 1), dtype=np.int64)
-        ptr2[ar, m] = cuts[j]
-        better = two > best_ratio
-        best_ratio = np.where(better, two, best_ratio)
-        best_ptr = np.where(better[:, None], ptr2, best_ptr)
-    return best_ratio, best_ptr
-
-
-def _penalised_pass(S, penalty, keep=None):
-    """One O(m²) pass of max_π Σ_blocks (μ̃(B) − penalty): returns totals Σμ̃, block counts and back-pointers.
-
-    H[i] = max_t H[t] + μ̃(t, i) − penalty; the block count comes from the back-pointers, and
-    Σμ̃ = H[m] + penalty·count.
-    With `keep` (an index array; S must store its table) only those instances are solved, their rows gathered
-    from the table into a reused buffer."""
-    b, m = (S.b if keep is None else keep.size), S.m
-    ar = np.arange(b)
-    H = np.zeros((b, m + 1))
-    ptr = np.zeros((b, m + 1), dtype=np.int64)
-    buffer = np.empty(b * m)
-    for i in range(1, m + 1):
-        cand = buffer[:b * i].reshape(b, i)
-        if keep is None:
-            np.add(H[:, :i], S.row(i), out=cand)
-        else:
-            np.take(S.row(i), keep, axis=0, out=cand)
-            cand += H[:, :i]
-        j = np.argmax(cand, axis=1)
-        ptr[:, i] = j
-        np.subtract(np.take(buffer, ar * i + j), penalty, out=H[:, i])      # cand[ar, j] − penalty
-    cnt, cur = np.zeros(b, dtype=np.int64), np.full(b, m)
-    while np.any(cur > 0):                          # count the blocks of the optimal partitions
-        cnt += cur > 0
-        cur = ptr[ar, cur]
-    return H[:, m] + penalty * cnt, cnt, ptr
-
-
-def _dinkelbach(S, ratio, ptr, rtol=1e-14):
-    """Maximise Σ_j μ̃(B_j) / (1 + (s − 1) w) over all contiguous partitions by Dinkelbach's iteration.
-
-    Starts from feasible partitions (back-pointers `ptr`, ratios `ratio`); each pass solves the parametric
-    problem max_π Σ_j (μ̃(B_j) − λw) exactly and moves λ to the ratio of its maximiser. It stops when a pass
-    finds no partition better than λ by more than a relative `rtol`: λ is then optimal up to round-off.
-    Later passes run only on the instances still improving (typically 40% after the first pass of a sweep)."""
-    ratio, ptr = ratio.astype(float).copy(), ptr.copy()
-    w = S.w[:, 0]
-    active = np.flatnonzero(np.isfinite(ratio))
-    while active.size:
-        lam, w_act = ratio[active], w[active]
-        penalty = np.where(w_act > 0, lam * w_act, 0.0)
-        if active.size == S.b:
-            N, cnt, new_ptr = _penalised_pass(S, penalty)
-        elif S.table is not None:
-            N, cnt, new_ptr = _penalised_pass(S, penalty, keep=active)
-        else:
-            N, cnt, new_ptr = _penalised_pass(S.subset(active), penalty)
-        new = N / (1 + (cnt - 1) * w_act)
-        better = new > lam + rtol * np.abs(lam) + 1e-300
-        ratio[active[better]] = new[better]
-        ptr[active[better]] = new_ptr[better]
-        active = active[better & np.isfinite(new)]
-    return ratio, ptr
-
-
-def _layered(S, ell):
-    """The paper's DP with an output budget: F[s, i] = max_t F[s−1, t] + μ̃(t, i) for s ≤ ell, then
-    max_s F[s, m] / (1 + (s − 1) w). Returns ratios, numbers of blocks and per-layer back-pointers."""
-    b, m, w = S.b, S.m, S.w[:, 0]
-    ar = np.arange(b)
-    F = np.full((b, m + 1), -np.inf)
-    F[:, 0] = 0.0
-    best, best_s = np.full(b, -np.inf), np.ones(b, dtype=np.int64)
-    pointers = np.zeros((min(ell, m), b, m + 1), dtype=np.int32)     # O(ℓ k) memory for the traceback
-    for s in range(1, min(ell, m) + 1):
-        G = np.full((b, m + 1), -np.inf)
+    F[s, i] is the best total score of s blocks covering the first i groups, F[s, i] = max_t F[s−1, t] +
+    μ̃[t, i], and the optimum is max_s F[s, m] / (1 + (s − 1)e^{−ε}). Returns the value (evaluated exactly on
+    the partition found) and the block boundaries 0 = c_0 < … < c_s = m of the sorted groups. It is the
+    reference that the engine behind `optimal_mechanism` ("Making it fast") is tested against."""
+    M = interval_scores(p, q, eps, divergence, **params)
+    p, q = check_pair(p, q)
+    params, eps = check_divergence(divergence, params), check_eps(eps, allow_inf=True)
+    m, w = M.shape[0] - 1, np.exp(-eps)
+    ell = m if ell is None else min(ell, m)
+    F, back = np.full((ell + 1, m + 1), -np.inf), np.zeros((ell + 1, m + 1), dtype=int)
+    F[0, 0] = 0.0
+    for s in range(1, ell + 1):
         for i in range(s, m + 1):
-            cand = F[:, :i] + S.row(i)
-            j = np.argmax(cand, axis=1)
-            G[:, i] = cand[ar, j]
-            pointers[s - 1, :, i] = j
-        F = G
-        r = F[:, m] / (1 + (s - 1) * w)
-        better = r > best                                    # strict: the fewest blocks among ties
-        best, best_s = np.where(better, r, best), np.where(better, s, best_s)
-    return best, best_s, pointers
+            cand = F[s - 1, :i] + M[:i, i]
+            back[s, i] = int(np.argmax(cand))
+            F[s, i] = cand[back[s, i]]
+    s = int(np.argmax(F[1:, m] / (1 + np.arange(ell) * w))) + 1          # the fewest blocks among ties
+    cuts = [m]
+    for layer in range(s, 0, -1):
+        cuts.append(int(back[layer, cuts[-1]]))
+    cuts = cuts[::-1]
+    order, starts, _ = _lr_order(p, q)
+    A, B, Dd = (np.add.reduceat(x, cuts[:-1]) for x in _group_masses(p, q, order, starts, params.get("gamma", 1.0)))
+    value = _values_from_blocks(A, B, Dd, np.zeros(s, dtype=np.intp), 1, np.array([w]), np.array([-np.expm1(-eps)]),
+                                divergence, params)[0]
+    return float(value), cuts
 
-
-def _cuts_from_pointers(ptr, m):
-    "Block boundaries 0 = c_0 < c_1 < … < c_s = m of one instance from its back-pointers."
-    cuts, cur = [m], m
-    while cur > 0:
-        cur = int(ptr[cur])
-        cuts.append(cur)
-    return cuts[::-1]
-
-# %% ../nbs/01_spr.ipynb #0797c10d
+# %% ../nbs/01_spr.ipynb #f26c4006
 def _check_ell(ell, k):
     "Validate the output budget 1 ≤ ell ≤ k (None means k)."
     if ell is None:
@@ -476,47 +328,25 @@ def _check_ell(ell, k):
         raise ValueError(f"ell must satisfy 1 ≤ ell ≤ k = {k}, got {ell}")
     return int(ell)
 
-
-def _merge_ties(cuts, P, Q, w, c, kind, params, ratio, rtol=1e-15):
-    """Merge adjacent blocks while the value does not drop (up to `rtol` round-off), best merge first.
-
-    Piecewise-linear f (TV, E_γ) make many partitions tie exactly; this returns one with fewer blocks.
-    Returns the new cuts and the ratio of the merged partition (which is the one reported)."""
-    cuts = np.asarray(cuts)
-    terms = _block_terms(np.diff(P[cuts]), np.diff(Q[cuts]), w, c, kind, params)
-    total, best = terms.sum(), float(ratio[0])
-    if not (np.all(np.isfinite(terms)) and np.isfinite(best)):
-        return [int(x) for x in cuts], ratio
-    while cuts.size > 2:
-        s = cuts.size - 1
-        merged = _block_terms(P[cuts[2:]] - P[cuts[:-2]], Q[cuts[2:]] - Q[cuts[:-2]], w, c, kind, params)
-        new = (total - terms[:-1] - terms[1:] + merged) / (1 + (s - 2) * w)
-        j = int(np.argmax(new))
-        if not new[j] >= best * (1 - rtol * np.sign(best)) - 1e-300:
-            break
-        total, best = total - terms[j] - terms[j + 1] + merged[j], float(new[j])
-        terms = np.concatenate((terms[:j], [merged[j]], terms[j + 2:]))
-        cuts = np.delete(cuts, j + 1)
-    return [int(x) for x in cuts], np.array([best])
-
-
+# %% ../nbs/01_spr.ipynb #a4f5f507
 def optimal_mechanism(p, q, eps, divergence="kl", ell=None, **params) -> SPRMechanism:
     """An optimal ε-LDP mechanism for testing p against q: it maximises D_f(Qᵀp ‖ Qᵀq) exactly.
 
     Sorts the alphabet by likelihood ratio (ties merged), then maximises Σ_j μ̃(B_j)/(1 + (s − 1)e^{−ε}) over
     contiguous partitions: without a budget by Dinkelbach's fractional programming (a few O(k²) passes, O(k)
     memory when k is large), with a budget `ell` smaller than the unconstrained optimum's number of blocks by
-    the paper's O(ℓk²) dynamic program (O(ℓk) memory for the traceback; each layer costs about one pass).
+    the paper's O(ℓk²) dynamic program (`spr_dp` is its plain form). Scores are computed from exact block
+    masses in cancellation-free forms, so the value is correct to about 1e-12 relative for every ε, including
+    masses of 1e-300 (see "Exact in floating point").
 
     Parameters
     ----------
     p, q : array_like
         The two hypotheses, probability vectors of length k.
     eps : float
-        Privacy level ε ≥ 0; ``inf`` gives the best non-private likelihood-ratio quantizer. Values are exact and
-        finite up to ε ≈ 700 (e^{−ε} is the smallest number used). For 708.4 < ε < ∞ the channel cannot be
-        stored (its entries e^{−ε} underflow), so a mechanism with two or more blocks is refused with an error;
-        `optimal_values` still returns the value there.
+        Privacy level ε ≥ 0; ``inf`` gives the best non-private likelihood-ratio quantizer. For 708.4 < ε < ∞
+        the channel cannot be stored (its entries e^{−ε} underflow), so a mechanism with two or more blocks is
+        refused with an error; `optimal_values` still returns the value there.
     divergence : str or callable
         Any kind accepted by `ldpbook.foundations.divergence` ('tv', 'kl', 'chi2', 'hellinger',
         'egamma' with ``gamma=``, 'renyi' with ``alpha=``) or a convex f with f(1) = 0.
@@ -537,29 +367,402 @@ def optimal_mechanism(p, q, eps, divergence="kl", ell=None, **params) -> SPRMech
     params = check_divergence(divergence, params)
     k = p.size
     ell = _check_ell(ell, k)
-    groups, null = _lr_groups(p, q)
-    P, Q = _prefix_masses(p, q, groups)
-    m = len(groups)
-    w, c = np.array([np.exp(-eps)]), np.array([-np.expm1(-eps)])
-    ratio, ptr = _solve(P[None, :], Q[None, :], w, c, divergence, params)
-    cuts = _cuts_from_pointers(ptr[0], m)
-    if len(cuts) - 1 > ell:
-        best, best_s, pointers = _layered(_Scores(P[None, :], Q[None, :], w, c, divergence, params), ell)
-        ratio = best
-        cuts, cur = [m], m
-        for s in range(int(best_s[0]), 0, -1):
-            cur = int(pointers[s - 1, 0, cur])
-            cuts.append(cur)
-        cuts = cuts[::-1]
-    cuts, ratio = _merge_ties(cuts, P, Q, w[0], c[0], divergence, params, ratio[:1])
+    batch, groups, null = _single_batch(p, q, eps, divergence, params)
+    cuts = np.flatnonzero(_optimise(batch, ell)[0][0])
+    if divergence == "renyi" and params["alpha"] < 1 and \
+            (params["alpha"] - 1) * _partition_ratios(batch, _cuts_row(cuts, batch)) < -0.5:
+        batch = batch.take([0], kind="renyi-cross")
+    cuts = _merge_ties(batch, cuts)
     blocks = [np.concatenate(groups[a:b]) for a, b in zip(cuts[:-1], cuts[1:])]
     blocks[0] = np.concatenate((blocks[0], null))
     blocks = tuple(tuple(int(x) for x in block) for block in blocks)
-    value = float(_value_from_ratio(ratio[0], w[0], divergence, params))
+    value = float(_values_from_cuts(batch.a, batch.b, batch.d, batch.w, batch.c, _cuts_row(cuts, batch),
+                                    divergence, params)[0])
     return SPRMechanism(value=value, partition=blocks, channel=readonly(spr_channel(blocks, k, eps)), eps=eps,
                         divergence=divergence, params=MappingProxyType(dict(params)))
 
-# %% ../nbs/01_spr.ipynb #7cff5da6
+# %% ../nbs/01_spr.ipynb #eefa6e15
+def _cuts_row(cuts, batch):
+    "Boundary positions of one instance as a boolean (1, m+1) row."
+    row = np.zeros((1, batch.a.shape[1] + 1), dtype=bool)
+    row[0, cuts] = True
+    return row
+
+# %% ../nbs/01_spr.ipynb #d5e549cd
+def _renyi_scale(a, b, w, c, kind, params, logw):
+    """Per instance, the log-scale K ≥ 0 by which Rényi (α > 1) scores are divided: u^α v^{1−α} ≤ r^{α−1} u
+    for the largest group ratio r = u/v, so with K = (α − 1) log r − 300 no scaled score exceeds e^{300}."""
+    n = a.shape[0]
+    if kind != "renyi" or params["alpha"] <= 1:
+        return np.zeros(n)
+    u, v = w[:, None] + c[:, None] * a, w[:, None] + c[:, None] * b
+    lu, lv = _log_args(u, v, logw[:, None])
+    with np.errstate(invalid="ignore"):
+        logr = np.where(np.isfinite(lu) & np.isfinite(lv), lu - lv, 0.0)
+    K = np.maximum(0.0, (params["alpha"] - 1) * logr.max(axis=1) - 300.0)
+    return np.where(np.any((u > 0) & np.isneginf(lv), axis=1), 0.0, K)   # an infinite optimum needs no scale
+
+# %% ../nbs/01_spr.ipynb #fde4a905
+def _scores(U, V, D, w, kind, params, K, logw):
+    """Block scores from block arguments U, V and differences D for the optimisation: `divergence_terms`,
+    except for Rényi with α > 1 at scale K > 0 (scores times e^{−K}) and for the internal objective
+    'renyi-cross' (−u^α v^{1−α}, minimised S for α < 1 when S is far below 1)."""
+    if kind == "renyi-cross":
+        a = params["alpha"]
+        both = (U > 0) & (V > 0)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            plain = np.where(both, -np.exp(a * np.log(np.where(both, U, 1.0))
+                                           + (1 - a) * np.log(np.where(both, V, 1.0))), 0.0)
+    else:
+        plain = divergence_terms(U, V, D, kind, check=False, **params)
+    if kind == "renyi" and params["alpha"] > 1 and np.any(K > 0):
+        a = params["alpha"]
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            scaled = (np.exp(a * np.log(U) + (1 - a) * np.log(V) - K) - np.exp(-K) * (V + a * D)) / (a - 1)
+        plain = np.where(K > 0, scaled, plain)
+    return _underflow_scores(U, V, plain, logw, kind, params, K)
+
+# %% ../nbs/01_spr.ipynb #8ec19ed2
+def _values_from_cuts(a, b, d, w, c, cuts, kind, params, logw=None):
+    "Exact values of n contiguous partitions given as boolean (n, m+1) block boundaries of the groups."
+    n, m = a.shape
+    inst, pos = np.nonzero(cuts)
+    same = inst[1:] == inst[:-1]
+    inst, start = inst[1:][same], pos[:-1][same]
+    flat = inst * m + start                                  # block starts in the flattened (n·m) arrays
+    A, B, Dd = (np.add.reduceat(x.ravel(), flat) for x in (a, b, d))
+    return _values_from_blocks(A, B, Dd, inst, n, w, c, kind, params, logw)
+
+# %% ../nbs/01_spr.ipynb #79aa87f7
+_TABLE_BUDGET = 6_000_000          # largest number of stored interval scores (48 MB); beyond it rows are recomputed
+
+
+@dataclass
+class _Batch:
+    "n instances of the SPR problem with m groups each: group masses a, b, differences d, and w, c, K per instance."
+    a: np.ndarray
+    b: np.ndarray
+    d: np.ndarray
+    w: np.ndarray
+    c: np.ndarray
+    kind: object
+    params: dict
+    K: np.ndarray = None
+    logw: np.ndarray = None                 # −ε (log w, also where w underflows to 0)
+
+    def __post_init__(self):
+        if self.logw is None:
+            with np.errstate(divide="ignore"):
+                self.logw = np.log(self.w)
+        if self.K is None:
+            self.K = _renyi_scale(self.a, self.b, self.w, self.c, self.kind, self.params, self.logw)
+
+    def take(self, idx, kind=None):
+        "The instances `idx` (optionally with another objective kind)."
+        kind = self.kind if kind is None else kind
+        return _Batch(self.a[idx], self.b[idx], self.d[idx], self.w[idx], self.c[idx], kind, self.params,
+                      self.K[idx] if kind == self.kind else None, self.logw[idx])
+
+    def block_scores(self, A, B, Dd, inst):
+        "Scores of blocks with masses A, B, Dd belonging to instances `inst`."
+        w, c = self.w[inst], self.c[inst]
+        return _scores(w + c * A, w + c * B, _shift(w, self.kind, self.params) + c * Dd, w, self.kind,
+                       self.params, self.K[inst], self.logw[inst])
+
+# %% ../nbs/01_spr.ipynb #fcbb3f0b
+def _buffers(workspace, size):
+    "A table buffer of the requested size, reused from the dict `workspace` (kept across a sweep's batches)."
+    if workspace is None:
+        return np.empty(size)
+    if workspace.get("packed", np.empty(0)).size < size:
+        workspace["packed"] = np.empty(size)
+    return workspace["packed"][:size]
+
+# %% ../nbs/01_spr.ipynb #8dc9a201
+class _Scores:
+    """Interval-score oracle: ``rows()`` yields (i, row) for i = 1..m, row[:, t] the score of the block of groups
+    t..i−1. The block arguments are running sums U[t] = (w + c a_t) + c a_{t+1} + … extended by one group per
+    row: every block mass is a sum of its own non-negative group masses (relative error ≤ m ulps), never a
+    difference of prefix sums. The rows are stored (packed into one reused buffer) when they fit the budget.
+
+    KL kernel: the plain u log(u/v), three in-place passes and two running sums. It differs from the linear-free
+    score by u − v, whose sum over any partition is the constant c(Σp − Σq) ≈ 1e-16, and its rounding error is
+    a few ulps of u·|log(u/v)| ≤ 28u per block (u ≥ w ≥ 1e-12), against an optimum of at least about 2(c·TV)²:
+    it only chooses the partition (the value is evaluated exactly afterwards) and is used when c·TV ≥ 1e-2 and
+    ε ≤ 27 (relative error below 1e-11). Otherwise the scores come from `divergence_terms`."""
+
+    def __init__(self, batch, store=True, workspace=None):
+        self.batch, self.n, self.m = batch, *batch.a.shape
+        c = batch.c[:, None]
+        self.ca, self.cb, self.cd = c * batch.a, c * batch.b, c * batch.d
+        self.start = np.column_stack([batch.w, batch.w, _shift(batch.w, batch.kind, batch.params)])
+        tv = 0.5 * np.abs(batch.d).sum(axis=1)           # KL kernel: u ≥ 1e-12 and ε·TV not small
+        self.fast = batch.kind == "kl" and bool(np.all(batch.w >= 1e-12) and np.all(batch.c * tv >= 1e-2))
+        self.table = None
+        size = self.n * self.m * (self.m + 1) // 2
+        if store and size <= _TABLE_BUDGET:
+            packed = _buffers(workspace, size)
+            offsets = np.concatenate(([0], np.cumsum(self.n * np.arange(1, self.m + 1))))
+            rows = [packed[offsets[i - 1]:offsets[i]].reshape(self.n, i) for i in range(1, self.m + 1)]
+            self.table = [None] + [row for _, row in self._sweep(rows)]
+
+    def _sweep(self, into=None):
+        "Yield (i, row i), written into the buffers `into[i − 1]` when given."
+        n, m, bt = self.n, self.m, self.batch
+        U, V, D = np.empty((n, m)), np.empty((n, m)), np.empty((n, m))
+        w, K, logw = bt.w[:, None], bt.K[:, None], bt.logw[:, None]
+        runs = ((U, self.ca, 0), (V, self.cb, 1)) if self.fast else ((U, self.ca, 0), (V, self.cb, 1), (D, self.cd, 2))
+        for i in range(1, m + 1):
+            j = i - 1
+            for run, x, col in runs:
+                run[:, :j] += x[:, j:i]
+                run[:, j] = self.start[:, col] + x[:, j]
+            out = np.empty((n, i)) if into is None else into[j]
+            if self.fast:                                 # u log(u/v), in place
+                np.divide(U[:, :i], V[:, :i], out=out)
+                np.log(out, out=out)
+                out *= U[:, :i]
+            else:
+                out[...] = _scores(U[:, :i], V[:, :i], D[:, :i], w, bt.kind, bt.params, K, logw)
+            yield i, out
+
+    def rows(self):
+        "Yield (i, row i) for i = 1..m."
+        if self.table is None:
+            yield from self._sweep()
+        else:
+            yield from ((i, self.table[i]) for i in range(1, self.m + 1))
+
+    def subset(self, keep):
+        "The oracle restricted to the instances `keep` (an index array)."
+        new = object.__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        new.batch, new.n = self.batch.take(keep), keep.size
+        new.ca, new.cb, new.cd, new.start = self.ca[keep], self.cb[keep], self.cd[keep], self.start[keep]
+        if self.table is not None:
+            new.table = [None] + [r[keep] for r in self.table[1:]]
+        return new
+
+# %% ../nbs/01_spr.ipynb #af456a17
+def _pointers_to_cuts(ptr):
+    "Boolean (n, m+1) block boundaries from back-pointers, walking back from m to 0."
+    n, m1 = ptr.shape
+    ar, cur = np.arange(n), np.full(n, m1 - 1)
+    cuts = np.zeros((n, m1), dtype=bool)
+    cuts[:, m1 - 1] = True
+    while np.any(cur > 0):
+        cur = ptr[ar, cur]
+        cuts[ar, cur] = True
+    return cuts
+
+# %% ../nbs/01_spr.ipynb #37335de2
+def _cut_blocks(batch, cuts):
+    "Block masses (A, B, Dd), owning instance and count per instance of the partitions given by `cuts`."
+    n, m = batch.a.shape
+    inst, pos = np.nonzero(cuts)
+    same = inst[1:] == inst[:-1]
+    inst, start = inst[1:][same], pos[:-1][same]
+    flat = inst * m + start
+    A, B, Dd = (np.add.reduceat(x.ravel(), flat) for x in (batch.a, batch.b, batch.d))
+    return A, B, Dd, inst, np.bincount(inst, minlength=n)
+
+# %% ../nbs/01_spr.ipynb #beff459f
+def _partition_ratios(batch, cuts):
+    "The objective Σ μ̃ / (1 + (s − 1)w) of each instance's partition (scores as in the optimisation)."
+    A, B, Dd, inst, s = _cut_blocks(batch, cuts)
+    total = np.bincount(inst, batch.block_scores(A, B, Dd, inst), minlength=batch.w.size)
+    return total / (1 + (s - 1) * batch.w)
+
+# %% ../nbs/01_spr.ipynb #40047c98
+def _starting_partitions(batch):
+    """Back-pointers of two cheap feasible partitions per instance (all singletons, and the best single cut,
+    its two blocks a prefix and a suffix sum) and the better ratio of the two: where Dinkelbach starts."""
+    n, m = batch.a.shape
+    ar, w = np.arange(n), batch.w
+    inst = np.repeat(ar, m)
+    single = np.maximum(np.arange(m + 1) - 1, 0)[None, :].repeat(n, 0)
+    tot = batch.block_scores(batch.a.ravel(), batch.b.ravel(), batch.d.ravel(), inst).reshape(n, m).sum(axis=1)
+    best_ratio, best_ptr = tot / (1 + (m - 1) * w), single
+    if m >= 2:
+        pre = [np.cumsum(x, axis=1)[:, :-1] for x in (batch.a, batch.b, batch.d)]
+        suf = [np.cumsum(x[:, ::-1], axis=1)[:, ::-1][:, 1:] for x in (batch.a, batch.b, batch.d)]
+        inst = np.repeat(ar, m - 1)
+        left = batch.block_scores(*(x.ravel() for x in pre), inst).reshape(n, m - 1)
+        right = batch.block_scores(*(x.ravel() for x in suf), inst).reshape(n, m - 1)
+        j = np.argmax(left + right, axis=1)
+        two = (left[ar, j] + right[ar, j]) / (1 + w)
+        ptr2 = np.zeros((n, m + 1), dtype=np.int64)
+        ptr2[ar, m] = j + 1
+        better = two > best_ratio
+        best_ratio = np.where(better, two, best_ratio)
+        best_ptr = np.where(better[:, None], ptr2, best_ptr)
+    return best_ratio, best_ptr
+
+# %% ../nbs/01_spr.ipynb #a919588a
+def _penalised_pass(S, penalty, keep=None):
+    """One O(m²) pass of max_π Σ_blocks (μ̃(B) − penalty): returns totals Σμ̃, block counts and back-pointers.
+
+    H[i] = max_t H[t] + μ̃(t, i) − penalty; Σμ̃ = H[m] + penalty·count. With `keep` (an index array; S must
+    store its table) only those instances are solved, their rows gathered into a reused buffer."""
+    b, m = (S.n if keep is None else keep.size), S.m
+    ar = np.arange(b)
+    H = np.zeros((b, m + 1))
+    ptr = np.zeros((b, m + 1), dtype=np.int64)
+    buffer = np.empty(b * m)
+    for i, row in S.rows():
+        cand = buffer[:b * i].reshape(b, i)
+        if keep is None:
+            np.add(H[:, :i], row, out=cand)
+        else:
+            np.take(row, keep, axis=0, out=cand)
+            cand += H[:, :i]
+        j = np.argmax(cand, axis=1)
+        ptr[:, i] = j
+        np.subtract(np.take(buffer, ar * i + j), penalty, out=H[:, i])      # cand[ar, j] − penalty
+    cnt, cur = np.zeros(b, dtype=np.int64), np.full(b, m)
+    while np.any(cur > 0):                          # count the blocks of the optimal partitions
+        cnt += cur > 0
+        cur = ptr[ar, cur]
+    return H[:, m] + penalty * cnt, cnt, ptr
+
+# %% ../nbs/01_spr.ipynb #9d6c38cb
+def _dinkelbach(S, ratio, ptr, rtol=1e-14):
+    """Maximise Σ_j μ̃(B_j) / (1 + (s − 1) w) over all contiguous partitions by Dinkelbach's iteration.
+
+    Starts from feasible partitions (back-pointers `ptr`, ratios `ratio`); each pass solves the parametric
+    problem max_π Σ_j (μ̃(B_j) − λw) exactly and moves λ to the ratio of its maximiser. It stops when a pass
+    finds no partition better than λ by more than a relative `rtol`: λ is then optimal up to round-off.
+    Later passes run only on the instances still improving."""
+    ratio, ptr = ratio.astype(float).copy(), ptr.copy()
+    w = S.batch.w
+    active = np.flatnonzero(np.isfinite(ratio))
+    while active.size:
+        lam, w_act = ratio[active], w[active]
+        penalty = np.where(w_act > 0, lam * w_act, 0.0)
+        if active.size == S.n:
+            N, cnt, new_ptr = _penalised_pass(S, penalty)
+        elif S.table is not None:
+            N, cnt, new_ptr = _penalised_pass(S, penalty, keep=active)
+        else:
+            N, cnt, new_ptr = _penalised_pass(S.subset(active), penalty)
+        new = N / (1 + (cnt - 1) * w_act)
+        better = new > lam + rtol * np.abs(lam) + 1e-300
+        ratio[active[better]] = new[better]
+        ptr[active[better]] = new_ptr[better]
+        active = active[better & np.isfinite(new)]
+    return ratio, ptr
+
+# %% ../nbs/01_spr.ipynb #2616e4df
+def _solve(batch, ratio=None, ptr=None, workspace=None):
+    """Optimal ratios and back-pointers of optimal partitions for a batch, by Dinkelbach's iteration from
+    `ratio`/`ptr` (feasible starting partitions, e.g. from a neighbouring ε) or from `_starting_partitions`."""
+    if ratio is None:
+        ratio, ptr = _starting_partitions(batch)
+    else:
+        ratio, ptr = ratio.copy(), ptr.copy()
+    zero = batch.w == 1                   # ε = 0: every partition has the value of one block; take one block
+    ptr[zero] = 0
+    todo = np.flatnonzero(~zero)
+    if todo.size:
+        S = _Scores(batch.take(todo), workspace=workspace)
+        ratio[todo], ptr[todo] = _dinkelbach(S, ratio[todo], ptr[todo])
+    return ratio, ptr
+
+# %% ../nbs/01_spr.ipynb #672b536c
+def _layered(batch, ell):
+    """The paper's DP with an output budget: F[s, i] = max_t F[s−1, t] + μ̃(t, i) for s ≤ ell, then
+    max_s F[s, m] / (1 + (s − 1) w). Returns the block boundaries (n, m+1) of the best partitions."""
+    S = _Scores(batch)
+    n, m, w = S.n, S.m, batch.w
+    ar, layers = np.arange(n), min(ell, m)
+    F = np.full((n, m + 1), -np.inf)
+    F[:, 0] = 0.0
+    best, best_s = np.full(n, -np.inf), np.ones(n, dtype=np.int64)
+    pointers = np.zeros((layers, n, m + 1), dtype=np.int32)       # O(ℓ k) memory for the traceback
+    for s in range(1, layers + 1):
+        G = np.full((n, m + 1), -np.inf)
+        for i, row in S.rows():
+            if i >= s:
+                cand = F[:, :i] + row
+                j = np.argmax(cand, axis=1)
+                G[:, i], pointers[s - 1, :, i] = cand[ar, j], j
+        F = G
+        r = F[:, m] / (1 + (s - 1) * w)
+        better = r > best                                          # strict: the fewest blocks among ties
+        best, best_s = np.where(better, r, best), np.where(better, s, best_s)
+    cuts = np.zeros((n, m + 1), dtype=bool)
+    cuts[:, 0] = cuts[:, m] = True
+    cur = np.full(n, m)
+    for s in range(layers, 0, -1):
+        on = best_s >= s
+        cur = np.where(on, pointers[s - 1, ar, cur], cur)
+        cuts[ar[on], cur[on]] = True
+    return cuts
+
+# %% ../nbs/01_spr.ipynb #c66bb187
+def _optimise(batch, ell, warm=None, workspace=None):
+    """Block boundaries (n, m+1) of optimal partitions with at most `ell` blocks, and the back-pointers of the
+    unconstrained optima (the warm start of a sweep's next batch). For Rényi with α < 1, instances whose
+    S = Σ u^α v^{1−α}/(1 + (s − 1)w) lies far below 1 are solved again by minimising S itself, so that a
+    tiny S (a huge divergence) is compared in relative, not absolute, precision."""
+    if warm is None:
+        ratio, ptr = _solve(batch, workspace=workspace)
+    else:
+        ratio, ptr = _solve(batch, _partition_ratios(batch, _pointers_to_cuts(warm)), warm, workspace)
+    cuts = _pointers_to_cuts(ptr)
+    m = batch.a.shape[1]
+    if ell < m:
+        over = np.flatnonzero(cuts.sum(axis=1) - 1 > ell)
+        if over.size:
+            cuts[over] = _layered(batch.take(over), ell)
+    if batch.kind == "renyi" and batch.params["alpha"] < 1:
+        far = np.flatnonzero((batch.params["alpha"] - 1) * _partition_ratios(batch, cuts) < -0.5)
+        if far.size:
+            cross = batch.take(far, kind="renyi-cross")
+            cross_ratio, cross_ptr = _solve(cross)
+            cross_cuts = _pointers_to_cuts(cross_ptr)
+            if ell < m:
+                over = np.flatnonzero(cross_cuts.sum(axis=1) - 1 > ell)
+                if over.size:
+                    cross_cuts[over] = _layered(cross.take(over), ell)
+            cuts[far] = cross_cuts
+    return cuts, ptr
+
+# %% ../nbs/01_spr.ipynb #3f2106e2
+def _merge_ties(batch, cuts, rtol=1e-15):
+    """Merge adjacent blocks of one instance's partition (boundaries `cuts`) while the objective does not drop
+    (up to `rtol` round-off), best merge first: piecewise-linear f (TV, E_γ) make many partitions tie."""
+    cuts = np.asarray(cuts)
+    A, B, Dd = (np.add.reduceat(x[0], cuts[:-1]) for x in (batch.a, batch.b, batch.d))
+    terms = batch.block_scores(A, B, Dd, np.zeros(A.size, dtype=np.intp))
+    w = float(batch.w[0])
+    total = terms.sum()
+    best = total / (1 + (A.size - 1) * w)
+    if not (np.all(np.isfinite(terms)) and np.isfinite(best)):
+        return cuts
+    while A.size > 1:
+        A2, B2, D2 = A[:-1] + A[1:], B[:-1] + B[1:], Dd[:-1] + Dd[1:]
+        merged = batch.block_scores(A2, B2, D2, np.zeros(A2.size, dtype=np.intp))
+        new = (total - terms[:-1] - terms[1:] + merged) / (1 + (A.size - 2) * w)
+        j = int(np.argmax(new))
+        if not new[j] >= best - rtol * abs(best) - 1e-300:
+            break
+        total, best = total - terms[j] - terms[j + 1] + merged[j], new[j]
+        A, B, Dd = (np.concatenate((x[:j], [y[j]], x[j + 2:])) for x, y in ((A, A2), (B, B2), (Dd, D2)))
+        terms = np.concatenate((terms[:j], [merged[j]], terms[j + 2:]))
+        cuts = np.delete(cuts, j + 1)
+    return cuts
+
+# %% ../nbs/01_spr.ipynb #a5c1f5e5
+def _single_batch(p, q, eps, divergence, params):
+    "The one-instance batch of (p, q, ε) and its likelihood-ratio groups and null symbols."
+    order, starts, null = _lr_order(p, q)
+    a, b, d = _group_masses(p, q, order, starts, params.get("gamma", 1.0))
+    batch = _Batch(a[None], b[None], d[None], np.array([np.exp(-eps)]), np.array([-np.expm1(-eps)]),
+                   divergence, params, logw=np.array([-eps]))
+    return batch, np.split(order, starts[1:]), null
+
+# %% ../nbs/01_spr.ipynb #1b344d60
 def _check_batch(P0, P1):
     "Validate two (T, k) arrays whose rows are probability vectors."
     P0, P1 = check_nonnegative(P0, "P0"), check_nonnegative(P1, "P1")
@@ -573,7 +776,30 @@ def _check_batch(P0, P1):
         raise ValueError(f"P0 and P1 must have the same shape, got {P0.shape} and {P1.shape}")
     return P0, P1
 
+# %% ../nbs/01_spr.ipynb #5c4bf152
+def _eps_vector(eps):
+    "A number or a 1-D sequence of privacy levels as a float vector (each validated by `check_eps`)."
+    if isinstance(eps, (numbers.Real, np.floating, np.integer)) and not isinstance(eps, (bool, np.bool_)):
+        eps_list = [eps]
+    else:
+        arr = np.asarray(eps, dtype=object)
+        if arr.ndim != 1:
+            raise ValueError(f"eps must be a number or a 1-D array, got shape {arr.shape}")
+        eps_list = arr.tolist()
+    return np.array([check_eps(e, allow_inf=True) for e in eps_list], dtype=float)
 
+# %% ../nbs/01_spr.ipynb #8a956d38
+def _padded_groups(P0, P1, gamma):
+    "Group masses (a, b, d) of T pairs, padded with zero-mass groups to a common m (they never help)."
+    groups = [_group_masses(P0[t], P1[t], *_lr_order(P0[t], P1[t])[:2], gamma) for t in range(P0.shape[0])]
+    m = max(g[0].size for g in groups)
+    out = np.zeros((3, P0.shape[0], m))
+    for t, g in enumerate(groups):
+        for j in range(3):
+            out[j, t, :g[j].size] = g[j]
+    return out
+
+# %% ../nbs/01_spr.ipynb #0c10b163
 def optimal_values(P0, P1, eps, divergence="kl", ell=None, **params) -> np.ndarray:
     """Optimal values max_Q D_f(QᵀP0[t] ‖ QᵀP1[t]) for many pairs and many ε at once.
 
@@ -589,7 +815,7 @@ def optimal_values(P0, P1, eps, divergence="kl", ell=None, **params) -> np.ndarr
     Returns
     -------
     numpy.ndarray, shape (T, E)
-        The optimal values; equal to ``optimal_mechanism(P0[t], P1[t], eps[e], ...).value``.
+        The optimal values; equal (to round-off) to ``optimal_mechanism(P0[t], P1[t], eps[e], ...).value``.
 
     Notes
     -----
@@ -599,52 +825,28 @@ def optimal_values(P0, P1, eps, divergence="kl", ell=None, **params) -> np.ndarr
     """
     P0, P1 = _check_batch(P0, P1)
     params = check_divergence(divergence, params)
-    if isinstance(eps, (numbers.Real, np.floating, np.integer)) and not isinstance(eps, (bool, np.bool_)):
-        eps_list = [eps]
-    else:
-        arr = np.asarray(eps, dtype=object)
-        if arr.ndim != 1:
-            raise ValueError(f"eps must be a number or a 1-D array, got shape {arr.shape}")
-        eps_list = arr.tolist()
-    eps_arr = np.array([check_eps(e, allow_inf=True) for e in eps_list], dtype=float)
+    eps_arr = _eps_vector(eps)
     T, k = P0.shape
     ell = _check_ell(ell, k)
-    # likelihood-ratio sort and tie merge per pair; pad to a common m with zero-mass groups at the end
-    prefix = [_prefix_sums(P0[t], P1[t], *_lr_order(P0[t], P1[t])[:2]) for t in range(T)]
-    m = max(P.size - 1 for P, _ in prefix)
-    Pc, Qc = np.ones((T, m + 1)), np.ones((T, m + 1))
-    for t, (P, Q) in enumerate(prefix):
-        Pc[t, :P.size], Qc[t, :Q.size] = P, Q
-        Pc[t, P.size:], Qc[t, Q.size:] = P[-1], Q[-1]
+    a, b, d = _padded_groups(P0, P1, params.get("gamma", 1.0))
+    m = a.shape[1]
     order = np.argsort(eps_arr, kind="stable")
-    E = order.size
     per_batch = max(1, _TABLE_BUDGET // max(1, T * m * (m + 1) // 2))
-    n_batches = -(-E // per_batch)
-    out = np.empty((T, E))
-    warm = None                                   # back-pointers of the previous batch, (per_batch·T, m+1)
-    workspace = {}                                # the score-table buffers, reused by every batch
+    n_batches = -(-order.size // per_batch)
+    out = np.empty((T, order.size))
+    warm, workspace = None, {}                    # previous batch's back-pointers; reused table buffer
     for g in range(n_batches):
         idx = order[g::n_batches]                  # interleaved: batch g holds sorted positions g, g+n, g+2n…
         es = eps_arr[idx]
-        w = np.repeat(np.exp(-es), T)
-        c = np.repeat(-np.expm1(-es), T)
-        P, Q = np.tile(Pc, (es.size, 1)), np.tile(Qc, (es.size, 1))
-        if warm is None:
-            ratio, ptr = _solve(P, Q, w, c, divergence, params, workspace=workspace)
-        else:
-            light = _Scores(P, Q, w, c, divergence, params, store=False)
-            total, blocks = _partition_totals(light, warm[:w.size])
-            ratio, ptr = _solve(P, Q, w, c, divergence, params, total / (1 + (blocks - 1) * w), warm[:w.size],
-                                workspace)
+        batch = _Batch(np.tile(a, (es.size, 1)), np.tile(b, (es.size, 1)), np.tile(d, (es.size, 1)),
+                       np.repeat(np.exp(-es), T), np.repeat(-np.expm1(-es), T), divergence, params,
+                       logw=np.repeat(-es, T))
+        cuts, ptr = _optimise(batch, ell, None if warm is None else warm[:batch.w.size], workspace)
         warm = ptr
-        if ell < m:
-            light = _Scores(P, Q, w, c, divergence, params, store=False)
-            _, blocks = _partition_totals(light, ptr)
-            over = np.flatnonzero(blocks > ell)
-            if over.size:
-                ratio[over] = _layered(_Scores(P[over], Q[over], w[over], c[over], divergence, params), ell)[0]
-        out[:, idx] = ratio.reshape(es.size, T).T
-    return _value_from_ratio(out, np.exp(-eps_arr)[None, :], divergence, params)
+        values = _values_from_cuts(batch.a, batch.b, batch.d, batch.w, batch.c, cuts, divergence, params,
+                                   batch.logw)
+        out[:, idx] = values.reshape(es.size, T).T
+    return out
 
 # %% ../nbs/01_spr.ipynb #74380c96
 KOV_MAX_K = 14     # the staircase LP has 2^k − 1 variables: 16,383 at k = 14
@@ -671,7 +873,7 @@ class KOVSolution:
     channel: np.ndarray
     high_sets: tuple
 
-
+# %% ../nbs/01_spr.ipynb #dc6a2e26
 def kov_lp(p, q, eps, divergence="kl", **params) -> KOVSolution:
     """Maximise D_f(Qᵀp ‖ Qᵀq) over all ε-LDP channels by the staircase LP of Kairouz, Oh and Viswanath.
 
@@ -680,9 +882,9 @@ def kov_lp(p, q, eps, divergence="kl", **params) -> KOVSolution:
     check of `optimal_mechanism`; exponential in k, refused above ``KOV_MAX_K``.
 
     The small-ε trap: every μ̃(H) is then O(ε) while the optimum is O(ε²), so with default tolerances HiGHS
-    may stop at a sub-optimal vertex. We subtract the tangent f'(1)(u_H − v_H) (its sum vanishes on the
-    feasible set, so the optimum is unchanged and all coefficients become ≥ 0 and O(ε²)), rescale to
-    max |coefficient| = 1, tighten the tolerances, and certify optimality with the dual: for any y,
+    may stop at a sub-optimal vertex. The linear-free scores (`foundations.divergence_terms`) drop the tangent
+    f'(1)(u_H − v_H), whose sum vanishes on the feasible set (the optimum is unchanged and all coefficients
+    become ≥ 0 and O(ε²)); we rescale to max |coefficient| = 1, tighten the tolerances, and certify optimality with the dual: for any y,
     OPT ≤ 1ᵀy + k·max_H (c_H − (Aᵀy)_H)₊ because Σ_H φ_H ≤ k on the feasible set.
     """
     p, q = check_pair(p, q)
@@ -695,12 +897,10 @@ def kov_lp(p, q, eps, divergence="kl", **params) -> KOVSolution:
     w, c = np.exp(-eps), -np.expm1(-eps)
     masks = np.arange(1, 2 ** k)
     member = ((masks[None, :] >> np.arange(k)[:, None]) & 1).astype(float)    # k × (2^k − 1)
+    diff = p - params.get("gamma", 1.0) * q
     u, v = w + c * (p @ member), w + c * (q @ member)
-    coef = perspective(u, v, divergence, check=False, **params)
-    h = 1e-4                                                  # f'(1) by a central difference: any slope works
-    slope = float((perspective(1 + h, 1.0, divergence, check=False, **params)
-                   - perspective(1 - h, 1.0, divergence, check=False, **params)) / (2 * h))
-    shifted = coef - slope * (u - v)
+    shifted = divergence_terms(u, v, _shift(w, divergence, params) + c * (diff @ member), divergence, check=False,
+                               **params)                      # linear-free scores: ≥ 0 and O(ε²) at small ε
     A = w + c * member
     scale = float(np.max(np.abs(shifted))) if np.all(np.isfinite(shifted)) else np.inf
     if not np.isfinite(scale):
@@ -736,12 +936,12 @@ def binary_mechanism(p, q, eps, divergence="kl", **params) -> SPRMechanism:
     """The binary mechanism of Kairouz et al.: randomized response on 1{p(x) ≥ q(x)}.
 
     The SPR mechanism of the two-block partition (low = {p < q}, high = {p ≥ q}); when one of them is empty
-    (only if p = q) it is the one-block mechanism, whose value is 0.
+    (only if p = q, up to the last bit of their float masses) it is the one-block mechanism.
     """
     p, q = check_pair(p, q)
     high = np.flatnonzero(p >= q)
     low = np.flatnonzero(p < q)
-    partition = [low, high] if low.size else [high]
+    partition = [block for block in (low, high) if block.size]     # one of them is empty only if p ≈ q
     return spr_mechanism(p, q, eps, partition, divergence, **params)
 
 
@@ -757,6 +957,38 @@ def randomized_response_mechanism(p, q, eps, divergence="kl", **params) -> SPRMe
                         divergence=divergence, params=singletons.params)
 
 # %% ../nbs/01_spr.ipynb #62a88589
+def _extreme_by_lp(X, max_lps=2_000):
+    "Rows of X that are not convex combinations of the other distinct rows: one small LP per row."
+    if len(X) > max_lps:
+        raise ValueError(f"joint_range: {len(X)} candidates would need {len(X)} linear programs of that size "
+                         f"(limit {max_lps}); lower ell or k")
+    extreme = np.zeros(len(X), dtype=bool)
+    for n in range(len(X)):
+        others = X[np.any(np.abs(X - X[n]) > 1e-12, axis=1)]
+        if others.shape[0] == 0:
+            extreme[n] = True
+            continue
+        res = linprog(np.zeros(others.shape[0]), A_eq=np.vstack([others.T, np.ones(others.shape[0])]),
+                      b_eq=np.concatenate([X[n], [1.0]]), bounds=(0, None), method="highs")
+        extreme[n] = res.status != 0                            # infeasible: not in the others' hull
+    return extreme
+
+# %% ../nbs/01_spr.ipynb #bb492744
+def _planar_extreme(X):
+    """Vertices of the convex hull of points in the plane (ℓ = 2), in O(n log n) by Qhull; a point that
+    coincides with a vertex (within 1e-12) is a vertex too. Degenerate sets (one point, a segment) directly."""
+    from scipy.spatial import ConvexHull, QhullError
+    span = X.max(axis=0) - X.min(axis=0)
+    if np.all(span <= 1e-12):
+        return np.ones(len(X), dtype=bool)
+    try:
+        vertices = X[ConvexHull(X).vertices]
+    except QhullError:                                          # all points on one segment: its two ends
+        direction = (X - X[0]) @ (X[np.argmax(np.abs(X - X[0]).sum(axis=1))] - X[0])
+        vertices = X[[np.argmin(direction), np.argmax(direction)]]
+    return np.any(np.all(np.abs(X[:, None, :] - vertices[None, :, :]) <= 1e-12, axis=2), axis=1)
+
+# %% ../nbs/01_spr.ipynb #e3257e65
 @dataclass(frozen=True, eq=False)
 class JointRangeCandidates:
     """The SPR-induced candidate points of the joint range R_ℓ(p, q) and which of them are extreme.
@@ -775,19 +1007,21 @@ class JointRangeCandidates:
     partitions: tuple
     extreme: np.ndarray
 
-
+# %% ../nbs/01_spr.ipynb #6c3608e1
 def joint_range(p, q, eps, ell=2, max_points=20_000) -> JointRangeCandidates:
     """Enumerate the SPR candidate points of the fixed-output joint range R_ℓ(p, q) (Theorem 3.1).
 
     Every extreme point of R_ℓ(p, q) = {(Qᵀp, Qᵀq) : Q ε-LDP with ℓ outputs} is induced by an SPR mechanism
     with s ≤ ℓ contiguous blocks (sorted by likelihood ratio, ties kept adjacent), its outputs placed
     injectively among the ℓ labels. For ℓ = 2 there are 2(k − 1) + 2 candidates. A candidate is marked
-    extreme when it is not a convex combination of the other (distinct) candidates (one small LP each).
+    extreme when it is not a convex combination of the other (distinct) candidates: for ℓ = 2 a planar convex
+    hull, for ℓ > 2 one small LP each (refused above 2,000 candidates).
     """
     p, q = check_pair(p, q)
     eps = check_eps(eps, allow_inf=True)
     k = p.size
     ell = _check_ell(ell, k)
+    max_points = check_int(max_points, "max_points", 1)
     groups, null = _lr_groups(p, q)
     order = np.concatenate(groups + [null])
     w = np.exp(-eps)
@@ -812,15 +1046,7 @@ def joint_range(p, q, eps, ell=2, max_points=20_000) -> JointRangeCandidates:
                                      "lower ell or raise max_points")
     U, V = np.array(points_u), np.array(points_v)
     X = np.hstack([U[:, :-1], V[:, :-1]])                      # the last coordinates are 1 − the others
-    extreme = np.zeros(len(X), dtype=bool)
-    for n in range(len(X)):
-        others = X[np.any(np.abs(X - X[n]) > 1e-12, axis=1)]
-        if others.shape[0] == 0:
-            extreme[n] = True
-            continue
-        res = linprog(np.zeros(others.shape[0]), A_eq=np.vstack([others.T, np.ones(others.shape[0])]),
-                      b_eq=np.concatenate([X[n], [1.0]]), bounds=(0, None), method="highs")
-        extreme[n] = res.status != 0                            # infeasible: not in the others' hull
+    extreme = _planar_extreme(X) if ell == 2 else _extreme_by_lp(X)
     U.setflags(write=False), V.setflags(write=False), extreme.setflags(write=False)
     return JointRangeCandidates(u=U, v=V, partitions=tuple(parts), extreme=extreme)
 
@@ -835,7 +1061,7 @@ class Figure5Panel:
     candidates: JointRangeCandidates
     contained: bool
 
-
+# %% ../nbs/01_spr.ipynb #0fb16872
 def figure5_data(p=(0.04, 0.09, 0.22, 0.47, 0.18), q=(0.25, 0.49, 0.13, 0.10, 0.03), eps=(0.4, 2.0, 5.0),
                  n=200_000, seed=20260503) -> list:
     """Reproduce Figure 5 / App. E.1: random ε-LDP channels with two outputs against the SPR polytope.
@@ -846,7 +1072,9 @@ def figure5_data(p=(0.04, 0.09, 0.22, 0.47, 0.18), q=(0.25, 0.49, 0.13, 0.10, 0.
     """
     from scipy.spatial import ConvexHull
     p, q = check_pair(p, q)
-    rng = np.random.default_rng(seed)
+    n = check_int(n, "n", 1)
+    eps = [check_eps(e) for e in np.atleast_1d(np.asarray(eps, dtype=object)).tolist()]
+    rng = np.random.default_rng(check_int(seed, "seed", 0))
     panels = []
     for e in eps:
         x = rng.random((n, p.size)) if e < 1 else rng.beta(0.3, 0.3, size=(n, p.size))
@@ -862,7 +1090,7 @@ def figure5_data(p=(0.04, 0.09, 0.22, 0.47, 0.18), q=(0.25, 0.49, 0.13, 0.10, 0.
                                    candidates=cand, contained=inside))
     return panels
 
-
+# %% ../nbs/01_spr.ipynb #e3ccb65d
 def plot_figure5(panels):
     "Plot the Monte-Carlo cloud, the SPR candidates (filled if extreme) and their hull, one panel per ε."
     import matplotlib.pyplot as plt
@@ -882,25 +1110,25 @@ def plot_figure5(panels):
     return axes[0]
 
 # %% ../nbs/01_spr.ipynb #667f6e8e
-def _fixed_partition_values(P0, P1, eps_arr, high_sets, kind="kl", **params):
-    """Values of the binary mechanism on 1{x ∈ high set} for T pairs (rows of the boolean `high_sets`)
-    at every ε: shape (T, E)."""
-    mp, mq = (P0 * high_sets).sum(axis=1), (P1 * high_sets).sum(axis=1)
-    w, c = np.exp(-eps_arr)[None, :], -np.expm1(-eps_arr)[None, :]
-    total = (_block_terms(mp[:, None], mq[:, None], w, c, kind, params)
-             + _block_terms(1 - mp[:, None], 1 - mq[:, None], w, c, kind, params))
-    return divergence_from_sum(total / (1 + w), kind, **params)
+def _fixed_partition_values(P0, P1, eps_arr, blocks, kind="kl", **params):
+    """Values of the SPR mechanism of a fixed partition for T pairs at every ε: shape (T, E). `blocks` is a
+    (T, s, k) boolean array (block j of pair t), evaluated exactly by `_values_from_blocks`."""
+    T, E, s = P0.shape[0], eps_arr.size, blocks.shape[1]
+    diff = P0 - params.get("gamma", 1.0) * P1
+    A, B, Dd = (np.einsum("tjk,tk->tj", blocks.astype(float), x) for x in (P0, P1, diff))
+    tile = lambda x: np.tile(x[:, None, :], (1, E, 1)).ravel()           # (T, E, s), instance = t·E + e
+    inst = np.repeat(np.arange(T * E), s)
+    w, c = np.tile(np.exp(-eps_arr), T), np.tile(-np.expm1(-eps_arr), T)
+    return _values_from_blocks(tile(A), tile(B), tile(Dd), inst, T * E, w, c, kind, params).reshape(T, E)
 
-
+# %% ../nbs/01_spr.ipynb #18fb733d
 def _rr_values(P0, P1, eps_arr, kind="kl", **params):
-    "Values of k-ary randomized response for T pairs at every ε: shape (T, E)."
-    out = np.empty((P0.shape[0], eps_arr.size))
-    for e, eps in enumerate(eps_arr):
-        Q = randomized_response(P0.shape[1], float(eps))
-        out[:, e] = perspective(P0 @ Q, P1 @ Q, kind, check=False, **params).sum(axis=1)
-    return divergence_from_sum(out, kind, **params)
+    "Values of k-ary randomized response (the all-singletons SPR mechanism) for T pairs at every ε: (T, E)."
+    k = P0.shape[1]
+    return _fixed_partition_values(P0, P1, eps_arr, np.broadcast_to(np.eye(k, dtype=bool), (P0.shape[0], k, k)),
+                                   kind, **params)
 
-
+# %% ../nbs/01_spr.ipynb #07517c47
 @dataclass(frozen=True, eq=False)
 class Figure1Data:
     """Normalised KL utilities D(M0‖M1)/D(P0‖P1) of Figure 1 / App. E.2.
@@ -917,7 +1145,7 @@ class Figure1Data:
     lp_gap: float
     lp_cells: int
 
-
+# %% ../nbs/01_spr.ipynb #cbdeb138
 def figure1_data(k=6, T=100, eps=None, full=False, n_boot=5000, seed=0, boot_seed=1,
                  progress=False) -> Figure1Data:
     """Reproduce the data of Figure 1: SPR vs binary vs k-ary RR on T Dirichlet(1_k) pairs over an ε grid.
@@ -928,12 +1156,14 @@ def figure1_data(k=6, T=100, eps=None, full=False, n_boot=5000, seed=0, boot_see
     ``n_boot`` resamples, the same resamples for every mechanism. ``progress=True`` shows a progress bar over
     the LP cells (the slow part of the full run).
     """
-    eps_arr = np.round(np.arange(101) * 0.1, 10) if eps is None else np.asarray(eps, dtype=float)
-    rng = np.random.default_rng(seed)
+    k, T, n_boot = check_int(k, "k", 2), check_int(T, "T", 1), check_int(n_boot, "n_boot", 1)
+    eps_arr = np.round(np.arange(101) * 0.1, 10) if eps is None else _eps_vector(eps)
+    rng = np.random.default_rng(check_int(seed, "seed", 0))
+    boot_seed = check_int(boot_seed, "boot_seed", 0)
     P0, P1 = rng.dirichlet(np.ones(k), T), rng.dirichlet(np.ones(k), T)
     base = perspective(P0, P1, "kl", check=False).sum(axis=1)
     values = {"SPR": optimal_values(P0, P1, eps_arr),
-              "binary": _fixed_partition_values(P0, P1, eps_arr, P0 >= P1),
+              "binary": _fixed_partition_values(P0, P1, eps_arr, np.stack([P0 < P1, P0 >= P1], axis=1)),
               "RR": _rr_values(P0, P1, eps_arr)}
     gap, cells = np.nan, 0
     if k <= KOV_MAX_K:
@@ -958,7 +1188,7 @@ def figure1_data(k=6, T=100, eps=None, full=False, n_boot=5000, seed=0, boot_see
     return Figure1Data(k=k, eps=eps_arr, values=values, mean=mean, lower=lower, upper=upper, lp_gap=gap,
                        lp_cells=cells)
 
-
+# %% ../nbs/01_spr.ipynb #49848dfb
 def plot_figure1(data_list, ax=None):
     "Plot one panel per Figure1Data: mean normalised KL utility with bootstrap bands."
     import matplotlib.pyplot as plt

@@ -205,12 +205,12 @@ def test_dinkelbach_equals_layered_program_at_moderate_k():
         p, q = rng.dirichlet(np.ones(k) * 0.5), rng.dirichlet(np.ones(k) * 0.5)
         for eps in (0.5, 3.0, 9.0):
             fast = optimal_mechanism(p, q, eps)
-            groups, _ = spr_module._lr_groups(p, q)
-            P, Q = spr_module._prefix_masses(p, q, groups)
-            S = spr_module._Scores(P[None], Q[None], np.array([np.exp(-eps)]), np.array([-np.expm1(-eps)]),
-                                   "kl", {})
-            ratio, _, _ = spr_module._layered(S, k)
-            assert rel_close(fast.value, float(ratio[0]), rtol=1e-12)
+            plain, cuts = spr_module.spr_dp(p, q, eps)
+            assert rel_close(fast.value, plain, rtol=1e-12)
+            batch, _, _ = spr_module._single_batch(p, q, eps, "kl", {})
+            layered = spr_module._values_from_cuts(batch.a, batch.b, batch.d, batch.w, batch.c,
+                                                   spr_module._layered(batch, k), "kl", {})
+            assert rel_close(fast.value, float(layered[0]), rtol=1e-12)
 
 
 def test_large_instance_without_table(monkeypatch):
@@ -387,15 +387,16 @@ def test_sweep_batches_reuse_buffers_and_pass_subsets(monkeypatch):
 def test_stored_rows_equal_recomputed_rows_and_gathered_pass():
     rng = np.random.default_rng(13)
     b, m = 5, 9
-    P = np.concatenate((np.zeros((b, 1)), np.cumsum(rng.dirichlet(np.ones(m), b), axis=1)), axis=1)
-    Q = np.concatenate((np.zeros((b, 1)), np.cumsum(rng.dirichlet(np.ones(m), b), axis=1)), axis=1)
+    A, B = rng.dirichlet(np.ones(m), b), rng.dirichlet(np.ones(m), b)
     eps = rng.uniform(0.2, 6.0, b)
     w, c = np.exp(-eps), -np.expm1(-eps)
     for kind, params in DIVERGENCES[:5]:
-        S = spr_module._Scores(P, Q, w, c, kind, params, workspace={})
-        light = spr_module._Scores(P, Q, w, c, kind, params, store=False)
-        for i in range(1, m + 1):
-            np.testing.assert_array_equal(S.row(i), light.row(i))
+        batch = spr_module._Batch(A, B, A - params.get("gamma", 1.0) * B, w, c, kind, params)
+        S = spr_module._Scores(batch, workspace={})
+        light = spr_module._Scores(batch, store=False)
+        for (i, stored), (j, fresh) in zip(S.rows(), light.rows()):
+            assert i == j
+            np.testing.assert_array_equal(stored, fresh)
         keep = np.array([0, 2, 3])
         penalty = np.full(keep.size, 0.01)
         gathered = spr_module._penalised_pass(S, penalty, keep=keep)

@@ -3,6 +3,7 @@
 # %% ../nbs/02_egamma.ipynb #c002-bf37c3c4
 from __future__ import annotations
 
+import math
 import numbers
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -51,11 +52,11 @@ def _rr_weights(eps: float):
     return np.tanh(np.asarray(eps, dtype=float) / 2), expit(-np.asarray(eps, dtype=float))
 
 
-def _optimal_from_excess(eps, gamma, excess):
-    "(1−γ)₊ + [tanh(ε/2)·Ē − |1−γ|/(e^ε+1)]₊ with Ē = E_γ(p‖q) − (1−γ)₊ ≥ 0 (broadcasting)."
+def _optimal_from_excess(eps, balance, excess):
+    "D₊ + [tanh(ε/2)·Ē − |D|/(e^ε+1)]₊ with D = Σ_x(p(x) − γq(x)) = 1 − γ and Ē = E_γ(p‖q) − D₊ ≥ 0 (broadcasting)."
     slope, offset = _rr_weights(eps)
-    gamma = np.asarray(gamma, dtype=float)
-    return np.maximum(1 - gamma, 0) + np.maximum(slope * excess - np.abs(1 - gamma) * offset, 0)
+    balance = np.asarray(balance, dtype=float)
+    return np.maximum(balance, 0) + np.maximum(slope * excess - np.abs(balance) * offset, 0)
 
 # %% ../nbs/02_egamma.ipynb #35cb945f
 def _check_real_array(a, name: str) -> np.ndarray:
@@ -97,7 +98,7 @@ def egamma_closed_form(eps, gamma, e_gamma):
     floor = np.maximum(1 - gamma, 0)
     if np.any(e_gamma > 1 + 1e-12) or np.any(e_gamma < floor - 1e-12):
         raise ValueError("e_gamma must lie in [(1 − gamma)₊, 1], the range of E_gamma between distributions")
-    return _optimal_from_excess(eps, gamma, np.maximum(e_gamma - floor, 0))
+    return _optimal_from_excess(eps, 1 - gamma, np.maximum(e_gamma - floor, 0))
 
 # %% ../nbs/02_egamma.ipynb #eacb4d61
 _SPLITTER = 134217729.0          # 2^27 + 1: Dekker's split of a double into two 26-bit halves
@@ -112,16 +113,24 @@ def _two_product(a, b):
     return product, ((a_hi * b_hi - product) + a_hi * b_lo + a_lo * b_hi) + a_lo * b_lo
 
 
-def _likelihood_gaps(p, q, gamma):
-    "a_x = p(x) − γ q(x) rounded once (γ a float or a 1-D array: rows of gaps), never from a rounded γq."
+def _gap_parts(p, q, gamma):
+    "(diff, rest) with p(x) − γ q(x) = diff + rest up to a rounding of the tiny `rest` (γ a float or 1-D: rows)."
     gamma = np.asarray(gamma, dtype=float)[..., None] if np.ndim(gamma) else float(gamma)
     with np.errstate(over="ignore", invalid="ignore"):
         product, error = _two_product(gamma, q)
         diff = p - product                                       # two-sum: p − π = diff + tail exactly
         virtual = diff - p
-        tail = (p - (diff - virtual)) + (-product - virtual)
-        gaps = diff + (tail - error)
-    return np.where(np.isfinite(gaps), gaps, p - gamma * q)     # γ > 1e300: the split overflows, no cancellation
+        rest = ((p - (diff - virtual)) + (-product - virtual)) - error
+    ok = np.isfinite(rest)                                       # γ > 1e300: the split overflows, no cancellation
+    return np.where(ok, diff, p - gamma * q), np.where(ok, rest, 0.0)
+
+
+def _likelihood_gaps(p, q, gamma):
+    "The gaps a_x = p(x) − γ q(x), each rounded once, and their sum D = Σ_x a_x (exactly rounded), per row."
+    diff, rest = _gap_parts(p, q, gamma)
+    parts = np.concatenate((diff, rest), axis=-1).reshape(-1, 2 * diff.shape[-1])
+    balance = np.array([math.fsum(row) for row in parts.tolist()])
+    return diff + rest, (balance if np.ndim(gamma) else float(balance[0]))
 
 # %% ../nbs/02_egamma.ipynb #c012-640cbe7b
 @dataclass(frozen=True, eq=False)
@@ -216,16 +225,16 @@ def egamma_optimal(p, q, eps, gamma) -> EgammaMechanism:
     p, q = check_pair(p, q)
     eps = check_eps(eps, allow_inf=True)
     gamma = _check_gamma(gamma)
-    gaps = _likelihood_gaps(p, q, gamma)
+    gaps, balance = _likelihood_gaps(p, q, gamma)               # balance D = Σ(p − γq) = 1 − γ
     inside = gaps >= 0
-    # Ē_γ without cancellation: Σ(p − γq)₊ for γ ≥ 1, Σ(γq − p)₊ = γ E_{1/γ}(q‖p) for γ < 1
-    excess = float(np.maximum(gaps, 0).sum() if gamma >= 1 else np.maximum(-gaps, 0).sum())
-    value = float(_optimal_from_excess(eps, gamma, excess))
+    # Ē_γ without cancellation: Σ(p − γq)₊ when D ≤ 0 (γ ≥ 1), Σ(γq − p)₊ = γ E_{1/γ}(q‖p) when D > 0
+    excess = float(np.maximum(gaps, 0).sum() if balance <= 0 else np.maximum(-gaps, 0).sum())
+    value = float(_optimal_from_excess(eps, balance, excess))
     both = 0 < int(inside.sum()) < p.size                   # otherwise one block: the constant channel
     channel = binary_rr_channel(inside, eps) if both else np.ones((p.size, 1))
     return EgammaMechanism(value=value, channel=readonly(channel),
                            threshold_set=tuple(int(x) for x in np.flatnonzero(inside)), eps=eps, gamma=gamma,
-                           nonprivate_value=excess + max(1 - gamma, 0), params=MappingProxyType({"gamma": gamma}))
+                           nonprivate_value=excess + max(balance, 0.0), params=MappingProxyType({"gamma": gamma}))
 
 # %% ../nbs/02_egamma.ipynb #c015-ad8d2f94
 def _binary_ldp_constraints(k: int, eps: float):
@@ -358,12 +367,12 @@ class PrivatizedROC:
 def _gamma_points(p, q, eps: float, gammas: np.ndarray):
     "For each γ: the operating point of the E_γ-optimal mechanism on the optimal curve, and E*_γ."
     slope, offset = _rr_weights(eps)
-    gaps = _likelihood_gaps(p, q, gammas)                              # (G, k): p(x) − γ q(x)
+    gaps, balance = _likelihood_gaps(p, q, gammas)                     # (G, k): p(x) − γ q(x); D per γ
     inside = gaps >= 0                                                 # indicators of S_γ
     g_fpr = np.clip(offset + slope * (inside @ q), 0, 1)
     g_tpr = np.clip(offset + slope * (inside @ p), 0, 1)
-    excess = np.where(gammas >= 1, np.maximum(gaps, 0).sum(axis=1), np.maximum(-gaps, 0).sum(axis=1))
-    values = _optimal_from_excess(eps, gammas, excess)
+    excess = np.where(balance <= 0, np.maximum(gaps, 0).sum(axis=1), np.maximum(-gaps, 0).sum(axis=1))
+    values = _optimal_from_excess(eps, balance, excess)
     # where the binary mechanism's point loses to a trivial test, the optimum is (0, 0) (γ ≥ 1) or (1, 1)
     trivial = g_tpr - gammas * g_fpr < np.maximum(1 - gammas, 0)
     corner = (gammas < 1).astype(float)
@@ -399,7 +408,7 @@ def privatized_roc(p, q, eps, gammas=None, channel=None) -> PrivatizedROC:
         raise ValueError("gammas must be a non-empty 1-D array")
     gammas = np.array([_check_gamma(g) for g in raw.tolist()])
     if channel is None:
-        channel = binary_rr_channel(_likelihood_gaps(p, q, 1.0) >= 0, eps)
+        channel = binary_rr_channel(_likelihood_gaps(p, q, 1.0)[0] >= 0, eps)
     else:
         channel = check_channel(channel, "channel")
         if channel.shape[0] != p.size:

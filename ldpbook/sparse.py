@@ -22,8 +22,8 @@ __all__ = ['SupportPmf', 'DefectDecomposition', 'KernelChannel', 'SparseKernelMe
            'shell_ratio_epsilon', 'sparse_staircase', 'sparse_rr_calibration', 'sparse_randomized_response',
            'sparse_rr_defect', 'sparse_rr_line_defect', 'sparse_rr_r1', 'truncated_additive',
            'truncated_additive_defect', 'skellam_pmf', 'skellam_logpmf', 'skellam_sf', 'skellam_cdf',
-           'truncated_skellam_normalizer', 'truncated_skellam_leakage', 'truncated_skellam_defect',
-           'skellam_privacy_loss', 'truncated_skellam', 'poisson_binomial_pmf', 'poisson_binomial', 'table_one']
+           'truncated_skellam_normalizer', 'truncated_skellam_leakage', 'skellam_privacy_loss',
+           'truncated_skellam_defect', 'truncated_skellam', 'poisson_binomial_pmf', 'poisson_binomial', 'table_one']
 
 # %% ../nbs/03_sparse_kernels.ipynb #spk007
 def _check_int_array(a, name: str) -> np.ndarray:
@@ -32,6 +32,18 @@ def _check_int_array(a, name: str) -> np.ndarray:
     if arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer):
         raise TypeError(f"{name} must be an array of integers, got dtype {arr.dtype}")
     return arr.astype(np.int64)
+
+
+_MAX_WINDOW = 2 ** 22       # points in one support window (32 MiB per float array): memory must not follow a radius
+
+
+def _check_radius(r, name: str = "r") -> int:
+    "A support radius r ≥ 0 whose window {x − r, …, x + r} fits the memory rule `_MAX_WINDOW`."
+    r = check_int(r, name)
+    if 2 * r + 1 > _MAX_WINDOW:
+        raise ValueError(f"{name} = {r} gives windows of 2·{name} + 1 = {2 * r + 1} points; at most {_MAX_WINDOW} "
+                         "are supported (each window is held in memory)")
+    return r
 
 
 def _check_positive_real(value, name: str) -> float:
@@ -88,6 +100,8 @@ def _sorted_support(x: int, support: Callable) -> np.ndarray:
     ys = np.ravel(support(x))
     if ys.size == 0:
         raise ValueError(f"support S(x) must be non-empty, but S({x}) is empty")
+    if ys.size > _MAX_WINDOW:
+        raise ValueError(f"support S({x}) has {ys.size} points; at most {_MAX_WINDOW} are supported (memory)")
     return np.unique(_check_int_array(ys, f"support S({x})"))
 
 
@@ -105,7 +119,7 @@ def _normalise(x: int, ys: np.ndarray, values: np.ndarray, log_kernel: bool) -> 
         if not np.all(np.isfinite(values)):
             raise ValueError(f"kernel values must be finite (input x={x} has NaN or inf)")
         if np.any(values < 0):
-            raise ValueError(f"kernel values must be non-negative (input x={x} has {values.min()!r})")
+            raise ValueError(f"kernel values must be non-negative (input x={x} has a negative value)")
         keep = values > 0
         with np.errstate(divide="ignore"):
             log_k = np.log(values[keep])
@@ -274,7 +288,10 @@ class RangeDefect:
     separation: int
     pair: tuple
     r1: float
-    totals: np.ndarray      # worst total at each separation h = 1..H
+    totals: np.ndarray      # worst total at each separation h = 1, 2, … (up to H, or the largest that occurs)
+
+
+_MAX_RANGE = 2 ** 16        # largest H on ℤ: 4H pairs, each two laws
 
 
 def first_distance_moment(mechanism: SparseKernelMechanism, x) -> float:
@@ -296,6 +313,8 @@ def range_defect(mechanism: SparseKernelMechanism, eps, H, center: int = 0, dist
         if distances is not None:
             raise ValueError("distances can only be given for a finite input alphabet")
         c = check_int(center, "center", None)
+        if H > _MAX_RANGE:
+            raise ValueError(f"H = {H} needs {4 * H} ordered pairs on ℤ; at most H = {_MAX_RANGE} is supported")
         pairs = [(a, b, h) for h in range(1, H + 1) for a, b in ((c, c + h), (c + h, c), (c, c - h), (c - h, c))]
         r1 = first_distance_moment(mechanism, c)
     else:
@@ -314,7 +333,7 @@ def range_defect(mechanism: SparseKernelMechanism, eps, H, center: int = 0, dist
     parts = [_decompose(laws[a], laws[b], eps) for a, b, _ in pairs]
     totals = np.array([part.total for part in parts])
     best = int(np.argmax(totals))
-    per_h = np.full(H, np.nan)
+    per_h = np.full(max(h for _, _, h in pairs), np.nan)           # separations that occur (≤ H)
     for (_, _, h), total in zip(pairs, totals):
         per_h[h - 1] = total if np.isnan(per_h[h - 1]) else max(per_h[h - 1], total)
     a, b, h = pairs[best]
@@ -327,11 +346,17 @@ def sweep_radius(factory: Callable, radii, eps, H, center: int = 0) -> list:
     return [range_defect(factory(check_int(r, "radius")), eps, H, center) for r in radii]
 
 # %% ../nbs/03_sparse_kernels.ipynb #spk020
+_MAX_DENSE = 2 ** 26        # entries of a dense distance matrix (512 MiB)
+
+
 def graph_distances(adjacency) -> np.ndarray:
     "Shortest-path (hop) distances d_G of an undirected graph given by an adjacency matrix; inf if unreachable."
     A = _sp.csr_matrix(adjacency) if _sp.issparse(adjacency) else _sp.csr_matrix(check_nonnegative(adjacency, "adjacency"))
     if A.ndim != 2 or A.shape[0] != A.shape[1] or A.shape[0] == 0:
         raise ValueError(f"adjacency must be a non-empty square matrix, got shape {A.shape}")
+    if A.shape[0] ** 2 > _MAX_DENSE:
+        raise ValueError(f"a graph on n = {A.shape[0]} vertices has a dense n × n distance matrix; "
+                         f"at most n = {int(np.sqrt(_MAX_DENSE))} is supported (memory)")
     if not np.all(np.isfinite(A.data)) or np.any(A.data < 0):
         raise ValueError("adjacency must have finite, non-negative entries")
     return shortest_path(A, method="D", directed=False, unweighted=True)
@@ -350,7 +375,7 @@ def sparse_exponential(score, eta, support, inputs=None) -> SparseKernelMechanis
     mask, a callable ``support(x)``, or an int radius r meaning S(x) = {y : |y − x| ≤ r}. `inputs`: the input
     alphabet of a callable score (None: all of ℤ). Computed in the log domain, so large η·u never overflows."""
     eta = _check_positive_real(eta, "eta")
-    radius = None if callable(support) or isinstance(support, np.ndarray) or isinstance(support, list) else check_int(support, "support radius")
+    radius = None if callable(support) or isinstance(support, np.ndarray) or isinstance(support, list) else _check_radius(support, "support radius")
     if callable(score):
         def log_kernel(x, ys):
             u = np.asarray(score(x, ys), dtype=float)
@@ -394,10 +419,9 @@ def shell_ratio_epsilon(shell_weights, H) -> float:
     a = np.asarray(shell_weights, dtype=float)
     a = _check_shell_weights(a, a.size - 1 if a.ndim == 1 else 0)
     H = check_int(H, "H", 1)
-    log_a = np.log(a)
+    log_a = np.log(a)                       # non-increasing: for each j the largest ratio is at k = min(j + H, r)
     j = np.arange(a.size)
-    near = np.abs(j[:, None] - j[None, :]) <= H
-    return float(np.max(np.where(near, log_a[:, None] - log_a[None, :], -np.inf)))
+    return float(np.max(log_a - log_a[np.minimum(j + H, a.size - 1)]))
 
 
 def sparse_staircase(shell_weights, metric_or_graph, r, kind: str = "adjacency") -> SparseKernelMechanism:
@@ -405,7 +429,7 @@ def sparse_staircase(shell_weights, metric_or_graph, r, kind: str = "adjacency")
 
     `metric_or_graph`: "line" (ℤ with d = |x − y|), or a square matrix — an adjacency matrix of an undirected
     graph (``kind="adjacency"``, distances by shortest paths) or an integer distance matrix (``kind="distance"``)."""
-    r = check_int(r, "r")
+    r = _check_radius(r)
     a = _check_shell_weights(shell_weights, r)
     if isinstance(metric_or_graph, str):
         if metric_or_graph != "line":
@@ -463,7 +487,7 @@ def sparse_randomized_response(t, eps=None, *, p=None) -> SparseKernelMechanism:
     """Sparse randomized response (19) on ℤ with window supports S_t(x) = {x − t, …, x + t}.
 
     Give either `eps` (the calibration (37), p_t = e^ε/(e^ε + 2t)) or `p` (then q = (1 − p)/(2t))."""
-    t = check_int(t, "t")
+    t = _check_radius(t, "t")
     if (eps is None) == (p is None):
         raise TypeError("give exactly one of eps (calibrated) or p")
     if eps is not None:
@@ -544,7 +568,7 @@ def _window_values(pmf, r: int) -> np.ndarray:
 
 def truncated_additive(pmf, r) -> SparseKernelMechanism:
     "Radius-truncated additive mechanism (21): M(y|x) = φ(y − x)/Z_r on |y − x| ≤ r (φ symmetric)."
-    r = check_int(r, "r")
+    r = _check_radius(r)
     phi = _window_values(pmf, r)
     return SparseKernelMechanism(lambda x, ys: phi[ys - x + r], lambda x: np.arange(x - r, x + r + 1),
                                  None, False, "truncated additive")
@@ -554,7 +578,7 @@ def truncated_additive_defect(pmf, r, eps, h) -> DefectDecomposition:
     """Proposition 5: δ^φ_h(ε, r) = Σ_{k=−r}^{h−r−1} φ(k)/Z + Σ_{k=h−r}^{r} [φ(k) − e^ε φ(k−h)]₊/Z (h ≤ 2r); 1 if h > 2r.
 
     The split follows the truncation windows (as in (22)); it equals Theorem 1's split when φ > 0 on the window."""
-    r, h = check_int(r, "r"), check_int(h, "h", 1)
+    r, h = _check_radius(r), check_int(h, "h", 1)
     eps = check_eps(eps, allow_inf=True)
     phi = _window_values(pmf, r)
     if h > 2 * r:
@@ -566,6 +590,7 @@ def truncated_additive_defect(pmf, r, eps, h) -> DefectDecomposition:
 
 # %% ../nbs/03_sparse_kernels.ipynb #spk035
 def _check_mu(mu) -> float:
+    "Validate the Skellam variance μ: a finite real number > 0."
     return _check_positive_real(mu, "mu")
 
 
@@ -574,17 +599,56 @@ def skellam_pmf(k, mu) -> np.ndarray:
     mu = _check_mu(mu)
     return ive(np.abs(_check_int_array(k, "k")), mu)
 
+# %% ../nbs/03_sparse_kernels.ipynb #d6218821
+_SERIES_TERMS = 4096           # the power series is summed when it needs at most this many terms
+_SERIES_BLOCK = 2 ** 20        # entries of one (rows × terms) block of the series
+
 
 def _log_bessel_i_series(v: np.ndarray, z: float) -> np.ndarray:
-    "log I_v(z) from the power series Σ_m (z/2)^{2m+v} / (m! Γ(m+v+1)), summed in the log domain."
+    "log I_v(z) from the power series Σ_m (z/2)^{2m+v} / (m! Γ(m+v+1)), in the log domain, a block of rows at a time."
     peak = (np.sqrt(v * v + z * z) - v) / 2                # index of the largest term
     m = np.arange(int(np.max(peak + 12 * np.sqrt(peak + 1) + 30)) + 1)
-    terms = (2 * m[None, :] + v[:, None]) * np.log(z / 2) - gammaln(m[None, :] + 1) - gammaln(m[None, :] + v[:, None] + 1)
-    return logsumexp(terms, axis=1)
+    out = np.empty_like(v)
+    step = max(1, _SERIES_BLOCK // m.size)
+    for start in range(0, v.size, step):
+        w = v[start:start + step, None]
+        terms = (2 * m + w) * np.log(z / 2) - gammaln(m + 1) - gammaln(m + w + 1)
+        out[start:start + step] = logsumexp(terms, axis=1)
+    return out
+
+# %% ../nbs/03_sparse_kernels.ipynb #b3ebf0cd
+def _log_ive_debye(v: np.ndarray, z: float) -> np.ndarray:
+    """log(e^{−z} I_v(z)) by Debye's uniform expansion with four correction terms (relative error < 1e-11, v ≥ 50).
+
+    vη − z is formed as v/(s + t) − v·log1p((1 + 1/(s + t))/t), t = z/v, s = √(1 + t²): no large terms cancel."""
+    t = z / v
+    s = np.sqrt(1 + t * t)
+    p = 1 / s
+    p2 = p * p
+    u1 = p * (3 - 5 * p2) / 24
+    u2 = p2 * (81 - 462 * p2 + 385 * p2 ** 2) / 1152
+    u3 = p * p2 * (30375 - 369603 * p2 + 765765 * p2 ** 2 - 425425 * p2 ** 3) / 414720
+    u4 = p2 ** 2 * (4465125 - 94121676 * p2 + 349922430 * p2 ** 2 - 446185740 * p2 ** 3
+                    + 185910725 * p2 ** 4) / 39813120
+    eta_minus_t = 1 / (s + t) - np.log1p((1 + 1 / (s + t)) / t)          # η − t with η = s + log(t/(1+s))
+    return (v * eta_minus_t - 0.5 * np.log(2 * np.pi * v) - 0.5 * np.log(s)
+            + np.log1p(u1 / v + u2 / v ** 2 + u3 / v ** 3 + u4 / v ** 4))
 
 
+def _log_ive(v: np.ndarray, z: float) -> np.ndarray:
+    "log(e^{−z} I_v(z)): the series where it is short, Debye's expansion where it is long (there v is large)."
+    peak = (np.sqrt(v * v + z * z) - v) / 2
+    short = peak + 12 * np.sqrt(peak + 1) + 30 <= _SERIES_TERMS
+    out = np.empty_like(v)
+    out[short] = _log_bessel_i_series(v[short], z) - z if np.any(short) else 0.0
+    long_v = v[~short]
+    with np.errstate(divide="ignore"):
+        out[~short] = np.where(long_v >= 50, _log_ive_debye(np.maximum(long_v, 50), z), np.log(ive(long_v, z)))
+    return out
+
+# %% ../nbs/03_sparse_kernels.ipynb #e8f9a6c2
 def skellam_logpmf(k, mu) -> np.ndarray:
-    "log ψ_μ(k); exact also far in the tail, where ive underflows (power series of I_|k| there)."
+    "log ψ_μ(k); exact also far in the tail, where ive underflows (log I_|k| computed directly there)."
     mu = _check_mu(mu)
     v = np.abs(_check_int_array(k, "k")).astype(float)
     flat = v.ravel()
@@ -593,10 +657,10 @@ def skellam_logpmf(k, mu) -> np.ndarray:
     ok = values > 1e-280
     out[ok] = np.log(values[ok])
     if np.any(~ok):
-        out[~ok] = _log_bessel_i_series(flat[~ok], mu) - mu
+        out[~ok] = _log_ive(flat[~ok], mu)
     return out.reshape(v.shape)
 
-
+# %% ../nbs/03_sparse_kernels.ipynb #880c6fce
 def _skellam_upper_tail(n, mu: float) -> np.ndarray:
     "P(Z > n) for n ≥ 0: the noncentral χ² identity P(Z ≥ n+1) = P(χ'²_{2(n+1)}(μ) ≤ μ)."
     return ncx2.cdf(mu, 2 * (np.asarray(n) + 1), mu)
@@ -615,7 +679,7 @@ def skellam_cdf(m, mu) -> np.ndarray:
     m = _check_int_array(m, "m")
     return np.where(m >= 0, 1.0 - _skellam_upper_tail(np.maximum(m, 0), mu), _skellam_upper_tail(np.maximum(-m - 1, 0), mu))
 
-
+# %% ../nbs/03_sparse_kernels.ipynb #60229cba
 def truncated_skellam_normalizer(mu, r) -> float:
     "Proposition 7, (27): Z_r = F_μ(r) − F_μ(−r−1) = 2F_μ(r) − 1 (= 1 − 2P(Z > r))."
     r = check_int(r, "r")
@@ -636,10 +700,17 @@ def truncated_skellam_leakage(mu, r, h) -> float:
         return 1.0
     return _skellam_leakage_and_normalizer(mu, r, h)[0]
 
+# %% ../nbs/03_sparse_kernels.ipynb #addc783e
+def skellam_privacy_loss(k, h, mu) -> np.ndarray:
+    "Proposition 9, (30): L_h(k) = log(I_|k|(μ) / I_|k−h|(μ)) on the overlap; positive excess iff L_h(k) > ε (31)."
+    k = _check_int_array(k, "k")
+    h = check_int(h, "h", None)
+    return skellam_logpmf(k, mu) - skellam_logpmf(k - h, mu)
+
 
 def truncated_skellam_defect(mu, r, eps, h) -> DefectDecomposition:
     "Proposition 8, (29): CDF leakage + Σ_{k=h−r}^{r} [ψ(k) − e^ε ψ(k−h)]₊ / (2F_μ(r) − 1); (1, 0) for h > 2r."
-    r, h = check_int(r, "r"), check_int(h, "h", 1)
+    r, h = _check_radius(r), check_int(h, "h", 1)
     eps = check_eps(eps, allow_inf=True)
     mu = _check_mu(mu)
     if h > 2 * r:
@@ -652,16 +723,9 @@ def truncated_skellam_defect(mu, r, eps, h) -> DefectDecomposition:
     return DefectDecomposition(leakage, overlap / normalizer)
 
 
-def skellam_privacy_loss(k, h, mu) -> np.ndarray:
-    "Proposition 9, (30): L_h(k) = log(I_|k|(μ) / I_|k−h|(μ)) on the overlap; positive excess iff L_h(k) > ε (31)."
-    k = _check_int_array(k, "k")
-    h = check_int(h, "h", None)
-    return skellam_logpmf(k, mu) - skellam_logpmf(k - h, mu)
-
-
 def truncated_skellam(mu, r) -> SparseKernelMechanism:
     "Radius-truncated sparse Skellam mechanism (26): M(y|x) = ψ_μ(y − x)/Z_r on |y − x| ≤ r."
-    mu, r = _check_mu(mu), check_int(r, "r")
+    mu, r = _check_mu(mu), _check_radius(r)
     return SparseKernelMechanism(lambda x, ys: skellam_logpmf(ys - x, mu), lambda x: np.arange(x - r, x + r + 1),
                                  None, True, "truncated Skellam")
 

@@ -34,7 +34,7 @@ def _check_int_array(a, name: str) -> np.ndarray:
     return arr.astype(np.int64)
 
 
-_MAX_WINDOW = 2 ** 22       # points in one support window (32 MiB per float array): memory must not follow a radius
+_MAX_WINDOW = 2 ** 20       # points in one support window (8 MiB per float array): memory must not follow a radius
 
 
 def _check_radius(r, name: str = "r") -> int:
@@ -299,16 +299,9 @@ def first_distance_moment(mechanism: SparseKernelMechanism, x) -> float:
     law = mechanism.pmf(x)
     return float(law.probabilities @ np.abs(law.outputs - law.x))
 
-
-def range_defect(mechanism: SparseKernelMechanism, eps, H, center: int = 0, distances=None) -> RangeDefect:
-    """The range-H defect δ_H = max of Δ_ε(x, x') over ordered pairs with 1 ≤ d(x, x') ≤ H, (35).
-
-    Finite alphabets: every such pair, with d(x, x') = |x − x'| on the integer labels, or the k×k matrix
-    `distances` (e.g. `graph_distances`, rows in the order of `mechanism.inputs`). Mechanisms on ℤ: the pairs
-    (c, c ± h) and (c ± h, c), h = 1..H, with c = `center` — all of the range-H relation when the mechanism is
-    translation invariant. `r1` is E|Y − X| (36): at `center` on ℤ, its maximum over a finite alphabet."""
-    eps = check_eps(eps, allow_inf=True)
-    H = check_int(H, "H", 1)
+# %% ../nbs/03_sparse_kernels.ipynb #484cb132
+def _range_pairs(mechanism: SparseKernelMechanism, H: int, center, distances) -> tuple:
+    "The ordered pairs (x, x', d(x, x')) with 1 ≤ d ≤ H that range_defect examines, and R₁."
     if mechanism.inputs is None:
         if distances is not None:
             raise ValueError("distances can only be given for a finite input alphabet")
@@ -316,26 +309,38 @@ def range_defect(mechanism: SparseKernelMechanism, eps, H, center: int = 0, dist
         if H > _MAX_RANGE:
             raise ValueError(f"H = {H} needs {4 * H} ordered pairs on ℤ; at most H = {_MAX_RANGE} is supported")
         pairs = [(a, b, h) for h in range(1, H + 1) for a, b in ((c, c + h), (c + h, c), (c, c - h), (c - h, c))]
-        r1 = first_distance_moment(mechanism, c)
+        return pairs, first_distance_moment(mechanism, c)
+    xs = mechanism.inputs
+    if distances is None:
+        d = np.abs(np.subtract.outer(np.array(xs, dtype=float), np.array(xs, dtype=float)))
     else:
-        xs = mechanism.inputs
-        if distances is None:
-            d = np.abs(np.subtract.outer(xs, xs))
-        else:
-            d = np.asarray(distances, dtype=float)
-            if d.shape != (len(xs), len(xs)):
-                raise ValueError(f"distances must be a {len(xs)}×{len(xs)} matrix over the inputs, got shape {d.shape}")
-        pairs = [(a, b, int(d[i, j])) for i, a in enumerate(xs) for j, b in enumerate(xs) if 1 <= d[i, j] <= H]
-        if not pairs:
-            raise ValueError(f"no pair of inputs is at distance 1..{H}")
-        r1 = max(first_distance_moment(mechanism, x) for x in xs)
+        d = np.asarray(distances, dtype=float)
+        if d.shape != (len(xs), len(xs)):
+            raise ValueError(f"distances must be a {len(xs)}×{len(xs)} matrix over the inputs, got shape {d.shape}")
+    pairs = [(a, b, int(d[i, j])) for i, a in enumerate(xs) for j, b in enumerate(xs) if 1 <= d[i, j] <= H]
+    if not pairs:
+        raise ValueError(f"no pair of inputs is at distance 1..{H}")
+    return pairs, max(first_distance_moment(mechanism, x) for x in xs)
+
+
+def range_defect(mechanism: SparseKernelMechanism, eps, H, center: int = 0, distances=None) -> RangeDefect:
+    """The range-H defect δ_H = max of Δ_ε(x, x') over ordered pairs with 1 ≤ d(x, x') ≤ H, (35).
+
+    Finite alphabets: every such pair, with d(x, x') = |x − x'| on the integer labels, or the k×k matrix
+    `distances` (e.g. `graph_distances`, rows in the order of `mechanism.inputs`). Mechanisms on ℤ: the pairs
+    (c, c ± h) and (c ± h, c), h = 1..H, with c = `center` — all of the range-H relation when the mechanism is
+    translation invariant. `r1` is E|Y − X| (36): at `center` on ℤ, its maximum over a finite alphabet.
+    `totals[h − 1]` is the worst total at separation h, and 0 where no pair is at separation h."""
+    eps = check_eps(eps, allow_inf=True)
+    H = check_int(H, "H", 1)
+    pairs, r1 = _range_pairs(mechanism, H, center, distances)
     laws = {x: mechanism.pmf(x) for x in dict.fromkeys(v for pair in pairs for v in pair[:2])}
     parts = [_decompose(laws[a], laws[b], eps) for a, b, _ in pairs]
     totals = np.array([part.total for part in parts])
+    separations = np.array([h for _, _, h in pairs])
+    per_h = np.zeros(separations.max())                         # separations that occur (≤ H)
+    np.maximum.at(per_h, separations - 1, totals)
     best = int(np.argmax(totals))
-    per_h = np.full(max(h for _, _, h in pairs), np.nan)           # separations that occur (≤ H)
-    for (_, _, h), total in zip(pairs, totals):
-        per_h[h - 1] = total if np.isnan(per_h[h - 1]) else max(per_h[h - 1], total)
     a, b, h = pairs[best]
     return RangeDefect(parts[best].total, parts[best].support_leakage, parts[best].overlap_excess,
                        h, (a, b), r1, per_h)
@@ -589,15 +594,25 @@ def truncated_additive_defect(pmf, r, eps, h) -> DefectDecomposition:
     return DefectDecomposition(leak, overlap)
 
 # %% ../nbs/03_sparse_kernels.ipynb #spk035
+_MAX_MU = 1e9               # scipy's ive(v, μ) and ncx2.cdf return NaN beyond μ ≈ 4e9
+
+
 def _check_mu(mu) -> float:
-    "Validate the Skellam variance μ: a finite real number > 0."
-    return _check_positive_real(mu, "mu")
+    "Validate the Skellam variance μ: a real number with 0 < μ ≤ 1e9."
+    mu = _check_positive_real(mu, "mu")
+    if mu > _MAX_MU:
+        raise ValueError(f"mu must be at most {_MAX_MU:.0e}: the Bessel and noncentral χ² functions used here "
+                         "return NaN beyond about 4e9")
+    return mu
 
 
 def skellam_pmf(k, mu) -> np.ndarray:
     "Symmetric Skellam pmf (23), ψ_μ(k) = e^{−μ} I_|k|(μ) = ive(|k|, μ): no overflow for large μ or |k|."
     mu = _check_mu(mu)
-    return ive(np.abs(_check_int_array(k, "k")), mu)
+    v = np.abs(_check_int_array(k, "k"))
+    values = ive(v, mu)
+    tail = ~(values > 1e-280)                     # underflow, or NaN where |k| ≥ 2^30: the log-domain tail below
+    return np.where(tail, np.exp(skellam_logpmf(np.where(tail, v, 0), mu)), values) if np.any(tail) else values
 
 # %% ../nbs/03_sparse_kernels.ipynb #d6218821
 _SERIES_TERMS = 4096           # the power series is summed when it needs at most this many terms
@@ -606,7 +621,7 @@ _SERIES_BLOCK = 2 ** 20        # entries of one (rows × terms) block of the ser
 
 def _log_bessel_i_series(v: np.ndarray, z: float) -> np.ndarray:
     "log I_v(z) from the power series Σ_m (z/2)^{2m+v} / (m! Γ(m+v+1)), in the log domain, a block of rows at a time."
-    peak = (np.sqrt(v * v + z * z) - v) / 2                # index of the largest term
+    peak = (np.hypot(v, z) - v) / 2                         # index of the largest term
     m = np.arange(int(np.max(peak + 12 * np.sqrt(peak + 1) + 30)) + 1)
     out = np.empty_like(v)
     step = max(1, _SERIES_BLOCK // m.size)
@@ -620,9 +635,10 @@ def _log_bessel_i_series(v: np.ndarray, z: float) -> np.ndarray:
 def _log_ive_debye(v: np.ndarray, z: float) -> np.ndarray:
     """log(e^{−z} I_v(z)) by Debye's uniform expansion with four correction terms (relative error < 1e-11, v ≥ 50).
 
-    vη − z is formed as v/(s + t) − v·log1p((1 + 1/(s + t))/t), t = z/v, s = √(1 + t²): no large terms cancel."""
+    vη − z = v(η − t), t = z/v, s = √(1 + t²), η − t = 1/(s + t) − log((1 + 1/(s + t) + t)/t): no large terms cancel,
+    and nothing overflows or underflows for any finite z > 0 and v ≥ 50."""
     t = z / v
-    s = np.sqrt(1 + t * t)
+    s = np.hypot(1.0, t)
     p = 1 / s
     p2 = p * p
     u1 = p * (3 - 5 * p2) / 24
@@ -630,20 +646,23 @@ def _log_ive_debye(v: np.ndarray, z: float) -> np.ndarray:
     u3 = p * p2 * (30375 - 369603 * p2 + 765765 * p2 ** 2 - 425425 * p2 ** 3) / 414720
     u4 = p2 ** 2 * (4465125 - 94121676 * p2 + 349922430 * p2 ** 2 - 446185740 * p2 ** 3
                     + 185910725 * p2 ** 4) / 39813120
-    eta_minus_t = 1 / (s + t) - np.log1p((1 + 1 / (s + t)) / t)          # η − t with η = s + log(t/(1+s))
-    return (v * eta_minus_t - 0.5 * np.log(2 * np.pi * v) - 0.5 * np.log(s)
+    c = 1 / (s + t)
+    with np.errstate(divide="ignore", over="ignore"):
+        log_ratio = np.where(t > 1, np.log1p((1 + c) / t), np.log(t + 1 + c) - (np.log(z) - np.log(v)))
+    return (v * (c - log_ratio) - 0.5 * np.log(2 * np.pi * v) - 0.5 * np.log(s)
             + np.log1p(u1 / v + u2 / v ** 2 + u3 / v ** 3 + u4 / v ** 4))
 
 
 def _log_ive(v: np.ndarray, z: float) -> np.ndarray:
-    "log(e^{−z} I_v(z)): the series where it is short, Debye's expansion where it is long (there v is large)."
-    peak = (np.sqrt(v * v + z * z) - v) / 2
-    short = peak + 12 * np.sqrt(peak + 1) + 30 <= _SERIES_TERMS
+    "log(e^{−z} I_v(z)): Debye's expansion for v ≥ 50, the power series below (short there when ive underflows)."
+    peak = (np.hypot(v, z) - v) / 2
+    debye = v >= 50
+    series = ~debye & (peak + 12 * np.sqrt(peak + 1) + 30 <= _SERIES_TERMS)
     out = np.empty_like(v)
-    out[short] = _log_bessel_i_series(v[short], z) - z if np.any(short) else 0.0
-    long_v = v[~short]
+    out[debye] = _log_ive_debye(v[debye], z)
+    out[series] = _log_bessel_i_series(v[series], z) - z if np.any(series) else 0.0
     with np.errstate(divide="ignore"):
-        out[~short] = np.where(long_v >= 50, _log_ive_debye(np.maximum(long_v, 50), z), np.log(ive(long_v, z)))
+        out[~debye & ~series] = np.log(ive(v[~debye & ~series], z))    # v < 50, z large: ive does not underflow
     return out
 
 # %% ../nbs/03_sparse_kernels.ipynb #e8f9a6c2
@@ -654,7 +673,7 @@ def skellam_logpmf(k, mu) -> np.ndarray:
     flat = v.ravel()
     values = ive(flat, mu)
     out = np.empty_like(flat)
-    ok = values > 1e-280
+    ok = values > 1e-280                                       # also False where ive gives NaN (|k| ≥ 2^30)
     out[ok] = np.log(values[ok])
     if np.any(~ok):
         out[~ok] = _log_ive(flat[~ok], mu)
@@ -663,7 +682,7 @@ def skellam_logpmf(k, mu) -> np.ndarray:
 # %% ../nbs/03_sparse_kernels.ipynb #880c6fce
 def _skellam_upper_tail(n, mu: float) -> np.ndarray:
     "P(Z > n) for n ≥ 0: the noncentral χ² identity P(Z ≥ n+1) = P(χ'²_{2(n+1)}(μ) ≤ μ)."
-    return ncx2.cdf(mu, 2 * (np.asarray(n) + 1), mu)
+    return ncx2.cdf(mu, 2.0 * (np.asarray(n, dtype=float) + 1.0), mu)    # float degrees: no int64 overflow
 
 
 def skellam_sf(m, mu) -> np.ndarray:
@@ -717,8 +736,9 @@ def truncated_skellam_defect(mu, r, eps, h) -> DefectDecomposition:
         return DefectDecomposition(1.0, 0.0)
     leakage, normalizer = _skellam_leakage_and_normalizer(mu, r, h)
     k = np.arange(h - r, r + 1)
+    psi = skellam_pmf(k, mu)
+    k, psi = k[psi > 0], psi[psi > 0]                         # a summand is at most ψ(k): underflowed ones are 0
     loss = skellam_privacy_loss(k, h, mu)                      # Proposition 9: log I_|k|(μ) / I_|k−h|(μ)
-    psi = np.exp(skellam_logpmf(k, mu))
     overlap = np.sum(np.where(loss > eps, psi * -np.expm1(np.minimum(eps - loss, 0.0)), 0.0))
     return DefectDecomposition(leakage, overlap / normalizer)
 

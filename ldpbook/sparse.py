@@ -53,7 +53,7 @@ def _check_positive_real(value, name: str) -> float:
         raise ValueError(f"{name} must be positive, got 0")
     return value
 
-
+# %% ../nbs/03_sparse_kernels.ipynb #a2eb2de6
 @dataclass(frozen=True)
 class SupportPmf:
     "The law M(·|x) of a sparse-kernel mechanism: its actual support (sorted) and the probabilities on it."
@@ -130,7 +130,59 @@ def _normalise(x: int, ys: np.ndarray, values: np.ndarray, log_kernel: bool) -> 
     log_p = log_k - (top + np.log(np.exp(log_k - top).sum()))      # log-sum-exp, no overflow
     return SupportPmf(x, ys[keep], np.exp(log_p), log_p)
 
+# %% ../nbs/03_sparse_kernels.ipynb #3ea0b122
+def _check_kernel_arrays(kernel, support, inputs, outputs, log_kernel: bool) -> tuple:
+    "Validate a finite kernel K (k×m), its support mask and integer labels; every row keeps some mass."
+    K = np.asarray(kernel, dtype=float) if not log_kernel else _as_log_kernel(kernel)
+    if K.ndim != 2 or K.size == 0:
+        raise ValueError(f"kernel must be a non-empty 2-D array, got shape {K.shape}")
+    if not log_kernel:
+        K = check_nonnegative(K, "kernel")
+    k, m = K.shape
+    mask = (K > (-np.inf if log_kernel else 0)) if support is None else np.asarray(support)
+    if mask.shape != K.shape or mask.dtype != bool:
+        raise ValueError(f"support must be a boolean mask of the kernel's shape {K.shape}")
+    inputs = np.arange(k) if inputs is None else _check_int_array(inputs, "inputs")
+    outputs = np.arange(m) if outputs is None else _check_int_array(outputs, "outputs")
+    if inputs.shape != (k,) or outputs.shape != (m,):
+        raise ValueError(f"inputs / outputs must have lengths {k} / {m}")
+    if np.unique(outputs).size != m or np.unique(inputs).size != k:
+        raise ValueError("inputs and outputs must be distinct integers")
+    positive = mask & (K > (-np.inf if log_kernel else 0))
+    for i in range(k):
+        if not mask[i].any():
+            raise ValueError(f"support must be non-empty, but S({int(inputs[i])}) is empty")
+        if not positive[i].any():
+            raise ValueError(f"the kernel has zero mass on all of S({int(inputs[i])}): after removing "
+                             "zero-mass points nothing remains, so M(·|x) is undefined")
+    return K, mask, inputs, outputs
 
+
+def _as_log_kernel(kernel) -> np.ndarray:
+    "A log-kernel array: real entries < +inf, no NaN (−inf marks zero mass)."
+    K = np.asarray(kernel)
+    if K.dtype == bool or not (np.issubdtype(K.dtype, np.integer) or np.issubdtype(K.dtype, np.floating)):
+        raise TypeError(f"a log-kernel must be an array of real numbers, got dtype {K.dtype}")
+    K = K.astype(float)
+    if np.any(np.isnan(K)) or np.any(K == np.inf):
+        raise ValueError("log-kernel entries must be < +inf and not NaN")
+    return K
+
+
+def _array_callables(K, mask, inputs, outputs) -> tuple:
+    "kernel(x, ys) and support(x) that look up the rows and columns of the arrays by their integer labels."
+    row = {int(v): i for i, v in enumerate(inputs)}
+    order = np.argsort(outputs)
+
+    def kernel_fn(x, ys):
+        return K[row[x], order[np.searchsorted(outputs, ys, sorter=order)]]
+
+    def support_fn(x):
+        return outputs[mask[row[x]]]
+
+    return kernel_fn, support_fn
+
+# %% ../nbs/03_sparse_kernels.ipynb #0e36fe7e
 @dataclass(frozen=True, eq=False)
 class SparseKernelMechanism:
     """M(y|x) = K(x, y) / N_x · 1{y ∈ S(x)} with N_x = Σ_{y' ∈ S(x)} K(x, y') (Definition 2).
@@ -144,9 +196,8 @@ class SparseKernelMechanism:
     log_kernel : whether ``kernel`` returns log K (use it for kernels such as e^{ηu} that overflow).
     name : a label used in printing.
 
-    Zero-mass points of S(x) are removed (the actual support is {y ∈ S(x): K(x, y) > 0}); if nothing
-    remains, `pmf` raises ValueError.
-    """
+    Zero-mass points of S(x) are removed (the actual support is {y ∈ S(x): K(x, y) > 0}); if nothing remains,
+    `pmf` raises ValueError."""
     kernel: Callable
     support: Callable
     inputs: tuple | None = None
@@ -167,44 +218,8 @@ class SparseKernelMechanism:
         """Finite alphabets: `kernel` is a k×m matrix K[x, y]; `support` a k×m boolean mask (default K > 0).
 
         `inputs` / `outputs` label the rows / columns with integers (default 0..k−1 and 0..m−1)."""
-        K = np.asarray(kernel, dtype=float)
-        if K.ndim != 2 or K.size == 0:
-            raise ValueError(f"kernel must be a non-empty 2-D array, got shape {K.shape}")
-        if log_kernel:
-            if np.any(np.isnan(K)) or np.any(K == np.inf):
-                raise ValueError("log-kernel entries must be < +inf and not NaN")
-        else:
-            K = check_nonnegative(K, "kernel")
-        k, m = K.shape
-        mask = (K > (-np.inf if log_kernel else 0)) if support is None else np.asarray(support)
-        if mask.shape != K.shape or mask.dtype != bool:
-            raise ValueError(f"support must be a boolean mask of the kernel's shape {K.shape}")
-        inputs = np.arange(k) if inputs is None else _check_int_array(inputs, "inputs")
-        outputs = np.arange(m) if outputs is None else _check_int_array(outputs, "outputs")
-        if inputs.shape != (k,) or outputs.shape != (m,):
-            raise ValueError(f"inputs / outputs must have lengths {k} / {m}")
-        if np.unique(outputs).size != m:
-            raise ValueError("outputs must be distinct integers")
-        if log_kernel:
-            positive = mask & (K > -np.inf)
-        else:
-            positive = mask & (K > 0)
-        for i in range(k):
-            if not mask[i].any():
-                raise ValueError(f"support must be non-empty, but S({int(inputs[i])}) is empty")
-            if not positive[i].any():
-                raise ValueError(f"the kernel has zero mass on all of S({int(inputs[i])}): after removing "
-                                 "zero-mass points nothing remains, so M(·|x) is undefined")
-        row = {int(v): i for i, v in enumerate(inputs)}
-        order = np.argsort(outputs)
-
-        def kernel_fn(x, ys):
-            return K[row[x], order[np.searchsorted(outputs, ys, sorter=order)]]
-
-        def support_fn(x):
-            return outputs[mask[row[x]]]
-
-        return cls(kernel_fn, support_fn, tuple(int(v) for v in inputs), log_kernel, name)
+        K, mask, inputs, outputs = _check_kernel_arrays(kernel, support, inputs, outputs, log_kernel)
+        return cls(*_array_callables(K, mask, inputs, outputs), tuple(int(v) for v in inputs), log_kernel, name)
 
     def _check_input(self, x, name="x") -> int:
         x = check_int(x, name, minimum=None)
@@ -221,11 +236,7 @@ class SparseKernelMechanism:
     def sample(self, x, rng=None, size=None) -> np.ndarray | int:
         "Draw `size` outputs of M(·|x) (an int if `size` is None)."
         law = self.pmf(x)
-        rng = as_generator(rng)
-        n = 1 if size is None else check_int(size, "size")
-        cdf = np.cumsum(law.probabilities)
-        draws = np.minimum(np.searchsorted(cdf, rng.random(n) * cdf[-1], side="right"), cdf.size - 1)
-        out = law.outputs[draws]
+        out = _inverse_cdf_draws(law, as_generator(rng), 1 if size is None else check_int(size, "size"))
         return int(out[0]) if size is None else out
 
     def defect(self, x, x_prime, eps) -> DefectDecomposition:
@@ -236,47 +247,62 @@ class SparseKernelMechanism:
 
     def channel(self, inputs=None) -> KernelChannel:
         "Materialise the mechanism on finitely many inputs (default: its alphabet) over the union of supports."
-        if inputs is None:
-            if self.inputs is None:
-                raise ValueError("inputs must be given for a mechanism on all of ℤ")
-            inputs = self.inputs
-        inputs = _check_int_array(np.ravel(inputs), "inputs")
-        laws = [self.pmf(int(x)) for x in inputs]
-        outputs = np.unique(np.concatenate([law.outputs for law in laws]))
-        matrix = np.zeros((inputs.size, outputs.size))
-        for i, law in enumerate(laws):
-            matrix[i, np.searchsorted(outputs, law.outputs)] = law.probabilities
-        return KernelChannel(inputs, outputs, matrix)
+        return _materialise(self, _inputs_or_alphabet(self, inputs))
 
     def pure_epsilon(self, inputs=None, H=None) -> float:
         """Theorem 1, (7): the smallest ε for pure ε-LDP on `inputs` (default: the alphabet); inf if supports differ.
 
         With `H`, only the pairs with 1 ≤ |x − x'| ≤ H are constrained (range-H privacy)."""
-        if inputs is None:
-            if self.inputs is None:
-                raise ValueError("inputs must be given for a mechanism on all of ℤ")
-            inputs = self.inputs
-        xs = _check_int_array(np.ravel(inputs), "inputs")
         H = None if H is None else check_int(H, "H", 1)
-        laws = [self.pmf(int(x)) for x in xs]
-        worst = 0.0
-        for i, P in enumerate(laws):
-            for j, Q in enumerate(laws):
-                gap = abs(int(xs[i]) - int(xs[j]))
-                if i == j or gap == 0 or (H is not None and gap > H):
-                    continue
-                if P.outputs.size != Q.outputs.size or np.any(P.outputs != Q.outputs):
-                    return float("inf")          # Corollary 1: differing supports, no finite ε
-                worst = max(worst, float(np.max(P.log_probabilities - Q.log_probabilities)))
-        return worst
+        return _pure_epsilon(self, _inputs_or_alphabet(self, inputs), H)
 
     def is_pure_ldp(self, eps, inputs=None, H=None, rtol: float = 1e-9) -> bool:
         "Pure ε-LDP by Theorem 1 (common supports and the log-ratio bound (7)), with relative slack `rtol`."
         eps = check_eps(eps, allow_inf=True)
-        if rtol < 0 or not np.isfinite(rtol):
-            raise ValueError(f"rtol must be finite and non-negative, got {rtol}")
+        rtol = check_eps(rtol, name="rtol")
         value = self.pure_epsilon(inputs, H)
         return bool(value <= eps + np.log1p(rtol)) if np.isfinite(value) else eps == np.inf
+
+# %% ../nbs/03_sparse_kernels.ipynb #24492655
+def _inputs_or_alphabet(mechanism: SparseKernelMechanism, inputs) -> np.ndarray:
+    "The given inputs (integers) or the finite alphabet; an error for a mechanism on ℤ without inputs."
+    if inputs is None:
+        if mechanism.inputs is None:
+            raise ValueError("inputs must be given for a mechanism on all of ℤ")
+        inputs = mechanism.inputs
+    return _check_int_array(np.ravel(inputs), "inputs")
+
+
+def _materialise(mechanism: SparseKernelMechanism, inputs: np.ndarray) -> KernelChannel:
+    "The finite channel of `mechanism` on `inputs`, over the union of their supports."
+    laws = [mechanism.pmf(int(x)) for x in inputs]
+    outputs = np.unique(np.concatenate([law.outputs for law in laws]))
+    matrix = np.zeros((inputs.size, outputs.size))
+    for i, law in enumerate(laws):
+        matrix[i, np.searchsorted(outputs, law.outputs)] = law.probabilities
+    return KernelChannel(inputs, outputs, matrix)
+
+
+def _pure_epsilon(mechanism: SparseKernelMechanism, xs: np.ndarray, H) -> float:
+    "(7) over the ordered pairs of `xs` with 1 ≤ |x − x'| (≤ H when H is given); inf if two supports differ."
+    laws = [mechanism.pmf(int(x)) for x in xs]
+    worst = 0.0
+    for i, P in enumerate(laws):
+        for j, Q in enumerate(laws):
+            gap = abs(int(xs[i]) - int(xs[j]))
+            if i == j or gap == 0 or (H is not None and gap > H):
+                continue
+            if P.outputs.size != Q.outputs.size or np.any(P.outputs != Q.outputs):
+                return float("inf")          # Corollary 1: differing supports, no finite ε
+            worst = max(worst, float(np.max(P.log_probabilities - Q.log_probabilities)))
+    return worst
+
+# %% ../nbs/03_sparse_kernels.ipynb #628cf6f8
+def _inverse_cdf_draws(law: SupportPmf, rng: np.random.Generator, n: int) -> np.ndarray:
+    "n draws from `law` by inverting its cumulative distribution: one vectorised searchsorted."
+    cdf = np.cumsum(law.probabilities)
+    draws = np.minimum(np.searchsorted(cdf, rng.random(n) * cdf[-1], side="right"), cdf.size - 1)
+    return law.outputs[draws]
 
 # %% ../nbs/03_sparse_kernels.ipynb #spk017
 @dataclass(frozen=True)
@@ -428,7 +454,7 @@ def shell_ratio_epsilon(shell_weights, H) -> float:
     j = np.arange(a.size)
     return float(np.max(log_a - log_a[np.minimum(j + H, a.size - 1)]))
 
-
+# %% ../nbs/03_sparse_kernels.ipynb #be60c093
 def sparse_staircase(shell_weights, metric_or_graph, r, kind: str = "adjacency") -> SparseKernelMechanism:
     """Sparse staircase mechanism (16): M(y|x) = a_{d(x,y)} / A_x on the ball S_r(x) = {y : d(x, y) ≤ r}.
 
@@ -475,7 +501,7 @@ def sparse_rr_calibration(t, eps) -> tuple:
     p = 1.0 / (1.0 + 2 * t * np.exp(-eps))
     return float(p), float(np.exp(-eps) * p)
 
-
+# %% ../nbs/03_sparse_kernels.ipynb #e1d91bce
 def _check_rr_p(t: int, p) -> tuple:
     "Validate p for sparse RR on a window of s = 2t + 1 points: q = (1 − p)/(2t), p ≥ q ≥ 0."
     p = check_eps(p, name="p")
@@ -506,7 +532,7 @@ def sparse_randomized_response(t, eps=None, *, p=None) -> SparseKernelMechanism:
     return SparseKernelMechanism(lambda x, ys: np.where(ys == x, log_p, log_q),
                                  lambda x: np.arange(x - t, x + t + 1), None, True, "sparse randomized response")
 
-
+# %% ../nbs/03_sparse_kernels.ipynb #915d1f91
 def sparse_rr_defect(x, x_prime, support, support_prime, p, q, eps) -> DefectDecomposition:
     """Proposition 4: Δ^RR_ε(x, x') = q·|S(x) ∖ (S(x') ∪ {x})| + (p if x ∉ S(x') else [p − e^ε q]₊).
 
@@ -530,7 +556,7 @@ def sparse_rr_defect(x, x_prime, support, support_prime, p, q, eps) -> DefectDec
         return DefectDecomposition(q * others + p, 0.0)
     return DefectDecomposition(q * others, float(_hockey_terms(p, q, eps)))
 
-
+# %% ../nbs/03_sparse_kernels.ipynb #e5d2894f
 def sparse_rr_line_defect(h, t, eps, p=None) -> DefectDecomposition:
     """Sparse RR on ℤ with S_t(x) = {x−t..x+t}: Δ(0, h) = hq + [p − e^ε q]₊ (h ≤ t), p + (h−1)q (t < h ≤ 2t), 1 (h > 2t).
 

@@ -56,11 +56,11 @@ def _check_positive_real(value, name: str) -> float:
 # %% ../nbs/03_sparse_kernels.ipynb #a2eb2de6
 @dataclass(frozen=True)
 class SupportPmf:
-    "The law M(·|x) of a sparse-kernel mechanism: its actual support (sorted) and the probabilities on it."
+    "The law Q(·|x) of a sparse-kernel mechanism: its actual support (sorted) and the probabilities on it."
     x: int
-    outputs: np.ndarray            # sorted integers y with M(y|x) > 0 (zero-mass points removed)
-    probabilities: np.ndarray      # M(y|x) on `outputs`, summing to 1
-    log_probabilities: np.ndarray  # log M(y|x), exact even where `probabilities` underflows
+    outputs: np.ndarray            # sorted integers y with Q(y|x) > 0 (zero-mass points removed)
+    probabilities: np.ndarray      # Q(y|x) on `outputs`, summing to 1
+    log_probabilities: np.ndarray  # log Q(y|x), exact even where `probabilities` underflows
 
 
 @dataclass(frozen=True)
@@ -84,14 +84,14 @@ class KernelChannel:
     matrix: np.ndarray
 
 # %% ../nbs/03_sparse_kernels.ipynb #spk008
-def _decompose(P: SupportPmf, Q: SupportPmf, eps: float) -> DefectDecomposition:
-    "Support leakage Σ_{S(x)∖S(x')} P plus overlap excess Σ_{L > ε} P (1 − e^{ε − L}) — equation (10)."
-    in_both = np.isin(P.outputs, Q.outputs, assume_unique=True)
-    leakage = P.probabilities[~in_both].sum()
-    common = P.outputs[in_both]
-    loss = P.log_probabilities[in_both] - Q.log_probabilities[np.searchsorted(Q.outputs, common)]
+def _decompose(u: SupportPmf, v: SupportPmf, eps: float) -> DefectDecomposition:
+    "Support leakage Σ_{S(x)∖S(x')} u plus overlap excess Σ_{L > ε} u (1 − e^{ε − L}) — equation (10)."
+    in_both = np.isin(u.outputs, v.outputs, assume_unique=True)
+    leakage = u.probabilities[~in_both].sum()
+    common = u.outputs[in_both]
+    loss = u.log_probabilities[in_both] - v.log_probabilities[np.searchsorted(v.outputs, common)]
     excess = loss > eps
-    overlap = (P.probabilities[in_both][excess] * -np.expm1(eps - loss[excess])).sum()
+    overlap = (u.probabilities[in_both][excess] * -np.expm1(eps - loss[excess])).sum()
     return DefectDecomposition(leakage, overlap)
 
 # %% ../nbs/03_sparse_kernels.ipynb #spk009
@@ -106,7 +106,7 @@ def _sorted_support(x: int, support: Callable) -> np.ndarray:
 
 
 def _normalise(x: int, ys: np.ndarray, values: np.ndarray, log_kernel: bool) -> SupportPmf:
-    "Drop zero-mass points, normalise (in the log domain), and return the law M(·|x)."
+    "Drop zero-mass points, normalise (in the log domain), and return the law Q(·|x)."
     values = np.asarray(values, dtype=float)
     if values.shape != ys.shape:
         raise ValueError(f"kernel(x, ys) must return one value per output; got shape {values.shape} for {ys.shape}")
@@ -125,7 +125,7 @@ def _normalise(x: int, ys: np.ndarray, values: np.ndarray, log_kernel: bool) -> 
             log_k = np.log(values[keep])
     if not np.any(keep):
         raise ValueError(f"the kernel has zero mass on all of S({x}): after removing zero-mass points "
-                         "nothing remains, so M(·|x) is undefined")
+                         "nothing remains, so Q(·|x) is undefined")
     top = log_k.max()
     log_p = log_k - (top + np.log(np.exp(log_k - top).sum()))      # log-sum-exp, no overflow
     return SupportPmf(x, ys[keep], np.exp(log_p), log_p)
@@ -154,7 +154,7 @@ def _check_kernel_arrays(kernel, support, inputs, outputs, log_kernel: bool) -> 
             raise ValueError(f"support must be non-empty, but S({int(inputs[i])}) is empty")
         if not positive[i].any():
             raise ValueError(f"the kernel has zero mass on all of S({int(inputs[i])}): after removing "
-                             "zero-mass points nothing remains, so M(·|x) is undefined")
+                             "zero-mass points nothing remains, so Q(·|x) is undefined")
     return K, mask, inputs, outputs
 
 
@@ -185,7 +185,7 @@ def _array_callables(K, mask, inputs, outputs) -> tuple:
 # %% ../nbs/03_sparse_kernels.ipynb #0e36fe7e
 @dataclass(frozen=True, eq=False)
 class SparseKernelMechanism:
-    """M(y|x) = K(x, y) / N_x · 1{y ∈ S(x)} with N_x = Σ_{y' ∈ S(x)} K(x, y') (Definition 2).
+    """Q(y|x) = K(x, y) / N_x · 1{y ∈ S(x)} with N_x = Σ_{y' ∈ S(x)} K(x, y') (Definition 2).
 
     Parameters
     ----------
@@ -228,13 +228,13 @@ class SparseKernelMechanism:
         return x
 
     def pmf(self, x) -> SupportPmf:
-        "The law M(·|x): actual support (sorted outputs with positive mass) and probabilities."
+        "The law Q(·|x): actual support (sorted outputs with positive mass) and probabilities."
         x = self._check_input(x)
         ys = _sorted_support(x, self.support)
         return _normalise(x, ys, self.kernel(x, ys), self.log_kernel)
 
     def sample(self, x, rng=None, size=None) -> np.ndarray | int:
-        "Draw `size` outputs of M(·|x) (an int if `size` is None)."
+        "Draw `size` outputs of Q(·|x) (an int if `size` is None)."
         law = self.pmf(x)
         out = _inverse_cdf_draws(law, as_generator(rng), 1 if size is None else check_int(size, "size"))
         return int(out[0]) if size is None else out
@@ -242,8 +242,7 @@ class SparseKernelMechanism:
     def defect(self, x, x_prime, eps) -> DefectDecomposition:
         "Theorem 1: Δ_ε(x, x') split into support leakage (S(x)∖S(x')) and overlap excess loss (S(x)∩S(x'))."
         eps = check_eps(eps, allow_inf=True)
-        P, Q = self.pmf(x), self.pmf(self._check_input(x_prime, "x_prime"))
-        return _decompose(P, Q, eps)
+        return _decompose(self.pmf(x), self.pmf(self._check_input(x_prime, "x_prime")), eps)
 
     def channel(self, inputs=None) -> KernelChannel:
         "Materialise the mechanism on finitely many inputs (default: its alphabet) over the union of supports."
@@ -287,14 +286,14 @@ def _pure_epsilon(mechanism: SparseKernelMechanism, xs: np.ndarray, H) -> float:
     "(7) over the ordered pairs of `xs` with 1 ≤ |x − x'| (≤ H when H is given); inf if two supports differ."
     laws = [mechanism.pmf(int(x)) for x in xs]
     worst = 0.0
-    for i, P in enumerate(laws):
-        for j, Q in enumerate(laws):
+    for i, u in enumerate(laws):
+        for j, v in enumerate(laws):
             gap = abs(int(xs[i]) - int(xs[j]))
             if i == j or gap == 0 or (H is not None and gap > H):
                 continue
-            if P.outputs.size != Q.outputs.size or np.any(P.outputs != Q.outputs):
+            if u.outputs.size != v.outputs.size or np.any(u.outputs != v.outputs):
                 return float("inf")          # Corollary 1: differing supports, no finite ε
-            worst = max(worst, float(np.max(P.log_probabilities - Q.log_probabilities)))
+            worst = max(worst, float(np.max(u.log_probabilities - v.log_probabilities)))
     return worst
 
 # %% ../nbs/03_sparse_kernels.ipynb #628cf6f8
@@ -400,7 +399,7 @@ def graph_ball_supports(adjacency, r) -> np.ndarray:
 
 # %% ../nbs/03_sparse_kernels.ipynb #spk023
 def sparse_exponential(score, eta, support, inputs=None) -> SparseKernelMechanism:
-    """Sparse exponential mechanism (13): M(y|x) ∝ e^{η u(x, y)} on S(x).
+    """Sparse exponential mechanism (13): Q(y|x) ∝ e^{η u(x, y)} on S(x).
 
     `score`: a k×m array u[x, y] (finite alphabets) or a callable ``score(x, ys)``. `support`: a k×m boolean
     mask, a callable ``support(x)``, or an int radius r meaning S(x) = {y : |y − x| ≤ r}. `inputs`: the input
@@ -456,7 +455,7 @@ def shell_ratio_epsilon(shell_weights, H) -> float:
 
 # %% ../nbs/03_sparse_kernels.ipynb #be60c093
 def sparse_staircase(shell_weights, metric_or_graph, r, kind: str = "adjacency") -> SparseKernelMechanism:
-    """Sparse staircase mechanism (16): M(y|x) = a_{d(x,y)} / A_x on the ball S_r(x) = {y : d(x, y) ≤ r}.
+    """Sparse staircase mechanism (16): Q(y|x) = a_{d(x,y)} / A_x on the ball S_r(x) = {y : d(x, y) ≤ r}.
 
     `metric_or_graph`: "line" (ℤ with d = |x − y|), or a square matrix — an adjacency matrix of an undirected
     graph (``kind="adjacency"``, distances by shortest paths) or an integer distance matrix (``kind="distance"``)."""
@@ -598,7 +597,7 @@ def _window_values(pmf, r: int) -> np.ndarray:
 
 
 def truncated_additive(pmf, r) -> SparseKernelMechanism:
-    "Radius-truncated additive mechanism (21): M(y|x) = φ(y − x)/Z_r on |y − x| ≤ r (φ symmetric)."
+    "Radius-truncated additive mechanism (21): Q(y|x) = φ(y − x)/Z_r on |y − x| ≤ r (φ symmetric)."
     r = _check_radius(r)
     phi = _window_values(pmf, r)
     return SparseKernelMechanism(lambda x, ys: phi[ys - x + r], lambda x: np.arange(x - r, x + r + 1),
@@ -770,7 +769,7 @@ def truncated_skellam_defect(mu, r, eps, h) -> DefectDecomposition:
 
 
 def truncated_skellam(mu, r) -> SparseKernelMechanism:
-    "Radius-truncated sparse Skellam mechanism (26): M(y|x) = ψ_μ(y − x)/Z_r on |y − x| ≤ r."
+    "Radius-truncated sparse Skellam mechanism (26): Q(y|x) = ψ_μ(y − x)/Z_r on |y − x| ≤ r."
     mu, r = _check_mu(mu), _check_radius(r)
     return SparseKernelMechanism(lambda x, ys: skellam_logpmf(ys - x, mu), lambda x: np.arange(x - r, x + r + 1),
                                  None, True, "truncated Skellam")
@@ -793,7 +792,7 @@ def poisson_binomial_pmf(success_probabilities) -> np.ndarray:
 
 
 def poisson_binomial(success_probabilities, support=None) -> SparseKernelMechanism:
-    """Poisson-binomial-inspired sparse channel (32): M(y|x) = β_x(y)/Z_x on S(x).
+    """Poisson-binomial-inspired sparse channel (32): Q(y|x) = β_x(y)/Z_x on S(x).
 
     `support`: None (all of {0..n}), a k×(n+1) boolean mask, or an int radius r meaning
     S(x) = {y : |y − c_x| ≤ r} around the rounded mean c_x = ⌊Σ_i π_i(x) + 1/2⌋.

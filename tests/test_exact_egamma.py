@@ -277,3 +277,24 @@ def test_egamma_lp_within_solver_tolerance_and_never_negative():
             assert abs(mpmath.mpf(value) - reference_optimum(p, q, eps, gamma)) <= 1e-8, (p, q, eps, gamma)
     assert math.copysign(1.0, egamma_lp([0.5, 0.5], [0.5, 0.5], 1.0, 1.0)) == 1.0
     assert math.copysign(1.0, egamma_lp([1.0], [1.0], 1.0, 3.0)) == 1.0
+
+
+def test_egamma_optimal_on_large_alphabets_against_the_exact_theorem():
+    "k = 1000: the value and the returned partition, evaluated exactly, equal max{0, D, (D + (e^ε − 1)E)/(e^ε + 1)}."
+    rng = np.random.default_rng(8)
+    for _ in range(12):
+        p, q = edge_pair(rng, 1000)
+        eps, gamma = edge_eps(rng), edge_gamma(rng, p, q)
+        mech = egamma_optimal(p, q, eps, gamma)
+        with mpmath.workdps(DIGITS):
+            P, Q = [mpmath.mpf(float(v)) for v in p], [mpmath.mpf(float(v)) for v in q]
+            g = mpmath.mpf(float(gamma))
+            gaps = [a - g * b for a, b in zip(P, Q)]
+            D, E = mpmath.fsum(gaps), mpmath.fsum(a for a in gaps if a > 0)
+            if math.isinf(eps):
+                reference = max(mpmath.mpf(0), D, E)
+            else:
+                e = mpmath.exp(mpmath.mpf(eps))
+                reference = max(mpmath.mpf(0), D, (D + (e - 1) * E) / (e + 1))
+        assert mech.value >= 0 and close(mech.value, reference), (eps, gamma)
+        assert close(partition_value(p, q, eps, gamma, mech.partition), reference), (eps, gamma)

@@ -3,8 +3,10 @@
 # %% ../nbs/02_egamma.ipynb #c002-bf37c3c4
 from __future__ import annotations
 
+import math
 import numbers
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from types import MappingProxyType
 
 import numpy as np
 from scipy.optimize import linprog
@@ -50,13 +52,26 @@ def _rr_weights(eps: float):
     return np.tanh(np.asarray(eps, dtype=float) / 2), expit(-np.asarray(eps, dtype=float))
 
 
-def _optimal_from_excess(eps, gamma, excess):
-    "(1−γ)₊ + [tanh(ε/2)·Ē − |1−γ|/(e^ε+1)]₊ with Ē = E_γ(p‖q) − (1−γ)₊ ≥ 0 (broadcasting)."
+def _optimal_from_excess(eps, balance, excess):
+    "D₊ + [tanh(ε/2)·Ē − |D|/(e^ε+1)]₊ with D = Σ_x(p(x) − γq(x)) = 1 − γ and Ē = E_γ(p‖q) − D₊ ≥ 0 (broadcasting)."
     slope, offset = _rr_weights(eps)
-    gamma = np.asarray(gamma, dtype=float)
-    return np.maximum(1 - gamma, 0) + np.maximum(slope * excess - np.abs(1 - gamma) * offset, 0)
+    balance = np.asarray(balance, dtype=float)
+    return np.maximum(balance, 0) + np.maximum(slope * excess - np.abs(balance) * offset, 0)
 
+# %% ../nbs/02_egamma.ipynb #35cb945f
+def _check_real_array(a, name: str) -> np.ndarray:
+    "A float array of real numbers ≥ 0 (inf allowed, NaN not): no bools, strings or objects."
+    arr = np.asarray(a)
+    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
+        raise TypeError(f"{name} must be a real number or an array of real numbers, got dtype {arr.dtype}")
+    arr = arr.astype(float)
+    if np.any(np.isnan(arr)):
+        raise ValueError(f"{name} must not contain NaN")
+    if np.any(arr < 0):
+        raise ValueError(f"{name} must be non-negative")
+    return arr
 
+# %% ../nbs/02_egamma.ipynb #33f6f0af
 def egamma_closed_form(eps, gamma, e_gamma):
     """The optimal privatized hockey-stick value as a function of (ε, γ, E_γ(P0‖P1)).
 
@@ -77,20 +92,45 @@ def egamma_closed_form(eps, gamma, e_gamma):
     numpy.ndarray
         The optimal values, broadcast over the three arguments.
     """
-    eps = np.asarray(eps, dtype=float)
-    gamma = np.asarray(gamma, dtype=float)
-    e_gamma = np.asarray(e_gamma, dtype=float)
-    for name, a in (("eps", eps), ("gamma", gamma), ("e_gamma", e_gamma)):
-        if np.any(np.isnan(a)):
-            raise ValueError(f"{name} must not contain NaN")
-        if np.any(a < 0):
-            raise ValueError(f"{name} must be non-negative")
+    eps, gamma, e_gamma = (_check_real_array(a, name) for a, name in ((eps, "eps"), (gamma, "gamma"), (e_gamma, "e_gamma")))
     if np.any(np.isinf(gamma)) or np.any(np.isinf(e_gamma)):
         raise ValueError("gamma and e_gamma must be finite")
     floor = np.maximum(1 - gamma, 0)
     if np.any(e_gamma > 1 + 1e-12) or np.any(e_gamma < floor - 1e-12):
         raise ValueError("e_gamma must lie in [(1 − gamma)₊, 1], the range of E_gamma between distributions")
-    return _optimal_from_excess(eps, gamma, np.maximum(e_gamma - floor, 0))
+    return _optimal_from_excess(eps, 1 - gamma, np.maximum(e_gamma - floor, 0))
+
+# %% ../nbs/02_egamma.ipynb #eacb4d61
+_SPLITTER = 134217729.0          # 2^27 + 1: Dekker's split of a double into two 26-bit halves
+
+
+def _two_product(a, b):
+    "(π, e) with a·b = π + e exactly (Dekker), for finite a, b whose product neither overflows nor underflows."
+    product = a * b
+    a_hi = _SPLITTER * a - (_SPLITTER * a - a)
+    b_hi = _SPLITTER * b - (_SPLITTER * b - b)
+    a_lo, b_lo = a - a_hi, b - b_hi
+    return product, ((a_hi * b_hi - product) + a_hi * b_lo + a_lo * b_hi) + a_lo * b_lo
+
+
+def _gap_parts(p, q, gamma):
+    "(diff, rest) with p(x) − γ q(x) = diff + rest up to a rounding of the tiny `rest` (γ a float or 1-D: rows)."
+    gamma = np.asarray(gamma, dtype=float)[..., None] if np.ndim(gamma) else float(gamma)
+    with np.errstate(over="ignore", invalid="ignore"):
+        product, error = _two_product(gamma, q)
+        diff = p - product                                       # two-sum: p − π = diff + tail exactly
+        virtual = diff - p
+        rest = ((p - (diff - virtual)) + (-product - virtual)) - error
+    ok = np.isfinite(rest)                                       # γ > 1e300: the split overflows, no cancellation
+    return np.where(ok, diff, p - gamma * q), np.where(ok, rest, 0.0)
+
+
+def _likelihood_gaps(p, q, gamma):
+    "The gaps a_x = p(x) − γ q(x), each rounded once, and their sum D = Σ_x a_x (exactly rounded), per row."
+    diff, rest = _gap_parts(p, q, gamma)
+    parts = np.concatenate((diff, rest), axis=-1).reshape(-1, 2 * diff.shape[-1])
+    balance = np.array([math.fsum(row) for row in parts.tolist()])
+    return diff + rest, (balance if np.ndim(gamma) else float(balance[0]))
 
 # %% ../nbs/02_egamma.ipynb #c012-640cbe7b
 @dataclass(frozen=True, eq=False)
@@ -102,13 +142,18 @@ class EgammaMechanism:
     value : float
         max_Q E_γ(Qᵀp ‖ Qᵀq) over all ε-LDP channels (any number of outputs), by the closed form.
     channel : numpy.ndarray
-        The k × 2 channel: output b reports the bit b = 1{x ∈ S_γ}, truthfully w.p. e^ε/(e^ε+1).
+        The k × s channel, one column per block of `partition`: for two blocks, output b reports the bit
+        b = 1{x ∈ S_γ}, truthfully w.p. e^ε/(e^ε+1); when S_γ is empty or everything, the constant channel (s = 1).
     threshold_set : tuple of int
         S_γ = {x : p(x) ≥ γ q(x)} in original (0-based) indices, increasing.
     eps, gamma : float
         The privacy level and the hockey-stick parameter.
     nonprivate_value : float
         E_γ(p‖q) = Σ_x (p(x) − γ q(x))₊, the value without privacy (ε = ∞).
+    divergence : str
+        ``"egamma"``, as in `ldpbook.spr.SPRMechanism`.
+    params : mapping
+        ``{"gamma": γ}``, as in `ldpbook.spr.SPRMechanism`.
     """
     value: float
     channel: np.ndarray
@@ -116,19 +161,26 @@ class EgammaMechanism:
     eps: float
     gamma: float
     nonprivate_value: float
+    divergence: str = "egamma"
+    params: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
 
     @property
     def partition(self) -> tuple:
-        "The two blocks (complement of S_γ, S_γ), in the order of the channel's outputs 0 and 1."
+        "The non-empty blocks (complement of S_γ, S_γ), in the order of the channel's outputs; one block if one is empty."
         inside = set(self.threshold_set)
         outside = tuple(x for x in range(self.channel.shape[0]) if x not in inside)
-        return (outside, self.threshold_set)
+        return tuple(block for block in (outside, self.threshold_set) if block)
+
+    @property
+    def num_outputs(self) -> int:
+        "The number s of outputs (blocks): 2, or 1 when S_γ is empty or everything."
+        return self.channel.shape[1]
 
     def sample(self, x, rng=None) -> np.ndarray:
-        "Privatize input symbols `x` (integers in [0, k)): one released bit per input."
+        "Privatize input symbols `x` (integers in [0, k)): one released output label per input."
         return privatize(self.channel, x, rng)
 
-
+# %% ../nbs/02_egamma.ipynb #b2ad5ef9
 def binary_rr_channel(inside, eps) -> np.ndarray:
     """k × 2 binary randomized response on the bit b(x) = inside[x]: report b w.p. e^ε/(e^ε+1), else 1 − b.
 
@@ -151,7 +203,7 @@ def binary_rr_channel(inside, eps) -> np.ndarray:
         raise TypeError("inside must be a non-empty 1-D boolean array")
     return randomized_response(2, eps)[inside.astype(np.intp)]    # row b of binary RR releases b w.p. e^ε/(e^ε+1)
 
-
+# %% ../nbs/02_egamma.ipynb #7bef3162
 def egamma_optimal(p, q, eps, gamma) -> EgammaMechanism:
     """The optimal ε-LDP mechanism and value for the hockey-stick divergence E_γ, in closed form (O(k)).
 
@@ -167,21 +219,37 @@ def egamma_optimal(p, q, eps, gamma) -> EgammaMechanism:
     Returns
     -------
     EgammaMechanism
-        ``value`` = (1−γ)₊ + [tanh(ε/2)·Ē_γ − |1−γ|/(e^ε+1)]₊ where Ē_γ = E_γ(p‖q) − (1−γ)₊, the k × 2
-        ``channel`` of binary randomized response on 1{x ∈ S_γ}, ``threshold_set`` = S_γ, and ``sample``.
+        ``value`` = (1−γ)₊ + [tanh(ε/2)·Ē_γ − |1−γ|/(e^ε+1)]₊ where Ē_γ = E_γ(p‖q) − (1−γ)₊, the ``channel``
+        of binary randomized response on 1{x ∈ S_γ}, ``threshold_set`` = S_γ, and ``sample``.
     """
     p, q = check_pair(p, q)
     eps = check_eps(eps, allow_inf=True)
     gamma = _check_gamma(gamma)
-    inside = p >= gamma * q
-    # Ē_γ without cancellation: Σ(p − γq)₊ for γ ≥ 1, Σ(γq − p)₊ = γ E_{1/γ}(q‖p) for γ < 1
-    excess = np.maximum(p - gamma * q, 0).sum() if gamma >= 1 else np.maximum(gamma * q - p, 0).sum()
-    value = float(_optimal_from_excess(eps, gamma, excess))
-    return EgammaMechanism(value=value, channel=readonly(binary_rr_channel(inside, eps)),
+    gaps, balance = _likelihood_gaps(p, q, gamma)               # balance D = Σ(p − γq) = 1 − γ
+    inside = gaps >= 0
+    # Ē_γ without cancellation: Σ(p − γq)₊ when D ≤ 0 (γ ≥ 1), Σ(γq − p)₊ = γ E_{1/γ}(q‖p) when D > 0
+    excess = float(np.maximum(gaps, 0).sum() if balance <= 0 else np.maximum(-gaps, 0).sum())
+    value = float(_optimal_from_excess(eps, balance, excess))
+    both = 0 < int(inside.sum()) < p.size                   # otherwise one block: the constant channel
+    channel = binary_rr_channel(inside, eps) if both else np.ones((p.size, 1))
+    return EgammaMechanism(value=value, channel=readonly(channel),
                            threshold_set=tuple(int(x) for x in np.flatnonzero(inside)), eps=eps, gamma=gamma,
-                           nonprivate_value=float(excess + max(1 - gamma, 0)))
+                           nonprivate_value=excess + max(balance, 0.0), params=MappingProxyType({"gamma": gamma}))
 
 # %% ../nbs/02_egamma.ipynb #c015-ad8d2f94
+def _binary_ldp_constraints(k: int, eps: float):
+    "A θ ≤ b: θ_x ≤ e^ε θ_x' and 1 − θ_x ≤ e^ε (1 − θ_x') for x ≠ x', divided by e^ε (well scaled for every ε)."
+    shrink = np.exp(-eps)
+    x, xp = np.nonzero(~np.eye(k, dtype=bool))
+    rows = np.arange(x.size)
+    A1 = np.zeros((x.size, k))
+    A1[rows, x] += shrink
+    A1[rows, xp] -= 1.0                       # e^{-ε} θ_x − θ_x' ≤ 0
+    A2 = -A1                                  # θ_x' − e^{-ε} θ_x ≤ 1 − e^{-ε}   (complement column)
+    b = np.concatenate((np.zeros(x.size), np.full(x.size, -np.expm1(-eps))))
+    return np.vstack((A1, A2)), b
+
+
 def egamma_lp(p, q, eps, gamma) -> float:
     """Slow independent check: max_Q E_γ(Qᵀp‖Qᵀq) by a k-variable LP over binary ε-LDP channels.
 
@@ -210,20 +278,17 @@ def egamma_lp(p, q, eps, gamma) -> float:
     k = p.size
     a = p - gamma * q
     if k == 1:
-        return float(max(a[0], 0.0))
-    w = np.exp(-eps)                          # constraints divided by e^ε: well scaled for every ε
-    x, xp = np.nonzero(~np.eye(k, dtype=bool))
-    rows = np.arange(x.size)
-    A1 = np.zeros((x.size, k))
-    A1[rows, x] += w
-    A1[rows, xp] -= 1.0                       # e^{-ε} θ_x − θ_x' ≤ 0
-    A2 = -A1                                  # θ_x' − e^{-ε} θ_x ≤ 1 − e^{-ε}   (complement column)
-    A = np.vstack((A1, A2))
-    b = np.concatenate((np.zeros(x.size), np.full(x.size, -np.expm1(-eps))))
+        return _nonnegative(float(a[0]))
+    A, b = _binary_ldp_constraints(k, eps)
     res = linprog(-a, A_ub=A, b_ub=b, bounds=[(0.0, 1.0)] * k, method="highs")
     if res.status != 0:
         raise RuntimeError(f"linprog failed: {res.message}")
-    return float(-res.fun)
+    return _nonnegative(-float(res.fun))
+
+
+def _nonnegative(value: float) -> float:
+    "The LP optimum is at least max(0, 1 − γ) (θ ≡ 0 and θ ≡ 1 are feasible): no −0.0 or solver round-off below 0."
+    return value if value > 0 else 0.0
 
 # %% ../nbs/02_egamma.ipynb #c025-9d4b1ec1
 def _dedupe(x, y):
@@ -248,7 +313,7 @@ def _private_vertices(fpr, tpr, eps):
     Y = np.concatenate(([0.0], y[first:last + 1], [1.0]))
     return _dedupe(X, Y)
 
-
+# %% ../nbs/02_egamma.ipynb #4e262c52
 @dataclass(frozen=True, eq=False)
 class PrivatizedROC:
     """ROC curves of testing P0 against P1: non-private, best over all ε-LDP mechanisms, one fixed mechanism.
@@ -298,7 +363,22 @@ class PrivatizedROC:
         x, y = curves[curve]
         return np.interp(alpha, x, y)
 
+# %% ../nbs/02_egamma.ipynb #2d9c2b93
+def _gamma_points(p, q, eps: float, gammas: np.ndarray):
+    "For each γ: the operating point of the E_γ-optimal mechanism on the optimal curve, and E*_γ."
+    slope, offset = _rr_weights(eps)
+    gaps, balance = _likelihood_gaps(p, q, gammas)                     # (G, k): p(x) − γ q(x); D per γ
+    inside = gaps >= 0                                                 # indicators of S_γ
+    g_fpr = np.clip(offset + slope * (inside @ q), 0, 1)
+    g_tpr = np.clip(offset + slope * (inside @ p), 0, 1)
+    excess = np.where(balance <= 0, np.maximum(gaps, 0).sum(axis=1), np.maximum(-gaps, 0).sum(axis=1))
+    values = _optimal_from_excess(eps, balance, excess)
+    # where the binary mechanism's point loses to a trivial test, the optimum is (0, 0) (γ ≥ 1) or (1, 1)
+    trivial = g_tpr - gammas * g_fpr < np.maximum(1 - gammas, 0)
+    corner = (gammas < 1).astype(float)
+    return np.where(trivial, corner, g_fpr), np.where(trivial, corner, g_tpr), values
 
+# %% ../nbs/02_egamma.ipynb #ff24de53
 def privatized_roc(p, q, eps, gammas=None, channel=None) -> PrivatizedROC:
     """The ROC region achievable after the best ε-LDP mechanism, next to the non-private and a fixed mechanism's.
 
@@ -322,31 +402,20 @@ def privatized_roc(p, q, eps, gammas=None, channel=None) -> PrivatizedROC:
     p, q = check_pair(p, q)
     eps = check_eps(eps, allow_inf=True)
     if gammas is None:
-        span = min(eps, 3.0)
-        gammas = np.exp(np.linspace(-span, span, 7))
+        gammas = np.exp(np.linspace(-min(eps, 3.0), min(eps, 3.0), 7))
     raw = np.atleast_1d(np.asarray(gammas, dtype=object))
     if raw.ndim != 1 or raw.size == 0:
         raise ValueError("gammas must be a non-empty 1-D array")
     gammas = np.array([_check_gamma(g) for g in raw.tolist()])
     if channel is None:
-        channel = binary_rr_channel(p >= q, eps)
+        channel = binary_rr_channel(_likelihood_gaps(p, q, 1.0)[0] >= 0, eps)
     else:
         channel = check_channel(channel, "channel")
         if channel.shape[0] != p.size:
             raise ValueError(f"channel must have k = {p.size} rows, got {channel.shape[0]}")
     fpr0, tpr0 = _np_vertices(p, q)
     fpr, tpr = _private_vertices(fpr0, tpr0, eps)
-    slope, offset = _rr_weights(eps)
-    inside = p[None, :] >= gammas[:, None] * q[None, :]               # (G, k) indicators of S_γ
-    g_fpr = np.clip(offset + slope * (inside @ q), 0, 1)
-    g_tpr = np.clip(offset + slope * (inside @ p), 0, 1)
-    excess = np.where(gammas >= 1, np.maximum(p[None, :] - gammas[:, None] * q[None, :], 0).sum(axis=1),
-                      np.maximum(gammas[:, None] * q[None, :] - p[None, :], 0).sum(axis=1))
-    values = _optimal_from_excess(eps, gammas, excess)
-    # where the binary mechanism's point loses to a trivial test, the optimum is (0, 0) (γ ≥ 1) or (1, 1)
-    trivial = g_tpr - gammas * g_fpr < np.maximum(1 - gammas, 0)
-    g_fpr = np.where(trivial, (gammas < 1).astype(float), g_fpr)
-    g_tpr = np.where(trivial, (gammas < 1).astype(float), g_tpr)
+    g_fpr, g_tpr, values = _gamma_points(p, q, eps, gammas)
     c_fpr, c_tpr = _np_vertices(channel.T @ p, channel.T @ q)
     return PrivatizedROC(eps=eps, fpr=readonly(fpr), tpr=readonly(tpr), nonprivate_fpr=readonly(fpr0),
                          nonprivate_tpr=readonly(tpr0), gammas=readonly(gammas), gamma_fpr=readonly(g_fpr),
@@ -372,7 +441,7 @@ def lr_distance(Q, p, q, r) -> float:
         raise ValueError(f"Q must have k = {p.size} rows, got {Q.shape[0]}")
     return float(np.linalg.norm(Q.T @ (p - q), ord=_check_r(r)))
 
-
+# %% ../nbs/02_egamma.ipynb #38312725
 @dataclass(frozen=True, eq=False)
 class LrDistanceBound:
     """The largest ℓ_r distance between privatized distributions, and the binary mechanism that attains it.
@@ -399,7 +468,7 @@ class LrDistanceBound:
         "Privatize input symbols `x` with the attaining channel."
         return privatize(self.channel, x, rng)
 
-
+# %% ../nbs/02_egamma.ipynb #27031dee
 def lr_distance_bound(p, q, eps, r=2.0) -> LrDistanceBound:
     """max over ε-LDP channels of ‖Qᵀp − Qᵀq‖_r = 2^{1/r} tanh(ε/2) d_TV(p, q), with the attaining mechanism.
 

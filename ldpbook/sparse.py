@@ -22,8 +22,8 @@ __all__ = ['SupportPmf', 'DefectDecomposition', 'KernelChannel', 'SparseKernelMe
            'shell_ratio_epsilon', 'sparse_staircase', 'sparse_rr_calibration', 'sparse_randomized_response',
            'sparse_rr_defect', 'sparse_rr_line_defect', 'sparse_rr_r1', 'truncated_additive',
            'truncated_additive_defect', 'skellam_pmf', 'skellam_logpmf', 'skellam_sf', 'skellam_cdf',
-           'truncated_skellam_normalizer', 'truncated_skellam_leakage', 'truncated_skellam_defect',
-           'skellam_privacy_loss', 'truncated_skellam', 'poisson_binomial_pmf', 'poisson_binomial', 'table_one']
+           'truncated_skellam_normalizer', 'truncated_skellam_leakage', 'skellam_privacy_loss',
+           'truncated_skellam_defect', 'truncated_skellam', 'poisson_binomial_pmf', 'poisson_binomial', 'table_one']
 
 # %% ../nbs/03_sparse_kernels.ipynb #spk007
 def _check_int_array(a, name: str) -> np.ndarray:
@@ -34,6 +34,18 @@ def _check_int_array(a, name: str) -> np.ndarray:
     return arr.astype(np.int64)
 
 
+_MAX_WINDOW = 2 ** 20       # points in one support window (8 MiB per float array): memory must not follow a radius
+
+
+def _check_radius(r, name: str = "r") -> int:
+    "A support radius r ≥ 0 whose window {x − r, …, x + r} fits the memory rule `_MAX_WINDOW`."
+    r = check_int(r, name)
+    if 2 * r + 1 > _MAX_WINDOW:
+        raise ValueError(f"{name} = {r} gives windows of 2·{name} + 1 = {2 * r + 1} points; at most {_MAX_WINDOW} "
+                         "are supported (each window is held in memory)")
+    return r
+
+
 def _check_positive_real(value, name: str) -> float:
     "Validate a finite real number > 0."
     value = check_eps(value, name=name)
@@ -41,14 +53,14 @@ def _check_positive_real(value, name: str) -> float:
         raise ValueError(f"{name} must be positive, got 0")
     return value
 
-
+# %% ../nbs/03_sparse_kernels.ipynb #a2eb2de6
 @dataclass(frozen=True)
 class SupportPmf:
-    "The law M(·|x) of a sparse-kernel mechanism: its actual support (sorted) and the probabilities on it."
+    "The law Q(·|x) of a sparse-kernel mechanism: its actual support (sorted) and the probabilities on it."
     x: int
-    outputs: np.ndarray            # sorted integers y with M(y|x) > 0 (zero-mass points removed)
-    probabilities: np.ndarray      # M(y|x) on `outputs`, summing to 1
-    log_probabilities: np.ndarray  # log M(y|x), exact even where `probabilities` underflows
+    outputs: np.ndarray            # sorted integers y with Q(y|x) > 0 (zero-mass points removed)
+    probabilities: np.ndarray      # Q(y|x) on `outputs`, summing to 1
+    log_probabilities: np.ndarray  # log Q(y|x), exact even where `probabilities` underflows
 
 
 @dataclass(frozen=True)
@@ -72,14 +84,14 @@ class KernelChannel:
     matrix: np.ndarray
 
 # %% ../nbs/03_sparse_kernels.ipynb #spk008
-def _decompose(P: SupportPmf, Q: SupportPmf, eps: float) -> DefectDecomposition:
-    "Support leakage Σ_{S(x)∖S(x')} P plus overlap excess Σ_{L > ε} P (1 − e^{ε − L}) — equation (10)."
-    in_both = np.isin(P.outputs, Q.outputs, assume_unique=True)
-    leakage = P.probabilities[~in_both].sum()
-    common = P.outputs[in_both]
-    loss = P.log_probabilities[in_both] - Q.log_probabilities[np.searchsorted(Q.outputs, common)]
+def _decompose(u: SupportPmf, v: SupportPmf, eps: float) -> DefectDecomposition:
+    "Support leakage Σ_{S(x)∖S(x')} u plus overlap excess Σ_{L > ε} u (1 − e^{ε − L}) — equation (10)."
+    in_both = np.isin(u.outputs, v.outputs, assume_unique=True)
+    leakage = u.probabilities[~in_both].sum()
+    common = u.outputs[in_both]
+    loss = u.log_probabilities[in_both] - v.log_probabilities[np.searchsorted(v.outputs, common)]
     excess = loss > eps
-    overlap = (P.probabilities[in_both][excess] * -np.expm1(eps - loss[excess])).sum()
+    overlap = (u.probabilities[in_both][excess] * -np.expm1(eps - loss[excess])).sum()
     return DefectDecomposition(leakage, overlap)
 
 # %% ../nbs/03_sparse_kernels.ipynb #spk009
@@ -88,11 +100,13 @@ def _sorted_support(x: int, support: Callable) -> np.ndarray:
     ys = np.ravel(support(x))
     if ys.size == 0:
         raise ValueError(f"support S(x) must be non-empty, but S({x}) is empty")
+    if ys.size > _MAX_WINDOW:
+        raise ValueError(f"support S({x}) has {ys.size} points; at most {_MAX_WINDOW} are supported (memory)")
     return np.unique(_check_int_array(ys, f"support S({x})"))
 
 
 def _normalise(x: int, ys: np.ndarray, values: np.ndarray, log_kernel: bool) -> SupportPmf:
-    "Drop zero-mass points, normalise (in the log domain), and return the law M(·|x)."
+    "Drop zero-mass points, normalise (in the log domain), and return the law Q(·|x)."
     values = np.asarray(values, dtype=float)
     if values.shape != ys.shape:
         raise ValueError(f"kernel(x, ys) must return one value per output; got shape {values.shape} for {ys.shape}")
@@ -105,21 +119,73 @@ def _normalise(x: int, ys: np.ndarray, values: np.ndarray, log_kernel: bool) -> 
         if not np.all(np.isfinite(values)):
             raise ValueError(f"kernel values must be finite (input x={x} has NaN or inf)")
         if np.any(values < 0):
-            raise ValueError(f"kernel values must be non-negative (input x={x} has {values.min()!r})")
+            raise ValueError(f"kernel values must be non-negative (input x={x} has a negative value)")
         keep = values > 0
         with np.errstate(divide="ignore"):
             log_k = np.log(values[keep])
     if not np.any(keep):
         raise ValueError(f"the kernel has zero mass on all of S({x}): after removing zero-mass points "
-                         "nothing remains, so M(·|x) is undefined")
+                         "nothing remains, so Q(·|x) is undefined")
     top = log_k.max()
     log_p = log_k - (top + np.log(np.exp(log_k - top).sum()))      # log-sum-exp, no overflow
     return SupportPmf(x, ys[keep], np.exp(log_p), log_p)
 
+# %% ../nbs/03_sparse_kernels.ipynb #3ea0b122
+def _check_kernel_arrays(kernel, support, inputs, outputs, log_kernel: bool) -> tuple:
+    "Validate a finite kernel K (k×m), its support mask and integer labels; every row keeps some mass."
+    K = np.asarray(kernel, dtype=float) if not log_kernel else _as_log_kernel(kernel)
+    if K.ndim != 2 or K.size == 0:
+        raise ValueError(f"kernel must be a non-empty 2-D array, got shape {K.shape}")
+    if not log_kernel:
+        K = check_nonnegative(K, "kernel")
+    k, m = K.shape
+    mask = (K > (-np.inf if log_kernel else 0)) if support is None else np.asarray(support)
+    if mask.shape != K.shape or mask.dtype != bool:
+        raise ValueError(f"support must be a boolean mask of the kernel's shape {K.shape}")
+    inputs = np.arange(k) if inputs is None else _check_int_array(inputs, "inputs")
+    outputs = np.arange(m) if outputs is None else _check_int_array(outputs, "outputs")
+    if inputs.shape != (k,) or outputs.shape != (m,):
+        raise ValueError(f"inputs / outputs must have lengths {k} / {m}")
+    if np.unique(outputs).size != m or np.unique(inputs).size != k:
+        raise ValueError("inputs and outputs must be distinct integers")
+    positive = mask & (K > (-np.inf if log_kernel else 0))
+    for i in range(k):
+        if not mask[i].any():
+            raise ValueError(f"support must be non-empty, but S({int(inputs[i])}) is empty")
+        if not positive[i].any():
+            raise ValueError(f"the kernel has zero mass on all of S({int(inputs[i])}): after removing "
+                             "zero-mass points nothing remains, so Q(·|x) is undefined")
+    return K, mask, inputs, outputs
 
+
+def _as_log_kernel(kernel) -> np.ndarray:
+    "A log-kernel array: real entries < +inf, no NaN (−inf marks zero mass)."
+    K = np.asarray(kernel)
+    if K.dtype == bool or not (np.issubdtype(K.dtype, np.integer) or np.issubdtype(K.dtype, np.floating)):
+        raise TypeError(f"a log-kernel must be an array of real numbers, got dtype {K.dtype}")
+    K = K.astype(float)
+    if np.any(np.isnan(K)) or np.any(K == np.inf):
+        raise ValueError("log-kernel entries must be < +inf and not NaN")
+    return K
+
+
+def _array_callables(K, mask, inputs, outputs) -> tuple:
+    "kernel(x, ys) and support(x) that look up the rows and columns of the arrays by their integer labels."
+    row = {int(v): i for i, v in enumerate(inputs)}
+    order = np.argsort(outputs)
+
+    def kernel_fn(x, ys):
+        return K[row[x], order[np.searchsorted(outputs, ys, sorter=order)]]
+
+    def support_fn(x):
+        return outputs[mask[row[x]]]
+
+    return kernel_fn, support_fn
+
+# %% ../nbs/03_sparse_kernels.ipynb #0e36fe7e
 @dataclass(frozen=True, eq=False)
 class SparseKernelMechanism:
-    """M(y|x) = K(x, y) / N_x · 1{y ∈ S(x)} with N_x = Σ_{y' ∈ S(x)} K(x, y') (Definition 2).
+    """Q(y|x) = K(x, y) / N_x · 1{y ∈ S(x)} with N_x = Σ_{y' ∈ S(x)} K(x, y') (Definition 2).
 
     Parameters
     ----------
@@ -130,9 +196,8 @@ class SparseKernelMechanism:
     log_kernel : whether ``kernel`` returns log K (use it for kernels such as e^{ηu} that overflow).
     name : a label used in printing.
 
-    Zero-mass points of S(x) are removed (the actual support is {y ∈ S(x): K(x, y) > 0}); if nothing
-    remains, `pmf` raises ValueError.
-    """
+    Zero-mass points of S(x) are removed (the actual support is {y ∈ S(x): K(x, y) > 0}); if nothing remains,
+    `pmf` raises ValueError."""
     kernel: Callable
     support: Callable
     inputs: tuple | None = None
@@ -153,44 +218,8 @@ class SparseKernelMechanism:
         """Finite alphabets: `kernel` is a k×m matrix K[x, y]; `support` a k×m boolean mask (default K > 0).
 
         `inputs` / `outputs` label the rows / columns with integers (default 0..k−1 and 0..m−1)."""
-        K = np.asarray(kernel, dtype=float)
-        if K.ndim != 2 or K.size == 0:
-            raise ValueError(f"kernel must be a non-empty 2-D array, got shape {K.shape}")
-        if log_kernel:
-            if np.any(np.isnan(K)) or np.any(K == np.inf):
-                raise ValueError("log-kernel entries must be < +inf and not NaN")
-        else:
-            K = check_nonnegative(K, "kernel")
-        k, m = K.shape
-        mask = (K > (-np.inf if log_kernel else 0)) if support is None else np.asarray(support)
-        if mask.shape != K.shape or mask.dtype != bool:
-            raise ValueError(f"support must be a boolean mask of the kernel's shape {K.shape}")
-        inputs = np.arange(k) if inputs is None else _check_int_array(inputs, "inputs")
-        outputs = np.arange(m) if outputs is None else _check_int_array(outputs, "outputs")
-        if inputs.shape != (k,) or outputs.shape != (m,):
-            raise ValueError(f"inputs / outputs must have lengths {k} / {m}")
-        if np.unique(outputs).size != m:
-            raise ValueError("outputs must be distinct integers")
-        if log_kernel:
-            positive = mask & (K > -np.inf)
-        else:
-            positive = mask & (K > 0)
-        for i in range(k):
-            if not mask[i].any():
-                raise ValueError(f"support must be non-empty, but S({int(inputs[i])}) is empty")
-            if not positive[i].any():
-                raise ValueError(f"the kernel has zero mass on all of S({int(inputs[i])}): after removing "
-                                 "zero-mass points nothing remains, so M(·|x) is undefined")
-        row = {int(v): i for i, v in enumerate(inputs)}
-        order = np.argsort(outputs)
-
-        def kernel_fn(x, ys):
-            return K[row[x], order[np.searchsorted(outputs, ys, sorter=order)]]
-
-        def support_fn(x):
-            return outputs[mask[row[x]]]
-
-        return cls(kernel_fn, support_fn, tuple(int(v) for v in inputs), log_kernel, name)
+        K, mask, inputs, outputs = _check_kernel_arrays(kernel, support, inputs, outputs, log_kernel)
+        return cls(*_array_callables(K, mask, inputs, outputs), tuple(int(v) for v in inputs), log_kernel, name)
 
     def _check_input(self, x, name="x") -> int:
         x = check_int(x, name, minimum=None)
@@ -199,70 +228,80 @@ class SparseKernelMechanism:
         return x
 
     def pmf(self, x) -> SupportPmf:
-        "The law M(·|x): actual support (sorted outputs with positive mass) and probabilities."
+        "The law Q(·|x): actual support (sorted outputs with positive mass) and probabilities."
         x = self._check_input(x)
         ys = _sorted_support(x, self.support)
         return _normalise(x, ys, self.kernel(x, ys), self.log_kernel)
 
     def sample(self, x, rng=None, size=None) -> np.ndarray | int:
-        "Draw `size` outputs of M(·|x) (an int if `size` is None)."
+        "Draw `size` outputs of Q(·|x) (an int if `size` is None)."
         law = self.pmf(x)
-        rng = as_generator(rng)
-        n = 1 if size is None else check_int(size, "size")
-        cdf = np.cumsum(law.probabilities)
-        draws = np.minimum(np.searchsorted(cdf, rng.random(n) * cdf[-1], side="right"), cdf.size - 1)
-        out = law.outputs[draws]
+        out = _inverse_cdf_draws(law, as_generator(rng), 1 if size is None else check_int(size, "size"))
         return int(out[0]) if size is None else out
 
     def defect(self, x, x_prime, eps) -> DefectDecomposition:
         "Theorem 1: Δ_ε(x, x') split into support leakage (S(x)∖S(x')) and overlap excess loss (S(x)∩S(x'))."
         eps = check_eps(eps, allow_inf=True)
-        P, Q = self.pmf(x), self.pmf(self._check_input(x_prime, "x_prime"))
-        return _decompose(P, Q, eps)
+        return _decompose(self.pmf(x), self.pmf(self._check_input(x_prime, "x_prime")), eps)
 
     def channel(self, inputs=None) -> KernelChannel:
         "Materialise the mechanism on finitely many inputs (default: its alphabet) over the union of supports."
-        if inputs is None:
-            if self.inputs is None:
-                raise ValueError("inputs must be given for a mechanism on all of ℤ")
-            inputs = self.inputs
-        inputs = _check_int_array(np.ravel(inputs), "inputs")
-        laws = [self.pmf(int(x)) for x in inputs]
-        outputs = np.unique(np.concatenate([law.outputs for law in laws]))
-        matrix = np.zeros((inputs.size, outputs.size))
-        for i, law in enumerate(laws):
-            matrix[i, np.searchsorted(outputs, law.outputs)] = law.probabilities
-        return KernelChannel(inputs, outputs, matrix)
+        return _materialise(self, _inputs_or_alphabet(self, inputs))
 
     def pure_epsilon(self, inputs=None, H=None) -> float:
         """Theorem 1, (7): the smallest ε for pure ε-LDP on `inputs` (default: the alphabet); inf if supports differ.
 
         With `H`, only the pairs with 1 ≤ |x − x'| ≤ H are constrained (range-H privacy)."""
-        if inputs is None:
-            if self.inputs is None:
-                raise ValueError("inputs must be given for a mechanism on all of ℤ")
-            inputs = self.inputs
-        xs = _check_int_array(np.ravel(inputs), "inputs")
         H = None if H is None else check_int(H, "H", 1)
-        laws = [self.pmf(int(x)) for x in xs]
-        worst = 0.0
-        for i, P in enumerate(laws):
-            for j, Q in enumerate(laws):
-                gap = abs(int(xs[i]) - int(xs[j]))
-                if i == j or gap == 0 or (H is not None and gap > H):
-                    continue
-                if P.outputs.size != Q.outputs.size or np.any(P.outputs != Q.outputs):
-                    return float("inf")          # Corollary 1: differing supports, no finite ε
-                worst = max(worst, float(np.max(P.log_probabilities - Q.log_probabilities)))
-        return worst
+        return _pure_epsilon(self, _inputs_or_alphabet(self, inputs), H)
 
     def is_pure_ldp(self, eps, inputs=None, H=None, rtol: float = 1e-9) -> bool:
         "Pure ε-LDP by Theorem 1 (common supports and the log-ratio bound (7)), with relative slack `rtol`."
         eps = check_eps(eps, allow_inf=True)
-        if rtol < 0 or not np.isfinite(rtol):
-            raise ValueError(f"rtol must be finite and non-negative, got {rtol}")
+        rtol = check_eps(rtol, name="rtol")
         value = self.pure_epsilon(inputs, H)
         return bool(value <= eps + np.log1p(rtol)) if np.isfinite(value) else eps == np.inf
+
+# %% ../nbs/03_sparse_kernels.ipynb #24492655
+def _inputs_or_alphabet(mechanism: SparseKernelMechanism, inputs) -> np.ndarray:
+    "The given inputs (integers) or the finite alphabet; an error for a mechanism on ℤ without inputs."
+    if inputs is None:
+        if mechanism.inputs is None:
+            raise ValueError("inputs must be given for a mechanism on all of ℤ")
+        inputs = mechanism.inputs
+    return _check_int_array(np.ravel(inputs), "inputs")
+
+
+def _materialise(mechanism: SparseKernelMechanism, inputs: np.ndarray) -> KernelChannel:
+    "The finite channel of `mechanism` on `inputs`, over the union of their supports."
+    laws = [mechanism.pmf(int(x)) for x in inputs]
+    outputs = np.unique(np.concatenate([law.outputs for law in laws]))
+    matrix = np.zeros((inputs.size, outputs.size))
+    for i, law in enumerate(laws):
+        matrix[i, np.searchsorted(outputs, law.outputs)] = law.probabilities
+    return KernelChannel(inputs, outputs, matrix)
+
+
+def _pure_epsilon(mechanism: SparseKernelMechanism, xs: np.ndarray, H) -> float:
+    "(7) over the ordered pairs of `xs` with 1 ≤ |x − x'| (≤ H when H is given); inf if two supports differ."
+    laws = [mechanism.pmf(int(x)) for x in xs]
+    worst = 0.0
+    for i, u in enumerate(laws):
+        for j, v in enumerate(laws):
+            gap = abs(int(xs[i]) - int(xs[j]))
+            if i == j or gap == 0 or (H is not None and gap > H):
+                continue
+            if u.outputs.size != v.outputs.size or np.any(u.outputs != v.outputs):
+                return float("inf")          # Corollary 1: differing supports, no finite ε
+            worst = max(worst, float(np.max(u.log_probabilities - v.log_probabilities)))
+    return worst
+
+# %% ../nbs/03_sparse_kernels.ipynb #628cf6f8
+def _inverse_cdf_draws(law: SupportPmf, rng: np.random.Generator, n: int) -> np.ndarray:
+    "n draws from `law` by inverting its cumulative distribution: one vectorised searchsorted."
+    cdf = np.cumsum(law.probabilities)
+    draws = np.minimum(np.searchsorted(cdf, rng.random(n) * cdf[-1], side="right"), cdf.size - 1)
+    return law.outputs[draws]
 
 # %% ../nbs/03_sparse_kernels.ipynb #spk017
 @dataclass(frozen=True)
@@ -274,13 +313,39 @@ class RangeDefect:
     separation: int
     pair: tuple
     r1: float
-    totals: np.ndarray      # worst total at each separation h = 1..H
+    totals: np.ndarray      # worst total at each separation h = 1, 2, … (up to H, or the largest that occurs)
+
+
+_MAX_RANGE = 2 ** 16        # largest H on ℤ: 4H pairs, each two laws
 
 
 def first_distance_moment(mechanism: SparseKernelMechanism, x) -> float:
     "R₁ = E[|Y − X| | X = x]."
     law = mechanism.pmf(x)
     return float(law.probabilities @ np.abs(law.outputs - law.x))
+
+# %% ../nbs/03_sparse_kernels.ipynb #484cb132
+def _range_pairs(mechanism: SparseKernelMechanism, H: int, center, distances) -> tuple:
+    "The ordered pairs (x, x', d(x, x')) with 1 ≤ d ≤ H that range_defect examines, and R₁."
+    if mechanism.inputs is None:
+        if distances is not None:
+            raise ValueError("distances can only be given for a finite input alphabet")
+        c = check_int(center, "center", None)
+        if H > _MAX_RANGE:
+            raise ValueError(f"H = {H} needs {4 * H} ordered pairs on ℤ; at most H = {_MAX_RANGE} is supported")
+        pairs = [(a, b, h) for h in range(1, H + 1) for a, b in ((c, c + h), (c + h, c), (c, c - h), (c - h, c))]
+        return pairs, first_distance_moment(mechanism, c)
+    xs = mechanism.inputs
+    if distances is None:
+        d = np.abs(np.subtract.outer(np.array(xs, dtype=float), np.array(xs, dtype=float)))
+    else:
+        d = np.asarray(distances, dtype=float)
+        if d.shape != (len(xs), len(xs)):
+            raise ValueError(f"distances must be a {len(xs)}×{len(xs)} matrix over the inputs, got shape {d.shape}")
+    pairs = [(a, b, int(d[i, j])) for i, a in enumerate(xs) for j, b in enumerate(xs) if 1 <= d[i, j] <= H]
+    if not pairs:
+        raise ValueError(f"no pair of inputs is at distance 1..{H}")
+    return pairs, max(first_distance_moment(mechanism, x) for x in xs)
 
 
 def range_defect(mechanism: SparseKernelMechanism, eps, H, center: int = 0, distances=None) -> RangeDefect:
@@ -289,34 +354,18 @@ def range_defect(mechanism: SparseKernelMechanism, eps, H, center: int = 0, dist
     Finite alphabets: every such pair, with d(x, x') = |x − x'| on the integer labels, or the k×k matrix
     `distances` (e.g. `graph_distances`, rows in the order of `mechanism.inputs`). Mechanisms on ℤ: the pairs
     (c, c ± h) and (c ± h, c), h = 1..H, with c = `center` — all of the range-H relation when the mechanism is
-    translation invariant. `r1` is E|Y − X| (36): at `center` on ℤ, its maximum over a finite alphabet."""
+    translation invariant. `r1` is E|Y − X| (36): at `center` on ℤ, its maximum over a finite alphabet.
+    `totals[h − 1]` is the worst total at separation h, and 0 where no pair is at separation h."""
     eps = check_eps(eps, allow_inf=True)
     H = check_int(H, "H", 1)
-    if mechanism.inputs is None:
-        if distances is not None:
-            raise ValueError("distances can only be given for a finite input alphabet")
-        c = check_int(center, "center", None)
-        pairs = [(a, b, h) for h in range(1, H + 1) for a, b in ((c, c + h), (c + h, c), (c, c - h), (c - h, c))]
-        r1 = first_distance_moment(mechanism, c)
-    else:
-        xs = mechanism.inputs
-        if distances is None:
-            d = np.abs(np.subtract.outer(xs, xs))
-        else:
-            d = np.asarray(distances, dtype=float)
-            if d.shape != (len(xs), len(xs)):
-                raise ValueError(f"distances must be a {len(xs)}×{len(xs)} matrix over the inputs, got shape {d.shape}")
-        pairs = [(a, b, int(d[i, j])) for i, a in enumerate(xs) for j, b in enumerate(xs) if 1 <= d[i, j] <= H]
-        if not pairs:
-            raise ValueError(f"no pair of inputs is at distance 1..{H}")
-        r1 = max(first_distance_moment(mechanism, x) for x in xs)
+    pairs, r1 = _range_pairs(mechanism, H, center, distances)
     laws = {x: mechanism.pmf(x) for x in dict.fromkeys(v for pair in pairs for v in pair[:2])}
     parts = [_decompose(laws[a], laws[b], eps) for a, b, _ in pairs]
     totals = np.array([part.total for part in parts])
+    separations = np.array([h for _, _, h in pairs])
+    per_h = np.zeros(separations.max())                         # separations that occur (≤ H)
+    np.maximum.at(per_h, separations - 1, totals)
     best = int(np.argmax(totals))
-    per_h = np.full(H, np.nan)
-    for (_, _, h), total in zip(pairs, totals):
-        per_h[h - 1] = total if np.isnan(per_h[h - 1]) else max(per_h[h - 1], total)
     a, b, h = pairs[best]
     return RangeDefect(parts[best].total, parts[best].support_leakage, parts[best].overlap_excess,
                        h, (a, b), r1, per_h)
@@ -327,11 +376,17 @@ def sweep_radius(factory: Callable, radii, eps, H, center: int = 0) -> list:
     return [range_defect(factory(check_int(r, "radius")), eps, H, center) for r in radii]
 
 # %% ../nbs/03_sparse_kernels.ipynb #spk020
+_MAX_DENSE = 2 ** 26        # entries of a dense distance matrix (512 MiB)
+
+
 def graph_distances(adjacency) -> np.ndarray:
     "Shortest-path (hop) distances d_G of an undirected graph given by an adjacency matrix; inf if unreachable."
     A = _sp.csr_matrix(adjacency) if _sp.issparse(adjacency) else _sp.csr_matrix(check_nonnegative(adjacency, "adjacency"))
     if A.ndim != 2 or A.shape[0] != A.shape[1] or A.shape[0] == 0:
         raise ValueError(f"adjacency must be a non-empty square matrix, got shape {A.shape}")
+    if A.shape[0] ** 2 > _MAX_DENSE:
+        raise ValueError(f"a graph on n = {A.shape[0]} vertices has a dense n × n distance matrix; "
+                         f"at most n = {int(np.sqrt(_MAX_DENSE))} is supported (memory)")
     if not np.all(np.isfinite(A.data)) or np.any(A.data < 0):
         raise ValueError("adjacency must have finite, non-negative entries")
     return shortest_path(A, method="D", directed=False, unweighted=True)
@@ -344,13 +399,13 @@ def graph_ball_supports(adjacency, r) -> np.ndarray:
 
 # %% ../nbs/03_sparse_kernels.ipynb #spk023
 def sparse_exponential(score, eta, support, inputs=None) -> SparseKernelMechanism:
-    """Sparse exponential mechanism (13): M(y|x) ∝ e^{η u(x, y)} on S(x).
+    """Sparse exponential mechanism (13): Q(y|x) ∝ e^{η u(x, y)} on S(x).
 
     `score`: a k×m array u[x, y] (finite alphabets) or a callable ``score(x, ys)``. `support`: a k×m boolean
     mask, a callable ``support(x)``, or an int radius r meaning S(x) = {y : |y − x| ≤ r}. `inputs`: the input
     alphabet of a callable score (None: all of ℤ). Computed in the log domain, so large η·u never overflows."""
     eta = _check_positive_real(eta, "eta")
-    radius = None if callable(support) or isinstance(support, np.ndarray) or isinstance(support, list) else check_int(support, "support radius")
+    radius = None if callable(support) or isinstance(support, np.ndarray) or isinstance(support, list) else _check_radius(support, "support radius")
     if callable(score):
         def log_kernel(x, ys):
             u = np.asarray(score(x, ys), dtype=float)
@@ -394,18 +449,17 @@ def shell_ratio_epsilon(shell_weights, H) -> float:
     a = np.asarray(shell_weights, dtype=float)
     a = _check_shell_weights(a, a.size - 1 if a.ndim == 1 else 0)
     H = check_int(H, "H", 1)
-    log_a = np.log(a)
+    log_a = np.log(a)                       # non-increasing: for each j the largest ratio is at k = min(j + H, r)
     j = np.arange(a.size)
-    near = np.abs(j[:, None] - j[None, :]) <= H
-    return float(np.max(np.where(near, log_a[:, None] - log_a[None, :], -np.inf)))
+    return float(np.max(log_a - log_a[np.minimum(j + H, a.size - 1)]))
 
-
+# %% ../nbs/03_sparse_kernels.ipynb #be60c093
 def sparse_staircase(shell_weights, metric_or_graph, r, kind: str = "adjacency") -> SparseKernelMechanism:
-    """Sparse staircase mechanism (16): M(y|x) = a_{d(x,y)} / A_x on the ball S_r(x) = {y : d(x, y) ≤ r}.
+    """Sparse staircase mechanism (16): Q(y|x) = a_{d(x,y)} / A_x on the ball S_r(x) = {y : d(x, y) ≤ r}.
 
     `metric_or_graph`: "line" (ℤ with d = |x − y|), or a square matrix — an adjacency matrix of an undirected
     graph (``kind="adjacency"``, distances by shortest paths) or an integer distance matrix (``kind="distance"``)."""
-    r = check_int(r, "r")
+    r = _check_radius(r)
     a = _check_shell_weights(shell_weights, r)
     if isinstance(metric_or_graph, str):
         if metric_or_graph != "line":
@@ -446,7 +500,7 @@ def sparse_rr_calibration(t, eps) -> tuple:
     p = 1.0 / (1.0 + 2 * t * np.exp(-eps))
     return float(p), float(np.exp(-eps) * p)
 
-
+# %% ../nbs/03_sparse_kernels.ipynb #e1d91bce
 def _check_rr_p(t: int, p) -> tuple:
     "Validate p for sparse RR on a window of s = 2t + 1 points: q = (1 − p)/(2t), p ≥ q ≥ 0."
     p = check_eps(p, name="p")
@@ -463,7 +517,7 @@ def sparse_randomized_response(t, eps=None, *, p=None) -> SparseKernelMechanism:
     """Sparse randomized response (19) on ℤ with window supports S_t(x) = {x − t, …, x + t}.
 
     Give either `eps` (the calibration (37), p_t = e^ε/(e^ε + 2t)) or `p` (then q = (1 − p)/(2t))."""
-    t = check_int(t, "t")
+    t = _check_radius(t, "t")
     if (eps is None) == (p is None):
         raise TypeError("give exactly one of eps (calibrated) or p")
     if eps is not None:
@@ -477,7 +531,7 @@ def sparse_randomized_response(t, eps=None, *, p=None) -> SparseKernelMechanism:
     return SparseKernelMechanism(lambda x, ys: np.where(ys == x, log_p, log_q),
                                  lambda x: np.arange(x - t, x + t + 1), None, True, "sparse randomized response")
 
-
+# %% ../nbs/03_sparse_kernels.ipynb #915d1f91
 def sparse_rr_defect(x, x_prime, support, support_prime, p, q, eps) -> DefectDecomposition:
     """Proposition 4: Δ^RR_ε(x, x') = q·|S(x) ∖ (S(x') ∪ {x})| + (p if x ∉ S(x') else [p − e^ε q]₊).
 
@@ -501,7 +555,7 @@ def sparse_rr_defect(x, x_prime, support, support_prime, p, q, eps) -> DefectDec
         return DefectDecomposition(q * others + p, 0.0)
     return DefectDecomposition(q * others, float(_hockey_terms(p, q, eps)))
 
-
+# %% ../nbs/03_sparse_kernels.ipynb #e5d2894f
 def sparse_rr_line_defect(h, t, eps, p=None) -> DefectDecomposition:
     """Sparse RR on ℤ with S_t(x) = {x−t..x+t}: Δ(0, h) = hq + [p − e^ε q]₊ (h ≤ t), p + (h−1)q (t < h ≤ 2t), 1 (h > 2t).
 
@@ -543,8 +597,8 @@ def _window_values(pmf, r: int) -> np.ndarray:
 
 
 def truncated_additive(pmf, r) -> SparseKernelMechanism:
-    "Radius-truncated additive mechanism (21): M(y|x) = φ(y − x)/Z_r on |y − x| ≤ r (φ symmetric)."
-    r = check_int(r, "r")
+    "Radius-truncated additive mechanism (21): Q(y|x) = φ(y − x)/Z_r on |y − x| ≤ r (φ symmetric)."
+    r = _check_radius(r)
     phi = _window_values(pmf, r)
     return SparseKernelMechanism(lambda x, ys: phi[ys - x + r], lambda x: np.arange(x - r, x + r + 1),
                                  None, False, "truncated additive")
@@ -554,7 +608,7 @@ def truncated_additive_defect(pmf, r, eps, h) -> DefectDecomposition:
     """Proposition 5: δ^φ_h(ε, r) = Σ_{k=−r}^{h−r−1} φ(k)/Z + Σ_{k=h−r}^{r} [φ(k) − e^ε φ(k−h)]₊/Z (h ≤ 2r); 1 if h > 2r.
 
     The split follows the truncation windows (as in (22)); it equals Theorem 1's split when φ > 0 on the window."""
-    r, h = check_int(r, "r"), check_int(h, "h", 1)
+    r, h = _check_radius(r), check_int(h, "h", 1)
     eps = check_eps(eps, allow_inf=True)
     phi = _window_values(pmf, r)
     if h > 2 * r:
@@ -565,41 +619,95 @@ def truncated_additive_defect(pmf, r, eps, h) -> DefectDecomposition:
     return DefectDecomposition(leak, overlap)
 
 # %% ../nbs/03_sparse_kernels.ipynb #spk035
+_MAX_MU = 1e9               # scipy's ive(v, μ) and ncx2.cdf return NaN beyond μ ≈ 4e9
+
+
 def _check_mu(mu) -> float:
-    return _check_positive_real(mu, "mu")
+    "Validate the Skellam variance μ: a real number with 0 < μ ≤ 1e9."
+    mu = _check_positive_real(mu, "mu")
+    if mu > _MAX_MU:
+        raise ValueError(f"mu must be at most {_MAX_MU:.0e}: the Bessel and noncentral χ² functions used here "
+                         "return NaN beyond about 4e9")
+    return mu
 
 
 def skellam_pmf(k, mu) -> np.ndarray:
     "Symmetric Skellam pmf (23), ψ_μ(k) = e^{−μ} I_|k|(μ) = ive(|k|, μ): no overflow for large μ or |k|."
     mu = _check_mu(mu)
-    return ive(np.abs(_check_int_array(k, "k")), mu)
+    v = np.abs(_check_int_array(k, "k"))
+    values = ive(v, mu)
+    tail = ~(values > 1e-280)                     # underflow, or NaN where |k| ≥ 2^30: the log-domain tail below
+    return np.where(tail, np.exp(skellam_logpmf(np.where(tail, v, 0), mu)), values) if np.any(tail) else values
+
+# %% ../nbs/03_sparse_kernels.ipynb #d6218821
+_SERIES_TERMS = 4096           # the power series is summed when it needs at most this many terms
+_SERIES_BLOCK = 2 ** 20        # entries of one (rows × terms) block of the series
 
 
 def _log_bessel_i_series(v: np.ndarray, z: float) -> np.ndarray:
-    "log I_v(z) from the power series Σ_m (z/2)^{2m+v} / (m! Γ(m+v+1)), summed in the log domain."
-    peak = (np.sqrt(v * v + z * z) - v) / 2                # index of the largest term
+    "log I_v(z) from the power series Σ_m (z/2)^{2m+v} / (m! Γ(m+v+1)), in the log domain, a block of rows at a time."
+    peak = (np.hypot(v, z) - v) / 2                         # index of the largest term
     m = np.arange(int(np.max(peak + 12 * np.sqrt(peak + 1) + 30)) + 1)
-    terms = (2 * m[None, :] + v[:, None]) * np.log(z / 2) - gammaln(m[None, :] + 1) - gammaln(m[None, :] + v[:, None] + 1)
-    return logsumexp(terms, axis=1)
+    out = np.empty_like(v)
+    step = max(1, _SERIES_BLOCK // m.size)
+    for start in range(0, v.size, step):
+        w = v[start:start + step, None]
+        terms = (2 * m + w) * np.log(z / 2) - gammaln(m + 1) - gammaln(m + w + 1)
+        out[start:start + step] = logsumexp(terms, axis=1)
+    return out
+
+# %% ../nbs/03_sparse_kernels.ipynb #b3ebf0cd
+def _log_ive_debye(v: np.ndarray, z: float) -> np.ndarray:
+    """log(e^{−z} I_v(z)) by Debye's uniform expansion with four correction terms (relative error < 1e-11, v ≥ 50).
+
+    vη − z = v(η − t), t = z/v, s = √(1 + t²), η − t = 1/(s + t) − log((1 + 1/(s + t) + t)/t): no large terms cancel,
+    and nothing overflows or underflows for any finite z > 0 and v ≥ 50."""
+    t = z / v
+    s = np.hypot(1.0, t)
+    p = 1 / s
+    p2 = p * p
+    u1 = p * (3 - 5 * p2) / 24
+    u2 = p2 * (81 - 462 * p2 + 385 * p2 ** 2) / 1152
+    u3 = p * p2 * (30375 - 369603 * p2 + 765765 * p2 ** 2 - 425425 * p2 ** 3) / 414720
+    u4 = p2 ** 2 * (4465125 - 94121676 * p2 + 349922430 * p2 ** 2 - 446185740 * p2 ** 3
+                    + 185910725 * p2 ** 4) / 39813120
+    c = 1 / (s + t)
+    with np.errstate(divide="ignore", over="ignore"):
+        log_ratio = np.where(t > 1, np.log1p((1 + c) / t), np.log(t + 1 + c) - (np.log(z) - np.log(v)))
+    return (v * (c - log_ratio) - 0.5 * np.log(2 * np.pi * v) - 0.5 * np.log(s)
+            + np.log1p(u1 / v + u2 / v ** 2 + u3 / v ** 3 + u4 / v ** 4))
 
 
+def _log_ive(v: np.ndarray, z: float) -> np.ndarray:
+    "log(e^{−z} I_v(z)): Debye's expansion for v ≥ 50, the power series below (short there when ive underflows)."
+    peak = (np.hypot(v, z) - v) / 2
+    debye = v >= 50
+    series = ~debye & (peak + 12 * np.sqrt(peak + 1) + 30 <= _SERIES_TERMS)
+    out = np.empty_like(v)
+    out[debye] = _log_ive_debye(v[debye], z)
+    out[series] = _log_bessel_i_series(v[series], z) - z if np.any(series) else 0.0
+    with np.errstate(divide="ignore"):
+        out[~debye & ~series] = np.log(ive(v[~debye & ~series], z))    # v < 50, z large: ive does not underflow
+    return out
+
+# %% ../nbs/03_sparse_kernels.ipynb #e8f9a6c2
 def skellam_logpmf(k, mu) -> np.ndarray:
-    "log ψ_μ(k); exact also far in the tail, where ive underflows (power series of I_|k| there)."
+    "log ψ_μ(k); exact also far in the tail, where ive underflows (log I_|k| computed directly there)."
     mu = _check_mu(mu)
     v = np.abs(_check_int_array(k, "k")).astype(float)
     flat = v.ravel()
     values = ive(flat, mu)
     out = np.empty_like(flat)
-    ok = values > 1e-280
+    ok = values > 1e-280                                       # also False where ive gives NaN (|k| ≥ 2^30)
     out[ok] = np.log(values[ok])
     if np.any(~ok):
-        out[~ok] = _log_bessel_i_series(flat[~ok], mu) - mu
+        out[~ok] = _log_ive(flat[~ok], mu)
     return out.reshape(v.shape)
 
-
+# %% ../nbs/03_sparse_kernels.ipynb #880c6fce
 def _skellam_upper_tail(n, mu: float) -> np.ndarray:
     "P(Z > n) for n ≥ 0: the noncentral χ² identity P(Z ≥ n+1) = P(χ'²_{2(n+1)}(μ) ≤ μ)."
-    return ncx2.cdf(mu, 2 * (np.asarray(n) + 1), mu)
+    return ncx2.cdf(mu, 2.0 * (np.asarray(n, dtype=float) + 1.0), mu)    # float degrees: no int64 overflow
 
 
 def skellam_sf(m, mu) -> np.ndarray:
@@ -615,7 +723,7 @@ def skellam_cdf(m, mu) -> np.ndarray:
     m = _check_int_array(m, "m")
     return np.where(m >= 0, 1.0 - _skellam_upper_tail(np.maximum(m, 0), mu), _skellam_upper_tail(np.maximum(-m - 1, 0), mu))
 
-
+# %% ../nbs/03_sparse_kernels.ipynb #60229cba
 def truncated_skellam_normalizer(mu, r) -> float:
     "Proposition 7, (27): Z_r = F_μ(r) − F_μ(−r−1) = 2F_μ(r) − 1 (= 1 − 2P(Z > r))."
     r = check_int(r, "r")
@@ -636,22 +744,7 @@ def truncated_skellam_leakage(mu, r, h) -> float:
         return 1.0
     return _skellam_leakage_and_normalizer(mu, r, h)[0]
 
-
-def truncated_skellam_defect(mu, r, eps, h) -> DefectDecomposition:
-    "Proposition 8, (29): CDF leakage + Σ_{k=h−r}^{r} [ψ(k) − e^ε ψ(k−h)]₊ / (2F_μ(r) − 1); (1, 0) for h > 2r."
-    r, h = check_int(r, "r"), check_int(h, "h", 1)
-    eps = check_eps(eps, allow_inf=True)
-    mu = _check_mu(mu)
-    if h > 2 * r:
-        return DefectDecomposition(1.0, 0.0)
-    leakage, normalizer = _skellam_leakage_and_normalizer(mu, r, h)
-    k = np.arange(h - r, r + 1)
-    loss = skellam_privacy_loss(k, h, mu)                      # Proposition 9: log I_|k|(μ) / I_|k−h|(μ)
-    psi = np.exp(skellam_logpmf(k, mu))
-    overlap = np.sum(np.where(loss > eps, psi * -np.expm1(np.minimum(eps - loss, 0.0)), 0.0))
-    return DefectDecomposition(leakage, overlap / normalizer)
-
-
+# %% ../nbs/03_sparse_kernels.ipynb #addc783e
 def skellam_privacy_loss(k, h, mu) -> np.ndarray:
     "Proposition 9, (30): L_h(k) = log(I_|k|(μ) / I_|k−h|(μ)) on the overlap; positive excess iff L_h(k) > ε (31)."
     k = _check_int_array(k, "k")
@@ -659,9 +752,25 @@ def skellam_privacy_loss(k, h, mu) -> np.ndarray:
     return skellam_logpmf(k, mu) - skellam_logpmf(k - h, mu)
 
 
+def truncated_skellam_defect(mu, r, eps, h) -> DefectDecomposition:
+    "Proposition 8, (29): CDF leakage + Σ_{k=h−r}^{r} [ψ(k) − e^ε ψ(k−h)]₊ / (2F_μ(r) − 1); (1, 0) for h > 2r."
+    r, h = _check_radius(r), check_int(h, "h", 1)
+    eps = check_eps(eps, allow_inf=True)
+    mu = _check_mu(mu)
+    if h > 2 * r:
+        return DefectDecomposition(1.0, 0.0)
+    leakage, normalizer = _skellam_leakage_and_normalizer(mu, r, h)
+    k = np.arange(h - r, r + 1)
+    psi = skellam_pmf(k, mu)
+    k, psi = k[psi > 0], psi[psi > 0]                         # a summand is at most ψ(k): underflowed ones are 0
+    loss = skellam_privacy_loss(k, h, mu)                      # Proposition 9: log I_|k|(μ) / I_|k−h|(μ)
+    overlap = np.sum(np.where(loss > eps, psi * -np.expm1(np.minimum(eps - loss, 0.0)), 0.0))
+    return DefectDecomposition(leakage, overlap / normalizer)
+
+
 def truncated_skellam(mu, r) -> SparseKernelMechanism:
-    "Radius-truncated sparse Skellam mechanism (26): M(y|x) = ψ_μ(y − x)/Z_r on |y − x| ≤ r."
-    mu, r = _check_mu(mu), check_int(r, "r")
+    "Radius-truncated sparse Skellam mechanism (26): Q(y|x) = ψ_μ(y − x)/Z_r on |y − x| ≤ r."
+    mu, r = _check_mu(mu), _check_radius(r)
     return SparseKernelMechanism(lambda x, ys: skellam_logpmf(ys - x, mu), lambda x: np.arange(x - r, x + r + 1),
                                  None, True, "truncated Skellam")
 
@@ -683,7 +792,7 @@ def poisson_binomial_pmf(success_probabilities) -> np.ndarray:
 
 
 def poisson_binomial(success_probabilities, support=None) -> SparseKernelMechanism:
-    """Poisson-binomial-inspired sparse channel (32): M(y|x) = β_x(y)/Z_x on S(x).
+    """Poisson-binomial-inspired sparse channel (32): Q(y|x) = β_x(y)/Z_x on S(x).
 
     `support`: None (all of {0..n}), a k×(n+1) boolean mask, or an int radius r meaning
     S(x) = {y : |y − c_x| ≤ r} around the rounded mean c_x = ⌊Σ_i π_i(x) + 1/2⌋.

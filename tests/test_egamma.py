@@ -81,13 +81,16 @@ def test_channel_is_ldp_achieves_value_and_uses_the_threshold_set():
     for p, q, eps, gamma in random_instances(300, seed=1):
         mech = egamma_optimal(p, q, eps, gamma)
         assert isinstance(mech, EgammaMechanism)
-        assert mech.channel.shape == (p.size, 2)
+        inside = np.flatnonzero(p >= gamma * q).tolist()
+        two_blocks = 0 < len(inside) < p.size
+        assert mech.channel.shape == (p.size, 2 if two_blocks else 1) and mech.num_outputs == len(mech.partition)
         assert is_ldp(mech.channel, eps)
         achieved = divergence(mech.channel.T @ p, mech.channel.T @ q, "egamma", gamma=gamma)
         assert rel_diff(achieved, mech.value) <= 1e-9
-        assert mech.threshold_set == tuple(np.flatnonzero(p >= gamma * q).tolist())
-        assert mech.partition[1] == mech.threshold_set
-        assert sorted(mech.partition[0] + mech.partition[1]) == list(range(p.size))
+        assert mech.threshold_set == tuple(inside)
+        assert all(mech.partition) and sorted(sum(mech.partition, ())) == list(range(p.size))
+        assert mech.partition[-1] == mech.threshold_set if two_blocks else mech.partition == (tuple(range(p.size)),)
+        assert mech.divergence == "egamma" and dict(mech.params) == {"gamma": gamma}
         assert abs(mech.nonprivate_value - divergence(p, q, "egamma", gamma=gamma)) < 1e-12
 
 
@@ -155,8 +158,11 @@ def test_extreme_privacy_levels(gamma):
         v = egamma_optimal(p, q, eps, gamma).value
         assert np.isfinite(v) and v == pytest.approx(e, abs=1e-12)
     assert egamma_closed_form(1e4, gamma, e) == pytest.approx(e, abs=1e-12)   # the value exists at any ε ...
-    with pytest.raises(ValueError, match="too large to store"):               # ... a storable channel does not
-        egamma_optimal(p, q, 1e4, gamma)
+    if 0 < np.count_nonzero(p >= gamma * q) < p.size:                        # ... binary RR is not storable there
+        with pytest.raises(ValueError, match="too large to store"):
+            egamma_optimal(p, q, 1e4, gamma)
+    else:                                                                     # the constant channel (γ = 0) is
+        assert egamma_optimal(p, q, 1e4, gamma).num_outputs == 1
     mech = egamma_optimal(p, q, np.inf, gamma)
     assert set(np.unique(mech.channel)) <= {0.0, 1.0}
 

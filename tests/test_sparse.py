@@ -504,3 +504,74 @@ def test_bad_additive_pmfs_and_poisson_binomial():
     raises(ValueError, sparse_exponential, [[1.0, np.inf]], 1.0, 1, match="finite")
     raises(TypeError, sparse_exponential, lambda x, ys: ys, 1.0, np.ones((2, 2), dtype=bool))
     raises(ValueError, sparse_exponential(lambda x, ys: np.full(ys.size, np.nan), 1.0, 1).pmf, 0, match="finite")
+
+
+# ---------------------------------------------------------------- memory grows with the data, not with a parameter
+
+def log_ive_reference(v, z):
+    """log(e^{−z} I_v(z)) in mpmath from Poisson's integral I_v(z) = (z/2)^v/(√π Γ(v+½)) ∫_{−1}^{1} (1−t²)^{v−½} e^{zt} dt
+    (integer v ≥ 0): a positive integrand, integrated around its peak; independent of series and expansions."""
+    import mpmath
+    with mpmath.workdps(30):
+        v, z = mpmath.mpf(v), mpmath.mpf(z)
+        a = v - mpmath.mpf(1) / 2
+        peak = (-a + mpmath.sqrt(a * a + z * z)) / z
+        log_top = a * mpmath.log(1 - peak ** 2) + z * (peak - 1)
+        width = 1 / mpmath.sqrt(2 * (z + a) / (1 - peak ** 2))
+        points = sorted({-1, 1} | {max(-1, min(1, peak + j * width)) for j in (-40, -10, -3, 0, 3, 10, 40)})
+        integral = mpmath.quad(lambda t: mpmath.exp(a * mpmath.log(1 - t * t) + z * (t - 1) - log_top), points)
+        return float(v * mpmath.log(z / 2) - mpmath.log(mpmath.sqrt(mpmath.pi)) - mpmath.loggamma(v + mpmath.mpf(1) / 2)
+                     + mpmath.log(integral) + log_top)
+
+
+def test_skellam_logpmf_far_tail_at_large_mu_in_bounded_memory():
+    "2000 points beyond where ψ underflows at μ = 10⁶: a few MiB (the power series alone would need 8 GiB)."
+    import tracemalloc
+    k = np.arange(40_000, 42_000)
+    tracemalloc.start()
+    values = skellam_logpmf(k, 1e6)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 16 * 2 ** 20 and np.all(np.isfinite(values)) and np.all(np.diff(values) < 0)
+    for j in (0, 999, 1999):
+        reference = log_ive_reference(int(k[j]), 1e6)
+        assert abs(values[j] - reference) <= 1e-9 * abs(reference)
+
+
+@pytest.mark.parametrize("mu, v", [(0.01, 200), (1e-6, 40), (2.0, 500), (3e4, 5000), (1e3, 3000), (1e6, 36000)])
+def test_skellam_logpmf_tail_against_mpmath(mu, v):
+    reference = log_ive_reference(v, mu)
+    assert abs(float(skellam_logpmf(v, mu)) - reference) <= 1e-10 * abs(reference)
+    assert float(skellam_logpmf(-v, mu)) == float(skellam_logpmf(v, mu))
+
+
+@pytest.mark.parametrize("call", [
+    lambda: truncated_skellam(2.0, 10 ** 9), lambda: truncated_skellam_defect(2.0, 10 ** 9, 1.0, 3),
+    lambda: truncated_additive(lambda k: np.exp(-np.abs(k)), 10 ** 9),
+    lambda: truncated_additive_defect(lambda k: np.exp(-np.abs(k)), 10 ** 9, 1.0, 1),
+    lambda: sparse_randomized_response(10 ** 9, 1.0), lambda: sparse_exponential(lambda x, ys: -np.abs(ys - x), 1.0, 10 ** 9),
+    lambda: range_defect(sparse_randomized_response(2, 1.0), 1.0, 10 ** 9),
+    lambda: graph_distances(__import__("scipy.sparse").sparse.eye(10 ** 6, format="csr")),
+    lambda: SparseKernelMechanism(lambda x, ys: np.ones(ys.shape), lambda x: np.arange(2 ** 23)).pmf(0),
+])
+def test_parameter_sized_allocations_are_refused_with_the_size(call):
+    with pytest.raises(ValueError, match="supported"):
+        call()
+
+
+def test_range_defect_on_a_finite_alphabet_with_huge_H_is_cheap():
+    mech = SparseKernelMechanism.from_arrays(np.ones((3, 4)), np.ones((3, 4), dtype=bool))
+    result = range_defect(mech, 1.0, 10 ** 12)
+    assert result.totals.shape == (2,)          # separations 1 and 2 occur among inputs {0, 1, 2}
+
+
+def test_shell_ratio_epsilon_in_linear_time_equals_all_pairs():
+    rng = np.random.default_rng(11)
+    for _ in range(50):
+        a = np.sort(rng.exponential(size=int(rng.integers(1, 9))))[::-1] + 1e-3
+        H = int(rng.integers(1, 10))
+        j = np.arange(a.size)
+        brute = max(np.log(a[x] / a[y]) for x in j for y in j if abs(x - y) <= H)
+        assert abs(shell_ratio_epsilon(a, H) - brute) < TOL
+    big = np.exp(-np.arange(200_001) / 1e4)
+    assert abs(shell_ratio_epsilon(big, 3) - 3e-4) < 1e-12

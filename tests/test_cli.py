@@ -176,7 +176,7 @@ P_OK, Q_OK = ["--q", "0.5,0.5", "--eps", "1"], ["--p", "0.5,0.5", "--eps", "1"]
 
 OPTIMAL_ERRORS = [   # (arguments after `ldpbook optimal`, a phrase the message must contain)
     (["--p", "{f}/missing.csv", *P_OK], "no such file"),
-    (["--p", "data", *P_OK], "no such file"),
+    (["--p", "no-such-data-file", *P_OK], "no such file"),
     (["--p", "{f}/a-folder", *P_OK], "is a folder"),
     (["--p", "/proc/self/mem", *P_OK], "cannot read"),
     (["--p", "/dev/zero", *P_OK], "not a regular file"),

@@ -511,6 +511,10 @@ def bayes_error(u, v, n, reps=4000, rng=None) -> BayesErrorEstimate:
     would need ~1/P_err samples)."""
     u, v = check_pair(u, v, names=("u", "v"))
     n, reps = check_int(n, "n", 1), check_int(reps, "reps", 2)
+    if n > 2 ** 53:
+        raise ValueError("n must be at most 2**53 (the multinomial draw counts in 64-bit integers)")
+    if reps * u.size > 10 ** 8:
+        raise ValueError("reps × len(u) must be at most 10**8 (the draws are held in memory at once)")
     info = chernoff_information(u, v)
     if info.value == math.inf:
         return BayesErrorEstimate(log_error=-math.inf, exponent=math.inf, relative_se=0.0)

@@ -41,7 +41,10 @@ def check_eps(eps, name: str = "eps", allow_inf: bool = False) -> float:
     "Validate a privacy parameter: a real number ≥ 0, not NaN, finite unless `allow_inf`."
     if isinstance(eps, (bool, np.bool_)) or not isinstance(eps, (numbers.Real, np.floating, np.integer)):
         raise TypeError(f"{name} must be a real number, got {type(eps).__name__}")
-    eps = float(eps)
+    try:
+        eps = float(eps)
+    except OverflowError:                                 # an integer beyond the float range
+        raise ValueError(f"{name} is beyond the floating-point range") from None
     if np.isnan(eps):
         raise ValueError(f"{name} must not be NaN")
     if eps < 0:
@@ -70,13 +73,19 @@ def _as_float_array(a, name: str) -> np.ndarray:
     "Convert to a float array or raise a TypeError naming the argument (booleans and strings are not numbers)."
     if _not_numbers(a):
         raise TypeError(f"{name} must be an array of real numbers; booleans and strings are not numbers")
+    ragged = TypeError(f"{name} must be an array of real numbers (same length in every row)")
     try:
-        arr = np.asarray(a, dtype=float)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be an array of real numbers (same length in every row)") from None
-    if np.iscomplexobj(np.asarray(a)):
+        raw = np.asarray(a)
+    except ValueError:
+        raise ragged from None
+    if np.iscomplexobj(raw):                              # checked before the cast, which would drop the imaginary part
         raise TypeError(f"{name} must be real, got complex entries")
-    return arr
+    try:
+        return np.asarray(raw, dtype=float)
+    except OverflowError:                                 # integers beyond the float range (e.g. 10**400)
+        raise ValueError(f"{name} has entries beyond the floating-point range") from None
+    except (TypeError, ValueError):
+        raise ragged from None
 
 # %% ../nbs/00_foundations.ipynb #bde4139c
 def check_nonnegative(a, name: str) -> np.ndarray:

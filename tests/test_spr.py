@@ -403,3 +403,65 @@ def test_stored_rows_equal_recomputed_rows_and_gathered_pass():
         copied = spr_module._penalised_pass(S.subset(keep), penalty)
         for a, b_ in zip(gathered, copied):
             np.testing.assert_array_equal(a, b_)
+
+
+def test_public_api_calls_the_engine():
+    """The package registers the engine of "Making it fast"; without it the public API falls back to spr_dp."""
+    assert spr_module._ENGINES["optimal_mechanism"] is spr_module._engine_solution
+    assert spr_module._ENGINES["optimal_values"] is spr_module._engine_values
+    rng = np.random.default_rng(21)
+    p, q = rng.dirichlet(np.ones(9)), rng.dirichlet(np.ones(9))
+    fast = optimal_mechanism(p, q, 1.3, ell=3)
+    plain_value, plain_cuts = spr_module._plain_solution(p, q, 1.3, "kl", {}, 3)
+    assert abs(fast.value - plain_value) <= 1e-12 * plain_value
+
+
+FIGURE1_FILES = {6: "data/figure1_k6.csv", 100: "data/figure1_k100.csv"}
+
+
+@pytest.mark.parametrize("k", [6, 100])
+def test_shipped_figure1_data_match_the_code(k):
+    """The shipped Figure 1 data are the paper-size run, and randomly chosen stored values recompute from the
+    recorded seeds (pairs from default_rng(seed)), each by an independent public function."""
+    from pathlib import Path
+    from ldpbook.spr import read_figure1_data
+    path = Path(__file__).resolve().parents[1] / FIGURE1_FILES[k]
+    data = read_figure1_data(path)
+    s = data.settings
+    assert (s["k"], s["T"], s["n_boot"], s["seed"]) == (k, 100, 5000, 0)
+    assert np.allclose(data.eps, np.arange(101) * 0.1, rtol=0, atol=1e-12)
+    if k == 6:
+        assert s["full"] and data.lp_cells == 100 * 101 and data.lp_gap < 1e-12
+    rng = np.random.default_rng(s["seed"])
+    P0, P1 = rng.dirichlet(np.ones(k), s["T"]), rng.dirichlet(np.ones(k), s["T"])
+    pick = np.random.default_rng()                      # a fresh choice of stored points on every run
+    for t, e in zip(pick.integers(0, s["T"], 4), pick.integers(0, data.eps.size, 4)):
+        eps = float(data.eps[e])
+        assert abs(data.base[t] - divergence(P0[t], P1[t])) <= 1e-12 * data.base[t]
+        for name, fn in (("SPR", optimal_mechanism), ("binary", binary_mechanism),
+                         ("RR", randomized_response_mechanism)):
+            stored, fresh = data.values[name][t, e], fn(P0[t], P1[t], eps).value
+            assert abs(stored - fresh) <= 1e-9 * max(fresh, 1e-300), (name, int(t), eps)
+        if k == 6 and e % 25 == 0:
+            assert abs(kov_lp(P0[t], P1[t], eps).value - data.values["SPR"][t, e]) <= 1e-9 * max(
+                data.values["SPR"][t, e], 1e-12)
+
+
+def test_figure1_file_round_trip_and_bad_files(tmp_path):
+    from ldpbook.spr import figure1_data, read_figure1_data, write_figure1_data
+    d = figure1_data(5, T=7, eps=[0.0, 0.5, 3.0], n_boot=50, seed=3, boot_seed=4)
+    write_figure1_data(d, tmp_path / "f.csv")
+    back = read_figure1_data(tmp_path / "f.csv")
+    assert back.settings == d.settings and back.lp_cells == d.lp_cells
+    for name in ("SPR", "binary", "RR"):
+        assert np.array_equal(back.values[name], d.values[name])          # repr round-trips every float
+        assert np.array_equal(back.lower[name], d.lower[name]) and np.array_equal(back.mean[name], d.mean[name])
+    (tmp_path / "bad.csv").write_text("t,eps\n0,1\n")
+    with pytest.raises(ValueError, match="not a Figure 1 data file"):
+        read_figure1_data(tmp_path / "bad.csv")
+    lines = (tmp_path / "f.csv").read_text().splitlines()
+    (tmp_path / "short.csv").write_text("\n".join(lines[:-1]) + "\n")
+    with pytest.raises(ValueError, match="pairs"):
+        read_figure1_data(tmp_path / "short.csv")
+    with pytest.raises(TypeError, match="Figure1Data"):
+        write_figure1_data({"k": 5}, tmp_path / "x.csv")

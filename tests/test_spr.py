@@ -465,3 +465,50 @@ def test_figure1_file_round_trip_and_bad_files(tmp_path):
         read_figure1_data(tmp_path / "short.csv")
     with pytest.raises(TypeError, match="Figure1Data"):
         write_figure1_data({"k": 5}, tmp_path / "x.csv")
+
+
+def test_three_cycle_perturbations_of_the_proof():
+    """Lemma spr-lem-3cycle, numerically: on random staircase channels containing a 3-cycle (with ratios 0 and ∞
+    at the ends), the two perturbations of the proof are feasible and move the image in opposite directions."""
+    rng = np.random.default_rng(13)
+    for trial in range(300):
+        k, E = int(rng.integers(3, 7)), float(np.exp(rng.uniform(0.05, 5.0)))
+        p, q = rng.dirichlet(np.ones(k)), rng.dirichlet(np.ones(k))
+        if trial % 3 == 0:
+            q[np.argmax(p / q)] = 0.0                         # the last symbol gets ratio ∞
+        if trial % 4 == 0:
+            p[np.argmin(p / np.maximum(q, 1e-300))] = 0.0     # the first symbol gets ratio 0
+        p, q = p / p.sum(), q / q.sum()
+        with np.errstate(divide="ignore"):
+            order = np.argsort(np.where(q > 0, p / np.where(q > 0, q, 1), np.inf), kind="stable")
+        a, b, c = np.sort(rng.choice(k, 3, replace=False))
+        a, b, c = order[a], order[b], order[c]                # three symbols in increasing likelihood ratio
+        others = [x for x in range(k) if x not in (a, b, c)]
+        theta = 1.0 / (3 + 2 * len(others) + 2 * (E - 1))    # every symbol covered by weight 2θ: row sums 1
+        high = [{a, c}, {a, b}, {b, c}] + [{x} for x in others]
+        weight = [theta] * 3 + [2 * theta] * len(others)
+        Q = np.array([[wt * (E if x in h else 1.0) for h, wt in zip(high, weight)] for x in range(k)])
+        assert np.allclose(Q.sum(axis=1), 1) and is_ldp(Q, np.log(E))
+        i, j, jp = 0, 1, 2
+        pbar, qbar = p @ Q[:, i], q @ Q[:, i]
+        if pbar * q[b] >= p[b] * qbar:                        # Case I: column j' (011) and row a
+            z, x = jp, a
+            delta = pbar * q[a] - p[a] * qbar
+            lam, mu = (pbar * q[b] - p[b] * qbar) / delta, (p[b] * q[a] - p[a] * q[b]) / delta
+        else:                                                 # Case II: column j (110) and row c
+            z, x = j, c
+            delta = p[c] * qbar - pbar * q[c]
+            lam, mu = (p[b] * qbar - pbar * q[b]) / delta, (p[c] * q[b] - p[b] * q[c]) / delta
+        assert delta > 0 and lam >= 0 and mu > 0
+        A, B = np.zeros_like(Q), np.zeros_like(Q)
+        A[b, i], A[b, z] = 1.0, -1.0
+        B[:, i], B[:, z] = -mu * Q[:, i], mu * Q[:, i]
+        B[x, i] -= lam
+        B[x, z] += lam
+        gamma = 1e-3 * theta / max(1.0, lam)
+        for D in (A, B):
+            moved = Q + gamma * D
+            assert np.all(moved >= 0) and np.allclose(moved.sum(axis=1), 1) and is_ldp(moved, np.log(E), rtol=1e-12)
+        image = lambda D: np.concatenate([D.T @ p, D.T @ q])
+        assert np.allclose(image(A), -image(B), rtol=0, atol=1e-13)
+        assert abs(image(A)[i]) > 0 and image(A)[i] == p[b]

@@ -20,7 +20,8 @@ from .foundations import (
 __all__ = ['KOV_MAX_K', 'sort_by_likelihood_ratio', 'block_score', 'interval_scores', 'SPRMechanism', 'spr_channel',
            'spr_mechanism', 'spr_dp', 'optimal_mechanism', 'optimal_values', 'KOVSolution', 'kov_lp',
            'binary_mechanism', 'randomized_response_mechanism', 'JointRangeCandidates', 'joint_range', 'Figure5Panel',
-           'figure5_data', 'plot_figure5', 'Figure1Data', 'figure1_data', 'plot_figure1']
+           'figure5_data', 'plot_figure5', 'Figure1Data', 'figure1_data', 'plot_figure1', 'write_figure1_data',
+           'read_figure1_data']
 
 # %% ../nbs/01_spr.ipynb #abcc9a30
 def sort_by_likelihood_ratio(p, q):
@@ -177,17 +178,17 @@ def _values_from_blocks(A, B, Dd, inst, n, w, c, kind, params, logw=None):
 def interval_scores(p, q, eps, divergence="kl", **params):
     """The matrix of interval scores μ̃ of the likelihood-ratio-sorted (tie-merged) alphabet.
 
-    Entry ``[t, i]`` (0 ≤ t < i ≤ m) is the score of the block made of groups t+1, …, i (1-based); other
-    entries are −inf. The paper's μ[a:b] (weights 1 + (e^ε − 1)·1{a ≤ i ≤ b}) equals e^ε μ̃[a:b].
+    Entry ``[t, i]`` (0 ≤ t < i ≤ n_groups) is the score μ̃[t:i) of the block made of groups t, …, i−1 (0-based); other
+    entries are −inf. The paper's (1-based) μ[a:b] (weights 1 + (e^ε − 1)·1{a ≤ i ≤ b}) equals e^ε μ̃[a:b].
     Block masses are suffix sums of the group masses ending at i, not differences of prefix sums.
-    Memory O(m²): meant for teaching and checking; the solvers never build it for large m."""
+    Memory O(n_groups²): meant for teaching and checking; the solvers never build it for large n_groups."""
     p, q = check_pair(p, q)
     params = check_divergence(divergence, params)
     order, starts, _ = _lr_order(p, q)
     a, b, d = _group_masses(p, q, order, starts, params.get("gamma", 1.0))
-    m = a.size
-    M = np.full((m + 1, m + 1), -np.inf)
-    for i in range(1, m + 1):                     # blocks [t, i): suffix sums of the first i groups
+    n_groups = a.size
+    M = np.full((n_groups + 1, n_groups + 1), -np.inf)
+    for i in range(1, n_groups + 1):                     # blocks [t, i): suffix sums of the first i groups
         suffix = [np.cumsum(x[:i][::-1])[::-1] for x in (a, b, d)]
         M[:i, i] = block_score(*suffix, eps, divergence, **params)
     return M
@@ -202,7 +203,7 @@ class SPRMechanism:
     value : float
         D_f(Qᵀp ‖ Qᵀq) achieved by `channel` (the optimum, for `optimal_mechanism`).
     partition : tuple of tuple of int
-        The blocks B_1, …, B_s as tuples of original symbol indices; output j of `channel` reports block j.
+        The blocks B_0, …, B_{s−1} as tuples of original symbol indices; output j of `channel` reports block j.
     channel : numpy.ndarray
         The k × s row-stochastic channel: Q(j | x) = e^ε/(e^ε + s − 1) if x ∈ B_j, else 1/(e^ε + s − 1).
     eps : float
@@ -288,26 +289,26 @@ def spr_mechanism(p, q, eps, partition, divergence="kl", **params) -> SPRMechani
 
 # %% ../nbs/01_spr.ipynb #3cac31ed
 def spr_dp(p, q, eps, divergence="kl", ell=None, **params):
-    """The paper's dynamic program in its plain form: the best contiguous partition, in O(ℓ m²) time.
+    """The paper's dynamic program in its plain form: the best contiguous partition, in O(ℓ n_groups²) time.
 
     F[s, i] is the best total score of s blocks covering the first i groups, F[s, i] = max_t F[s−1, t] +
-    μ̃[t, i], and the optimum is max_s F[s, m] / (1 + (s − 1)e^{−ε}). Returns the value (evaluated exactly on
-    the partition found) and the block boundaries 0 = c_0 < … < c_s = m of the sorted groups. It is the
+    μ̃[t, i], and the optimum is max_s F[s, n_groups] / (1 + (s − 1)e^{−ε}). Returns the value (evaluated exactly on
+    the partition found) and the block boundaries 0 = t_0 < … < t_s = n_groups of the sorted groups. It is the
     reference that the engine behind `optimal_mechanism` ("Making it fast") is tested against."""
     M = interval_scores(p, q, eps, divergence, **params)
     p, q = check_pair(p, q)
     params, eps = check_divergence(divergence, params), check_eps(eps, allow_inf=True)
-    m, w = M.shape[0] - 1, np.exp(-eps)
-    ell = m if ell is None else min(ell, m)
-    F, back = np.full((ell + 1, m + 1), -np.inf), np.zeros((ell + 1, m + 1), dtype=int)
+    n_groups, w = M.shape[0] - 1, np.exp(-eps)
+    ell = n_groups if ell is None else min(ell, n_groups)
+    F, back = np.full((ell + 1, n_groups + 1), -np.inf), np.zeros((ell + 1, n_groups + 1), dtype=int)
     F[0, 0] = 0.0
     for s in range(1, ell + 1):
-        for i in range(s, m + 1):
+        for i in range(s, n_groups + 1):
             cand = F[s - 1, :i] + M[:i, i]
             back[s, i] = int(np.argmax(cand))
             F[s, i] = cand[back[s, i]]
-    s = int(np.argmax(F[1:, m] / (1 + np.arange(ell) * w))) + 1          # the fewest blocks among ties
-    cuts = [m]
+    s = int(np.argmax(F[1:, n_groups] / (1 + np.arange(ell) * w))) + 1          # the fewest blocks among ties
+    cuts = [n_groups]
     for layer in range(s, 0, -1):
         cuts.append(int(back[layer, cuts[-1]]))
     cuts = cuts[::-1]
@@ -328,14 +329,23 @@ def _check_ell(ell, k):
         raise ValueError(f"ell must satisfy 1 ≤ ell ≤ k = {k}, got {ell}")
     return int(ell)
 
+# %% ../nbs/01_spr.ipynb #0b55750d
+_ENGINES = {}        # fast solvers by public function; "Making it fast" (the closing section) registers them
+
+
+def _plain_solution(p, q, eps, divergence, params, ell):
+    "The value and block boundaries of an optimal contiguous partition, by the reference `spr_dp`."
+    return spr_dp(p, q, eps, divergence, ell=ell, **params)
+
 # %% ../nbs/01_spr.ipynb #a4f5f507
 def optimal_mechanism(p, q, eps, divergence="kl", ell=None, **params) -> SPRMechanism:
     """An optimal ε-LDP mechanism for testing p against q: it maximises D_f(Qᵀp ‖ Qᵀq) exactly.
 
     Sorts the alphabet by likelihood ratio (ties merged), then maximises Σ_j μ̃(B_j)/(1 + (s − 1)e^{−ε}) over
-    contiguous partitions: without a budget by Dinkelbach's fractional programming (a few O(k²) passes, O(k)
-    memory when k is large), with a budget `ell` smaller than the unconstrained optimum's number of blocks by
-    the paper's O(ℓk²) dynamic program (`spr_dp` is its plain form). Scores are computed from exact block
+    contiguous partitions. The solver is the engine of the chapter's section "Making it fast": without a budget
+    Dinkelbach's fractional programming (a few O(k²) passes, O(k) memory when k is large), with a budget `ell`
+    smaller than the unconstrained optimum's number of blocks the paper's O(ℓk²) dynamic program; `spr_dp` is
+    the plain reference it is tested against. Scores are computed from exact block
     masses in cancellation-free forms, so the value is correct to about 1e-12 relative for every ε, including
     masses of 1e-300 (see "Exact in floating point").
 
@@ -365,402 +375,15 @@ def optimal_mechanism(p, q, eps, divergence="kl", ell=None, **params) -> SPRMech
     p, q = check_pair(p, q)
     eps = check_eps(eps, allow_inf=True)
     params = check_divergence(divergence, params)
-    k = p.size
-    ell = _check_ell(ell, k)
-    batch, groups, null = _single_batch(p, q, eps, divergence, params)
-    cuts = np.flatnonzero(_optimise(batch, ell)[0][0])
-    if divergence == "renyi" and params["alpha"] < 1 and \
-            (params["alpha"] - 1) * _partition_ratios(batch, _cuts_row(cuts, batch)) < -0.5:
-        batch = batch.take([0], kind="renyi-cross")
-    cuts = _merge_ties(batch, cuts)
+    ell = _check_ell(ell, p.size)
+    solve = _ENGINES.get("optimal_mechanism", _plain_solution)
+    value, cuts = solve(p, q, eps, divergence, params, ell)
+    groups, null = _lr_groups(p, q)
     blocks = [np.concatenate(groups[a:b]) for a, b in zip(cuts[:-1], cuts[1:])]
-    blocks[0] = np.concatenate((blocks[0], null))
+    blocks[0] = np.concatenate((blocks[0], null))                 # symbols with p = q = 0 join the first block
     blocks = tuple(tuple(int(x) for x in block) for block in blocks)
-    value = float(_values_from_cuts(batch.a, batch.b, batch.d, batch.w, batch.c, _cuts_row(cuts, batch),
-                                    divergence, params)[0])
-    return SPRMechanism(value=value, partition=blocks, channel=readonly(spr_channel(blocks, k, eps)), eps=eps,
-                        divergence=divergence, params=MappingProxyType(dict(params)))
-
-# %% ../nbs/01_spr.ipynb #eefa6e15
-def _cuts_row(cuts, batch):
-    "Boundary positions of one instance as a boolean (1, m+1) row."
-    row = np.zeros((1, batch.a.shape[1] + 1), dtype=bool)
-    row[0, cuts] = True
-    return row
-
-# %% ../nbs/01_spr.ipynb #d5e549cd
-def _renyi_scale(a, b, w, c, kind, params, logw):
-    """Per instance, the log-scale K ≥ 0 by which Rényi (α > 1) scores are divided: u^α v^{1−α} ≤ r^{α−1} u
-    for the largest group ratio r = u/v, so with K = (α − 1) log r − 300 no scaled score exceeds e^{300}."""
-    n = a.shape[0]
-    if kind != "renyi" or params["alpha"] <= 1:
-        return np.zeros(n)
-    u, v = w[:, None] + c[:, None] * a, w[:, None] + c[:, None] * b
-    lu, lv = _log_args(u, v, logw[:, None])
-    with np.errstate(invalid="ignore"):
-        logr = np.where(np.isfinite(lu) & np.isfinite(lv), lu - lv, 0.0)
-    K = np.maximum(0.0, (params["alpha"] - 1) * logr.max(axis=1) - 300.0)
-    return np.where(np.any((u > 0) & np.isneginf(lv), axis=1), 0.0, K)   # an infinite optimum needs no scale
-
-# %% ../nbs/01_spr.ipynb #fde4a905
-def _scores(U, V, D, w, kind, params, K, logw):
-    """Block scores from block arguments U, V and differences D for the optimisation: `divergence_terms`,
-    except for Rényi with α > 1 at scale K > 0 (scores times e^{−K}) and for the internal objective
-    'renyi-cross' (−u^α v^{1−α}, minimised S for α < 1 when S is far below 1)."""
-    if kind == "renyi-cross":
-        a = params["alpha"]
-        both = (U > 0) & (V > 0)
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            plain = np.where(both, -np.exp(a * np.log(np.where(both, U, 1.0))
-                                           + (1 - a) * np.log(np.where(both, V, 1.0))), 0.0)
-    else:
-        plain = divergence_terms(U, V, D, kind, check=False, **params)
-    if kind == "renyi" and params["alpha"] > 1 and np.any(K > 0):
-        a = params["alpha"]
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            scaled = (np.exp(a * np.log(U) + (1 - a) * np.log(V) - K) - np.exp(-K) * (V + a * D)) / (a - 1)
-        plain = np.where(K > 0, scaled, plain)
-    return _underflow_scores(U, V, plain, logw, kind, params, K)
-
-# %% ../nbs/01_spr.ipynb #8ec19ed2
-def _values_from_cuts(a, b, d, w, c, cuts, kind, params, logw=None):
-    "Exact values of n contiguous partitions given as boolean (n, m+1) block boundaries of the groups."
-    n, m = a.shape
-    inst, pos = np.nonzero(cuts)
-    same = inst[1:] == inst[:-1]
-    inst, start = inst[1:][same], pos[:-1][same]
-    flat = inst * m + start                                  # block starts in the flattened (n·m) arrays
-    A, B, Dd = (np.add.reduceat(x.ravel(), flat) for x in (a, b, d))
-    return _values_from_blocks(A, B, Dd, inst, n, w, c, kind, params, logw)
-
-# %% ../nbs/01_spr.ipynb #79aa87f7
-_TABLE_BUDGET = 6_000_000          # largest number of stored interval scores (48 MB); beyond it rows are recomputed
-
-
-@dataclass
-class _Batch:
-    "n instances of the SPR problem with m groups each: group masses a, b, differences d, and w, c, K per instance."
-    a: np.ndarray
-    b: np.ndarray
-    d: np.ndarray
-    w: np.ndarray
-    c: np.ndarray
-    kind: object
-    params: dict
-    K: np.ndarray = None
-    logw: np.ndarray = None                 # −ε (log w, also where w underflows to 0)
-
-    def __post_init__(self):
-        if self.logw is None:
-            with np.errstate(divide="ignore"):
-                self.logw = np.log(self.w)
-        if self.K is None:
-            self.K = _renyi_scale(self.a, self.b, self.w, self.c, self.kind, self.params, self.logw)
-
-    def take(self, idx, kind=None):
-        "The instances `idx` (optionally with another objective kind)."
-        kind = self.kind if kind is None else kind
-        return _Batch(self.a[idx], self.b[idx], self.d[idx], self.w[idx], self.c[idx], kind, self.params,
-                      self.K[idx] if kind == self.kind else None, self.logw[idx])
-
-    def block_scores(self, A, B, Dd, inst):
-        "Scores of blocks with masses A, B, Dd belonging to instances `inst`."
-        w, c = self.w[inst], self.c[inst]
-        return _scores(w + c * A, w + c * B, _shift(w, self.kind, self.params) + c * Dd, w, self.kind,
-                       self.params, self.K[inst], self.logw[inst])
-
-# %% ../nbs/01_spr.ipynb #fcbb3f0b
-def _buffers(workspace, size):
-    "A table buffer of the requested size, reused from the dict `workspace` (kept across a sweep's batches)."
-    if workspace is None:
-        return np.empty(size)
-    if workspace.get("packed", np.empty(0)).size < size:
-        workspace["packed"] = np.empty(size)
-    return workspace["packed"][:size]
-
-# %% ../nbs/01_spr.ipynb #8dc9a201
-class _Scores:
-    """Interval-score oracle: ``rows()`` yields (i, row) for i = 1..m, row[:, t] the score of the block of groups
-    t..i−1. The block arguments are running sums U[t] = (w + c a_t) + c a_{t+1} + … extended by one group per
-    row: every block mass is a sum of its own non-negative group masses (relative error ≤ m ulps), never a
-    difference of prefix sums. The rows are stored (packed into one reused buffer) when they fit the budget.
-
-    KL kernel: the plain u log(u/v), three in-place passes and two running sums. It differs from the linear-free
-    score by u − v, whose sum over any partition is the constant c(Σp − Σq) ≈ 1e-16, and its rounding error is
-    a few ulps of u·|log(u/v)| ≤ 28u per block (u ≥ w ≥ 1e-12), against an optimum of at least about 2(c·TV)²:
-    it only chooses the partition (the value is evaluated exactly afterwards) and is used when c·TV ≥ 1e-2 and
-    ε ≤ 27 (relative error below 1e-11). Otherwise the scores come from `divergence_terms`."""
-
-    def __init__(self, batch, store=True, workspace=None):
-        self.batch, self.n, self.m = batch, *batch.a.shape
-        c = batch.c[:, None]
-        self.ca, self.cb, self.cd = c * batch.a, c * batch.b, c * batch.d
-        self.start = np.column_stack([batch.w, batch.w, _shift(batch.w, batch.kind, batch.params)])
-        tv = 0.5 * np.abs(batch.d).sum(axis=1)           # KL kernel: u ≥ 1e-12 and ε·TV not small
-        self.fast = batch.kind == "kl" and bool(np.all(batch.w >= 1e-12) and np.all(batch.c * tv >= 1e-2))
-        self.table = None
-        size = self.n * self.m * (self.m + 1) // 2
-        if store and size <= _TABLE_BUDGET:
-            packed = _buffers(workspace, size)
-            offsets = np.concatenate(([0], np.cumsum(self.n * np.arange(1, self.m + 1))))
-            rows = [packed[offsets[i - 1]:offsets[i]].reshape(self.n, i) for i in range(1, self.m + 1)]
-            self.table = [None] + [row for _, row in self._sweep(rows)]
-
-    def _sweep(self, into=None):
-        "Yield (i, row i), written into the buffers `into[i − 1]` when given."
-        n, m, bt = self.n, self.m, self.batch
-        U, V, D = np.empty((n, m)), np.empty((n, m)), np.empty((n, m))
-        w, K, logw = bt.w[:, None], bt.K[:, None], bt.logw[:, None]
-        runs = ((U, self.ca, 0), (V, self.cb, 1)) if self.fast else ((U, self.ca, 0), (V, self.cb, 1), (D, self.cd, 2))
-        for i in range(1, m + 1):
-            j = i - 1
-            for run, x, col in runs:
-                run[:, :j] += x[:, j:i]
-                run[:, j] = self.start[:, col] + x[:, j]
-            out = np.empty((n, i)) if into is None else into[j]
-            if self.fast:                                 # u log(u/v), in place
-                np.divide(U[:, :i], V[:, :i], out=out)
-                np.log(out, out=out)
-                out *= U[:, :i]
-            else:
-                out[...] = _scores(U[:, :i], V[:, :i], D[:, :i], w, bt.kind, bt.params, K, logw)
-            yield i, out
-
-    def rows(self):
-        "Yield (i, row i) for i = 1..m."
-        if self.table is None:
-            yield from self._sweep()
-        else:
-            yield from ((i, self.table[i]) for i in range(1, self.m + 1))
-
-    def subset(self, keep):
-        "The oracle restricted to the instances `keep` (an index array)."
-        new = object.__new__(type(self))
-        new.__dict__.update(self.__dict__)
-        new.batch, new.n = self.batch.take(keep), keep.size
-        new.ca, new.cb, new.cd, new.start = self.ca[keep], self.cb[keep], self.cd[keep], self.start[keep]
-        if self.table is not None:
-            new.table = [None] + [r[keep] for r in self.table[1:]]
-        return new
-
-# %% ../nbs/01_spr.ipynb #af456a17
-def _pointers_to_cuts(ptr):
-    "Boolean (n, m+1) block boundaries from back-pointers, walking back from m to 0."
-    n, m1 = ptr.shape
-    ar, cur = np.arange(n), np.full(n, m1 - 1)
-    cuts = np.zeros((n, m1), dtype=bool)
-    cuts[:, m1 - 1] = True
-    while np.any(cur > 0):
-        cur = ptr[ar, cur]
-        cuts[ar, cur] = True
-    return cuts
-
-# %% ../nbs/01_spr.ipynb #37335de2
-def _cut_blocks(batch, cuts):
-    "Block masses (A, B, Dd), owning instance and count per instance of the partitions given by `cuts`."
-    n, m = batch.a.shape
-    inst, pos = np.nonzero(cuts)
-    same = inst[1:] == inst[:-1]
-    inst, start = inst[1:][same], pos[:-1][same]
-    flat = inst * m + start
-    A, B, Dd = (np.add.reduceat(x.ravel(), flat) for x in (batch.a, batch.b, batch.d))
-    return A, B, Dd, inst, np.bincount(inst, minlength=n)
-
-# %% ../nbs/01_spr.ipynb #beff459f
-def _partition_ratios(batch, cuts):
-    "The objective Σ μ̃ / (1 + (s − 1)w) of each instance's partition (scores as in the optimisation)."
-    A, B, Dd, inst, s = _cut_blocks(batch, cuts)
-    total = np.bincount(inst, batch.block_scores(A, B, Dd, inst), minlength=batch.w.size)
-    return total / (1 + (s - 1) * batch.w)
-
-# %% ../nbs/01_spr.ipynb #40047c98
-def _starting_partitions(batch):
-    """Back-pointers of two cheap feasible partitions per instance (all singletons, and the best single cut,
-    its two blocks a prefix and a suffix sum) and the better ratio of the two: where Dinkelbach starts."""
-    n, m = batch.a.shape
-    ar, w = np.arange(n), batch.w
-    inst = np.repeat(ar, m)
-    single = np.maximum(np.arange(m + 1) - 1, 0)[None, :].repeat(n, 0)
-    tot = batch.block_scores(batch.a.ravel(), batch.b.ravel(), batch.d.ravel(), inst).reshape(n, m).sum(axis=1)
-    best_ratio, best_ptr = tot / (1 + (m - 1) * w), single
-    if m >= 2:
-        pre = [np.cumsum(x, axis=1)[:, :-1] for x in (batch.a, batch.b, batch.d)]
-        suf = [np.cumsum(x[:, ::-1], axis=1)[:, ::-1][:, 1:] for x in (batch.a, batch.b, batch.d)]
-        inst = np.repeat(ar, m - 1)
-        left = batch.block_scores(*(x.ravel() for x in pre), inst).reshape(n, m - 1)
-        right = batch.block_scores(*(x.ravel() for x in suf), inst).reshape(n, m - 1)
-        j = np.argmax(left + right, axis=1)
-        two = (left[ar, j] + right[ar, j]) / (1 + w)
-        ptr2 = np.zeros((n, m + 1), dtype=np.int64)
-        ptr2[ar, m] = j + 1
-        better = two > best_ratio
-        best_ratio = np.where(better, two, best_ratio)
-        best_ptr = np.where(better[:, None], ptr2, best_ptr)
-    return best_ratio, best_ptr
-
-# %% ../nbs/01_spr.ipynb #a919588a
-def _penalised_pass(S, penalty, keep=None):
-    """One O(m²) pass of max_π Σ_blocks (μ̃(B) − penalty): returns totals Σμ̃, block counts and back-pointers.
-
-    H[i] = max_t H[t] + μ̃(t, i) − penalty; Σμ̃ = H[m] + penalty·count. With `keep` (an index array; S must
-    store its table) only those instances are solved, their rows gathered into a reused buffer."""
-    b, m = (S.n if keep is None else keep.size), S.m
-    ar = np.arange(b)
-    H = np.zeros((b, m + 1))
-    ptr = np.zeros((b, m + 1), dtype=np.int64)
-    buffer = np.empty(b * m)
-    for i, row in S.rows():
-        cand = buffer[:b * i].reshape(b, i)
-        if keep is None:
-            np.add(H[:, :i], row, out=cand)
-        else:
-            np.take(row, keep, axis=0, out=cand)
-            cand += H[:, :i]
-        j = np.argmax(cand, axis=1)
-        ptr[:, i] = j
-        np.subtract(np.take(buffer, ar * i + j), penalty, out=H[:, i])      # cand[ar, j] − penalty
-    cnt, cur = np.zeros(b, dtype=np.int64), np.full(b, m)
-    while np.any(cur > 0):                          # count the blocks of the optimal partitions
-        cnt += cur > 0
-        cur = ptr[ar, cur]
-    return H[:, m] + penalty * cnt, cnt, ptr
-
-# %% ../nbs/01_spr.ipynb #9d6c38cb
-def _dinkelbach(S, ratio, ptr, rtol=1e-14):
-    """Maximise Σ_j μ̃(B_j) / (1 + (s − 1) w) over all contiguous partitions by Dinkelbach's iteration.
-
-    Starts from feasible partitions (back-pointers `ptr`, ratios `ratio`); each pass solves the parametric
-    problem max_π Σ_j (μ̃(B_j) − λw) exactly and moves λ to the ratio of its maximiser. It stops when a pass
-    finds no partition better than λ by more than a relative `rtol`: λ is then optimal up to round-off.
-    Later passes run only on the instances still improving."""
-    ratio, ptr = ratio.astype(float).copy(), ptr.copy()
-    w = S.batch.w
-    active = np.flatnonzero(np.isfinite(ratio))
-    while active.size:
-        lam, w_act = ratio[active], w[active]
-        penalty = np.where(w_act > 0, lam * w_act, 0.0)
-        if active.size == S.n:
-            N, cnt, new_ptr = _penalised_pass(S, penalty)
-        elif S.table is not None:
-            N, cnt, new_ptr = _penalised_pass(S, penalty, keep=active)
-        else:
-            N, cnt, new_ptr = _penalised_pass(S.subset(active), penalty)
-        new = N / (1 + (cnt - 1) * w_act)
-        better = new > lam + rtol * np.abs(lam) + 1e-300
-        ratio[active[better]] = new[better]
-        ptr[active[better]] = new_ptr[better]
-        active = active[better & np.isfinite(new)]
-    return ratio, ptr
-
-# %% ../nbs/01_spr.ipynb #2616e4df
-def _solve(batch, ratio=None, ptr=None, workspace=None):
-    """Optimal ratios and back-pointers of optimal partitions for a batch, by Dinkelbach's iteration from
-    `ratio`/`ptr` (feasible starting partitions, e.g. from a neighbouring ε) or from `_starting_partitions`."""
-    if ratio is None:
-        ratio, ptr = _starting_partitions(batch)
-    else:
-        ratio, ptr = ratio.copy(), ptr.copy()
-    zero = batch.w == 1                   # ε = 0: every partition has the value of one block; take one block
-    ptr[zero] = 0
-    todo = np.flatnonzero(~zero)
-    if todo.size:
-        S = _Scores(batch.take(todo), workspace=workspace)
-        ratio[todo], ptr[todo] = _dinkelbach(S, ratio[todo], ptr[todo])
-    return ratio, ptr
-
-# %% ../nbs/01_spr.ipynb #672b536c
-def _layered(batch, ell):
-    """The paper's DP with an output budget: F[s, i] = max_t F[s−1, t] + μ̃(t, i) for s ≤ ell, then
-    max_s F[s, m] / (1 + (s − 1) w). Returns the block boundaries (n, m+1) of the best partitions."""
-    S = _Scores(batch)
-    n, m, w = S.n, S.m, batch.w
-    ar, layers = np.arange(n), min(ell, m)
-    F = np.full((n, m + 1), -np.inf)
-    F[:, 0] = 0.0
-    best, best_s = np.full(n, -np.inf), np.ones(n, dtype=np.int64)
-    pointers = np.zeros((layers, n, m + 1), dtype=np.int32)       # O(ℓ k) memory for the traceback
-    for s in range(1, layers + 1):
-        G = np.full((n, m + 1), -np.inf)
-        for i, row in S.rows():
-            if i >= s:
-                cand = F[:, :i] + row
-                j = np.argmax(cand, axis=1)
-                G[:, i], pointers[s - 1, :, i] = cand[ar, j], j
-        F = G
-        r = F[:, m] / (1 + (s - 1) * w)
-        better = r > best                                          # strict: the fewest blocks among ties
-        best, best_s = np.where(better, r, best), np.where(better, s, best_s)
-    cuts = np.zeros((n, m + 1), dtype=bool)
-    cuts[:, 0] = cuts[:, m] = True
-    cur = np.full(n, m)
-    for s in range(layers, 0, -1):
-        on = best_s >= s
-        cur = np.where(on, pointers[s - 1, ar, cur], cur)
-        cuts[ar[on], cur[on]] = True
-    return cuts
-
-# %% ../nbs/01_spr.ipynb #c66bb187
-def _optimise(batch, ell, warm=None, workspace=None):
-    """Block boundaries (n, m+1) of optimal partitions with at most `ell` blocks, and the back-pointers of the
-    unconstrained optima (the warm start of a sweep's next batch). For Rényi with α < 1, instances whose
-    S = Σ u^α v^{1−α}/(1 + (s − 1)w) lies far below 1 are solved again by minimising S itself, so that a
-    tiny S (a huge divergence) is compared in relative, not absolute, precision."""
-    if warm is None:
-        ratio, ptr = _solve(batch, workspace=workspace)
-    else:
-        ratio, ptr = _solve(batch, _partition_ratios(batch, _pointers_to_cuts(warm)), warm, workspace)
-    cuts = _pointers_to_cuts(ptr)
-    m = batch.a.shape[1]
-    if ell < m:
-        over = np.flatnonzero(cuts.sum(axis=1) - 1 > ell)
-        if over.size:
-            cuts[over] = _layered(batch.take(over), ell)
-    if batch.kind == "renyi" and batch.params["alpha"] < 1:
-        far = np.flatnonzero((batch.params["alpha"] - 1) * _partition_ratios(batch, cuts) < -0.5)
-        if far.size:
-            cross = batch.take(far, kind="renyi-cross")
-            cross_ratio, cross_ptr = _solve(cross)
-            cross_cuts = _pointers_to_cuts(cross_ptr)
-            if ell < m:
-                over = np.flatnonzero(cross_cuts.sum(axis=1) - 1 > ell)
-                if over.size:
-                    cross_cuts[over] = _layered(cross.take(over), ell)
-            cuts[far] = cross_cuts
-    return cuts, ptr
-
-# %% ../nbs/01_spr.ipynb #3f2106e2
-def _merge_ties(batch, cuts, rtol=1e-15):
-    """Merge adjacent blocks of one instance's partition (boundaries `cuts`) while the objective does not drop
-    (up to `rtol` round-off), best merge first: piecewise-linear f (TV, E_γ) make many partitions tie."""
-    cuts = np.asarray(cuts)
-    A, B, Dd = (np.add.reduceat(x[0], cuts[:-1]) for x in (batch.a, batch.b, batch.d))
-    terms = batch.block_scores(A, B, Dd, np.zeros(A.size, dtype=np.intp))
-    w = float(batch.w[0])
-    total = terms.sum()
-    best = total / (1 + (A.size - 1) * w)
-    if not (np.all(np.isfinite(terms)) and np.isfinite(best)):
-        return cuts
-    while A.size > 1:
-        A2, B2, D2 = A[:-1] + A[1:], B[:-1] + B[1:], Dd[:-1] + Dd[1:]
-        merged = batch.block_scores(A2, B2, D2, np.zeros(A2.size, dtype=np.intp))
-        new = (total - terms[:-1] - terms[1:] + merged) / (1 + (A.size - 2) * w)
-        j = int(np.argmax(new))
-        if not new[j] >= best - rtol * abs(best) - 1e-300:
-            break
-        total, best = total - terms[j] - terms[j + 1] + merged[j], new[j]
-        A, B, Dd = (np.concatenate((x[:j], [y[j]], x[j + 2:])) for x, y in ((A, A2), (B, B2), (Dd, D2)))
-        terms = np.concatenate((terms[:j], [merged[j]], terms[j + 2:]))
-        cuts = np.delete(cuts, j + 1)
-    return cuts
-
-# %% ../nbs/01_spr.ipynb #a5c1f5e5
-def _single_batch(p, q, eps, divergence, params):
-    "The one-instance batch of (p, q, ε) and its likelihood-ratio groups and null symbols."
-    order, starts, null = _lr_order(p, q)
-    a, b, d = _group_masses(p, q, order, starts, params.get("gamma", 1.0))
-    batch = _Batch(a[None], b[None], d[None], np.array([np.exp(-eps)]), np.array([-np.expm1(-eps)]),
-                   divergence, params, logw=np.array([-eps]))
-    return batch, np.split(order, starts[1:]), null
+    return SPRMechanism(value=float(value), partition=blocks, channel=readonly(spr_channel(blocks, p.size, eps)),
+                        eps=eps, divergence=divergence, params=MappingProxyType(dict(params)))
 
 # %% ../nbs/01_spr.ipynb #1b344d60
 def _check_batch(P0, P1):
@@ -788,17 +411,6 @@ def _eps_vector(eps):
         eps_list = arr.tolist()
     return np.array([check_eps(e, allow_inf=True) for e in eps_list], dtype=float)
 
-# %% ../nbs/01_spr.ipynb #8a956d38
-def _padded_groups(P0, P1, gamma):
-    "Group masses (a, b, d) of T pairs, padded with zero-mass groups to a common m (they never help)."
-    groups = [_group_masses(P0[t], P1[t], *_lr_order(P0[t], P1[t])[:2], gamma) for t in range(P0.shape[0])]
-    m = max(g[0].size for g in groups)
-    out = np.zeros((3, P0.shape[0], m))
-    for t, g in enumerate(groups):
-        for j in range(3):
-            out[j, t, :g[j].size] = g[j]
-    return out
-
 # %% ../nbs/01_spr.ipynb #0c10b163
 def optimal_values(P0, P1, eps, divergence="kl", ell=None, **params) -> np.ndarray:
     """Optimal values max_Q D_f(QᵀP0[t] ‖ QᵀP1[t]) for many pairs and many ε at once.
@@ -819,34 +431,22 @@ def optimal_values(P0, P1, eps, divergence="kl", ell=None, **params) -> np.ndarr
 
     Notes
     -----
-    All (pair, ε) instances are solved together, in array passes over batches of instances. The ε grid is
-    visited in sorted order in interleaved batches, so that each instance starts Dinkelbach's iteration from
+    The engine of "Making it fast" solves all (pair, ε) instances together, in array passes over batches of
+    instances, visiting the ε grid in sorted order so that each instance starts Dinkelbach's iteration from
     the optimal partition of its neighbour at the next smaller ε (usually already optimal: one pass confirms).
     """
     P0, P1 = _check_batch(P0, P1)
     params = check_divergence(divergence, params)
     eps_arr = _eps_vector(eps)
-    T, k = P0.shape
-    ell = _check_ell(ell, k)
-    a, b, d = _padded_groups(P0, P1, params.get("gamma", 1.0))
-    m = a.shape[1]
-    order = np.argsort(eps_arr, kind="stable")
-    per_batch = max(1, _TABLE_BUDGET // max(1, T * m * (m + 1) // 2))
-    n_batches = -(-order.size // per_batch)
-    out = np.empty((T, order.size))
-    warm, workspace = None, {}                    # previous batch's back-pointers; reused table buffer
-    for g in range(n_batches):
-        idx = order[g::n_batches]                  # interleaved: batch g holds sorted positions g, g+n, g+2n…
-        es = eps_arr[idx]
-        batch = _Batch(np.tile(a, (es.size, 1)), np.tile(b, (es.size, 1)), np.tile(d, (es.size, 1)),
-                       np.repeat(np.exp(-es), T), np.repeat(-np.expm1(-es), T), divergence, params,
-                       logw=np.repeat(-es, T))
-        cuts, ptr = _optimise(batch, ell, None if warm is None else warm[:batch.w.size], workspace)
-        warm = ptr
-        values = _values_from_cuts(batch.a, batch.b, batch.d, batch.w, batch.c, cuts, divergence, params,
-                                   batch.logw)
-        out[:, idx] = values.reshape(es.size, T).T
-    return out
+    ell = _check_ell(ell, P0.shape[1])
+    solve = _ENGINES.get("optimal_values", _plain_values)
+    return solve(P0, P1, eps_arr, divergence, params, ell)
+
+# %% ../nbs/01_spr.ipynb #f0b39a29
+def _plain_values(P0, P1, eps_arr, divergence, params, ell):
+    "Optimal values one instance at a time by the reference `spr_dp`: shape (T, E)."
+    return np.array([[spr_dp(p0, p1, e, divergence, ell=ell, **params)[0] for e in eps_arr]
+                     for p0, p1 in zip(P0, P1)])
 
 # %% ../nbs/01_spr.ipynb #74380c96
 KOV_MAX_K = 14     # the staircase LP has 2^k − 1 variables: 16,383 at k = 14
@@ -1135,7 +735,8 @@ class Figure1Data:
 
     ``mean[name]``, ``lower[name]``, ``upper[name]`` (each of shape (E,)) for name in ('SPR', 'binary', 'RR');
     ``values[name]`` the raw (T, E) values; ``lp_gap`` the largest |SPR − LP| over the (t, ε) cells where the
-    LP was run (``lp_cells`` of them; NaN if none)."""
+    LP was run (``lp_cells`` of them; NaN if none); ``base`` the (T,) values D(P0[t]‖P1[t]) that normalise them;
+    ``settings`` how the pairs and bands were drawn (k, T, seed, boot_seed, n_boot, full)."""
     k: int
     eps: np.ndarray
     values: dict
@@ -1144,6 +745,25 @@ class Figure1Data:
     upper: dict
     lp_gap: float
     lp_cells: int
+    base: np.ndarray = None
+    settings: dict = field(default_factory=dict)
+
+# %% ../nbs/01_spr.ipynb #d5de5315
+def _figure1_bands(values, base, n_boot, boot_seed):
+    """Mean normalised utilities v/D(P0‖P1) over the pairs and their 95% percentile-bootstrap bands: ``n_boot``
+    resamples of the pairs from ``default_rng(boot_seed)``, the same for every mechanism. Pairs with
+    D(P0‖P1) = 0 are skipped, as the paper does."""
+    keep = base > 0
+    normalised = {name: v[keep] / base[keep, None] for name, v in values.items()}
+    counts = np.zeros((n_boot, keep.sum()))
+    draws = np.random.default_rng(boot_seed).integers(0, keep.sum(), size=(n_boot, keep.sum()))
+    np.add.at(counts, (np.arange(n_boot)[:, None], draws), 1.0)
+    mean, lower, upper = {}, {}, {}
+    for name, v in normalised.items():
+        boot = counts @ v / keep.sum()
+        mean[name] = v.mean(axis=0)
+        lower[name], upper[name] = np.percentile(boot, [2.5, 97.5], axis=0)
+    return mean, lower, upper
 
 # %% ../nbs/01_spr.ipynb #cbdeb138
 def figure1_data(k=6, T=100, eps=None, full=False, n_boot=5000, seed=0, boot_seed=1,
@@ -1175,18 +795,10 @@ def figure1_data(k=6, T=100, eps=None, full=False, n_boot=5000, seed=0, boot_see
             todo = tqdm(todo, desc=f"LP check, k = {k}", unit="cell")
         gaps = [abs(values["SPR"][t, e] - kov_lp(P0[t], P1[t], eps_arr[e]).value) for t, e in todo]
         gap, cells = float(max(gaps)), len(gaps)
-    keep = base > 0                                         # skip pairs with D(P0‖P1) = 0, as the paper does
-    normalised = {name: v[keep] / base[keep, None] for name, v in values.items()}
-    counts = np.zeros((n_boot, keep.sum()))
-    draws = np.random.default_rng(boot_seed).integers(0, keep.sum(), size=(n_boot, keep.sum()))
-    np.add.at(counts, (np.arange(n_boot)[:, None], draws), 1.0)
-    mean, lower, upper = {}, {}, {}
-    for name, v in normalised.items():
-        boot = counts @ v / keep.sum()
-        mean[name] = v.mean(axis=0)
-        lower[name], upper[name] = np.percentile(boot, [2.5, 97.5], axis=0)
+    mean, lower, upper = _figure1_bands(values, base, n_boot, boot_seed)
+    settings = dict(k=k, T=T, seed=int(seed), boot_seed=boot_seed, n_boot=n_boot, full=bool(full))
     return Figure1Data(k=k, eps=eps_arr, values=values, mean=mean, lower=lower, upper=upper, lp_gap=gap,
-                       lp_cells=cells)
+                       lp_cells=cells, base=base, settings=settings)
 
 # %% ../nbs/01_spr.ipynb #49848dfb
 def plot_figure1(data_list, ax=None):
@@ -1204,3 +816,486 @@ def plot_figure1(data_list, ax=None):
         a.set_title(f"k = {d.k}" + (f" (LP on {d.lp_cells} cells)" if d.lp_cells else "")), a.set_ylim(0, 1.02)
         a.legend(loc="lower right")
     return ax
+
+# %% ../nbs/01_spr.ipynb #231254db
+_FIGURE1_COLUMNS = ("t", "eps", "kl_base", "SPR", "binary", "RR")
+
+
+def write_figure1_data(data, path):
+    """Write a `Figure1Data` to a CSV file: a first line ``# {settings as JSON}`` (k, T, seed, boot_seed,
+    n_boot, full, and the LP check lp_gap, lp_cells), a header row, then one row per pair t and ε with
+    D(P0[t]‖P1[t]) and the three raw KL values, every float written to full precision (``repr``)."""
+    import json
+    if not isinstance(data, Figure1Data) or not data.settings:
+        raise TypeError("data must be a Figure1Data returned by figure1_data")
+    header = dict(data.settings, lp_gap=None if np.isnan(data.lp_gap) else data.lp_gap, lp_cells=data.lp_cells)
+    rows = [",".join(_FIGURE1_COLUMNS)]
+    for t in range(data.base.size):
+        for e, eps in enumerate(data.eps):
+            numbers = (eps, data.base[t], *(data.values[name][t, e] for name in ("SPR", "binary", "RR")))
+            rows.append(",".join([str(t)] + [repr(float(x)) for x in numbers]))
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write("# " + json.dumps(header) + "\n" + "\n".join(rows) + "\n")
+
+# %% ../nbs/01_spr.ipynb #0b83609f
+def read_figure1_data(path) -> Figure1Data:
+    """Read a file written by `write_figure1_data` back into a `Figure1Data`; the means and bootstrap bands are
+    recomputed from the raw values with the recorded ``n_boot`` and ``boot_seed``."""
+    import json
+    with open(path, encoding="utf-8") as fh:
+        first, columns = fh.readline(), fh.readline().strip()
+        if not first.startswith("# ") or columns != ",".join(_FIGURE1_COLUMNS):
+            raise ValueError(f"{path}: not a Figure 1 data file (expected a '# {{settings}}' line and the columns "
+                             f"{','.join(_FIGURE1_COLUMNS)})")
+        settings = json.loads(first[2:])
+        table = np.loadtxt(fh, delimiter=",", ndmin=2)
+    T = int(settings["T"])
+    E = table.shape[0] // T
+    if table.shape != (T * E, len(_FIGURE1_COLUMNS)) or not np.array_equal(table[:, 0], np.repeat(np.arange(T), E)):
+        raise ValueError(f"{path}: expected {T} pairs × the same ε grid, one row each, in order")
+    grid = lambda j: table[:, j].reshape(T, E)
+    values = {name: grid(3 + j) for j, name in enumerate(("SPR", "binary", "RR"))}
+    base = grid(2)[:, 0]
+    mean, lower, upper = _figure1_bands(values, base, int(settings["n_boot"]), int(settings["boot_seed"]))
+    gap = np.nan if settings.get("lp_gap") is None else float(settings["lp_gap"])
+    keys = ("k", "T", "seed", "boot_seed", "n_boot", "full")
+    return Figure1Data(k=int(settings["k"]), eps=grid(1)[0], values=values, mean=mean, lower=lower, upper=upper,
+                       lp_gap=gap, lp_cells=int(settings["lp_cells"]), base=base,
+                       settings={key: settings[key] for key in keys})
+
+# %% ../nbs/01_spr.ipynb #d5e549cd
+def _renyi_scale(a, b, w, c, kind, params, logw):
+    """Per instance, the log-scale K ≥ 0 by which Rényi (α > 1) scores are divided: u^α v^{1−α} ≤ r^{α−1} u
+    for the largest group ratio r = u/v, so with K = (α − 1) log r − 300 no scaled score exceeds e^{300}."""
+    n = a.shape[0]
+    if kind != "renyi" or params["alpha"] <= 1:
+        return np.zeros(n)
+    u, v = w[:, None] + c[:, None] * a, w[:, None] + c[:, None] * b
+    lu, lv = _log_args(u, v, logw[:, None])
+    with np.errstate(invalid="ignore"):
+        logr = np.where(np.isfinite(lu) & np.isfinite(lv), lu - lv, 0.0)
+    K = np.maximum(0.0, (params["alpha"] - 1) * logr.max(axis=1) - 300.0)
+    return np.where(np.any((u > 0) & np.isneginf(lv), axis=1), 0.0, K)   # an infinite optimum needs no scale
+
+# %% ../nbs/01_spr.ipynb #fde4a905
+def _scores(U, V, D, w, kind, params, K, logw):
+    """Block scores from block arguments U, V and differences D for the optimisation: `divergence_terms`,
+    except for Rényi with α > 1 at scale K > 0 (scores times e^{−K}) and for the internal objective
+    'renyi-cross' (−u^α v^{1−α}, minimised S for α < 1 when S is far below 1)."""
+    if kind == "renyi-cross":
+        a = params["alpha"]
+        both = (U > 0) & (V > 0)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            plain = np.where(both, -np.exp(a * np.log(np.where(both, U, 1.0))
+                                           + (1 - a) * np.log(np.where(both, V, 1.0))), 0.0)
+    else:
+        plain = divergence_terms(U, V, D, kind, check=False, **params)
+    if kind == "renyi" and params["alpha"] > 1 and np.any(K > 0):
+        a = params["alpha"]
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            scaled = (np.exp(a * np.log(U) + (1 - a) * np.log(V) - K) - np.exp(-K) * (V + a * D)) / (a - 1)
+        plain = np.where(K > 0, scaled, plain)
+    return _underflow_scores(U, V, plain, logw, kind, params, K)
+
+# %% ../nbs/01_spr.ipynb #8ec19ed2
+def _values_from_cuts(a, b, d, w, c, cuts, kind, params, logw=None):
+    "Exact values of n contiguous partitions given as boolean (n, n_groups+1) block boundaries of the groups."
+    n, n_groups = a.shape
+    inst, pos = np.nonzero(cuts)
+    same = inst[1:] == inst[:-1]
+    inst, start = inst[1:][same], pos[:-1][same]
+    flat = inst * n_groups + start                                  # block starts in the flattened (n·n_groups) arrays
+    A, B, Dd = (np.add.reduceat(x.ravel(), flat) for x in (a, b, d))
+    return _values_from_blocks(A, B, Dd, inst, n, w, c, kind, params, logw)
+
+# %% ../nbs/01_spr.ipynb #79aa87f7
+_TABLE_BUDGET = 6_000_000          # largest number of stored interval scores (48 MB); beyond it rows are recomputed
+
+
+@dataclass
+class _Batch:
+    "n instances of the SPR problem with n_groups groups each: group masses a, b, differences d, and w, c, K per instance."
+    a: np.ndarray
+    b: np.ndarray
+    d: np.ndarray
+    w: np.ndarray
+    c: np.ndarray
+    kind: object
+    params: dict
+    K: np.ndarray = None
+    logw: np.ndarray = None                 # −ε (log w, also where w underflows to 0)
+
+    def __post_init__(self):
+        if self.logw is None:
+            with np.errstate(divide="ignore"):
+                self.logw = np.log(self.w)
+        if self.K is None:
+            self.K = _renyi_scale(self.a, self.b, self.w, self.c, self.kind, self.params, self.logw)
+
+    def take(self, idx, kind=None):
+        "The instances `idx` (optionally with another objective kind)."
+        kind = self.kind if kind is None else kind
+        return _Batch(self.a[idx], self.b[idx], self.d[idx], self.w[idx], self.c[idx], kind, self.params,
+                      self.K[idx] if kind == self.kind else None, self.logw[idx])
+
+    def block_scores(self, A, B, Dd, inst):
+        "Scores of blocks with masses A, B, Dd belonging to instances `inst`."
+        w, c = self.w[inst], self.c[inst]
+        return _scores(w + c * A, w + c * B, _shift(w, self.kind, self.params) + c * Dd, w, self.kind,
+                       self.params, self.K[inst], self.logw[inst])
+
+# %% ../nbs/01_spr.ipynb #fcbb3f0b
+def _buffers(workspace, size):
+    "A table buffer of the requested size, reused from the dict `workspace` (kept across a sweep's batches)."
+    if workspace is None:
+        return np.empty(size)
+    if workspace.get("packed", np.empty(0)).size < size:
+        workspace["packed"] = np.empty(size)
+    return workspace["packed"][:size]
+
+# %% ../nbs/01_spr.ipynb #8dc9a201
+class _Scores:
+    """Interval-score oracle: ``rows()`` yields (i, row) for i = 1..n_groups, row[:, t] the score of the block of groups
+    t..i−1. The block arguments are running sums U[t] = (w + c a_t) + c a_{t+1} + … extended by one group per
+    row: every block mass is a sum of its own non-negative group masses (relative error ≤ n_groups ulps), never a
+    difference of prefix sums. The rows are stored (packed into one reused buffer) when they fit the budget.
+
+    KL kernel: the plain u log(u/v), three in-place passes and two running sums. It differs from the linear-free
+    score by u − v, whose sum over any partition is the constant c(Σp − Σq) ≈ 1e-16, and its rounding error is
+    a few ulps of u·|log(u/v)| ≤ 28u per block (u ≥ w ≥ 1e-12), against an optimum of at least about 2(c·TV)²:
+    it only chooses the partition (the value is evaluated exactly afterwards) and is used when c·TV ≥ 1e-2 and
+    ε ≤ 27 (relative error below 1e-11). Otherwise the scores come from `divergence_terms`."""
+
+    def __init__(self, batch, store=True, workspace=None):
+        self.batch, self.n, self.n_groups = batch, *batch.a.shape
+        c = batch.c[:, None]
+        self.ca, self.cb, self.cd = c * batch.a, c * batch.b, c * batch.d
+        self.start = np.column_stack([batch.w, batch.w, _shift(batch.w, batch.kind, batch.params)])
+        tv = 0.5 * np.abs(batch.d).sum(axis=1)           # KL kernel: u ≥ 1e-12 and ε·TV not small
+        self.fast = batch.kind == "kl" and bool(np.all(batch.w >= 1e-12) and np.all(batch.c * tv >= 1e-2))
+        self.table = None
+        size = self.n * self.n_groups * (self.n_groups + 1) // 2
+        if store and size <= _TABLE_BUDGET:
+            packed = _buffers(workspace, size)
+            offsets = np.concatenate(([0], np.cumsum(self.n * np.arange(1, self.n_groups + 1))))
+            rows = [packed[offsets[i - 1]:offsets[i]].reshape(self.n, i) for i in range(1, self.n_groups + 1)]
+            self.table = [None] + [row for _, row in self._sweep(rows)]
+
+    def _sweep(self, into=None):
+        "Yield (i, row i), written into the buffers `into[i − 1]` when given."
+        n, n_groups, bt = self.n, self.n_groups, self.batch
+        U, V, D = np.empty((n, n_groups)), np.empty((n, n_groups)), np.empty((n, n_groups))
+        w, K, logw = bt.w[:, None], bt.K[:, None], bt.logw[:, None]
+        runs = ((U, self.ca, 0), (V, self.cb, 1)) if self.fast else ((U, self.ca, 0), (V, self.cb, 1), (D, self.cd, 2))
+        for i in range(1, n_groups + 1):
+            j = i - 1
+            for run, x, col in runs:
+                run[:, :j] += x[:, j:i]
+                run[:, j] = self.start[:, col] + x[:, j]
+            out = np.empty((n, i)) if into is None else into[j]
+            if self.fast:                                 # u log(u/v), in place
+                np.divide(U[:, :i], V[:, :i], out=out)
+                np.log(out, out=out)
+                out *= U[:, :i]
+            else:
+                out[...] = _scores(U[:, :i], V[:, :i], D[:, :i], w, bt.kind, bt.params, K, logw)
+            yield i, out
+
+    def rows(self):
+        "Yield (i, row i) for i = 1..n_groups."
+        if self.table is None:
+            yield from self._sweep()
+        else:
+            yield from ((i, self.table[i]) for i in range(1, self.n_groups + 1))
+
+    def subset(self, keep):
+        "The oracle restricted to the instances `keep` (an index array)."
+        new = object.__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        new.batch, new.n = self.batch.take(keep), keep.size
+        new.ca, new.cb, new.cd, new.start = self.ca[keep], self.cb[keep], self.cd[keep], self.start[keep]
+        if self.table is not None:
+            new.table = [None] + [r[keep] for r in self.table[1:]]
+        return new
+
+# %% ../nbs/01_spr.ipynb #af456a17
+def _pointers_to_cuts(ptr):
+    "Boolean (n, n_groups+1) block boundaries from back-pointers, walking back from n_groups to 0."
+    n, m1 = ptr.shape
+    ar, cur = np.arange(n), np.full(n, m1 - 1)
+    cuts = np.zeros((n, m1), dtype=bool)
+    cuts[:, m1 - 1] = True
+    while np.any(cur > 0):
+        cur = ptr[ar, cur]
+        cuts[ar, cur] = True
+    return cuts
+
+# %% ../nbs/01_spr.ipynb #37335de2
+def _cut_blocks(batch, cuts):
+    "Block masses (A, B, Dd), owning instance and count per instance of the partitions given by `cuts`."
+    n, n_groups = batch.a.shape
+    inst, pos = np.nonzero(cuts)
+    same = inst[1:] == inst[:-1]
+    inst, start = inst[1:][same], pos[:-1][same]
+    flat = inst * n_groups + start
+    A, B, Dd = (np.add.reduceat(x.ravel(), flat) for x in (batch.a, batch.b, batch.d))
+    return A, B, Dd, inst, np.bincount(inst, minlength=n)
+
+# %% ../nbs/01_spr.ipynb #beff459f
+def _partition_ratios(batch, cuts):
+    "The objective Σ μ̃ / (1 + (s − 1)w) of each instance's partition (scores as in the optimisation)."
+    A, B, Dd, inst, s = _cut_blocks(batch, cuts)
+    total = np.bincount(inst, batch.block_scores(A, B, Dd, inst), minlength=batch.w.size)
+    return total / (1 + (s - 1) * batch.w)
+
+# %% ../nbs/01_spr.ipynb #40047c98
+def _starting_partitions(batch):
+    """Back-pointers of two cheap feasible partitions per instance (all singletons, and the best single cut,
+    its two blocks a prefix and a suffix sum) and the better ratio of the two: where Dinkelbach starts."""
+    n, n_groups = batch.a.shape
+    ar, w = np.arange(n), batch.w
+    inst = np.repeat(ar, n_groups)
+    single = np.maximum(np.arange(n_groups + 1) - 1, 0)[None, :].repeat(n, 0)
+    tot = batch.block_scores(batch.a.ravel(), batch.b.ravel(), batch.d.ravel(), inst).reshape(n, n_groups).sum(axis=1)
+    best_ratio, best_ptr = tot / (1 + (n_groups - 1) * w), single
+    if n_groups >= 2:
+        pre = [np.cumsum(x, axis=1)[:, :-1] for x in (batch.a, batch.b, batch.d)]
+        suf = [np.cumsum(x[:, ::-1], axis=1)[:, ::-1][:, 1:] for x in (batch.a, batch.b, batch.d)]
+        inst = np.repeat(ar, n_groups - 1)
+        left = batch.block_scores(*(x.ravel() for x in pre), inst).reshape(n, n_groups - 1)
+        right = batch.block_scores(*(x.ravel() for x in suf), inst).reshape(n, n_groups - 1)
+        j = np.argmax(left + right, axis=1)
+        two = (left[ar, j] + right[ar, j]) / (1 + w)
+        ptr2 = np.zeros((n, n_groups + 1), dtype=np.int64)
+        ptr2[ar, n_groups] = j + 1
+        better = two > best_ratio
+        best_ratio = np.where(better, two, best_ratio)
+        best_ptr = np.where(better[:, None], ptr2, best_ptr)
+    return best_ratio, best_ptr
+
+# %% ../nbs/01_spr.ipynb #a919588a
+def _penalised_pass(S, penalty, keep=None):
+    """One O(n_groups²) pass of max_π Σ_blocks (μ̃(B) − penalty): returns totals Σμ̃, block counts and back-pointers.
+
+    H[i] = max_t H[t] + μ̃(t, i) − penalty; Σμ̃ = H[n_groups] + penalty·count. With `keep` (an index array; S must
+    store its table) only those instances are solved, their rows gathered into a reused buffer."""
+    b, n_groups = (S.n if keep is None else keep.size), S.n_groups
+    ar = np.arange(b)
+    H = np.zeros((b, n_groups + 1))
+    ptr = np.zeros((b, n_groups + 1), dtype=np.int64)
+    buffer = np.empty(b * n_groups)
+    for i, row in S.rows():
+        cand = buffer[:b * i].reshape(b, i)
+        if keep is None:
+            np.add(H[:, :i], row, out=cand)
+        else:
+            np.take(row, keep, axis=0, out=cand)
+            cand += H[:, :i]
+        j = np.argmax(cand, axis=1)
+        ptr[:, i] = j
+        np.subtract(np.take(buffer, ar * i + j), penalty, out=H[:, i])      # cand[ar, j] − penalty
+    cnt, cur = np.zeros(b, dtype=np.int64), np.full(b, n_groups)
+    while np.any(cur > 0):                          # count the blocks of the optimal partitions
+        cnt += cur > 0
+        cur = ptr[ar, cur]
+    return H[:, n_groups] + penalty * cnt, cnt, ptr
+
+# %% ../nbs/01_spr.ipynb #9d6c38cb
+def _dinkelbach(S, ratio, ptr, rtol=1e-14):
+    """Maximise Σ_j μ̃(B_j) / (1 + (s − 1) w) over all contiguous partitions by Dinkelbach's iteration.
+
+    Starts from feasible partitions (back-pointers `ptr`, ratios `ratio`); each pass solves the parametric
+    problem max_π Σ_j (μ̃(B_j) − λw) exactly and moves λ to the ratio of its maximiser. It stops when a pass
+    finds no partition better than λ by more than a relative `rtol`: λ is then optimal up to round-off.
+    Later passes run only on the instances still improving."""
+    ratio, ptr = ratio.astype(float).copy(), ptr.copy()
+    w = S.batch.w
+    active = np.flatnonzero(np.isfinite(ratio))
+    while active.size:
+        lam, w_act = ratio[active], w[active]
+        penalty = np.where(w_act > 0, lam * w_act, 0.0)
+        if active.size == S.n:
+            N, cnt, new_ptr = _penalised_pass(S, penalty)
+        elif S.table is not None:
+            N, cnt, new_ptr = _penalised_pass(S, penalty, keep=active)
+        else:
+            N, cnt, new_ptr = _penalised_pass(S.subset(active), penalty)
+        new = N / (1 + (cnt - 1) * w_act)
+        better = new > lam + rtol * np.abs(lam) + 1e-300
+        ratio[active[better]] = new[better]
+        ptr[active[better]] = new_ptr[better]
+        active = active[better & np.isfinite(new)]
+    return ratio, ptr
+
+# %% ../nbs/01_spr.ipynb #2616e4df
+def _solve(batch, ratio=None, ptr=None, workspace=None):
+    """Optimal ratios and back-pointers of optimal partitions for a batch, by Dinkelbach's iteration from
+    `ratio`/`ptr` (feasible starting partitions, e.g. from a neighbouring ε) or from `_starting_partitions`."""
+    if ratio is None:
+        ratio, ptr = _starting_partitions(batch)
+    else:
+        ratio, ptr = ratio.copy(), ptr.copy()
+    zero = batch.w == 1                   # ε = 0: every partition has the value of one block; take one block
+    ptr[zero] = 0
+    todo = np.flatnonzero(~zero)
+    if todo.size:
+        S = _Scores(batch.take(todo), workspace=workspace)
+        ratio[todo], ptr[todo] = _dinkelbach(S, ratio[todo], ptr[todo])
+    return ratio, ptr
+
+# %% ../nbs/01_spr.ipynb #672b536c
+def _layered(batch, ell):
+    """The paper's DP with an output budget: F[s, i] = max_t F[s−1, t] + μ̃(t, i) for s ≤ ell, then
+    max_s F[s, n_groups] / (1 + (s − 1) w). Returns the block boundaries (n, n_groups+1) of the best partitions."""
+    S = _Scores(batch)
+    n, n_groups, w = S.n, S.n_groups, batch.w
+    ar, layers = np.arange(n), min(ell, n_groups)
+    F = np.full((n, n_groups + 1), -np.inf)
+    F[:, 0] = 0.0
+    best, best_s = np.full(n, -np.inf), np.ones(n, dtype=np.int64)
+    pointers = np.zeros((layers, n, n_groups + 1), dtype=np.int32)       # O(ℓ k) memory for the traceback
+    for s in range(1, layers + 1):
+        G = np.full((n, n_groups + 1), -np.inf)
+        for i, row in S.rows():
+            if i >= s:
+                cand = F[:, :i] + row
+                j = np.argmax(cand, axis=1)
+                G[:, i], pointers[s - 1, :, i] = cand[ar, j], j
+        F = G
+        r = F[:, n_groups] / (1 + (s - 1) * w)
+        better = r > best                                          # strict: the fewest blocks among ties
+        best, best_s = np.where(better, r, best), np.where(better, s, best_s)
+    cuts = np.zeros((n, n_groups + 1), dtype=bool)
+    cuts[:, 0] = cuts[:, n_groups] = True
+    cur = np.full(n, n_groups)
+    for s in range(layers, 0, -1):
+        on = best_s >= s
+        cur = np.where(on, pointers[s - 1, ar, cur], cur)
+        cuts[ar[on], cur[on]] = True
+    return cuts
+
+# %% ../nbs/01_spr.ipynb #c66bb187
+def _optimise(batch, ell, warm=None, workspace=None):
+    """Block boundaries (n, n_groups+1) of optimal partitions with at most `ell` blocks, and the back-pointers of the
+    unconstrained optima (the warm start of a sweep's next batch). For Rényi with α < 1, instances whose
+    S = Σ u^α v^{1−α}/(1 + (s − 1)w) lies far below 1 are solved again by minimising S itself, so that a
+    tiny S (a huge divergence) is compared in relative, not absolute, precision."""
+    if warm is None:
+        ratio, ptr = _solve(batch, workspace=workspace)
+    else:
+        ratio, ptr = _solve(batch, _partition_ratios(batch, _pointers_to_cuts(warm)), warm, workspace)
+    cuts = _pointers_to_cuts(ptr)
+    n_groups = batch.a.shape[1]
+    if ell < n_groups:
+        over = np.flatnonzero(cuts.sum(axis=1) - 1 > ell)
+        if over.size:
+            cuts[over] = _layered(batch.take(over), ell)
+    if batch.kind == "renyi" and batch.params["alpha"] < 1:
+        far = np.flatnonzero((batch.params["alpha"] - 1) * _partition_ratios(batch, cuts) < -0.5)
+        if far.size:
+            cross = batch.take(far, kind="renyi-cross")
+            cross_ratio, cross_ptr = _solve(cross)
+            cross_cuts = _pointers_to_cuts(cross_ptr)
+            if ell < n_groups:
+                over = np.flatnonzero(cross_cuts.sum(axis=1) - 1 > ell)
+                if over.size:
+                    cross_cuts[over] = _layered(cross.take(over), ell)
+            cuts[far] = cross_cuts
+    return cuts, ptr
+
+# %% ../nbs/01_spr.ipynb #3f2106e2
+def _merge_ties(batch, cuts, rtol=1e-15):
+    """Merge adjacent blocks of one instance's partition (boundaries `cuts`) while the objective does not drop
+    (up to `rtol` round-off), best merge first: piecewise-linear f (TV, E_γ) make many partitions tie."""
+    cuts = np.asarray(cuts)
+    A, B, Dd = (np.add.reduceat(x[0], cuts[:-1]) for x in (batch.a, batch.b, batch.d))
+    terms = batch.block_scores(A, B, Dd, np.zeros(A.size, dtype=np.intp))
+    w = float(batch.w[0])
+    total = terms.sum()
+    best = total / (1 + (A.size - 1) * w)
+    if not (np.all(np.isfinite(terms)) and np.isfinite(best)):
+        return cuts
+    while A.size > 1:
+        A2, B2, D2 = A[:-1] + A[1:], B[:-1] + B[1:], Dd[:-1] + Dd[1:]
+        merged = batch.block_scores(A2, B2, D2, np.zeros(A2.size, dtype=np.intp))
+        new = (total - terms[:-1] - terms[1:] + merged) / (1 + (A.size - 2) * w)
+        j = int(np.argmax(new))
+        if not new[j] >= best - rtol * abs(best) - 1e-300:
+            break
+        total, best = total - terms[j] - terms[j + 1] + merged[j], new[j]
+        A, B, Dd = (np.concatenate((x[:j], [y[j]], x[j + 2:])) for x, y in ((A, A2), (B, B2), (Dd, D2)))
+        terms = np.concatenate((terms[:j], [merged[j]], terms[j + 2:]))
+        cuts = np.delete(cuts, j + 1)
+    return cuts
+
+# %% ../nbs/01_spr.ipynb #a5c1f5e5
+def _single_batch(p, q, eps, divergence, params):
+    "The one-instance batch of (p, q, ε) and its likelihood-ratio groups and null symbols."
+    order, starts, null = _lr_order(p, q)
+    a, b, d = _group_masses(p, q, order, starts, params.get("gamma", 1.0))
+    batch = _Batch(a[None], b[None], d[None], np.array([np.exp(-eps)]), np.array([-np.expm1(-eps)]),
+                   divergence, params, logw=np.array([-eps]))
+    return batch, np.split(order, starts[1:]), null
+
+# %% ../nbs/01_spr.ipynb #eefa6e15
+def _cuts_row(cuts, batch):
+    "Boundary positions of one instance as a boolean (1, n_groups+1) row."
+    row = np.zeros((1, batch.a.shape[1] + 1), dtype=bool)
+    row[0, cuts] = True
+    return row
+
+# %% ../nbs/01_spr.ipynb #8a956d38
+def _padded_groups(P0, P1, gamma):
+    "Group masses (a, b, d) of T pairs, padded with zero-mass groups to a common n_groups (they never help)."
+    groups = [_group_masses(P0[t], P1[t], *_lr_order(P0[t], P1[t])[:2], gamma) for t in range(P0.shape[0])]
+    n_groups = max(g[0].size for g in groups)
+    out = np.zeros((3, P0.shape[0], n_groups))
+    for t, g in enumerate(groups):
+        for j in range(3):
+            out[j, t, :g[j].size] = g[j]
+    return out
+
+# %% ../nbs/01_spr.ipynb #d18093bf
+def _engine_solution(p, q, eps, divergence, params, ell):
+    """The value and block boundaries of an optimal contiguous partition, by the engine: the contract of
+    `_plain_solution`. Rényi with α < 1 far from 0 is re-evaluated as the minimised S (see `_optimise`), and
+    exact ties between partitions (TV, E_γ) are resolved towards fewer blocks by `_merge_ties`."""
+    batch, _, _ = _single_batch(p, q, eps, divergence, params)
+    cuts = np.flatnonzero(_optimise(batch, ell)[0][0])
+    if divergence == "renyi" and params["alpha"] < 1 and \
+            (params["alpha"] - 1) * _partition_ratios(batch, _cuts_row(cuts, batch)) < -0.5:
+        batch = batch.take([0], kind="renyi-cross")
+    cuts = _merge_ties(batch, cuts)
+    value = float(_values_from_cuts(batch.a, batch.b, batch.d, batch.w, batch.c, _cuts_row(cuts, batch),
+                                    divergence, params)[0])
+    return value, cuts
+
+# %% ../nbs/01_spr.ipynb #77ba6704
+def _engine_values(P0, P1, eps_arr, divergence, params, ell):
+    """Optimal values of all (pair, ε) instances, solved together in array passes (the contract of
+    `_plain_values`). The ε grid is visited in sorted order in interleaved batches, so that each instance starts
+    Dinkelbach's iteration from the optimal partition of its neighbour at the next smaller ε."""
+    T = P0.shape[0]
+    a, b, d = _padded_groups(P0, P1, params.get("gamma", 1.0))
+    n_groups = a.shape[1]
+    order = np.argsort(eps_arr, kind="stable")
+    per_batch = max(1, _TABLE_BUDGET // max(1, T * n_groups * (n_groups + 1) // 2))
+    n_batches = -(-order.size // per_batch)
+    out = np.empty((T, order.size))
+    warm, workspace = None, {}                    # previous batch's back-pointers; reused table buffer
+    for g in range(n_batches):
+        idx = order[g::n_batches]                  # interleaved: batch g holds sorted positions g, g+n, g+2n…
+        es = eps_arr[idx]
+        batch = _Batch(np.tile(a, (es.size, 1)), np.tile(b, (es.size, 1)), np.tile(d, (es.size, 1)),
+                       np.repeat(np.exp(-es), T), np.repeat(-np.expm1(-es), T), divergence, params,
+                       logw=np.repeat(-es, T))
+        cuts, ptr = _optimise(batch, ell, None if warm is None else warm[:batch.w.size], workspace)
+        warm = ptr
+        values = _values_from_cuts(batch.a, batch.b, batch.d, batch.w, batch.c, cuts, divergence, params,
+                                   batch.logw)
+        out[:, idx] = values.reshape(es.size, T).T
+    return out
+
+# %% ../nbs/01_spr.ipynb #f71dcde7
+_ENGINES["optimal_mechanism"] = _engine_solution      # from here on (and in the package) the public API
+_ENGINES["optimal_values"] = _engine_values           # calls the engine instead of the reference spr_dp

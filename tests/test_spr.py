@@ -403,3 +403,112 @@ def test_stored_rows_equal_recomputed_rows_and_gathered_pass():
         copied = spr_module._penalised_pass(S.subset(keep), penalty)
         for a, b_ in zip(gathered, copied):
             np.testing.assert_array_equal(a, b_)
+
+
+def test_public_api_calls_the_engine():
+    """The package registers the engine of "Making it fast"; without it the public API falls back to spr_dp."""
+    assert spr_module._ENGINES["optimal_mechanism"] is spr_module._engine_solution
+    assert spr_module._ENGINES["optimal_values"] is spr_module._engine_values
+    rng = np.random.default_rng(21)
+    p, q = rng.dirichlet(np.ones(9)), rng.dirichlet(np.ones(9))
+    fast = optimal_mechanism(p, q, 1.3, ell=3)
+    plain_value, plain_cuts = spr_module._plain_solution(p, q, 1.3, "kl", {}, 3)
+    assert abs(fast.value - plain_value) <= 1e-12 * plain_value
+
+
+FIGURE1_FILES = {6: "data/figure1_k6.csv", 100: "data/figure1_k100.csv"}
+
+
+@pytest.mark.parametrize("k", [6, 100])
+def test_shipped_figure1_data_match_the_code(k):
+    """The shipped Figure 1 data are the paper-size run, and randomly chosen stored values recompute from the
+    recorded seeds (pairs from default_rng(seed)), each by an independent public function."""
+    from pathlib import Path
+    from ldpbook.spr import read_figure1_data
+    path = Path(__file__).resolve().parents[1] / FIGURE1_FILES[k]
+    data = read_figure1_data(path)
+    s = data.settings
+    assert (s["k"], s["T"], s["n_boot"], s["seed"]) == (k, 100, 5000, 0)
+    assert np.allclose(data.eps, np.arange(101) * 0.1, rtol=0, atol=1e-12)
+    if k == 6:
+        assert s["full"] and data.lp_cells == 100 * 101 and data.lp_gap < 1e-12
+    rng = np.random.default_rng(s["seed"])
+    P0, P1 = rng.dirichlet(np.ones(k), s["T"]), rng.dirichlet(np.ones(k), s["T"])
+    pick = np.random.default_rng()                      # a fresh choice of stored points on every run
+    for t, e in zip(pick.integers(0, s["T"], 4), pick.integers(0, data.eps.size, 4)):
+        eps = float(data.eps[e])
+        assert abs(data.base[t] - divergence(P0[t], P1[t])) <= 1e-12 * data.base[t]
+        for name, fn in (("SPR", optimal_mechanism), ("binary", binary_mechanism),
+                         ("RR", randomized_response_mechanism)):
+            stored, fresh = data.values[name][t, e], fn(P0[t], P1[t], eps).value
+            assert abs(stored - fresh) <= 1e-9 * max(fresh, 1e-300), (name, int(t), eps)
+        if k == 6 and e % 25 == 0:
+            assert abs(kov_lp(P0[t], P1[t], eps).value - data.values["SPR"][t, e]) <= 1e-9 * max(
+                data.values["SPR"][t, e], 1e-12)
+
+
+def test_figure1_file_round_trip_and_bad_files(tmp_path):
+    from ldpbook.spr import figure1_data, read_figure1_data, write_figure1_data
+    d = figure1_data(5, T=7, eps=[0.0, 0.5, 3.0], n_boot=50, seed=3, boot_seed=4)
+    write_figure1_data(d, tmp_path / "f.csv")
+    back = read_figure1_data(tmp_path / "f.csv")
+    assert back.settings == d.settings and back.lp_cells == d.lp_cells
+    for name in ("SPR", "binary", "RR"):
+        assert np.array_equal(back.values[name], d.values[name])          # repr round-trips every float
+        assert np.array_equal(back.lower[name], d.lower[name]) and np.array_equal(back.mean[name], d.mean[name])
+    (tmp_path / "bad.csv").write_text("t,eps\n0,1\n")
+    with pytest.raises(ValueError, match="not a Figure 1 data file"):
+        read_figure1_data(tmp_path / "bad.csv")
+    lines = (tmp_path / "f.csv").read_text().splitlines()
+    (tmp_path / "short.csv").write_text("\n".join(lines[:-1]) + "\n")
+    with pytest.raises(ValueError, match="pairs"):
+        read_figure1_data(tmp_path / "short.csv")
+    with pytest.raises(TypeError, match="Figure1Data"):
+        write_figure1_data({"k": 5}, tmp_path / "x.csv")
+
+
+def test_three_cycle_perturbations_of_the_proof():
+    """Lemma spr-lem-3cycle, numerically: on random staircase channels containing a 3-cycle (with ratios 0 and ∞
+    at the ends), the two perturbations of the proof are feasible and move the image in opposite directions."""
+    rng = np.random.default_rng(13)
+    for trial in range(300):
+        k, E = int(rng.integers(3, 7)), float(np.exp(rng.uniform(0.05, 5.0)))
+        p, q = rng.dirichlet(np.ones(k)), rng.dirichlet(np.ones(k))
+        if trial % 3 == 0:
+            q[np.argmax(p / q)] = 0.0                         # the last symbol gets ratio ∞
+        if trial % 4 == 0:
+            p[np.argmin(p / np.maximum(q, 1e-300))] = 0.0     # the first symbol gets ratio 0
+        p, q = p / p.sum(), q / q.sum()
+        with np.errstate(divide="ignore"):
+            order = np.argsort(np.where(q > 0, p / np.where(q > 0, q, 1), np.inf), kind="stable")
+        a, b, c = np.sort(rng.choice(k, 3, replace=False))
+        a, b, c = order[a], order[b], order[c]                # three symbols in increasing likelihood ratio
+        others = [x for x in range(k) if x not in (a, b, c)]
+        theta = 1.0 / (3 + 2 * len(others) + 2 * (E - 1))    # every symbol covered by weight 2θ: row sums 1
+        high = [{a, c}, {a, b}, {b, c}] + [{x} for x in others]
+        weight = [theta] * 3 + [2 * theta] * len(others)
+        Q = np.array([[wt * (E if x in h else 1.0) for h, wt in zip(high, weight)] for x in range(k)])
+        assert np.allclose(Q.sum(axis=1), 1) and is_ldp(Q, np.log(E))
+        i, j, jp = 0, 1, 2
+        pbar, qbar = p @ Q[:, i], q @ Q[:, i]
+        if pbar * q[b] >= p[b] * qbar:                        # Case I: column j' (011) and row a
+            z, x = jp, a
+            delta = pbar * q[a] - p[a] * qbar
+            lam, mu = (pbar * q[b] - p[b] * qbar) / delta, (p[b] * q[a] - p[a] * q[b]) / delta
+        else:                                                 # Case II: column j (110) and row c
+            z, x = j, c
+            delta = p[c] * qbar - pbar * q[c]
+            lam, mu = (p[b] * qbar - pbar * q[b]) / delta, (p[c] * q[b] - p[b] * q[c]) / delta
+        assert delta > 0 and lam >= 0 and mu > 0
+        A, B = np.zeros_like(Q), np.zeros_like(Q)
+        A[b, i], A[b, z] = 1.0, -1.0
+        B[:, i], B[:, z] = -mu * Q[:, i], mu * Q[:, i]
+        B[x, i] -= lam
+        B[x, z] += lam
+        gamma = 1e-3 * theta / max(1.0, lam)
+        for D in (A, B):
+            moved = Q + gamma * D
+            assert np.all(moved >= 0) and np.allclose(moved.sum(axis=1), 1) and is_ldp(moved, np.log(E), rtol=1e-12)
+        image = lambda D: np.concatenate([D.T @ p, D.T @ q])
+        assert np.allclose(image(A), -image(B), rtol=0, atol=1e-13)
+        assert abs(image(A)[i]) > 0 and image(A)[i] == p[b]

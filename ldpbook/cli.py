@@ -344,13 +344,18 @@ class Reproduction:
     "One reproducible figure or table: what it is, and how to compute it (full=False: the book's size)."
     name: str
     description: str
-    compute: Callable      # (full: bool, progress: bool) -> (matplotlib Figure, list of row dicts)
+    compute: Callable      # (full, progress, out folder) -> (matplotlib Figure, list of row dicts); with full=True,
+                           # a figure whose data ship in data/ also writes those files into the out folder
 
 
-def _fig1(full, progress):
-    from ldpbook.spr import figure1_data, plot_figure1
-    data = [figure1_data(6, full=full, n_boot=5000 if full else 1000, progress=progress and full),
-            figure1_data(100, T=100 if full else 20, n_boot=5000 if full else 1000)]
+def _fig1(full, progress, out):
+    from ldpbook.spr import figure1_data, plot_figure1, write_figure1_data
+    if full:                                  # the shipped data/figure1_k6.csv and data/figure1_k100.csv
+        data = [figure1_data(6, full=True, progress=progress), figure1_data(100, full=True)]
+        for d in data:
+            write_figure1_data(d, out / f"figure1_k{d.k}.csv")
+    else:
+        data = [figure1_data(6, n_boot=1000), figure1_data(100, T=20, n_boot=1000)]
     axes = plot_figure1(data)
     rows = [{"k": d.k, "eps": float(e), "mechanism": name, "mean": float(d.mean[name][i]),
              "lower": float(d.lower[name][i]), "upper": float(d.upper[name][i])}
@@ -358,7 +363,7 @@ def _fig1(full, progress):
     return axes[0].figure, rows
 
 
-def _fig5(full, progress):
+def _fig5(full, progress, out):
     import matplotlib.pyplot as plt
     from ldpbook.spr import figure5_data, plot_figure5
     panels = figure5_data(n=2_000_000 if full else 100_000)
@@ -373,7 +378,7 @@ def _fig5(full, progress):
 
 
 # %% ../nbs/91_cli.ipynb #c124-repro1-2
-def _table1(full, progress):
+def _table1(full, progress, out):
     import matplotlib.pyplot as plt
     from ldpbook.sparse import table_one
     radii = range(0, 31 if full else 12)
@@ -409,9 +414,12 @@ def _plot_power(rows, grid_name, title):
     return fig
 
 
-def _fig2(full, progress):
-    from ldpbook.closeness import figure2
-    result = figure2(n_reps=5000 if full else 100, n_jobs=2 if full else 1, progress=progress)
+def _fig2(full, progress, out):
+    from ldpbook.closeness import figure2, write_figure2_data
+    if full:                                  # every decision, as the shipped data/figure2.csv
+        result = write_figure2_data(out / "figure2.csv", n_reps=5000, n_jobs=2, progress=progress)
+    else:
+        result = figure2(n_reps=100, progress=progress)
     rows = _power_rows(result, result.labels, "r")
     return _plot_power(rows, "r", "Figure 2: private closeness tests, N = 1000, kappa = 16"), rows
 
@@ -419,7 +427,7 @@ def _fig2(full, progress):
 
 
 # %% ../nbs/91_cli.ipynb #c126-repro2-2
-def _fig3(full, progress):
+def _fig3(full, progress, out):
     import matplotlib.pyplot as plt
     from ldpbook.adaptive import figure3_power
     result = figure3_power(n_reps=5000 if full else 64, n=1000 if full else 500, n_jobs=2 if full else 1,
@@ -437,7 +445,7 @@ def _fig3(full, progress):
     return fig, rows
 
 
-def _chernoff(full, progress):
+def _chernoff(full, progress, out):
     from ldpbook.chernoff import FIGURE_MECHANISMS, chernoff_figure_data, plot_chernoff_figure
     if full:
         data = [chernoff_figure_data(6, full=True), chernoff_figure_data(100, full=True)]
@@ -483,7 +491,7 @@ def run_reproduce(args) -> str:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     entry, out = REPRODUCTIONS[args.name], _output_folder(args.out)
-    fig, rows = entry.compute(args.full, not args.quiet)
+    fig, rows = entry.compute(args.full, not args.quiet, out)
     png, table = out / f"{entry.name}.png", out / f"{entry.name}.csv"
     try:
         fig.savefig(png, dpi=120, bbox_inches="tight")

@@ -166,7 +166,7 @@ def dyadic_partitions(z, max_level) -> DyadicPartitions:
             break
         shared_levels.append(labels)
         rest *= 2.0
-        digits = np.minimum(np.floor(rest), 1.0)     # x_r = 1 keeps digit 1 forever: the last cell
+        digits = np.minimum(np.floor(rest), 1.0)     # x_a = 1 keeps digit 1 forever: the last cell
         rest -= digits
         if packed:
             codes = labels * (1 << d) + digits.astype(np.int64) @ digit_weights

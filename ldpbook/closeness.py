@@ -695,7 +695,7 @@ def bin_samples(x, kappa) -> np.ndarray:
     Returns
     -------
     numpy.ndarray of int64, shape (N,)
-        Row-major cell labels in [0, κ^d): coordinate c contributes min(floor(κ x_c), κ - 1) κ^(d-1-c).
+        Row-major cell labels in [0, κ^d): coordinate a contributes min(floor(κ x_a), κ - 1) κ^(d-1-a).
     """
     kappa = check_int(kappa, "kappa", 1)
     arr = np.asarray(x)

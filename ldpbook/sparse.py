@@ -455,7 +455,7 @@ def shell_ratio_epsilon(shell_weights, H) -> float:
 
 # %% ../nbs/03_sparse_kernels.ipynb #be60c093
 def sparse_staircase(shell_weights, metric_or_graph, r, kind: str = "adjacency") -> SparseKernelMechanism:
-    """Sparse staircase mechanism (16): Q(y|x) = a_{d(x,y)} / A_x on the ball S_r(x) = {y : d(x, y) ≤ r}.
+    """Sparse staircase mechanism (16): Q(y|x) = a_{d(x,y)} / Z_x on the ball S_r(x) = {y : d(x, y) ≤ r}.
 
     `metric_or_graph`: "line" (ℤ with d = |x − y|), or a square matrix — an adjacency matrix of an undirected
     graph (``kind="adjacency"``, distances by shortest paths) or an integer distance matrix (``kind="distance"``)."""

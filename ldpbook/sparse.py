@@ -645,14 +645,14 @@ _SERIES_BLOCK = 2 ** 20        # entries of one (rows × terms) block of the ser
 
 
 def _log_bessel_i_series(v: np.ndarray, z: float) -> np.ndarray:
-    "log I_v(z) from the power series Σ_m (z/2)^{2m+v} / (m! Γ(m+v+1)), in the log domain, a block of rows at a time."
+    "log I_v(z) from the power series Σ_n (z/2)^{2n+v} / (n! Γ(n+v+1)), in the log domain, a block of rows at a time."
     peak = (np.hypot(v, z) - v) / 2                         # index of the largest term
-    m = np.arange(int(np.max(peak + 12 * np.sqrt(peak + 1) + 30)) + 1)
+    n = np.arange(int(np.max(peak + 12 * np.sqrt(peak + 1) + 30)) + 1)
     out = np.empty_like(v)
-    step = max(1, _SERIES_BLOCK // m.size)
+    step = max(1, _SERIES_BLOCK // n.size)
     for start in range(0, v.size, step):
-        w = v[start:start + step, None]
-        terms = (2 * m + w) * np.log(z / 2) - gammaln(m + 1) - gammaln(m + w + 1)
+        order = v[start:start + step, None]
+        terms = (2 * n + order) * np.log(z / 2) - gammaln(n + 1) - gammaln(n + order + 1)
         out[start:start + step] = logsumexp(terms, axis=1)
     return out
 

@@ -407,7 +407,7 @@ def _within_block_mad(n: int, s_max: int | None = None) -> np.ndarray:
 
 # %% ../nbs/04_closeness.ipynb #ch4-020b
 def _expected_abs_diff_reference(n_x: int, u: int, n_y: int, v: int, n: int) -> float:
-    "E|A - B| for independent A ~ Hyp(N_X, u, n) and B ~ Hyp(N_Y, v, n): the double sum over both supports."
+    "E|U - V| for independent U ~ Hyp(N_X, u, n) and V ~ Hyp(N_Y, v, n): the double sum over both supports."
     lo_a, pa = _hypergeom_pmf(n_x, u, n)
     lo_b, pb = _hypergeom_pmf(n_y, v, n)
     a, b = lo_a + np.arange(pa.size), lo_b + np.arange(pb.size)
@@ -421,7 +421,7 @@ def _within_reference(population: int, u: int, n: int) -> float:
 
 
 def _rb_cell_values_reference(u, v, n_x: int, n_y: int) -> np.ndarray:
-    "h(u, v) = 2 E|A_u - B_v| - D_{N_X}(u) - D_{N_Y}(v) for each pair of cell counts, cell by cell."
+    "h(u, v) = 2 E|U_u - V_v| - D_{N_X}(u) - D_{N_Y}(v) for each pair of cell counts, cell by cell."
     n = min(n_x, n_y) // 2
     return np.array([2 * _expected_abs_diff_reference(n_x, int(a), n_y, int(b), n) - _within_reference(n_x, int(a), n)
                      - _within_reference(n_y, int(b), n) for a, b in zip(np.ravel(u), np.ravel(v))])
@@ -443,7 +443,7 @@ def rb_statistic(x, y, k=None) -> float:
     Returns
     -------
     float
-        Z̄ = sum over occupied cells of 2 E|A_u - B_v| - D_{N_X}(u) - D_{N_Y}(v) (closed form of
+        Z̄ = sum over occupied cells of 2 E|U_u - V_v| - D_{N_X}(u) - D_{N_Y}(v) (closed form of
         Proposition 8), block size n = min(N_X, N_Y) // 2.  Exact; O((N_X + N_Y) log(N_X + N_Y)) time, O(N_X + N_Y) memory.
         Global sensitivity at most 4.
     """

@@ -166,7 +166,7 @@ def dyadic_partitions(z, max_level) -> DyadicPartitions:
             break
         shared_levels.append(labels)
         rest *= 2.0
-        digits = np.minimum(np.floor(rest), 1.0)     # x_r = 1 keeps digit 1 forever: the last cell
+        digits = np.minimum(np.floor(rest), 1.0)     # x_a = 1 keeps digit 1 forever: the last cell
         rest -= digits
         if packed:
             codes = labels * (1 << d) + digits.astype(np.int64) @ digit_weights
@@ -331,7 +331,7 @@ class AdaptiveTestResult(closeness.DPPermutationTestResult):
     """Result of `adaptive_test`: the fields of `closeness.DPPermutationTestResult`, plus `resolution`.
 
     `reject` is the eps-DP release. NOT private: `pvalue`, `statistic` and `null_distribution` (the multiscale
-    scores A_0 and A_1..A_B before noise), None unless `return_nonprivate=True`; and `resolution`, the kappa
+    scores T_0 and T_1..T_B before noise), None unless `return_nonprivate=True`; and `resolution`, the kappa
     attaining the maximum of the observed centred scores, None unless `return_resolution=True`.
     """
     resolution: int | None = None
@@ -359,7 +359,7 @@ def _check_samples(x, y) -> tuple:
 
 
 def _multiscale_scores(x, y, n_centering, n_permutations, centering_level, rng) -> tuple:
-    """Stages 1-2 of the test (NOT private): scores A_0 (observed) and A_1..A_B, and the arg-max level of each."""
+    """Stages 1-2 of the test (NOT private): scores T_0 (observed) and T_1..T_B, and the arg-max level of each."""
     n_x, n_y = x.shape[0], y.shape[0]
     partitions = dyadic_partitions(np.vstack([x, y]), dyadic_max_level(min(n_x, n_y)))
     observed = np.r_[np.ones(n_x, dtype=bool), np.zeros(n_y, dtype=bool)]
@@ -394,7 +394,7 @@ def adaptive_test(x, y, eps, alpha=0.05, n_centering=199, n_permutations=199, ce
         For a private release pass None (fresh entropy) or a Generator whose state is secret: with a known seed
         the released bit is a deterministic function of the data. Fixed seeds reproduce runs; they protect no one.
     return_nonprivate : bool
-        Also return the p-value and the scores A_0 (`statistic`) and A_1..A_B (`null_distribution`) before
+        Also return the p-value and the scores T_0 (`statistic`) and T_1..T_B (`null_distribution`) before
         noise. NOT private.
     return_resolution : bool
         Also return the resolution kappa attaining the observed maximum. NOT private.

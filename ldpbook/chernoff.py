@@ -54,7 +54,7 @@ _SERIES_TERMS = 20
 
 
 def _phi(lam, ell):
-    """φ_λ(ℓ) = e^{λℓ} − 1 − λ(e^ℓ − 1) ≤ 0, by its power series Σ_{n≥2} (λⁿ − λ) ℓⁿ/n! (for |ℓ| ≤ 1/2)."""
+    """φ_λ(Λ) = e^{λΛ} − 1 − λ(e^Λ − 1) ≤ 0, by its power series Σ_{n≥2} (λⁿ − λ) Λⁿ/n! (for |Λ| ≤ 1/2)."""
     total, power, lam_n = np.zeros_like(ell), np.ones_like(ell), lam
     for n in range(1, _SERIES_TERMS + 1):
         power = power * ell / n
@@ -66,7 +66,7 @@ def _phi(lam, ell):
 
 def _log_affinity(pair: _LogPair, lam: float) -> float:
     """log Σ_y u_y^λ v_y^{1−λ} over the common support, accurate also when the sum is close to 1 or to 0
-    (Σ_A u^λ v^{1−λ} − 1 = Σ_A v φ_λ(ℓ) + λ(Σ_A u − 1) + (1 − λ)(Σ_A v − 1))."""
+    (Σ_A u^λ v^{1−λ} − 1 = Σ_A v φ_λ(Λ) + λ(Σ_A u − 1) + (1 − λ)(Σ_A v − 1))."""
     small = np.abs(pair.ell) <= 0.5
     v = np.exp(pair.log_v)
     terms = np.where(small, v * _phi(lam, np.where(small, pair.ell, 0.0)),
@@ -89,10 +89,10 @@ def _tail(x):
 
 
 def _slope(pair: _LogPair, lam: float) -> float:
-    """G'(λ) = −E_t[ℓ], minus the mean of ℓ = log(u/v) under the tilted law t_y ∝ u_y^λ v_y^{1−λ}.
+    """G'(λ) = −E_t[Λ], minus the mean of Λ = log(u/v) under the tilted law t_y ∝ u_y^λ v_y^{1−λ}.
 
-    When Σ u^λ v^{1−λ} is not small, Σ_y v_y e^{λℓ_y} ℓ_y is split into two sums of fixed sign,
-    Σ v (ℓ − e^ℓ + 1) + Σ (u − v) ≤ 0 and Σ v (e^{λℓ} − 1) ℓ ≥ 0, which stay exact when every ℓ is tiny."""
+    When Σ u^λ v^{1−λ} is not small, Σ_y v_y e^{λΛ_y} Λ_y is split into two sums of fixed sign,
+    Σ v (Λ − e^Λ + 1) + Σ (u − v) ≤ 0 and Σ v (e^{λΛ} − 1) Λ ≥ 0, which stay exact when every Λ is tiny."""
     log_affinity = _log_affinity(pair, lam)
     if log_affinity < -1.0:
         x = pair.log_v + lam * pair.ell
@@ -116,7 +116,7 @@ class ChernoffInformation:
 
 
 def _curvature(pair: _LogPair, lam: float) -> float:
-    "−G''(λ) = Var_t[ℓ], the variance of ℓ under the tilted law."
+    "−G''(λ) = Var_t[Λ], the variance of Λ under the tilted law."
     x = pair.log_v + lam * pair.ell
     t = np.exp(x - x.max())
     t /= t.sum()
@@ -148,7 +148,7 @@ def _maximise(pair: _LogPair) -> ChernoffInformation:
     if pair.ell.size == 0:                                   # disjoint supports
         return ChernoffInformation(value=math.inf, lam=0.5)
     start, end = _slope(pair, 0.0), _slope(pair, 1.0)
-    if start <= 0 <= end:                                    # G' ≡ 0: ℓ ≡ 0, any λ is optimal
+    if start <= 0 <= end:                                    # G' ≡ 0: Λ ≡ 0, any λ is optimal
         lam = 0.5
     elif start <= 0:
         lam = 0.0

@@ -185,12 +185,12 @@ def _check_labels(x, k, name: str) -> np.ndarray:
 
 
 def _check_samples(x, y, k) -> tuple:
-    "Validate two label samples and the number of cells; each sample needs ≥ 2 points (block size m ≥ 1)."
+    "Validate two label samples and the number of cells; each sample needs ≥ 2 points (block size n ≥ 1)."
     if k is not None:
         k = check_int(k, "k", 1)
     x, y = _check_labels(x, k, "x"), _check_labels(y, k, "y")
     if min(x.size, y.size) < 2:
-        raise ValueError(f"x and y need at least 2 observations each (block size m = min(N_X, N_Y) // 2 >= 1), "
+        raise ValueError(f"x and y need at least 2 observations each (block size n = min(N_X, N_Y) // 2 >= 1), "
                          f"got N_X = {x.size}, N_Y = {y.size}")
     return x, y
 
@@ -219,9 +219,9 @@ def _split_blocks(counts: np.ndarray, n: int, rng) -> np.ndarray:
 
 def _observed_split_table(x, y, rng) -> np.ndarray:
     "The (cells, 4) table of block counts (X1, X2, Y1, Y2) of a uniformly random split, over the occupied cells."
-    m = min(x.size, y.size) // 2
+    n = min(x.size, y.size) // 2
     u, v = occupied_cell_counts(x, y)
-    return np.concatenate([_split_blocks(u, m, rng), _split_blocks(v, m, rng)], axis=1)
+    return np.concatenate([_split_blocks(u, n, rng), _split_blocks(v, n, rng)], axis=1)
 
 # %% ../nbs/04_closeness.ipynb #ch4-012d
 def split_statistic(x, y, k=None, rng=None) -> int:
@@ -234,13 +234,13 @@ def split_statistic(x, y, k=None, rng=None) -> int:
     k : int, optional
         Number of cells (only checked; memory grows with the occupied cells, not with k).
     rng : None, int or numpy.random.Generator
-        Randomness of the split (which 2m observations of each sample, and how they are halved).
+        Randomness of the split (which 2n observations of each sample, and how they are halved).
 
     Returns
     -------
     int
         Z = sum_i |C_i^{X,1} - C_i^{Y,1}| + |C_i^{X,2} - C_i^{Y,2}| - |C_i^{X,1} - C_i^{X,2}| - |C_i^{Y,1} - C_i^{Y,2}|,
-        blocks of size m = min(N_X, N_Y) // 2.  Its global sensitivity is at most 4 for a fixed split.
+        blocks of size n = min(N_X, N_Y) // 2.  Its global sensitivity is at most 4 for a fixed split.
     """
     x, y = _check_samples(x, y, k)
     return int(_split_from_table(_observed_split_table(x, y, as_generator(rng))))
@@ -388,43 +388,43 @@ def _hypergeom_pmf(population: int, successes: int, draws: int) -> tuple:
 
 
 @lru_cache(maxsize=32)
-def _within_block_mad(m: int, s_max: int | None = None) -> np.ndarray:
-    """d_m(s) = E|2H - s|, H ~ Hyp(2m, s, m), for s = 0..s_max (default 2m), by the telescoped recursion.
+def _within_block_mad(n: int, s_max: int | None = None) -> np.ndarray:
+    """d_n(s) = E|2H - s|, H ~ Hyp(2n, s, n), for s = 0..s_max (default 2n), by the telescoped recursion.
 
     Read-only and cached; only the prefix that is needed is computed (a cell holds at most max(u) points)."""
-    s_max = 2 * m if s_max is None else min(int(s_max), 2 * m)
+    s_max = 2 * n if s_max is None else min(int(s_max), 2 * n)
     n_even = (s_max + 1) // 2                                     # even j in [0, s_max - 1]
     h = np.arange(n_even, dtype=float)
-    log_rho = np.zeros(n_even)                                    # log rho_m(2h)
-    np.cumsum(np.log((m - h[:-1]) * (2 * h[:-1] + 1)) - np.log((h[:-1] + 1) * (2 * m - 2 * h[:-1] - 1)),
+    log_rho = np.zeros(n_even)                                    # log rho_n(2h)
+    np.cumsum(np.log((n - h[:-1]) * (2 * h[:-1] + 1)) - np.log((h[:-1] + 1) * (2 * n - 2 * h[:-1] - 1)),
               out=log_rho[1:])
     terms = np.zeros(s_max)
-    terms[0::2] = np.exp(log_rho) / (2 * m - 2 * h - 1)          # odd j: rho_m(j) = 0
+    terms[0::2] = np.exp(log_rho) / (2 * n - 2 * h - 1)          # odd j: rho_n(j) = 0
     d = np.zeros(s_max + 1)
-    d[1:] = (2 * m - np.arange(1, s_max + 1)) * np.cumsum(terms)
+    d[1:] = (2 * n - np.arange(1, s_max + 1)) * np.cumsum(terms)
     d.flags.writeable = False
     return d
 
 # %% ../nbs/04_closeness.ipynb #ch4-020b
-def _expected_abs_diff_reference(n_x: int, u: int, n_y: int, v: int, m: int) -> float:
-    "E|A - B| for independent A ~ Hyp(N_X, u, m) and B ~ Hyp(N_Y, v, m): the double sum over both supports."
-    lo_a, pa = _hypergeom_pmf(n_x, u, m)
-    lo_b, pb = _hypergeom_pmf(n_y, v, m)
+def _expected_abs_diff_reference(n_x: int, u: int, n_y: int, v: int, n: int) -> float:
+    "E|U - V| for independent U ~ Hyp(N_X, u, n) and V ~ Hyp(N_Y, v, n): the double sum over both supports."
+    lo_a, pa = _hypergeom_pmf(n_x, u, n)
+    lo_b, pb = _hypergeom_pmf(n_y, v, n)
     a, b = lo_a + np.arange(pa.size), lo_b + np.arange(pb.size)
     return float(pa @ np.abs(a[:, None] - b[None, :]) @ pb)
 
 
-def _within_reference(n: int, u: int, m: int) -> float:
-    "D_N(u) = E d_m(S), S ~ Hyp(N, u, 2m): the mean |C^1 - C^2| of one sample's two blocks."
-    lo, p = _hypergeom_pmf(n, u, 2 * m)
-    return float(p @ _within_block_mad(m)[lo:lo + p.size])
+def _within_reference(population: int, u: int, n: int) -> float:
+    "D_N(u) = E d_n(S), S ~ Hyp(N, u, 2n): the mean |C^1 - C^2| of one sample's two blocks."
+    lo, p = _hypergeom_pmf(population, u, 2 * n)
+    return float(p @ _within_block_mad(n)[lo:lo + p.size])
 
 
 def _rb_cell_values_reference(u, v, n_x: int, n_y: int) -> np.ndarray:
-    "h(u, v) = 2 E|A_u - B_v| - D_{N_X}(u) - D_{N_Y}(v) for each pair of cell counts, cell by cell."
-    m = min(n_x, n_y) // 2
-    return np.array([2 * _expected_abs_diff_reference(n_x, int(a), n_y, int(b), m) - _within_reference(n_x, int(a), m)
-                     - _within_reference(n_y, int(b), m) for a, b in zip(np.ravel(u), np.ravel(v))])
+    "h(u, v) = 2 E|U_u - V_v| - D_{N_X}(u) - D_{N_Y}(v) for each pair of cell counts, cell by cell."
+    n = min(n_x, n_y) // 2
+    return np.array([2 * _expected_abs_diff_reference(n_x, int(a), n_y, int(b), n) - _within_reference(n_x, int(a), n)
+                     - _within_reference(n_y, int(b), n) for a, b in zip(np.ravel(u), np.ravel(v))])
 
 
 _rb_cell_values = _rb_cell_values_reference   # replaced by the linear-time engine of "Making it fast"
@@ -443,8 +443,8 @@ def rb_statistic(x, y, k=None) -> float:
     Returns
     -------
     float
-        Z̄ = sum over occupied cells of 2 E|A_u - B_v| - D_{N_X}(u) - D_{N_Y}(v) (closed form of
-        Proposition 8), block size m = min(N_X, N_Y) // 2.  Exact; O((N_X + N_Y) log(N_X + N_Y)) time, O(N_X + N_Y) memory.
+        Z̄ = sum over occupied cells of 2 E|U_u - V_v| - D_{N_X}(u) - D_{N_Y}(v) (closed form of
+        Proposition 8), block size n = min(N_X, N_Y) // 2.  Exact; O((N_X + N_Y) log(N_X + N_Y)) time, O(N_X + N_Y) memory.
         Global sensitivity at most 4.
     """
     x, y = _check_samples(x, y, k)
@@ -552,7 +552,7 @@ def _rb_permutation_values(x, y, n_permutations: int, rng) -> np.ndarray:
 
 
 def _split_permutation_values(x, y, n_permutations: int, rng) -> np.ndarray:
-    "Split statistic of a random split and of B balanced four-block relabellings of the 4m records it uses."
+    "Split statistic of a random split and of B balanced four-block relabellings of the 4n records it uses."
     table = _observed_split_table(x, y, rng)
     pooled = table.sum(axis=1)
     tables = np.empty((n_permutations + 1,) + table.shape, dtype=np.int64)
@@ -592,7 +592,7 @@ def permutation_statistics(x, y, k=None, statistic_name="rb", n_permutations=199
     statistic_name : {'rb', 'split'}
         'rb': the exact Rao–Blackwellized statistic, relabellings of all N_X + N_Y records into N_X and N_Y;
         'split': the split statistic on a random split, relabellings = balanced four-block reassignments of the
-        4m records it uses. (``statistic=`` is a deprecated spelling.)
+        4n records it uses. (``statistic=`` is a deprecated spelling.)
     n_permutations : int
         B ≥ 1 relabellings.
     rng : None, int or numpy.random.Generator
@@ -695,7 +695,7 @@ def bin_samples(x, kappa) -> np.ndarray:
     Returns
     -------
     numpy.ndarray of int64, shape (N,)
-        Row-major cell labels in [0, κ^d): coordinate c contributes min(floor(κ x_c), κ - 1) κ^(d-1-c).
+        Row-major cell labels in [0, κ^d): coordinate a contributes min(floor(κ x_a), κ - 1) κ^(d-1-a).
     """
     kappa = check_int(kappa, "kappa", 1)
     arr = np.asarray(x)
@@ -1020,12 +1020,12 @@ def _expected_abs_diff(ia, ib, laws_a: _Laws, laws_b: _Laws, chunk: int = 1 << 1
     return out
 
 # %% ../nbs/04_closeness.ipynb #ch4-fast-1c
-def _within_term(population: int, successes: np.ndarray, m: int) -> np.ndarray:
-    "D_N(u) = E d_m(S), S ~ Hyp(N, u, 2m): the mean |C^1 - C^2| of one sample's two blocks, for each u."
-    laws = _hypergeom_laws(population, successes, 2 * m)
+def _within_term(population: int, successes: np.ndarray, n: int) -> np.ndarray:
+    "D_N(u) = E d_n(S), S ~ Hyp(N, u, 2n): the mean |C^1 - C^2| of one sample's two blocks, for each u."
+    laws = _hypergeom_laws(population, successes, 2 * n)
     segment = np.repeat(np.arange(len(successes)), laws.width)
     largest = int(laws.support.max()) if laws.support.size else 0
-    d = _within_block_mad(m, 1 << max(largest, 1).bit_length())          # a cached prefix covering the support
+    d = _within_block_mad(n, 1 << max(largest, 1).bit_length())          # a cached prefix covering the support
     return np.bincount(segment, weights=laws.pmf * d[laws.support], minlength=len(successes))
 
 
@@ -1041,11 +1041,11 @@ def _distinct(values: np.ndarray, bound: int) -> tuple:
 
 def _rb_cell_values_fast(u: np.ndarray, v: np.ndarray, n_x: int, n_y: int) -> np.ndarray:
     "h(u, v) for arrays of cell counts: distinct counts, flat laws, E|A - B| over the smaller support."
-    m = min(n_x, n_y) // 2
+    n = min(n_x, n_y) // 2
     du, iu = _distinct(u, n_x)
     dv, iv = _distinct(v, n_y)
-    cross = _expected_abs_diff(iu, iv, _hypergeom_laws(n_x, du, m), _hypergeom_laws(n_y, dv, m))
-    return 2.0 * cross - _within_term(n_x, du, m)[iu] - _within_term(n_y, dv, m)[iv]
+    cross = _expected_abs_diff(iu, iv, _hypergeom_laws(n_x, du, n), _hypergeom_laws(n_y, dv, n))
+    return 2.0 * cross - _within_term(n_x, du, n)[iu] - _within_term(n_y, dv, n)[iv]
 
 
 _rb_cell_values = _rb_cell_values_fast      # from here on the library evaluates the closed form with the engine

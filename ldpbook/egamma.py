@@ -53,7 +53,7 @@ def _rr_weights(eps: float):
 
 
 def _optimal_from_excess(eps, balance, excess):
-    "D₊ + [tanh(ε/2)·Ē − |D|/(e^ε+1)]₊ with D = Σ_x(p(x) − γq(x)) = 1 − γ and Ē = E_γ(p‖q) − D₊ ≥ 0 (broadcasting)."
+    "Σ₊ + [tanh(ε/2)·Ē − |Σ|/(e^ε+1)]₊ with Σ = Σ_x(p(x) − γq(x)) = 1 − γ and Ē = E_γ(p‖q) − Σ₊ ≥ 0 (broadcasting)."
     slope, offset = _rr_weights(eps)
     balance = np.asarray(balance, dtype=float)
     return np.maximum(balance, 0) + np.maximum(slope * excess - np.abs(balance) * offset, 0)
@@ -105,7 +105,7 @@ _SPLITTER = 134217729.0          # 2^27 + 1: Dekker's split of a double into two
 
 
 def _two_product(a, b):
-    "(π, e) with a·b = π + e exactly (Dekker), for finite a, b whose product neither overflows nor underflows."
+    "(h, e) with a·b = h + e exactly (Dekker), for finite a, b whose product neither overflows nor underflows."
     product = a * b
     a_hi = _SPLITTER * a - (_SPLITTER * a - a)
     b_hi = _SPLITTER * b - (_SPLITTER * b - b)
@@ -118,7 +118,7 @@ def _gap_parts(p, q, gamma):
     gamma = np.asarray(gamma, dtype=float)[..., None] if np.ndim(gamma) else float(gamma)
     with np.errstate(over="ignore", invalid="ignore"):
         product, error = _two_product(gamma, q)
-        diff = p - product                                       # two-sum: p − π = diff + tail exactly
+        diff = p - product                                       # two-sum: p − h = diff + tail exactly
         virtual = diff - p
         rest = ((p - (diff - virtual)) + (-product - virtual)) - error
     ok = np.isfinite(rest)                                       # γ > 1e300: the split overflows, no cancellation
@@ -126,7 +126,7 @@ def _gap_parts(p, q, gamma):
 
 
 def _likelihood_gaps(p, q, gamma):
-    "The gaps a_x = p(x) − γ q(x), each rounded once, and their sum D = Σ_x a_x (exactly rounded), per row."
+    "The gaps a_x = p(x) − γ q(x), each rounded once, and their sum Σ_γ = Σ_x a_x (exactly rounded), per row."
     diff, rest = _gap_parts(p, q, gamma)
     parts = np.concatenate((diff, rest), axis=-1).reshape(-1, 2 * diff.shape[-1])
     balance = np.array([math.fsum(row) for row in parts.tolist()])
@@ -225,7 +225,7 @@ def egamma_optimal(p, q, eps, gamma) -> EgammaMechanism:
     p, q = check_pair(p, q)
     eps = check_eps(eps, allow_inf=True)
     gamma = _check_gamma(gamma)
-    gaps, balance = _likelihood_gaps(p, q, gamma)               # balance D = Σ(p − γq) = 1 − γ
+    gaps, balance = _likelihood_gaps(p, q, gamma)               # balance Σ_γ = Σ(p − γq) = 1 − γ
     inside = gaps >= 0
     # Ē_γ without cancellation: Σ(p − γq)₊ when D ≤ 0 (γ ≥ 1), Σ(γq − p)₊ = γ E_{1/γ}(q‖p) when D > 0
     excess = float(np.maximum(gaps, 0).sum() if balance <= 0 else np.maximum(-gaps, 0).sum())

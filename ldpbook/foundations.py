@@ -325,12 +325,12 @@ def _phi(t, alpha=1.0, ratio=None) -> np.ndarray:
     small = np.abs(t) * max(alpha, 2.0) < 0.05
     if np.any(small):
         ts, coef, coefs = t[small], alpha / 2, [alpha / 2]
-        for n in range(2, 17):                               # c_{n+1} = c_n (α − n)/(n + 1)
+        for n in range(2, 17):                               # a_{n+1} = a_n (α − n)/(n + 1)
             coef = coef * (alpha - n) / (n + 1)
             coefs.append(coef)
         series = np.zeros_like(ts)
-        for cn in reversed(coefs):
-            series = series * ts + cn
+        for a_n in reversed(coefs):
+            series = series * ts + a_n
         out = np.array(out, dtype=float)
         out[small] = series * ts * ts
     return out

@@ -455,7 +455,7 @@ def shell_ratio_epsilon(shell_weights, H) -> float:
 
 # %% ../nbs/03_sparse_kernels.ipynb #be60c093
 def sparse_staircase(shell_weights, metric_or_graph, r, kind: str = "adjacency") -> SparseKernelMechanism:
-    """Sparse staircase mechanism (16): Q(y|x) = a_{d(x,y)} / A_x on the ball S_r(x) = {y : d(x, y) ≤ r}.
+    """Sparse staircase mechanism (16): Q(y|x) = a_{d(x,y)} / Z_x on the ball S_r(x) = {y : d(x, y) ≤ r}.
 
     `metric_or_graph`: "line" (ℤ with d = |x − y|), or a square matrix — an adjacency matrix of an undirected
     graph (``kind="adjacency"``, distances by shortest paths) or an integer distance matrix (``kind="distance"``)."""
@@ -535,7 +535,7 @@ def sparse_randomized_response(t, eps=None, *, p=None) -> SparseKernelMechanism:
 def sparse_rr_defect(x, x_prime, support, support_prime, p, q, eps) -> DefectDecomposition:
     """Proposition 4: Δ^RR_ε(x, x') = q·|S(x) ∖ (S(x') ∪ {x})| + (p if x ∉ S(x') else [p − e^ε q]₊).
 
-    `support`, `support_prime`: the admissible sets S(x) ∋ x and S(x') ∋ x' (the same size s), p + (s−1)q = 1.
+    `support`, `support_prime`: the admissible sets S(x) ∋ x and S(x') ∋ x' (the same size |S|), p + (|S| − 1)q = 1.
     Split as Theorem 1 does on the actual supports (when q = 0 they are {x} and {x'}: all of it is leakage)."""
     x, x_prime = check_int(x, "x", None), check_int(x_prime, "x_prime", None)
     if x == x_prime:
@@ -645,14 +645,14 @@ _SERIES_BLOCK = 2 ** 20        # entries of one (rows × terms) block of the ser
 
 
 def _log_bessel_i_series(v: np.ndarray, z: float) -> np.ndarray:
-    "log I_v(z) from the power series Σ_m (z/2)^{2m+v} / (m! Γ(m+v+1)), in the log domain, a block of rows at a time."
+    "log I_v(z) from the power series Σ_n (z/2)^{2n+v} / (n! Γ(n+v+1)), in the log domain, a block of rows at a time."
     peak = (np.hypot(v, z) - v) / 2                         # index of the largest term
-    m = np.arange(int(np.max(peak + 12 * np.sqrt(peak + 1) + 30)) + 1)
+    n = np.arange(int(np.max(peak + 12 * np.sqrt(peak + 1) + 30)) + 1)
     out = np.empty_like(v)
-    step = max(1, _SERIES_BLOCK // m.size)
+    step = max(1, _SERIES_BLOCK // n.size)
     for start in range(0, v.size, step):
-        w = v[start:start + step, None]
-        terms = (2 * m + w) * np.log(z / 2) - gammaln(m + 1) - gammaln(m + w + 1)
+        order = v[start:start + step, None]
+        terms = (2 * n + order) * np.log(z / 2) - gammaln(n + 1) - gammaln(n + order + 1)
         out[start:start + step] = logsumexp(terms, axis=1)
     return out
 
@@ -660,21 +660,21 @@ def _log_bessel_i_series(v: np.ndarray, z: float) -> np.ndarray:
 def _log_ive_debye(v: np.ndarray, z: float) -> np.ndarray:
     """log(e^{−z} I_v(z)) by Debye's uniform expansion with four correction terms (relative error < 1e-11, v ≥ 50).
 
-    vη − z = v(η − t), t = z/v, s = √(1 + t²), η − t = 1/(s + t) − log((1 + 1/(s + t) + t)/t): no large terms cancel,
-    and nothing overflows or underflows for any finite z > 0 and v ≥ 50."""
+    vζ − z = v(ζ − t), t = z/v, σ = √(1 + t²), ζ − t = 1/(σ + t) − log((1 + 1/(σ + t) + t)/t): no large terms cancel,
+    and nothing overflows or underflows for any finite z > 0 and v ≥ 50. (DLMF 10.41(ii) writes p = b = 1/σ, η = ζ.)"""
     t = z / v
-    s = np.hypot(1.0, t)
-    p = 1 / s
-    p2 = p * p
-    u1 = p * (3 - 5 * p2) / 24
-    u2 = p2 * (81 - 462 * p2 + 385 * p2 ** 2) / 1152
-    u3 = p * p2 * (30375 - 369603 * p2 + 765765 * p2 ** 2 - 425425 * p2 ** 3) / 414720
-    u4 = p2 ** 2 * (4465125 - 94121676 * p2 + 349922430 * p2 ** 2 - 446185740 * p2 ** 3
-                    + 185910725 * p2 ** 4) / 39813120
-    c = 1 / (s + t)
+    sigma = np.hypot(1.0, t)
+    b = 1 / sigma
+    b2 = b * b
+    u1 = b * (3 - 5 * b2) / 24
+    u2 = b2 * (81 - 462 * b2 + 385 * b2 ** 2) / 1152
+    u3 = b * b2 * (30375 - 369603 * b2 + 765765 * b2 ** 2 - 425425 * b2 ** 3) / 414720
+    u4 = b2 ** 2 * (4465125 - 94121676 * b2 + 349922430 * b2 ** 2 - 446185740 * b2 ** 3
+                    + 185910725 * b2 ** 4) / 39813120
+    a = 1 / (sigma + t)
     with np.errstate(divide="ignore", over="ignore"):
-        log_ratio = np.where(t > 1, np.log1p((1 + c) / t), np.log(t + 1 + c) - (np.log(z) - np.log(v)))
-    return (v * (c - log_ratio) - 0.5 * np.log(2 * np.pi * v) - 0.5 * np.log(s)
+        log_ratio = np.where(t > 1, np.log1p((1 + a) / t), np.log(t + 1 + a) - (np.log(z) - np.log(v)))
+    return (v * (a - log_ratio) - 0.5 * np.log(2 * np.pi * v) - 0.5 * np.log(sigma)
             + np.log1p(u1 / v + u2 / v ** 2 + u3 / v ** 3 + u4 / v ** 4))
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import csv
 import importlib
+import importlib.util
 import io
 import os
 import re
@@ -17,11 +18,23 @@ from contextlib import contextmanager, redirect_stderr
 from dataclasses import dataclass
 from pathlib import Path
 
-try:
-    import nbformat
-except ImportError as err:                                      # pragma: no cover
+
+class _OnFirstUse:
+    """A module imported when it is first used. The graded cells import `grading_scope` from here in the student's
+    kernel, where importing nbformat (a second or so) would be wasted on every notebook graded."""
+
+    def __init__(self, name: str):
+        self._name = name
+
+    def __getattr__(self, attr):
+        return getattr(importlib.import_module(self._name), attr)
+
+
+if importlib.util.find_spec("nbformat") is None:                # pragma: no cover
     raise ImportError("ldpbook.assignments needs the teaching extra (nbformat, nbclient, nbgrader): "
-                      "pip install 'ldpbook[teaching]'") from err
+                      "pip install 'ldpbook[teaching]'")
+else:
+    nbformat = _OnFirstUse("nbformat")
 
 # %% auto #0
 __all__ = ['CONFIG', 'KERNEL_NAMES', 'EXIT_PASS', 'EXIT_FAIL', 'EXIT_USAGE', 'EXIT_ERROR', 'is_export_cell', 'chapter_module',

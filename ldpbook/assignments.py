@@ -592,10 +592,10 @@ def autograde(course, assignment: str, *, jobs: int = 1, students=None, force: b
 
 def _gradebook(course):
     "nbgrader's gradebook of the course (the default database `gradebook.db`, course id as in `write_config`)."
-    from nbgrader.api import Gradebook
     path = Path(course).resolve() / "gradebook.db"
     if not path.exists():
         raise FileNotFoundError(f"course: no gradebook in {path.parent} (run nbgrader generate_assignment there first)")
+    from nbgrader.api import Gradebook
     return Gradebook(f"sqlite:///{path}", "ldpbook")
 
 # %% ../nbs/90_assignments.ipynb #89ffdc41

@@ -13,8 +13,8 @@ import nbformat
 import numpy as np
 import pytest
 
-from ldpbook.assignments import (chapter_module, exported_functions, grading_scope, graded_tests, make_assignment,
-                                 mark_solutions, own_helpers, remove_solutions)
+from ldpbook.assignments import (chapter_module, exported_functions, grading_scope, graded_tests, main,
+                                 make_assignment, mark_solutions, own_helpers, remove_solutions)
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTER4 = ROOT / "nbs" / "04_closeness.ipynb"
@@ -23,8 +23,16 @@ FUNCTIONS = ("noisy_permutation_pvalue", "dp_permutation_decision", "dp_permutat
 
 
 def cli(*args, cwd=ROOT):
+    "The command line in a process of its own, as a user runs it."
     return subprocess.run([sys.executable, "-m", "ldpbook.assignments", *map(str, args)], cwd=cwd,
                           capture_output=True, text=True, timeout=600)
+
+
+def command(capsys, *args):
+    "The command line's `main` in this process (what it prints and returns is what `cli` sees, minus the start-up)."
+    code = main([str(a) for a in args])
+    out = capsys.readouterr()
+    return subprocess.CompletedProcess(args, code, out.out, out.err)
 
 
 def chapter(*sources):
@@ -239,22 +247,22 @@ def test_made_assignment_is_an_nbgrader_source_notebook(made):
     assert "c.Execute.timeout = 45" in config and "add_missing_cells = True" in config
 
 
-def test_make_errors_are_one_line_with_exit_code_2(tmp_path):
+def test_make_errors_are_one_line_with_exit_code_2(tmp_path, capsys):
     bad = cli("make", CHAPTER4, "--functions", "no_such_function", "--course", tmp_path)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "no_such_function" in bad.stderr
     for args, word in [(("--functions", " , "), "functions"), (("--functions", FUNCTIONS[0], "--name", "a b"), "name"),
                        (("--functions", FUNCTIONS[0], "--timeout", "0"), "timeout")]:
-        run = cli("make", CHAPTER4, "--course", tmp_path, *args)
+        run = command(capsys, "make", CHAPTER4, "--course", tmp_path, *args)
         assert run.returncode == 2 and word in run.stderr and run.stderr.count("\n") == 1, (args, run.stderr)
     empty = tmp_path / "graded_none.py"
     empty.write_text("def test_other():\n    assert True\n")
     with pytest.raises(ValueError, match="no test exercises"):
         make_assignment(CHAPTER4, FUNCTIONS[0], tmp_path, tests=[empty])
-    run = cli("make", tmp_path / "missing.ipynb", "--functions", "f", "--course", tmp_path)
+    run = command(capsys, "make", tmp_path / "missing.ipynb", "--functions", "f", "--course", tmp_path)
     assert run.returncode == 2 and "chapter: no file" in run.stderr
     plain = tmp_path / "plain.ipynb"
     nbformat.write(nbformat.v4.new_notebook(), plain)
-    run = cli("make", plain, "--functions", "f", "--course", tmp_path)
+    run = command(capsys, "make", plain, "--functions", "f", "--course", tmp_path)
     assert run.returncode == 2 and "default_exp" in run.stderr
 
 
@@ -294,7 +302,7 @@ def test_check_passes_a_correct_notebook_from_the_project_root(made, tmp_path):
     assert all(result == "FAIL" and "NotImplementedError" in detail for result, detail in table.values())
 
 
-def test_check_reports_errors_timeouts_and_crashes_with_exit_code_3(tmp_path):
+def test_check_reports_errors_timeouts_and_crashes_with_exit_code_3(tmp_path, capsys):
     cells = [nbformat.v4.new_code_cell(s) for s in ("def f(x):\n    return x", "def g(:\n    pass",
                                                    "while True:\n    pass", "assert f(1) == 1")]
     cells[3].metadata["nbgrader"] = {"grade": True, "grade_id": "f-test_one", "locked": True, "points": 1,
@@ -314,7 +322,7 @@ def test_check_reports_errors_timeouts_and_crashes_with_exit_code_3(tmp_path):
     for bad in (tmp_path / "missing.ipynb", tmp_path / "broken.txt"):
         if bad.suffix == ".txt":
             bad.write_text("not a notebook")
-        run = cli("check", bad)
+        run = command(capsys, "check", bad)
         assert run.returncode == 2 and run.stderr.count("\n") == 1 and "notebook" in run.stderr
 
 
@@ -337,9 +345,10 @@ def test_grading_scope_moves_standard_error_to_standard_output(capsys):
     assert "a warning" in captured.out and captured.err == ""
 
 
-def test_a_second_assignment_keeps_the_course_time_limit(made):
+def test_a_second_assignment_keeps_the_course_time_limit(made, capsys):
     course, _ = made
-    run = cli("make", CHAPTER4, "--functions", FUNCTIONS[0], "--course", course, "--name", "hw4b", "--timeout", "5")
+    run = command(capsys, "make", CHAPTER4, "--functions", FUNCTIONS[0], "--course", course, "--name", "hw4b",
+                  "--timeout", "5")
     assert run.returncode == 0, run.stderr
     assert "keeps its time limit of 45 s" in run.stdout
     nb = nbformat.read(course / "source" / "hw4b" / CHAPTER4.name, as_version=4)
@@ -360,10 +369,10 @@ def test_check_cells_that_stand_alone_can_be_graded(tmp_path):
         make_assignment(path, "f,g", tmp_path / "course", tests=[], checks_graded=True)     # g has no check alone
 
 
-def test_course_commands_refuse_a_missing_gradebook_or_assignment(tmp_path):
+def test_course_commands_refuse_a_missing_gradebook_or_assignment(tmp_path, capsys):
     for args in (("scores", "hw9", "--course", tmp_path), ("autograde", "hw9", "--course", tmp_path),
                  ("review", "hw9", "--course", tmp_path)):
-        run = cli(*args)
+        run = command(capsys, *args)
         assert run.returncode == 2 and run.stderr.count("\n") == 1, (args, run.stderr)
     assert not (tmp_path / "gradebook.db").exists()                 # nothing created by asking
 

@@ -49,8 +49,8 @@ def decided(function, z, seed=0) -> bool:
     gen = controlled(z, seed, in_pieces=True)
     decision = function(gen)
     if gen.used != gen.z.size:
-        raise AssertionError(f"the function drew {gen.used} Laplace values, one for each of the {gen.z.size} "
-                             "statistics was expected")
+        raise AssertionError(f"the function drew {gen.used} values with rng.laplace, one for each of the "
+                             f"{gen.z.size} statistics was expected (draw the Laplace noise with rng.laplace)")
     if not isinstance(decision, (bool, np.bool_)):
         raise AssertionError(f"the decision must be a bool, got {type(decision).__name__}")
     return bool(decision)

@@ -89,9 +89,9 @@ def graded(tmp_path_factory):
                                 name="hw1", hidden_tests=True, timeout=TIMEOUT)
     assignments.make_assignment(ROOT / "nbs" / "04_closeness.ipynb", ",".join(CHAPTER4), course, name="hw4",
                                 hidden_tests=True, timeout=TIMEOUT)
-    for name in ("hw1", "hw4"):
-        done = assignments.nbgrader(course, "generate_assignment", name, env=env)
-        assert done.returncode == 0, done.stderr[-2000:]
+    done = assignments.nbgrader(course, "generate_assignment", "hw*", env=env)    # both (an assignment glob)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert all(any((course / "release" / name).glob("*.ipynb")) for name in ("hw1", "hw4"))
     _submit(course, "stub", "hw1", solve=False)
     _submit(course, "correct", "hw1")
     _submit(course, "loop", "hw1", append=LOOP)

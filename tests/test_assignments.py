@@ -460,11 +460,19 @@ def _other_test(x, y, eps, k=None, statistic_name="rb", n_permutations=199, alph
                                              alpha, 8.0 / eps, statistic_name, n_permutations, ("reject",), ())
 
 
+def _other_decision(observed, permuted, eps, sensitivity, alpha=0.05, rng=None):
+    "A correct decision on `_other_pvalue`."
+    from ldpbook.closeness import dp_permutation_decision
+    dp_permutation_decision(observed, permuted, eps, sensitivity, alpha, rng=0)               # validates the input
+    return bool(_other_pvalue(observed, permuted, eps, sensitivity, rng) <= alpha)
+
+
 def test_correct_solutions_that_draw_their_noise_otherwise_pass():
     "The exact checks find the observed statistic's noise from the decisions: the order of the draws is free."
     module = _graded_module("graded_closeness")
-    module.noisy_permutation_pvalue = _other_pvalue
+    module.noisy_permutation_pvalue, module.dp_permutation_decision = _other_pvalue, _other_decision
     module.dp_permutation_test = _other_test
-    for name in sorted(vars(module)):
-        if name.startswith(("test_noisy_permutation_pvalue", "test_dp_permutation_test")):
-            getattr(module, name)()
+    tests = [name for name in sorted(vars(module)) if name.startswith("test_")]
+    assert len(tests) == 10
+    for name in tests:
+        getattr(module, name)()

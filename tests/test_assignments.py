@@ -406,8 +406,9 @@ def _mutants():
         lambda o, t, e, s, rng=None: noisy_permutation_pvalue(o, t, 2 * e, s, rng), pvalue_tests       # 4/eps
     yield "graded_closeness", "noisy_permutation_pvalue", \
         lambda o, t, e, s, rng=None: noisy_permutation_pvalue(o, t, e, 0.75 * s, rng), pvalue_tests    # 6/eps
-    yield "graded_closeness", "noisy_permutation_pvalue", lambda o, t, e, s, rng=None: noisy_permutation_pvalue(
-        o, t, e, s, rng) - 1 / (len(t) + 1), {"test_noisy_permutation_pvalue_without_noise_counts_ties_against_the_null"}
+    ties_test = {"test_noisy_permutation_pvalue_without_noise_counts_ties_against_the_null"}
+    yield "graded_closeness", "noisy_permutation_pvalue", \
+        lambda o, t, e, s, rng=None: noisy_permutation_pvalue(o, t, e, s, rng) - 1 / (len(t) + 1), ties_test
     yield "graded_closeness", "dp_permutation_decision", lambda o, t, e, s, alpha=0.05, rng=None: \
         dp_permutation_decision(o, t, 2 * e, s, alpha, rng), {"test_dp_permutation_decision_is_private"}
     yield "graded_closeness", "dp_permutation_test", \

@@ -57,7 +57,9 @@ def decided(function, z, seed=0) -> bool:
 
 
 def threshold(decide, z_rest=None, lo=-45.0, hi=45.0, steps=60) -> float:
-    """c such that decide(z_0) is True exactly for z_0 > c (decide must be monotone); +-inf if it never flips."""
+    """c such that decide(z_0) is True exactly for z_0 > c (decide must be monotone); +-inf if it never flips.
+
+    `z_rest` (the other draws, already inside `decide`) is not used."""
     if decide(lo):
         return -math.inf
     if not decide(hi):

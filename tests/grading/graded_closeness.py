@@ -3,9 +3,11 @@
 `python -m ldpbook.assignments make nbs/04_closeness.ipynb --functions ...` turns every test that exercises exactly
 one assigned function into an autograded nbgrader cell (POINTS: its points; HIDDEN: hidden with `--hidden-tests`).
 Privacy and the noise scale are checked exactly, on the functions' own decisions (exact_privacy.py): the tests hand
-the function its Laplace draws through the generator `rng`, find by bisection where its decision flips, and compare
-exact Laplace tail probabilities between neighbouring inputs. Laplace noise of scale 4/eps instead of 8/eps fails
-them. A correct function passes whatever order it draws its noise in, as long as it draws it with `rng.laplace`.
+the function its Laplace draws through the generator `rng` and find by bisection where its decision flips; for the
+p-value and the decision they compare exact Laplace tail probabilities between neighbouring statistics, for the full
+test (whose relabellings are random and not coupled between data sets) they read the noise scale off the flip point
+and the test's own statistics. Laplace noise of scale 4/eps instead of 8/eps fails them. A correct function passes
+whatever order it draws its noise in, as long as it draws it with `rng.laplace`.
 """
 import math
 
@@ -22,7 +24,8 @@ POINTS = {"test_noisy_permutation_pvalue_without_noise_counts_ties_against_the_n
           "test_dp_permutation_decision_refuses_a_test_that_cannot_reject": 1,
           "test_dp_permutation_decision_is_private": 3,
           "test_dp_permutation_test_rejects_different_samples": 2,
-          "test_dp_permutation_test_releases_only_the_decision": 1, "test_dp_permutation_test_adds_laplace_noise_of_scale_8_over_eps": 3}
+          "test_dp_permutation_test_releases_only_the_decision": 1,
+          "test_dp_permutation_test_adds_laplace_noise_of_scale_8_over_eps": 3}
 HIDDEN = {"test_noisy_permutation_pvalue_threshold_events_are_private", "test_dp_permutation_decision_is_private",
           "test_dp_permutation_test_adds_laplace_noise_of_scale_8_over_eps"}
 B = 19                                          # permuted statistics: 1/(B + 1) = 0.05, the smallest level
@@ -87,7 +90,7 @@ def test_dp_permutation_decision_thresholds_the_pvalue_at_alpha():
 
 
 def test_dp_permutation_decision_refuses_a_test_that_cannot_reject():
-    for args, kwargs in [((0.0, np.zeros(10), 1.0, 4.0), {"alpha": 0.05}), ((0.0, np.zeros(B), 1.0, 4.0), {"alpha": 0.0}),
+    for args, kwargs in [((0.0, np.zeros(10), 1.0, 4.0), {"alpha": 0.05}), ((0.0, np.zeros(B), 1.0, 4.0), {"alpha": 0}),
                          ((0.0, np.zeros(B), 1.0, 4.0), {"alpha": 1.5}), ((0.0, np.zeros(B), 0.0, 4.0), {})]:
         try:
             dp_permutation_decision(*args, **kwargs)
@@ -138,8 +141,8 @@ def test_dp_permutation_test_adds_laplace_noise_of_scale_8_over_eps():
         for seed in range(4):
             data = samples.integers(0, 3, 8), samples.integers(0, 3, 8)
             c = threshold(lambda z0: reject(data, eps, seed, sign * z0 * (np.arange(B + 1) == index)), steps=50)
-            own = dp_permutation_test(*data, eps, n_permutations=B, rng=controlled(np.zeros(B + 1), seed, in_pieces=True),
-                                      return_nonprivate=True)
+            own = dp_permutation_test(*data, eps, n_permutations=B, return_nonprivate=True,
+                                      rng=controlled(np.zeros(B + 1), seed, in_pieces=True))
             gap = float(np.max(own.null_distribution)) - float(own.statistic)
             if abs(gap) > 0.1:
                 measured += 1

@@ -22,7 +22,7 @@ from nbgrader.api import Gradebook
 from ldpbook import assignments
 
 ROOT = Path(__file__).resolve().parents[1]
-TIMEOUT = 5                      # seconds per cell: every cell takes under a second here (the slowest: imports)
+TIMEOUT = 6                      # seconds per cell: every cell takes under a second here (the slowest: imports)
 CHAPTER4 = ("noisy_permutation_pvalue", "dp_permutation_decision", "dp_permutation_test")
 
 NOISE_BUG = '''

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import csv
 import importlib
+import importlib.util
 import io
 import os
 import re
@@ -17,11 +18,23 @@ from contextlib import contextmanager, redirect_stderr
 from dataclasses import dataclass
 from pathlib import Path
 
-try:
-    import nbformat
-except ImportError as err:                                      # pragma: no cover
+
+class _OnFirstUse:
+    """A module imported when it is first used. The graded cells import `grading_scope` from here in the student's
+    kernel, where importing nbformat (a second or so) would be wasted on every notebook graded."""
+
+    def __init__(self, name: str):
+        self._name = name
+
+    def __getattr__(self, attr):
+        return getattr(importlib.import_module(self._name), attr)
+
+
+if importlib.util.find_spec("nbformat") is None:                # pragma: no cover
     raise ImportError("ldpbook.assignments needs the teaching extra (nbformat, nbclient, nbgrader): "
-                      "pip install 'ldpbook[teaching]'") from err
+                      "pip install 'ldpbook[teaching]'")
+else:
+    nbformat = _OnFirstUse("nbformat")
 
 # %% auto #0
 __all__ = ['CONFIG', 'KERNEL_NAMES', 'EXIT_PASS', 'EXIT_FAIL', 'EXIT_USAGE', 'EXIT_ERROR', 'is_export_cell', 'chapter_module',
@@ -170,6 +183,45 @@ def _given(node: ast.FunctionDef) -> bool:
     "True for a hypothesis test (its arguments come from `@given`, not from pytest)."
     return any("given" in _names_used(d) for d in node.decorator_list)
 
+# %% ../nbs/90_assignments.ipynb #640d1b29
+_SETTINGS = ("POINTS", "HIDDEN")
+
+
+def _local_module(test_file: Path, node):
+    """The file of a test module that `node` imports from: `from X import ...` with X.py in the folder of
+    `test_file` (or X/.../Y.py below it), or `from F.X import ...` from inside the folder F itself."""
+    if not isinstance(node, ast.ImportFrom) or node.level or not node.module:
+        return None
+    parts, folder = node.module.split("."), test_file.parent
+    candidates = [folder.joinpath(*parts)] + [folder.joinpath(*parts[1:])] * (parts[0] == folder.name)
+    return next((p.with_suffix(".py") for p in candidates if p.with_suffix(".py").is_file()), None)
+
+
+def _test_source(test_file: Path, module: str) -> tuple:
+    """What the graded cells of a test file are made of: its top-level statements (imports, constants; not the
+    chapter's imports, not POINTS and HIDDEN, not imports from modules next to it), its definitions by name (the
+    definitions of the modules next to it that it imports from come first), and its POINTS and HIDDEN settings."""
+    prelude, defs, settings = [], {}, {}
+    text = test_file.read_text()
+    tree = ast.parse(text)
+    for node in tree.body:
+        local = _local_module(test_file, node)
+        if local is not None:
+            shared, shared_defs, _ = _test_source(local, module)
+            prelude += [p for p in shared if p not in prelude]
+            defs.update(shared_defs)
+    for node in tree.body:
+        target = getattr(node.targets[0], "id", "") if isinstance(node, ast.Assign) and len(node.targets) == 1 else ""
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            defs[node.name] = (node, ast.get_source_segment(text, node))
+        elif target in _SETTINGS:
+            settings[target] = ast.literal_eval(node.value)
+        elif not (_chapter_imports(node, module) or _local_module(test_file, node) is not None
+                  or (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant))):
+            segment = ast.get_source_segment(text, node)
+            prelude += [segment] * (segment not in prelude)
+    return prelude, defs, settings
+
 # %% ../nbs/90_assignments.ipynb #c011-8eff8096
 def graded_tests(test_file: Path, module: str, functions, hidden_tests: bool = False) -> list[GradedTest]:
     """The tests of `test_file` that exercise exactly one of `functions`, each as the code of a graded cell.
@@ -178,37 +230,26 @@ def graded_tests(test_file: Path, module: str, functions, hidden_tests: bool = F
     exercise several assigned functions, or that need pytest fixtures or parametrization, are left out: their
     credit could not go to one function. `POINTS = {test: n}` and `HIDDEN = {test, ...}` in the file set points
     (default 1) and which tests are hidden when `hidden_tests` is true (default: the last test of each function
-    that has two or more).
+    that has two or more). Helpers imported from a module next to the file are copied into the cell with it.
     """
-    tree = ast.parse(test_file.read_text())
-    defs = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
-    settings = {}
-    for n in tree.body:
-        if isinstance(n, ast.Assign) and len(n.targets) == 1 and getattr(n.targets[0], "id", "") in ("POINTS", "HIDDEN"):
-            settings[n.targets[0].id] = ast.literal_eval(n.value)
-    prelude = [ast.get_source_segment(test_file.read_text(), n) for n in tree.body
-               if not isinstance(n, (ast.FunctionDef, ast.ClassDef)) and not _chapter_imports(n, module)
-               and not (isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") in ("POINTS", "HIDDEN"))
-               and not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))]
+    prelude, defs, settings = _test_source(Path(test_file), module)
 
     def reach(name, seen):
         seen.add(name)
-        for other in _names_used(defs[name]) & set(defs):
+        for other in _names_used(defs[name][0]) & set(defs):
             if other not in seen and not other.startswith("test"):
                 reach(other, seen)
         return seen
 
     found = []
-    text = test_file.read_text()
-    for name, node in defs.items():
-        if not name.startswith("test") or _needs_pytest(node):
+    for name, (node, _) in defs.items():
+        if not name.startswith("test") or not isinstance(node, ast.FunctionDef) or _needs_pytest(node):
             continue
         needed = reach(name, set())
-        targets = set().union(*(_names_used(defs[n]) for n in needed)) & set(functions)
+        targets = set().union(*(_names_used(defs[n][0]) for n in needed)) & set(functions)
         if len(targets) != 1:
             continue
-        code = "\n".join(prelude) + "\n\n\n" + "\n\n\n".join(ast.get_source_segment(text, defs[n])
-                                                              for n in defs if n in needed)
+        code = "\n".join(prelude) + "\n\n\n" + "\n\n\n".join(defs[n][1] for n in defs if n in needed)
         found.append((targets.pop(), name, int(settings.get("POINTS", {}).get(name, 1)), code))
     hidden = settings.get("HIDDEN")
     if hidden is None:
@@ -551,10 +592,10 @@ def autograde(course, assignment: str, *, jobs: int = 1, students=None, force: b
 
 def _gradebook(course):
     "nbgrader's gradebook of the course (the default database `gradebook.db`, course id as in `write_config`)."
-    from nbgrader.api import Gradebook
     path = Path(course).resolve() / "gradebook.db"
     if not path.exists():
         raise FileNotFoundError(f"course: no gradebook in {path.parent} (run nbgrader generate_assignment there first)")
+    from nbgrader.api import Gradebook
     return Gradebook(f"sqlite:///{path}", "ldpbook")
 
 # %% ../nbs/90_assignments.ipynb #89ffdc41

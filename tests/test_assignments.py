@@ -13,17 +13,26 @@ import nbformat
 import numpy as np
 import pytest
 
-from ldpbook.assignments import (chapter_module, exported_functions, grading_scope, graded_tests, make_assignment,
-                                 mark_solutions, own_helpers, remove_solutions)
+from ldpbook.assignments import (chapter_module, exported_functions, grading_scope, graded_tests, main,
+                                 make_assignment, mark_solutions, own_helpers, remove_solutions)
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTER4 = ROOT / "nbs" / "04_closeness.ipynb"
 GRADING = ROOT / "tests" / "grading"
+FUNCTIONS = ("noisy_permutation_pvalue", "dp_permutation_decision", "dp_permutation_test")
 
 
 def cli(*args, cwd=ROOT):
+    "The command line in a process of its own, as a user runs it."
     return subprocess.run([sys.executable, "-m", "ldpbook.assignments", *map(str, args)], cwd=cwd,
                           capture_output=True, text=True, timeout=600)
+
+
+def command(capsys, *args):
+    "The command line's `main` in this process (what it prints and returns is what `cli` sees, minus the start-up)."
+    code = main([str(a) for a in args])
+    out = capsys.readouterr()
+    return subprocess.CompletedProcess(args, code, out.out, out.err)
 
 
 def chapter(*sources):
@@ -94,7 +103,7 @@ def test_remove_solutions_handles_both_fences_and_keeps_exercises():
 def test_reading_chapters():
     nb = nbformat.read(CHAPTER4, as_version=4)
     assert chapter_module(nb) == "closeness"
-    assert {"dp_pvalue", "dp_permutation_test"} <= set(exported_functions(nb))
+    assert set(FUNCTIONS) <= set(exported_functions(nb))
     with pytest.raises(ValueError, match="default_exp"):
         chapter_module(nbformat.v4.new_notebook())
 
@@ -154,6 +163,32 @@ def test_graded_tests_credit_one_function_each(tmp_path):
     assert not any(t.hidden for t in graded_tests(path, "mini", ["f", "g"]))     # hidden only when asked for
 
 
+def test_graded_cells_copy_what_they_import_from_a_module_next_to_the_tests(tmp_path):
+    folder = tmp_path / "grading"
+    folder.mkdir()
+    (folder / "shared.py").write_text(textwrap.dedent('''
+        """Shared checking tools."""
+        import math
+
+        def helper(x):
+            return _inner(x)
+
+        def _inner(x):
+            return math.floor(x)
+
+        def unused():
+            return 0
+    '''))
+    for spelling in ("from grading.shared import helper", "from shared import helper"):
+        (folder / "graded_mini.py").write_text(f"{spelling}\nfrom ldpbook.mini import f\n\n\n"
+                                               "def test_f():\n    assert helper(f(2.5)) == 2\n")
+        (test,) = graded_tests(folder / "graded_mini.py", "mini", ["f"])
+        assert "import" not in test.code.replace("import math", "") and "def unused" not in test.code
+        space = {"f": lambda x: x}
+        exec(test.code + "\ntest_f()", space)                          # runs on its own, as a graded cell does
+        assert space["_inner"](1.5) == 1
+
+
 def _graded_test_functions():
     for path in sorted(GRADING.glob("graded_*.py")):
         spec = importlib.util.spec_from_file_location(path.stem, path)
@@ -171,20 +206,19 @@ def test_graded_tests_pass_on_the_reference(test):
 
 def test_grading_scope_swaps_in_the_reference_and_puts_everything_back():
     import ldpbook.closeness as reference
-    space = {"dp_pvalue": "mine", "dp_permutation_test": "mine too", "np": "unrelated"}
+    space = {"noisy_permutation_pvalue": "mine", "dp_permutation_test": "mine too", "np": "unrelated"}
     with pytest.raises(RuntimeError):
         with grading_scope(space, "closeness", own=["dp_permutation_test"]):
-            assert space["dp_pvalue"] is reference.dp_pvalue and space["dp_permutation_test"] == "mine too"
-            assert space["bin_samples"] is reference.bin_samples
+            assert space["noisy_permutation_pvalue"] is reference.noisy_permutation_pvalue
+            assert space["dp_permutation_test"] == "mine too" and space["bin_samples"] is reference.bin_samples
             raise RuntimeError("a failing test")
-    assert space == {"dp_pvalue": "mine", "dp_permutation_test": "mine too", "np": "unrelated"}
+    assert space == {"noisy_permutation_pvalue": "mine", "dp_permutation_test": "mine too", "np": "unrelated"}
 
 
 @pytest.fixture(scope="module")
 def made(tmp_path_factory):
     course = tmp_path_factory.mktemp("course")
-    source = make_assignment(CHAPTER4, "dp_pvalue,dp_permutation_test", course, name="hw4", hidden_tests=True,
-                             timeout=45)
+    source = make_assignment(CHAPTER4, ",".join(FUNCTIONS), course, name="hw4", hidden_tests=True, timeout=45)
     return course, source
 
 
@@ -195,17 +229,17 @@ def test_made_assignment_is_an_nbgrader_source_notebook(made):
     nb = nbformat.read(source, as_version=4)
     nbformat.validate(nb)
     MetadataValidator().validate_nb(nb)
-    assert _meta(nb.cells[0])["grade_id"] == "instructions" and "`dp_pvalue`" in nb.cells[0].source
+    assert _meta(nb.cells[0])["grade_id"] == "instructions" and "`noisy_permutation_pvalue`" in nb.cells[0].source
     ids = [_meta(c)["grade_id"] for c in nb.cells if _meta(c)]
     assert len(ids) == len(set(ids))
     solutions = [c for c in nb.cells if _meta(c).get("solution")]
-    assert {"dp_pvalue", "dp_permutation_test"} <= {n.name for c in solutions for n in ast.parse(c.source).body
-                                                    if isinstance(n, ast.FunctionDef)}
+    assert set(FUNCTIONS) <= {n.name for c in solutions for n in ast.parse(c.source).body
+                              if isinstance(n, ast.FunctionDef)}
     assert all("### BEGIN SOLUTION" in c.source for c in solutions)
     assert not any("### BEGIN SOLUTION" in c.source for c in nb.cells if not _meta(c).get("solution"))
     graded = [c for c in nb.cells if _meta(c).get("grade")]
     assert all(_meta(c)["locked"] and _meta(c)["points"] >= 1 for c in graded)
-    assert {_meta(c)["grade_id"].split("-")[0] for c in graded} == {"dp_pvalue", "dp_permutation_test"}
+    assert {_meta(c)["grade_id"].split("-")[0] for c in graded} == set(FUNCTIONS)
     assert 0 < sum("### BEGIN HIDDEN TESTS" in c.source for c in graded) < len(graded)
     assert not any("{solution}" in c.source for c in nb.cells if c.cell_type == "markdown")
     assert not any(c.get("outputs") or "#| export" in c.source for c in nb.cells if c.cell_type == "code")
@@ -213,22 +247,22 @@ def test_made_assignment_is_an_nbgrader_source_notebook(made):
     assert "c.Execute.timeout = 45" in config and "add_missing_cells = True" in config
 
 
-def test_make_errors_are_one_line_with_exit_code_2(tmp_path):
+def test_make_errors_are_one_line_with_exit_code_2(tmp_path, capsys):
     bad = cli("make", CHAPTER4, "--functions", "no_such_function", "--course", tmp_path)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "no_such_function" in bad.stderr
-    for args, word in [(("--functions", " , "), "functions"), (("--functions", "dp_pvalue", "--name", "a b"), "name"),
-                       (("--functions", "dp_pvalue", "--timeout", "0"), "timeout")]:
-        run = cli("make", CHAPTER4, "--course", tmp_path, *args)
+    for args, word in [(("--functions", " , "), "functions"), (("--functions", FUNCTIONS[0], "--name", "a b"), "name"),
+                       (("--functions", FUNCTIONS[0], "--timeout", "0"), "timeout")]:
+        run = command(capsys, "make", CHAPTER4, "--course", tmp_path, *args)
         assert run.returncode == 2 and word in run.stderr and run.stderr.count("\n") == 1, (args, run.stderr)
     empty = tmp_path / "graded_none.py"
     empty.write_text("def test_other():\n    assert True\n")
     with pytest.raises(ValueError, match="no test exercises"):
-        make_assignment(CHAPTER4, "dp_pvalue", tmp_path, tests=[empty])
-    run = cli("make", tmp_path / "missing.ipynb", "--functions", "f", "--course", tmp_path)
+        make_assignment(CHAPTER4, FUNCTIONS[0], tmp_path, tests=[empty])
+    run = command(capsys, "make", tmp_path / "missing.ipynb", "--functions", "f", "--course", tmp_path)
     assert run.returncode == 2 and "chapter: no file" in run.stderr
     plain = tmp_path / "plain.ipynb"
     nbformat.write(nbformat.v4.new_notebook(), plain)
-    run = cli("make", plain, "--functions", "f", "--course", tmp_path)
+    run = command(capsys, "make", plain, "--functions", "f", "--course", tmp_path)
     assert run.returncode == 2 and "default_exp" in run.stderr
 
 
@@ -259,16 +293,16 @@ def test_check_passes_a_correct_notebook_from_the_project_root(made, tmp_path):
     correct.write_bytes(source.read_bytes())
     run = cli("check", correct.relative_to(tmp_path), cwd=tmp_path)
     assert run.returncode == 0, run.stdout + run.stderr
-    assert rows(run.stdout) == {"dp_pvalue": ("PASS", ""), "dp_permutation_test": ("PASS", "")}
+    assert rows(run.stdout) == {f: ("PASS", "") for f in FUNCTIONS}
     stub = _release(source, tmp_path / "stub.ipynb")
     run = cli("check", stub)                                    # from the project root
     assert run.returncode == 1, run.stdout + run.stderr
     table = rows(run.stdout)
-    assert set(table) == {"dp_pvalue", "dp_permutation_test"}
+    assert set(table) == set(FUNCTIONS)
     assert all(result == "FAIL" and "NotImplementedError" in detail for result, detail in table.values())
 
 
-def test_check_reports_errors_timeouts_and_crashes_with_exit_code_3(tmp_path):
+def test_check_reports_errors_timeouts_and_crashes_with_exit_code_3(tmp_path, capsys):
     cells = [nbformat.v4.new_code_cell(s) for s in ("def f(x):\n    return x", "def g(:\n    pass",
                                                    "while True:\n    pass", "assert f(1) == 1")]
     cells[3].metadata["nbgrader"] = {"grade": True, "grade_id": "f-test_one", "locked": True, "points": 1,
@@ -288,7 +322,7 @@ def test_check_reports_errors_timeouts_and_crashes_with_exit_code_3(tmp_path):
     for bad in (tmp_path / "missing.ipynb", tmp_path / "broken.txt"):
         if bad.suffix == ".txt":
             bad.write_text("not a notebook")
-        run = cli("check", bad)
+        run = command(capsys, "check", bad)
         assert run.returncode == 2 and run.stderr.count("\n") == 1 and "notebook" in run.stderr
 
 
@@ -311,9 +345,10 @@ def test_grading_scope_moves_standard_error_to_standard_output(capsys):
     assert "a warning" in captured.out and captured.err == ""
 
 
-def test_a_second_assignment_keeps_the_course_time_limit(made):
+def test_a_second_assignment_keeps_the_course_time_limit(made, capsys):
     course, _ = made
-    run = cli("make", CHAPTER4, "--functions", "dp_pvalue", "--course", course, "--name", "hw4b", "--timeout", "5")
+    run = command(capsys, "make", CHAPTER4, "--functions", FUNCTIONS[0], "--course", course, "--name", "hw4b",
+                  "--timeout", "5")
     assert run.returncode == 0, run.stderr
     assert "keeps its time limit of 45 s" in run.stdout
     nb = nbformat.read(course / "source" / "hw4b" / CHAPTER4.name, as_version=4)
@@ -334,10 +369,10 @@ def test_check_cells_that_stand_alone_can_be_graded(tmp_path):
         make_assignment(path, "f,g", tmp_path / "course", tests=[], checks_graded=True)     # g has no check alone
 
 
-def test_course_commands_refuse_a_missing_gradebook_or_assignment(tmp_path):
+def test_course_commands_refuse_a_missing_gradebook_or_assignment(tmp_path, capsys):
     for args in (("scores", "hw9", "--course", tmp_path), ("autograde", "hw9", "--course", tmp_path),
                  ("review", "hw9", "--course", tmp_path)):
-        run = cli(*args)
+        run = command(capsys, *args)
         assert run.returncode == 2 and run.stderr.count("\n") == 1, (args, run.stderr)
     assert not (tmp_path / "gradebook.db").exists()                 # nothing created by asking
 
@@ -362,14 +397,24 @@ def _null_symbols_last(p, q, eps, divergence="kl", ell=None, **params):
 
 
 def _mutants():
-    from ldpbook.closeness import dp_permutation_test, dp_pvalue
+    from ldpbook.closeness import dp_permutation_decision, dp_permutation_test, noisy_permutation_pvalue
     from ldpbook.spr import spr_channel, spr_mechanism
-    yield "graded_closeness", "dp_pvalue", lambda o, t, e, s, rng=None: dp_pvalue(o, t, 2 * e, s, rng), \
-        {"test_dp_pvalue_follows_the_documented_laplace_law", "test_dp_pvalue_threshold_events_are_private"}
-    yield "graded_closeness", "dp_pvalue", lambda o, t, e, s, rng=None: dp_pvalue(o, t, e, s, rng) - 1 / (len(t) + 1), \
-        {"test_dp_pvalue_without_noise_counts_ties_against_the_null"}
+    pvalue_tests = {"test_noisy_permutation_pvalue_adds_laplace_noise_of_scale_2_delta_over_eps",
+                    "test_noisy_permutation_pvalue_threshold_events_are_private"}
+    scale_test = {"test_dp_permutation_test_adds_laplace_noise_of_scale_8_over_eps"}
+    yield "graded_closeness", "noisy_permutation_pvalue", \
+        lambda o, t, e, s, rng=None: noisy_permutation_pvalue(o, t, 2 * e, s, rng), pvalue_tests       # 4/eps
+    yield "graded_closeness", "noisy_permutation_pvalue", \
+        lambda o, t, e, s, rng=None: noisy_permutation_pvalue(o, t, e, 0.75 * s, rng), pvalue_tests    # 6/eps
+    ties_test = {"test_noisy_permutation_pvalue_without_noise_counts_ties_against_the_null"}
+    yield "graded_closeness", "noisy_permutation_pvalue", \
+        lambda o, t, e, s, rng=None: noisy_permutation_pvalue(o, t, e, s, rng) - 1 / (len(t) + 1), ties_test
+    yield "graded_closeness", "dp_permutation_decision", lambda o, t, e, s, alpha=0.05, rng=None: \
+        dp_permutation_decision(o, t, 2 * e, s, alpha, rng), {"test_dp_permutation_decision_is_private"}
     yield "graded_closeness", "dp_permutation_test", \
-        lambda x, y, eps, **kw: dp_permutation_test(x, y, np.inf, **kw), {"test_dp_permutation_test_is_private"}
+        lambda x, y, eps, **kw: dp_permutation_test(x, y, 2 * eps, **kw), scale_test                    # 4/eps
+    yield "graded_closeness", "dp_permutation_test", \
+        lambda x, y, eps, **kw: dp_permutation_test(x, y, np.inf, **kw), scale_test                     # no noise
     yield "graded_spr", "optimal_mechanism", _null_symbols_last, {"test_optimal_mechanism_null_symbols_join_first_block"}
     yield "graded_spr", "optimal_mechanism", lambda p, q, eps, divergence="kl", ell=None: spr_mechanism(
         p, q, eps, [range(len(p) // 2), range(len(p) // 2, len(p))], divergence), \
@@ -386,3 +431,49 @@ def test_graded_tests_catch_planted_bugs(stem, name, mutant, failing):
     for test in failing:
         with pytest.raises(AssertionError):
             getattr(module, test)()
+
+
+def _other_pvalue(observed, permuted, eps, sensitivity, rng=None):
+    "A correct noisy p-value that draws its noise otherwise: one value at a time, permuted first, subtracted."
+    from ldpbook.closeness import noisy_permutation_pvalue
+    from ldpbook.foundations import as_generator
+    reference = noisy_permutation_pvalue(observed, permuted, eps, sensitivity, rng=0)      # validates the input
+    if np.isinf(eps):
+        return reference
+    rng, scale = as_generator(rng), 2 * sensitivity / eps
+    noisy_permuted = [t - scale * rng.laplace() for t in np.asarray(permuted, dtype=float)]
+    noisy_observed = observed - rng.laplace(0.0, scale)
+    return (1 + sum(t > noisy_observed for t in noisy_permuted)) / (len(noisy_permuted) + 1)
+
+
+def _other_test(x, y, eps, k=None, statistic_name="rb", n_permutations=199, alpha=0.05, rng=None,
+                return_nonprivate=False):
+    "A correct DP permutation test that draws its noise first, as one array, and uses the last value for T_0."
+    from ldpbook import closeness
+    from ldpbook.foundations import as_generator
+    rng = as_generator(rng)
+    noise = rng.laplace(0.0, 2 * 4.0 / eps, size=n_permutations + 1)
+    perm = closeness.permutation_statistics(x, y, k, statistic_name, n_permutations, rng)
+    pvalue = (1 + np.count_nonzero(perm.permuted + noise[:-1] >= perm.observed + noise[-1])) / (n_permutations + 1)
+    keep = return_nonprivate
+    return closeness.DPPermutationTestResult(bool(pvalue <= alpha), pvalue if keep else None,
+                                             perm.observed if keep else None, perm.permuted if keep else None, eps,
+                                             alpha, 8.0 / eps, statistic_name, n_permutations, ("reject",), ())
+
+
+def _other_decision(observed, permuted, eps, sensitivity, alpha=0.05, rng=None):
+    "A correct decision on `_other_pvalue`."
+    from ldpbook.closeness import dp_permutation_decision
+    dp_permutation_decision(observed, permuted, eps, sensitivity, alpha, rng=0)               # validates the input
+    return bool(_other_pvalue(observed, permuted, eps, sensitivity, rng) <= alpha)
+
+
+def test_correct_solutions_that_draw_their_noise_otherwise_pass():
+    "The exact checks find the observed statistic's noise from the decisions: the order of the draws is free."
+    module = _graded_module("graded_closeness")
+    module.noisy_permutation_pvalue, module.dp_permutation_decision = _other_pvalue, _other_decision
+    module.dp_permutation_test = _other_test
+    tests = [name for name in sorted(vars(module)) if name.startswith("test_")]
+    assert len(tests) == 10
+    for name in tests:
+        getattr(module, name)()

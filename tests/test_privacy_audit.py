@@ -12,7 +12,8 @@ own decisions finds the threshold c with reject <=> z_0 > c, so P(reject | z_1..
 Laplace Z: exact, with no Monte Carlo error. The ratio of these probabilities (and of the acceptance
 probabilities) between neighbouring data sets must stay within e^eps. Halving the noise scale (4/eps instead of
 8/eps for the closeness test, 8/eps instead of 16/eps for the adaptive test) must fail the same check; the last
-tests demonstrate that by monkeypatching the scale.
+tests demonstrate that by monkeypatching the scale. The checking tools are shared with the graded tests of chapter 4
+(tests/grading/exact_privacy.py).
 """
 import itertools
 import math
@@ -20,53 +21,8 @@ import math
 import numpy as np
 import pytest
 
+from grading.exact_privacy import controlled, log_ratio, threshold
 from ldpbook import adaptive, closeness
-
-
-class ControlledNoise(np.random.Generator):
-    "A numpy Generator whose `laplace` returns loc + scale * z for the standard values `z` set by the test."
-
-    def laplace(self, loc=0.0, scale=1.0, size=None):
-        n = 1 if size is None else int(np.prod(size))
-        if n != self.z.size:
-            raise AssertionError(f"the function drew {n} Laplace values, the test prepared {self.z.size}")
-        out = loc + scale * self.z
-        return float(out[0]) if size is None else out.reshape(size)
-
-
-def controlled(z, seed=0) -> ControlledNoise:
-    gen = ControlledNoise(np.random.PCG64(seed))
-    gen.z = np.asarray(z, dtype=float)
-    return gen
-
-
-def threshold(decide, z_rest, lo=-45.0, hi=45.0, steps=60) -> float:
-    """c such that decide(z_0) is True exactly for z_0 > c (decide must be monotone); +-inf if it never flips."""
-    if decide(lo):
-        return -math.inf
-    if not decide(hi):
-        return math.inf
-    for _ in range(steps):
-        mid = 0.5 * (lo + hi)
-        lo, hi = (lo, mid) if decide(mid) else (mid, hi)
-    return 0.5 * (lo + hi)
-
-
-def laplace_tail(c: float) -> float:
-    "P(Z > c) for a standard Laplace Z."
-    return 0.5 * math.exp(-c) if c >= 0 else 1.0 - 0.5 * math.exp(c)
-
-
-def log_ratio(c: float, c_prime: float) -> float:
-    "Largest |log| ratio of the reject and of the accept probabilities, given the two thresholds."
-    worst = 0.0
-    for p, q in ((laplace_tail(c), laplace_tail(c_prime)), (1 - laplace_tail(c), 1 - laplace_tail(c_prime))):
-        if p == 0.0 and q == 0.0:
-            continue
-        if p == 0.0 or q == 0.0:
-            return math.inf
-        worst = max(worst, abs(math.log(p / q)))
-    return worst
 
 
 # ------------------------------------------------------------------ chapter 4: the decision on neighbouring data

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .foundations import as_generator, check_eps, check_int, check_pair, privatize, readonly
-from .spr import (binary_mechanism, optimal_mechanism, randomized_response_mechanism,
+from .foundations import as_generator, check_eps, check_int, check_pair, readonly
+from .spr import (PartitionMechanism, binary_mechanism, optimal_mechanism, randomized_response_mechanism,
                          sort_by_likelihood_ratio, spr_channel)
 
 # %% auto #0
@@ -237,7 +237,7 @@ def spr_chernoff_information(p, q, eps, partition) -> ChernoffInformation:
 
 # %% ../nbs/06_chernoff.ipynb #ch6-023
 @dataclass(frozen=True, eq=False)
-class ChernoffMechanism:
+class ChernoffMechanism(PartitionMechanism):
     """A Chernoff-information-optimal ε-LDP mechanism (an SPR mechanism) and its certificate.
 
     Attributes
@@ -267,15 +267,6 @@ class ChernoffMechanism:
     gap: float
     dp_calls: int
     eps: float
-
-    @property
-    def num_outputs(self) -> int:
-        "The number s of outputs (blocks)."
-        return len(self.partition)
-
-    def sample(self, x, rng=None) -> np.ndarray:
-        "Privatize input symbols `x` (integers in [0, k)): one output block label per input."
-        return privatize(self.channel, x, rng)
 
 # %% ../nbs/06_chernoff.ipynb #ch6-024
 def _check_tol(tol) -> float:

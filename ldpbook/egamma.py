@@ -14,6 +14,7 @@ from scipy.special import expit
 
 from .foundations import (check_channel, check_eps, check_pair, divergence, privatize,
                                  randomized_response, readonly)
+from .spr import PartitionMechanism
 
 # %% auto #0
 __all__ = ['neyman_pearson_curve', 'egamma_closed_form', 'EgammaMechanism', 'binary_rr_channel', 'egamma_optimal', 'egamma_lp',
@@ -134,7 +135,7 @@ def _likelihood_gaps(p, q, gamma):
 
 # %% ../nbs/02_egamma.ipynb #c012-640cbe7b
 @dataclass(frozen=True, eq=False)
-class EgammaMechanism:
+class EgammaMechanism(PartitionMechanism):
     """The optimal ε-LDP mechanism for E_γ: binary randomized response on the bit 1{x ∈ S_γ}.
 
     Attributes
@@ -170,15 +171,6 @@ class EgammaMechanism:
         inside = set(self.threshold_set)
         outside = tuple(x for x in range(self.channel.shape[0]) if x not in inside)
         return tuple(block for block in (outside, self.threshold_set) if block)
-
-    @property
-    def num_outputs(self) -> int:
-        "The number s of outputs (blocks): 2, or 1 when S_γ is empty or everything."
-        return self.channel.shape[1]
-
-    def sample(self, x, rng=None) -> np.ndarray:
-        "Privatize input symbols `x` (integers in [0, k)): one released output label per input."
-        return privatize(self.channel, x, rng)
 
 # %% ../nbs/02_egamma.ipynb #b2ad5ef9
 def binary_rr_channel(inside, eps) -> np.ndarray:

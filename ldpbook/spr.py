@@ -17,8 +17,8 @@ from .foundations import (
     perspective, privatize, randomized_response, readonly, renyi_from_parts)
 
 # %% auto #0
-__all__ = ['KOV_MAX_K', 'sort_by_likelihood_ratio', 'block_score', 'interval_scores', 'SPRMechanism', 'spr_channel',
-           'spr_mechanism', 'spr_dp', 'optimal_mechanism', 'optimal_values', 'KOVSolution', 'kov_lp',
+__all__ = ['KOV_MAX_K', 'sort_by_likelihood_ratio', 'block_score', 'interval_scores', 'PartitionMechanism', 'SPRMechanism',
+           'spr_channel', 'spr_mechanism', 'spr_dp', 'optimal_mechanism', 'optimal_values', 'KOVSolution', 'kov_lp',
            'binary_mechanism', 'randomized_response_mechanism', 'JointRangeCandidates', 'joint_range', 'Figure5Panel',
            'figure5_data', 'plot_figure5', 'Figure1Data', 'figure1_data', 'plot_figure1', 'write_figure1_data',
            'read_figure1_data']
@@ -194,8 +194,23 @@ def interval_scores(p, q, eps, divergence="kl", **params):
     return M
 
 # %% ../nbs/01_spr.ipynb #3804a74f
+class PartitionMechanism:
+    """What every partition mechanism of the book shares (SPR, E_γ, Chernoff): a `channel` whose output j reports
+    block j of a `partition`, its number of outputs, and the private release of data through it."""
+
+    @property
+    def num_outputs(self) -> int:
+        "The number s of outputs (blocks)."
+        return self.channel.shape[1]
+
+    def sample(self, x, rng=None) -> np.ndarray:
+        """Privatize input symbols `x` (integers in [0, k)): one output label per input. With ``rng=None`` the noise
+        comes from fresh entropy, as a private release must; a fixed seed makes the output a function of `x`."""
+        return privatize(self.channel, x, rng)
+
+
 @dataclass(frozen=True, eq=False)
-class SPRMechanism:
+class SPRMechanism(PartitionMechanism):
     """A sort–partition–randomize mechanism and the utility it achieves.
 
     Attributes
@@ -219,15 +234,6 @@ class SPRMechanism:
     eps: float
     divergence: object = "kl"
     params: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
-
-    @property
-    def num_outputs(self) -> int:
-        "The number s of outputs (blocks)."
-        return len(self.partition)
-
-    def sample(self, x, rng=None) -> np.ndarray:
-        "Privatize input symbols `x` (integers in [0, k)): one output block label per input."
-        return privatize(self.channel, x, rng)
 
 # %% ../nbs/01_spr.ipynb #bf9268ca
 def spr_channel(partition, k, eps) -> np.ndarray:

@@ -274,7 +274,7 @@ def _check_tol(tol) -> float:
     if isinstance(tol, (bool, np.bool_)) or not isinstance(tol, (numbers.Real, np.floating, np.integer)):
         raise TypeError(f"tol must be a real number, got {type(tol).__name__}")
     if not 1e-15 <= tol < 1:
-        raise ValueError(f"tol must satisfy tol ≥ 1e-15 and tol < 1, got {tol!r}")
+        raise ValueError(f"tol must be at least 10⁻¹⁵ and below 1, got {tol!r}")
     return float(tol)
 
 

@@ -12,6 +12,7 @@ from ldpbook.chernoff import (bayes_error, chernoff_figure_data, chernoff_inform
                               log_ratio_range, spr_chernoff_information)
 from ldpbook.foundations import is_ldp
 from ldpbook.spr import kov_lp, optimal_mechanism, spr_channel
+from test_spr import random_pair   # ties, zeros, p = q = 0 symbols and, now and then, p = q
 
 mp.mp.dps = 50
 
@@ -65,21 +66,6 @@ def mp_spr_outputs(p, q, eps, partition):
     P = [mp.fsum(mp.mpf(float(p[i])) for i in b) for b in partition]
     Q = [mp.fsum(mp.mpf(float(q[i])) for i in b) for b in partition]
     return [(w + (1 - w) * x) / norm for x in P], [(w + (1 - w) * x) / norm for x in Q]
-
-
-def random_pair(rng, k):
-    "A random pair with, at random, ties, zeros in p or q, and p = q = 0 symbols."
-    p, q = rng.dirichlet(np.ones(k) * 0.7), rng.dirichlet(np.ones(k) * 0.7)
-    if k >= 3 and rng.random() < 0.3:
-        q[1] = q[0] * p[1] / p[0]
-    if k >= 3 and rng.random() < 0.25:
-        q[rng.integers(k)] = 0.0
-    if k >= 3 and rng.random() < 0.25:
-        p[rng.integers(k)] = 0.0
-    if k >= 4 and rng.random() < 0.15:
-        j = rng.integers(k)
-        p[j] = q[j] = 0.0
-    return p / p.sum(), q / q.sum()
 
 
 def brute_force(p, q, eps, ell=None):

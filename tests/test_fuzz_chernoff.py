@@ -7,25 +7,16 @@ certificate below the value, or a hang.
 import math
 
 import numpy as np
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from ldpbook import chernoff as C
 
-FUZZ = settings(max_examples=30, deadline=None, derandomize=True)
-OK = (ValueError, TypeError)
+from test_fuzz_spr import FUZZ, OK, budgets, eps_values
+from test_fuzz_spr import pairs as spr_pairs
 
-eps_values = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.just(1e-12), st.just(700.0),
-                       st.just(800.0), st.just(math.inf), st.booleans(), st.just("1.0"), st.just(-1.0),
-                       st.integers(-2, 20))
-pairs = st.one_of(
-    st.integers(1, 6).flatmap(lambda k: st.tuples(st.just(k), st.integers(0, 2 ** 31))).map(
-        lambda a: tuple(np.random.default_rng(a[1]).dirichlet(np.full(a[0], 0.1), 2))),
-    st.just(([0.5, 0.5], [0.5, np.nan])), st.just(([], [])), st.just(([[0.5, 0.5]], [[0.5, 0.5]])),
-    st.just(([True, False], [False, True])), st.just((["0.5", "0.5"], ["0.2", "0.8"])),
-    st.just(([0.5, 0.5], [0.2, 0.3, 0.5])), st.just(([1.0], [1.0])), st.just(([1e-300, 1.0], [1.0, 1e-300])),
-    st.just(([1.0, 0.0], [0.0, 1.0])), st.just(([0.5, 0.5], [0.5, 0.5])), st.just(([0.5, -0.5], [0.5, 0.5])))
-budgets = st.one_of(st.none(), st.integers(-1, 7), st.just(True), st.just(2.0), st.just("2"))
+pairs = st.one_of(spr_pairs, st.just(([1.0, 0.0], [0.0, 1.0])), st.just(([0.5, 0.5], [0.5, 0.5])),
+                  st.just(([0.5, -0.5], [0.5, 0.5])))
 tolerances = st.one_of(st.just(1e-12), st.just(1e-6), st.just(0.0), st.just(-1.0), st.just(math.nan),
                        st.just(2.0), st.just(True), st.just("1e-9"))
 

@@ -223,7 +223,7 @@ class SPRMechanism(PartitionMechanism):
         The k × s row-stochastic channel: Q(j | x) = e^ε/(e^ε + s − 1) if x ∈ B_j, else 1/(e^ε + s − 1).
     eps : float
         The privacy level.
-    divergence : str or callable
+    divergence : str, LinearFree or callable
         The divergence kind the value refers to.
     params : mapping
         The divergence parameters (e.g. ``{'gamma': 2.0}``).
@@ -363,9 +363,12 @@ def optimal_mechanism(p, q, eps, divergence="kl", ell=None, **params) -> SPRMech
         Privacy level ε ≥ 0; ``inf`` gives the best non-private likelihood-ratio quantizer. For 708.4 < ε < ∞
         the channel cannot be stored (its entries e^{−ε} underflow), so a mechanism with two or more blocks is
         refused with an error; `optimal_values` still returns the value there.
-    divergence : str or callable
+    divergence : str, LinearFree or callable
         Any kind accepted by `ldpbook.foundations.divergence` ('tv', 'kl', 'chi2', 'hellinger',
-        'egamma' with ``gamma=``, 'renyi' with ``alpha=``) or a convex f with f(1) = 0.
+        'egamma' with ``gamma=``, 'renyi' with ``alpha=``), a `foundations.LinearFree` form φ(δ) = f̄(1 + δ)
+        (exact at the edges, like the named kinds), or a convex f with f(1) = 0. A plain f is evaluated at the
+        rounded ratios u/v: the value is accurate only to about 1e-16 times the size of the block terms, so a
+        value far below that (small ε, or p and q differing only in tiny masses) is round-off.
     ell : int, optional
         Output budget 1 ≤ ell ≤ k (None: unconstrained).
     **params

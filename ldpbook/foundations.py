@@ -381,6 +381,15 @@ def _slope_at_one(f) -> float:
     h = 1e-4
     return float((f(1 + h) - f(1 - h)) / (2 * h))
 
+# %% ../nbs/00_foundations.ipynb #b1c326ef
+def _beyond_float_range(u, slope_at_inf):
+    """The term v·φ(u/v − 1) of a `LinearFree` when u/v overflows: u·φ'(∞) to relative error v/u < 1e-300 when
+    φ'(∞) is finite; with φ'(∞) = ∞ the (finite) term needs φ beyond the float range, so it is refused."""
+    if np.isinf(slope_at_inf):
+        raise ValueError("a LinearFree divergence with slope_at_inf = inf cannot be evaluated where v/u underflows "
+                         "(eps > 708 with a block of zero q-mass): use a named kind, or eps = inf")
+    return u * slope_at_inf
+
 # %% ../nbs/00_foundations.ipynb #176a0005
 def divergence_terms(u, v, diff, kind="kl", *, check: bool = True, **params) -> np.ndarray:
     """Elementwise v·f̄(u/v), with f̄(t) = f(t) − f'(1)(t − 1) the linear-free form of f (E_γ: [u − γv]₊).
@@ -424,7 +433,10 @@ def divergence_terms(u, v, diff, kind="kl", *, check: bool = True, **params) -> 
             a = params["alpha"]
             body, at_inf = v * _phi(t, a, r), (np.inf if a > 1 else a / (1 - a))
         elif isinstance(kind, LinearFree):
-            body, at_inf = v * kind.terms(t), kind.slope_at_inf
+            body, at_inf = v * kind.terms(np.where(np.isfinite(t), t, 0.0)), kind.slope_at_inf
+            big = pos & ~np.isfinite(t)                         # u/v beyond the float range (v subnormal)
+            if np.any(big):
+                body = np.where(big, _beyond_float_range(u, at_inf), body)
         else:
             slope, limit = _slope_at_one(kind), params.get("f_slope_at_inf")
             body = v * np.vectorize(lambda s: float(kind(s)), otypes=[float])(r) - slope * diff

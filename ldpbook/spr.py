@@ -13,8 +13,8 @@ import numpy as np
 from scipy.optimize import linprog
 
 from .foundations import (
-    check_divergence, check_eps, check_int, check_nonnegative, check_pair, divergence_from_sum, divergence_terms,
-    perspective, privatize, randomized_response, readonly, renyi_from_parts)
+    LinearFree, _beyond_float_range, check_divergence, check_eps, check_int, check_nonnegative, check_pair,
+    divergence_from_sum, divergence_terms, perspective, privatize, randomized_response, readonly, renyi_from_parts)
 
 # %% auto #0
 __all__ = ['KOV_MAX_K', 'sort_by_likelihood_ratio', 'block_score', 'interval_scores', 'PartitionMechanism', 'SPRMechanism',
@@ -132,6 +132,8 @@ def _log_args(U, V, logw):
 def _underflow_scores(U, V, scores, logw, kind, params, K=0.0):
     "Replace the scores of blocks with an underflowed argument (see `_log_args`) by their log-domain forms."
     hit = ((U == 0) | (V == 0)) & np.isfinite(logw)
+    if isinstance(kind, LinearFree) and np.any(hit & (V == 0) & (U > 0)):
+        _beyond_float_range(U, kind.slope_at_inf)           # v = e^{−ε} > 0 underflowed: refused if φ'(∞) = ∞
     if not np.any(hit) or kind not in ("kl", "chi2", "renyi", "renyi-cross"):
         return scores
     lu, lv = _log_args(U, V, logw)

@@ -489,3 +489,15 @@ def test_linear_free_rejects_invalid_phi_and_parameters():
         divergence(p, q, LinearFree("not a function"))
     with pytest.raises(TypeError, match="LinearFree"):
         optimal_values(p[None], q[None], [1.0], LINEAR_FREE["lf-kl"][0], f_slope_at_inf=1.0)
+
+
+def test_kov_lp_accepts_linear_free():
+    "The staircase LP with a LinearFree χ² against the mpmath optimum (not-tiny masses: the LP's domain)."
+    rng = np.random.default_rng(23)
+    lf = LINEAR_FREE["lf-chi2"][0]
+    for _ in range(6):
+        k = int(rng.integers(2, 5))
+        p, q = rng.dirichlet(np.full(k, 0.5)), rng.dirichlet(np.full(k, 0.5))
+        eps = float(10 ** rng.uniform(-3, 1))
+        best, _ = reference_optimum(p, q, eps, "chi2", {})
+        assert _close(kov_lp(p, q, eps, lf).value, best, 2e-9), eps

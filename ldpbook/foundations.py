@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import numbers
+from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
@@ -12,8 +13,9 @@ from scipy.special import rel_entr
 # %% auto #0
 __all__ = ['DIVERGENCE_KINDS', 'MAX_FINITE_EPS', 'MAX_DENSE_ENTRIES', 'seed_sequence', 'as_generator', 'check_eps',
            'check_nonnegative', 'check_distribution', 'check_pair', 'readonly', 'check_channel', 'is_ldp',
-           'ldp_epsilon', 'privacy_defect', 'is_approx_ldp', 'check_divergence', 'perspective', 'divergence_from_sum',
-           'divergence_terms', 'renyi_from_parts', 'divergence', 'check_int', 'randomized_response', 'privatize']
+           'ldp_epsilon', 'privacy_defect', 'is_approx_ldp', 'LinearFree', 'check_divergence', 'perspective',
+           'divergence_from_sum', 'divergence_terms', 'renyi_from_parts', 'divergence', 'check_int',
+           'randomized_response', 'privatize']
 
 # %% ../nbs/00_foundations.ipynb #c005-3bb63941
 def seed_sequence(rng=None) -> np.random.SeedSequence:
@@ -207,10 +209,44 @@ def _check_convex_f(f: Callable) -> None:
     if np.any(ft[1:-1] > chord + 1e-9 * (1 + np.abs(chord))):
         raise ValueError("divergence f must be convex (a midpoint lies above its chord)")
 
+# %% ../nbs/00_foundations.ipynb #8fee6fc4
+@dataclass(frozen=True)
+class LinearFree:
+    """An f-divergence given by its linear-free form φ(δ) = f(1 + δ) − f'(1)·δ, for exact values at the edges.
+
+    Parameters
+    ----------
+    phi : callable
+        δ ↦ φ(δ) for δ ≥ −1 (a float to a float): φ(0) = 0, φ ≥ 0, convex. It is evaluated at δ = (u − v)/v
+        computed without cancellation, so the divergence is as exact as φ is at small δ.
+    slope_at_inf : float
+        lim φ(δ)/δ as δ → ∞ (= f'(∞) − f'(1)), the term per unit mass u of a symbol with v = 0 < u; ∞ by default.
+    name : str
+        A label for printing.
+
+    Calling the object evaluates f̄(t) = φ(t − 1), so it is also a valid (but rounded) plain f."""
+    phi: Callable
+    slope_at_inf: float = np.inf
+    name: str = "custom"
+
+    def __call__(self, t):
+        return self.phi(t - 1)
+
+    def terms(self, delta) -> np.ndarray:
+        "φ elementwise on an array of δ, never below 0 (φ ≥ 0: a negative value is round-off of φ)."
+        values = np.vectorize(lambda d: float(self.phi(float(d))), otypes=[float])(np.asarray(delta, dtype=float))
+        return np.maximum(values, 0.0)
+
 # %% ../nbs/00_foundations.ipynb #eff0a2ba
 def check_divergence(kind, params: dict) -> dict:
     "Validate a divergence kind and its parameters; return the parameters with defaults filled in."
     allowed = {"egamma": {"gamma"}, "renyi": {"alpha"}}
+    if isinstance(kind, LinearFree):
+        if params:
+            raise TypeError(f"unexpected parameter(s) {sorted(params)} for a LinearFree divergence "
+                            "(its growth at infinity is the field slope_at_inf)")
+        _check_linear_free(kind)
+        return {}
     if callable(kind):
         extra = set(params) - {"f_slope_at_inf"}
         if extra:
@@ -254,7 +290,8 @@ def _renyi_terms(a: np.ndarray, b: np.ndarray, alpha: float) -> np.ndarray:
 
 # %% ../nbs/00_foundations.ipynb #f59e4688
 def _callable_terms(a, b, f, slope):
-    "b·f(a/b) for a user-supplied convex f."
+    """b·f(a/b) for a user-supplied convex f, evaluated at the rounded ratio a/b: accurate to about 1e-16 times
+    b·|f| and b·|f'|, so a term (or a divergence) far below that size is round-off, not a value."""
     pos = b > 0
     ratio = np.where(pos, a, 0.0) / np.where(pos, b, 1.0)
     values = np.asarray(np.vectorize(lambda t: float(f(t)), otypes=[float])(ratio))
@@ -278,6 +315,9 @@ def perspective(u, v, kind="kl", *, check: bool = True, **params) -> np.ndarray:
             raise ValueError(f"u and v must have broadcastable shapes, got {np.shape(u)} and {np.shape(v)}") from None
     else:
         u, v = np.asarray(u, dtype=float), np.asarray(v, dtype=float)
+    if isinstance(kind, LinearFree):                            # f = f̄: the linear-free terms are the perspective
+        with np.errstate(invalid="ignore"):
+            return divergence_terms(u, v, u - v, kind, check=False)
     if callable(kind):
         return _callable_terms(u, v, kind, params.get("f_slope_at_inf"))
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -341,6 +381,15 @@ def _slope_at_one(f) -> float:
     h = 1e-4
     return float((f(1 + h) - f(1 - h)) / (2 * h))
 
+# %% ../nbs/00_foundations.ipynb #b1c326ef
+def _beyond_float_range(u, slope_at_inf):
+    """The term v·φ(u/v − 1) of a `LinearFree` when u/v overflows: u·φ'(∞) to relative error v/u < 1e-300 when
+    φ'(∞) is finite; with φ'(∞) = ∞ the (finite) term needs φ beyond the float range, so it is refused."""
+    if np.isinf(slope_at_inf):
+        raise ValueError("a LinearFree divergence with slope_at_inf = inf cannot be evaluated where v/u underflows "
+                         "(eps > 708 with a block of zero q-mass): use a named kind, or eps = inf")
+    return u * slope_at_inf
+
 # %% ../nbs/00_foundations.ipynb #176a0005
 def divergence_terms(u, v, diff, kind="kl", *, check: bool = True, **params) -> np.ndarray:
     """Elementwise v·f̄(u/v), with f̄(t) = f(t) − f'(1)(t − 1) the linear-free form of f (E_γ: [u − γv]₊).
@@ -348,8 +397,10 @@ def divergence_terms(u, v, diff, kind="kl", *, check: bool = True, **params) -> 
     For probability vectors Σ v f̄(u/v) = D_f(u‖v), and every term is ≥ 0. `diff` is u − v (u − γv for
     'egamma'), passed separately so that a caller who knows it without cancellation (e.g. as a sum of
     per-symbol differences) keeps it exact: all terms are then accurate to a few ulps relative, also when
-    u ≈ v (ε → 0) or when masses are as small as 1e-300. A callable f is a black box evaluated at the float
-    u/v: it is only as exact as f itself at that point (absolute error ≈ 1e-16·|f'| per term)."""
+    u ≈ v (ε → 0) or when masses are as small as 1e-300. A `LinearFree` divergence is evaluated the same way,
+    as v·φ(t) at the exactly computed t = diff/v: it is as exact as its φ. A plain callable f is a black box
+    evaluated at the rounded float u/v: each term is accurate only to about 1e-16·(|f(u/v)| + |f'(1)|·u/v)·v, so
+    values far below that floor (u ≈ v, small ε, tiny masses) are round-off; pass `LinearFree` for those."""
     if check:
         params = check_divergence(kind, params)
         u, v = check_nonnegative(u, "u"), check_nonnegative(v, "v")
@@ -381,6 +432,11 @@ def divergence_terms(u, v, diff, kind="kl", *, check: bool = True, **params) -> 
         elif kind == "renyi":
             a = params["alpha"]
             body, at_inf = v * _phi(t, a, r), (np.inf if a > 1 else a / (1 - a))
+        elif isinstance(kind, LinearFree):
+            body, at_inf = v * kind.terms(np.where(np.isfinite(t), t, 0.0)), kind.slope_at_inf
+            big = pos & ~np.isfinite(t)                         # u/v beyond the float range (v subnormal)
+            if np.any(big):
+                body = np.where(big, _beyond_float_range(u, at_inf), body)
         else:
             slope, limit = _slope_at_one(kind), params.get("f_slope_at_inf")
             body = v * np.vectorize(lambda s: float(kind(s)), otypes=[float])(r) - slope * diff
@@ -425,6 +481,19 @@ def divergence(u, v, kind="kl", **params) -> float:
     if kind == "renyi":
         return float(renyi_from_parts(total, _log_renyi_cross(u, v, params["alpha"]), params["alpha"]))
     return total
+
+# %% ../nbs/00_foundations.ipynb #c472b5c7
+def _check_linear_free(kind: LinearFree) -> None:
+    "Reject a `LinearFree` whose φ is visibly invalid: φ(0) ≠ 0, negative, non-convex, or a bad slope_at_inf."
+    if not callable(kind.phi):
+        raise TypeError(f"LinearFree phi must be callable, got {type(kind.phi).__name__}")
+    s = kind.slope_at_inf
+    if not isinstance(s, numbers.Real) or np.isnan(s) or s < 0:
+        raise ValueError("LinearFree slope_at_inf must be a real number ≥ 0 or inf (lim φ(δ)/δ of a φ ≥ 0)")
+    _check_convex_f(kind)                                      # f(t) = φ(t − 1): finite, f(1) = φ(0) = 0, convex
+    grid = np.concatenate([-np.geomspace(1e-3, 1, 13)[::-1], [0.0], np.geomspace(1e-3, 1e3, 19)])
+    if min(float(kind.phi(float(d))) for d in grid) < 0:
+        raise ValueError("LinearFree phi must be ≥ 0 (the linear-free form: remove the tangent f'(1)·δ)")
 
 # %% ../nbs/00_foundations.ipynb #c021-8b9d0ca5
 def check_int(n, name: str, minimum: int | None = 0) -> int:

@@ -13,8 +13,8 @@ import numpy as np
 from scipy.optimize import linprog
 
 from .foundations import (
-    check_divergence, check_eps, check_int, check_nonnegative, check_pair, divergence_from_sum, divergence_terms,
-    perspective, privatize, randomized_response, readonly, renyi_from_parts)
+    LinearFree, _beyond_float_range, check_divergence, check_eps, check_int, check_nonnegative, check_pair,
+    divergence_from_sum, divergence_terms, perspective, privatize, randomized_response, readonly, renyi_from_parts)
 
 # %% auto #0
 __all__ = ['KOV_MAX_K', 'sort_by_likelihood_ratio', 'block_score', 'interval_scores', 'PartitionMechanism', 'SPRMechanism',
@@ -132,6 +132,8 @@ def _log_args(U, V, logw):
 def _underflow_scores(U, V, scores, logw, kind, params, K=0.0):
     "Replace the scores of blocks with an underflowed argument (see `_log_args`) by their log-domain forms."
     hit = ((U == 0) | (V == 0)) & np.isfinite(logw)
+    if isinstance(kind, LinearFree) and np.any(hit & (V == 0) & (U > 0)):
+        _beyond_float_range(U, kind.slope_at_inf)           # v = e^{−ε} > 0 underflowed: refused if φ'(∞) = ∞
     if not np.any(hit) or kind not in ("kl", "chi2", "renyi", "renyi-cross"):
         return scores
     lu, lv = _log_args(U, V, logw)
@@ -223,7 +225,7 @@ class SPRMechanism(PartitionMechanism):
         The k × s row-stochastic channel: Q(j | x) = e^ε/(e^ε + s − 1) if x ∈ B_j, else 1/(e^ε + s − 1).
     eps : float
         The privacy level.
-    divergence : str or callable
+    divergence : str, LinearFree or callable
         The divergence kind the value refers to.
     params : mapping
         The divergence parameters (e.g. ``{'gamma': 2.0}``).
@@ -363,9 +365,12 @@ def optimal_mechanism(p, q, eps, divergence="kl", ell=None, **params) -> SPRMech
         Privacy level ε ≥ 0; ``inf`` gives the best non-private likelihood-ratio quantizer. For 708.4 < ε < ∞
         the channel cannot be stored (its entries e^{−ε} underflow), so a mechanism with two or more blocks is
         refused with an error; `optimal_values` still returns the value there.
-    divergence : str or callable
+    divergence : str, LinearFree or callable
         Any kind accepted by `ldpbook.foundations.divergence` ('tv', 'kl', 'chi2', 'hellinger',
-        'egamma' with ``gamma=``, 'renyi' with ``alpha=``) or a convex f with f(1) = 0.
+        'egamma' with ``gamma=``, 'renyi' with ``alpha=``), a `foundations.LinearFree` form φ(δ) = f̄(1 + δ)
+        (exact at the edges, like the named kinds), or a convex f with f(1) = 0. A plain f is evaluated at the
+        rounded ratios u/v: the value is accurate only to about 1e-16 times the size of the block terms, so a
+        value far below that (small ε, or p and q differing only in tiny masses) is round-off.
     ell : int, optional
         Output budget 1 ≤ ell ≤ k (None: unconstrained).
     **params

@@ -21,7 +21,7 @@ import mpmath
 import numpy as np
 import pytest
 
-from ldpbook.foundations import divergence, privacy_defect, randomized_response
+from ldpbook.foundations import LinearFree, divergence, perspective, privacy_defect, randomized_response
 from ldpbook.spr import (binary_mechanism, kov_lp, optimal_mechanism, optimal_values,
                          randomized_response_mechanism, spr_mechanism)
 
@@ -410,3 +410,94 @@ def test_large_partition_admits_no_improving_single_boundary_move(k, name):
     for new in candidates:
         val = ref.value([order[a:b] for a, b in zip(new[:-1], new[1:])])
         assert val <= base * (1 + mpmath.mpf(RTOL)), "a single-boundary move improves the partition"
+
+
+# ---------------------------------------------------------------- a user's f given exactly: LinearFree
+
+def _phi_kl(d):
+    "KL's φ(δ) = (1 + δ) log1p(δ) − δ, by its Taylor series Σ_{n≥2} (−δ)^n/(n(n−1)) near 0 (no cancellation)."
+    if abs(d) < 0.01:
+        return sum((-d) ** n / (n * (n - 1)) for n in range(2, 12))
+    return (1 + d) * math.log1p(d) - d if d > -1 else 1.0
+
+
+# name: (LinearFree, the reference kind it must equal, its reference parameters)
+LINEAR_FREE = {
+    "lf-kl": (LinearFree(_phi_kl, name="KL"), "kl", {}),
+    "lf-chi2": (LinearFree(lambda d: d * d, name="chi2"), "chi2", {}),
+    "lf-tri": (LinearFree(lambda d: d * d / (2 + d), slope_at_inf=1.0, name="triangular"), tri, {}),
+}
+
+
+def linear_free_instances(name, n, seed):
+    "The built-in kinds' edge generator (masses to 1e-300, zeros, tiny differences, ε in [1e-12, 700] ∪ {∞})."
+    rng = np.random.default_rng([seed, 100 + sorted(LINEAR_FREE).index(name)])
+    for _ in range(n):
+        yield draw_pair(rng, "kl"), draw_eps(rng, "kl")
+
+
+@pytest.mark.parametrize("name", sorted(LINEAR_FREE))
+def test_linear_free_is_exact_on_edge_instances(name):
+    lf, ref_kind, ref_params = LINEAR_FREE[name]
+    failures = []
+    for n, ((p, q), eps) in enumerate(linear_free_instances(name, 100, 21)):
+        best, ref = reference_optimum(p, q, eps, ref_kind, ref_params, set_partitions=(n % 10 == 0))
+        checks = {}
+        value = None
+        if not 708.4 < eps < math.inf:
+            mech = optimal_mechanism(p, q, eps, lf)
+            value = mech.value
+            blocks = [[x for x in b if ref.p[x] + ref.q[x] > 0] for b in blocks_of(mech)]
+            checks = {"value": _close(value, best), "partition": _close(ref.value([b for b in blocks if b]), best),
+                      "nonnegative": value >= 0}
+            for fixed in (binary_mechanism(p, q, eps, lf), randomized_response_mechanism(p, q, eps, lf)):
+                checks["fixed"] = checks.get("fixed", True) and fixed.value >= 0 and _close(
+                    fixed.value, ref.value([list(b) for b in fixed.partition]))
+        try:
+            batch = optimal_values(p[None], q[None], [eps], lf)[0, 0]
+        except ValueError as err:                # e^{−ε} underflows and φ'(∞) = ∞: refused, never a wrong number
+            assert math.isinf(lf.slope_at_inf) and 708 < eps < math.inf and "slope_at_inf" in str(err)
+            continue
+        checks["optimal_values"] = _close(batch, best) and (value is None or _close(batch, value, 1e-12))
+        if name == "lf-kl":                                          # the same numbers as the named kind
+            checks["equals 'kl'"] = _close(batch, optimal_values(p[None], q[None], [eps], "kl")[0, 0], 1e-12)
+        if not all(checks.values()):
+            failures.append((n, eps, [c for c, ok in checks.items() if not ok], float(best), value, float(batch)))
+    assert not failures, f"{len(failures)} failures, first: {failures[:3]}"
+
+
+@pytest.mark.parametrize("name", sorted(LINEAR_FREE))
+def test_linear_free_divergence_is_exact(name):
+    lf, ref_kind, ref_params = LINEAR_FREE[name]
+    for (p, q), _ in linear_free_instances(name, 60, 22):
+        ref = Ref(p, q, math.inf, ref_kind, ref_params)
+        ref.eps_float = math.inf
+        exact = ref.value([[x] for x in range(p.size)])
+        got = divergence(p, q, lf)
+        assert got >= 0 and _close(got, exact), (got, float(exact))
+        assert np.all(perspective(p, q, lf) >= 0)
+
+
+def test_linear_free_rejects_invalid_phi_and_parameters():
+    p, q = np.array([0.5, 0.5]), np.array([0.25, 0.75])
+    for bad in (LinearFree(lambda d: d), LinearFree(lambda d: d * d + 1), LinearFree(lambda d: -d * d),
+                LinearFree(lambda d: d * d, slope_at_inf=-1.0), LinearFree(lambda d: d * d, slope_at_inf=math.nan),
+                LinearFree(lambda d: abs(d) ** 0.5)):
+        with pytest.raises(ValueError, match="phi|slope_at_inf|convex|f\\(1\\)"):
+            optimal_mechanism(p, q, 1.0, bad)
+    with pytest.raises(TypeError, match="phi"):
+        divergence(p, q, LinearFree("not a function"))
+    with pytest.raises(TypeError, match="LinearFree"):
+        optimal_values(p[None], q[None], [1.0], LINEAR_FREE["lf-kl"][0], f_slope_at_inf=1.0)
+
+
+def test_kov_lp_accepts_linear_free():
+    "The staircase LP with a LinearFree χ² against the mpmath optimum (not-tiny masses: the LP's domain)."
+    rng = np.random.default_rng(23)
+    lf = LINEAR_FREE["lf-chi2"][0]
+    for _ in range(6):
+        k = int(rng.integers(2, 5))
+        p, q = rng.dirichlet(np.full(k, 0.5)), rng.dirichlet(np.full(k, 0.5))
+        eps = float(10 ** rng.uniform(-3, 1))
+        best, _ = reference_optimum(p, q, eps, "chi2", {})
+        assert _close(kov_lp(p, q, eps, lf).value, best, 2e-9), eps

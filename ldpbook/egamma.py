@@ -3,8 +3,10 @@
 # %% ../nbs/02_egamma.ipynb #c002-bf37c3c4
 from __future__ import annotations
 
+import decimal
 import math
 import numbers
+from fractions import Fraction
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
@@ -195,6 +197,20 @@ def binary_rr_channel(inside, eps) -> np.ndarray:
         raise TypeError("inside must be a non-empty 1-D boolean array")
     return randomized_response(2, eps)[inside.astype(np.intp)]    # row b of binary RR releases b w.p. e^ε/(e^ε+1)
 
+# %% ../nbs/02_egamma.ipynb #faf09a13
+def _bracket_exact(p, q, gamma: float, eps: float) -> float:
+    "[((e^ε − 1)·Ē_γ − |Σ_γ|)/(e^ε + 1)]₊ from the exact rational gaps p(x) − γq(x) and e^ε to 60 digits (finite ε)."
+    g = Fraction(gamma)
+    gaps = [Fraction(a) - g * Fraction(b) for a, b in zip(p.tolist(), q.tolist())]
+    balance = sum(gaps, Fraction(0))
+    side = 1 if balance <= 0 else -1                  # Ē_γ = Σ(p − γq)₊ when Σ_γ ≤ 0, Σ(γq − p)₊ when Σ_γ > 0
+    excess = sum((side * x for x in gaps if side * x > 0), Fraction(0))
+    with decimal.localcontext() as ctx:
+        ctx.prec = 60
+        exact = lambda r: decimal.Decimal(r.numerator) / decimal.Decimal(r.denominator)
+        e = decimal.Decimal(eps).exp()
+        return float(max(((e - 1) * exact(excess) - exact(abs(balance))) / (e + 1), 0))
+
 # %% ../nbs/02_egamma.ipynb #7bef3162
 def egamma_optimal(p, q, eps, gamma) -> EgammaMechanism:
     """The optimal ε-LDP mechanism and value for the hockey-stick divergence E_γ, in closed form (O(k)).
@@ -222,6 +238,10 @@ def egamma_optimal(p, q, eps, gamma) -> EgammaMechanism:
     # Ē_γ without cancellation: Σ(p − γq)₊ when D ≤ 0 (γ ≥ 1), Σ(γq − p)₊ = γ E_{1/γ}(q‖p) when D > 0
     excess = float(np.maximum(gaps, 0).sum() if balance <= 0 else np.maximum(-gaps, 0).sum())
     value = float(_optimal_from_excess(eps, balance, excess))
+    slope, offset = _rr_weights(eps)
+    terms = (float(slope) * excess, abs(balance) * float(offset))
+    if math.isfinite(eps) and min(terms) > 0 and abs(terms[0] - terms[1]) <= 1e-6 * max(terms):
+        value = max(balance, 0.0) + _bracket_exact(p, q, gamma, eps)     # near the kink: exact arithmetic
     both = 0 < int(inside.sum()) < p.size                   # otherwise one block: the constant channel
     channel = binary_rr_channel(inside, eps) if both else np.ones((p.size, 1))
     return EgammaMechanism(value=value, channel=readonly(channel),

@@ -298,3 +298,31 @@ def test_egamma_optimal_on_large_alphabets_against_the_exact_theorem():
                 reference = max(mpmath.mpf(0), D, (D + (e - 1) * E) / (e + 1))
         assert mech.value >= 0 and close(mech.value, reference), (eps, gamma)
         assert close(partition_value(p, q, eps, gamma, mech.partition), reference), (eps, gamma)
+
+
+def kink_instances(n, seed):
+    """Instances at the privacy level where the optimum leaves 0, moved by a relative 1e-12 … 1e-6: there the two
+    terms of the closed form agree to up to 12 digits, and a float evaluation loses that many."""
+    rng = np.random.default_rng(seed)
+    out = []
+    while len(out) < n:
+        k = int(rng.integers(2, 6))
+        p, q = rng.dirichlet(np.ones(k)), rng.dirichlet(np.ones(k))
+        gamma = float(rng.uniform(0.2, 3.0))
+        with mpmath.workdps(DIGITS):
+            P, Q, g = [mpmath.mpf(float(v)) for v in p], [mpmath.mpf(float(v)) for v in q], mpmath.mpf(gamma)
+            gaps = [a - g * b for a, b in zip(P, Q)]
+            balance = mpmath.fsum(gaps)
+            excess = mpmath.fsum(max(x, 0) for x in gaps) - max(balance, 0)
+            if excess <= 0 or balance == 0:
+                continue
+            kink = mpmath.log1p(abs(balance) / excess)     # (e^ε − 1)·Ē = |Σ|
+        eps = float(kink) * (1 + float(rng.choice([1e-12, 1e-10, 1e-8, 1e-6])))
+        out.append((p, q, eps, gamma))
+    return out
+
+
+def test_egamma_optimal_is_exact_where_the_closed_form_cancels():
+    for p, q, eps, gamma in kink_instances(60, 11):
+        value = egamma_optimal(p, q, eps, gamma).value
+        assert value >= 0 and close(value, reference_optimum(p, q, eps, gamma)), (eps, gamma)

@@ -481,6 +481,7 @@ def plot_chernoff_figure(data_list):
         right.set_xticks([E / 2 - 0.5 + i * (E + 1) for i in range(3)], ["Chernoff", "KL", "TV"])
         right.set_ylabel("symbols by likelihood ratio")
         right.set_title(f"optimal partitions of pair 1 over ε = {d.eps[0]:g} … {d.eps[-1]:g}")
+    fig.tight_layout()
     return axes
 
 # %% ../nbs/06_chernoff.ipynb #ch6-050

@@ -4,14 +4,12 @@
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass
 
 import numpy as np
 
 from . import closeness
-from .foundations import as_generator, check_eps
-from .foundations import check_int
+from .foundations import as_generator, check_int
 
 # %% auto #0
 __all__ = ['MAX_CELLS', 'SCORE_SENSITIVITY', 'dyadic_max_level', 'alternating_density', 'alternating_cell_masses',

@@ -21,9 +21,9 @@ import mpmath
 import numpy as np
 import pytest
 
-from ldpbook.foundations import LinearFree, divergence, perspective, privacy_defect, randomized_response
+from ldpbook.foundations import LinearFree, divergence, perspective, privacy_defect
 from ldpbook.spr import (binary_mechanism, kov_lp, optimal_mechanism, optimal_values,
-                         randomized_response_mechanism, spr_mechanism)
+                         randomized_response_mechanism)
 
 LONG = os.environ.get("LDPBOOK_LONG_EXACT") == "1"
 N_INSTANCES = 2000 if LONG else 200

@@ -3,7 +3,10 @@
 # %% ../nbs/00_foundations.ipynb #c002-a26f800b
 from __future__ import annotations
 
+import functools
+import inspect
 import numbers
+import warnings
 from dataclasses import dataclass
 from typing import Callable
 
@@ -137,6 +140,45 @@ def check_channel(Q, name: str = "Q", atol: float = 1e-9) -> np.ndarray:
     if bad.size:
         raise ValueError(f"{name}: every row must sum to 1 (within {atol:g}); row {bad[0]} does not")
     return arr
+
+# %% ../nbs/00_foundations.ipynb #f1cbcd2e
+def moved_to_keywords(*names: str, since: str = "0.2.0") -> Callable:
+    """Decorator for a function whose options became keyword-only: a call that passes them by position, in the old
+    order `names`, still works for one version and raises a DeprecationWarning saying how to write it."""
+    def decorate(func):
+        params = inspect.signature(func).parameters.values()
+        n_positional = sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
+
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            if len(args) > n_positional:
+                extra, args = args[n_positional:], args[:n_positional]
+                if len(extra) > len(names):
+                    raise TypeError(f"{func.__name__}() takes {n_positional} positional arguments "
+                                    f"(options are keyword-only), got {n_positional + len(extra)}")
+                moved = names[:len(extra)]
+                for name in moved:
+                    if name in kwargs:
+                        raise TypeError(f"{func.__name__}() got multiple values for argument {name!r}")
+                warnings.warn(f"ldpbook {since}: passing {', '.join(moved)} to {func.__name__} by position is "
+                              f"deprecated; write {', '.join(n + '=...' for n in moved)}", DeprecationWarning,
+                              stacklevel=2)
+                kwargs.update(zip(moved, extra))
+            return func(*args, **kwargs)
+        return wrapper
+    return decorate
+
+
+def renamed(func: Callable, old_name: str, since: str = "0.2.0") -> Callable:
+    "The old name `old_name` of `func`, kept for one version: it raises a DeprecationWarning and calls `func`."
+    @functools.wraps(func)
+    def old(*args, **kwargs):
+        warnings.warn(f"ldpbook {since}: {old_name} is deprecated; use {func.__name__}", DeprecationWarning,
+                      stacklevel=2)
+        return func(*args, **kwargs)
+    old.__name__ = old.__qualname__ = old_name
+    old.__doc__ = f"Deprecated alias of `{func.__name__}` (since ldpbook {since}); removed in the next version."
+    return old
 
 # %% ../nbs/00_foundations.ipynb #c008-66173df3
 def _column_log_ratios(Q: np.ndarray) -> np.ndarray:

@@ -3,6 +3,7 @@
 # %% ../nbs/05_adaptivity.ipynb #c002-484ef2b9
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass
 
@@ -14,8 +15,7 @@ from .foundations import as_generator, check_int
 # %% auto #0
 __all__ = ['MAX_CELLS', 'SCORE_SENSITIVITY', 'dyadic_max_level', 'alternating_density', 'alternating_cell_masses',
            'sample_alternating', 'DyadicPartitions', 'dyadic_partitions', 'multiscale_statistics', 'centering_offsets',
-           'adaptive_scores', 'AdaptiveTestResult', 'adaptive_test', 'adaptive_rate_bound', 'adaptive_rate', 'Figure3',
-           'figure3_power']
+           'adaptive_scores', 'AdaptiveTestResult', 'adaptive_test', 'adaptive_rate_bound', 'adaptive_rate']
 
 # %% ../nbs/05_adaptivity.ipynb #c007-9ce5fe1b
 def dyadic_max_level(n) -> int:
@@ -460,35 +460,15 @@ def _figure3_test(x, y, rng, eps_values, resolutions, n_permutations, n_centerin
     decisions = []
     for eps in eps_values:
         for perm in scores:
-            decisions.append(closeness.dp_permutation_decision(perm.observed, perm.permuted, eps, perm.sensitivity,
-                                                               alpha, rng))
+            decisions.append(closeness.dp_permutation_decision(perm.observed, perm.permuted, eps,
+                                                               sensitivity=perm.sensitivity, alpha=alpha, rng=rng))
         decisions.append(closeness.dp_permutation_decision(multiscale.statistic, multiscale.null_distribution, eps,
-                                                           SCORE_SENSITIVITY, alpha, rng))
+                                                           sensitivity=SCORE_SENSITIVITY, alpha=alpha, rng=rng))
     return np.array(decisions)
 
 # %% ../nbs/05_adaptivity.ipynb #c037b
-@dataclass(frozen=True)
-class Figure3:
-    """Rejection rates of Figure 3: `power.rejection_rate[i, t]` for scenario i and (test, eps) `labels[t]`."""
-    scenarios: tuple
-    labels: tuple
-    power: closeness.PowerCurve
-
-
-def figure3_power(n_reps=200, n=1000, eps_values=(np.inf, 1.0), scenarios=((1, 0.0), (2, 0.15), (8, 0.25), (32, 0.35)),
-                  resolutions=(4, 16, 64), n_permutations=199, n_centering=199, alpha=0.05, rng=2026, n_jobs=1,
-                  backend=None, progress=None) -> Figure3:
-    """Reproduce Figure 3 of the paper: null rejection rate and power of fixed resolutions and of the adaptive test.
-
-    Each scenario (M, r) draws n points from f = 1 and n from g_{M,r} = 1 + 2 r phi_M (r = 0: the null) and runs,
-    on the same data, the chapter-4 RB permutation test binned at each kappa in `resolutions` and `adaptive_test`,
-    at every privacy level in `eps_values` (the same statistics, fresh Laplace noise per eps). Repetitions go through `closeness.power_curve` (seeded per repetition, parallel with
-    `n_jobs`). The paper's size is n=1000, n_reps=5000, n_permutations=199.
-
-    Returns
-    -------
-    Figure3
-    """
+def _figure3_setup(n, eps_values, scenarios, resolutions, n_permutations, n_centering, alpha) -> tuple:
+    "Validated settings, test labels and the picklable sample and test callables of Figure 3."
     from functools import partial
     scenarios = tuple((check_int(m, "scale", 1), float(r)) for m, r in scenarios)
     for m, r in scenarios:
@@ -503,7 +483,110 @@ def figure3_power(n_reps=200, n=1000, eps_values=(np.inf, 1.0), scenarios=((1, 0
     n_centering = check_int(n_centering, "n_centering", 1)
     test = partial(_figure3_test, eps_values=eps_values, resolutions=resolutions, n_permutations=n_permutations,
                    n_centering=n_centering, alpha=alpha)
-    labels = tuple(f"{name}, eps = {e:g}" for e in eps_values
-                   for name in [f"kappa = {k}" for k in resolutions] + ["adaptive"])
+    labels = tuple(f"{name} eps={e:g}" for e in eps_values for name in [f"kappa={k}" for k in resolutions] + ["adaptive"])
+    return scenarios, labels, sample, test
+
+
+@dataclass(frozen=True)
+class Figure3:
+    """Rejection rates of Figure 3: `power.rejection_rate[i, t]` for scenario i and (test, eps) `labels[t]`."""
+    scenarios: tuple
+    labels: tuple
+    power: closeness.PowerCurve
+
+
+def figure3_power(n_reps=200, n=1000, eps_values=(np.inf, 1.0), scenarios=((1, 0.0), (2, 0.15), (8, 0.25), (32, 0.35)),
+                  resolutions=(4, 16, 64), n_permutations=199, n_centering=199, alpha=0.05, rng=2026, n_jobs=1,
+                  backend=None, progress=None, *, keep=False) -> Figure3:
+    """Reproduce Figure 3 of the paper: null rejection rate and power of fixed resolutions and of the adaptive test.
+
+    Each scenario (M, r) draws n points from f = 1 and n from g_{M,r} = 1 + 2 r phi_M (r = 0: the null) and runs,
+    on the same data, the chapter-4 RB permutation test binned at each kappa in `resolutions` and `adaptive_test`,
+    at every privacy level in `eps_values` (the same statistics, fresh Laplace noise per eps). Repetitions go
+    through `closeness.power_curve` (seeded per repetition, parallel with `n_jobs`); keep=True also keeps every
+    repetition's decisions (see `write_figure3_data`). The paper's size is n=1000, n_reps=5000, n_permutations=199.
+
+    Returns
+    -------
+    Figure3
+    """
+    scenarios, labels, sample, test = _figure3_setup(n, eps_values, scenarios, resolutions, n_permutations,
+                                                     n_centering, alpha)
     return Figure3(scenarios, labels,
-                   closeness.power_curve(test, sample, scenarios, n_reps, rng, n_jobs, backend, progress))
+                   closeness.power_curve(test, sample, scenarios, n_reps=n_reps, rng=rng, n_jobs=n_jobs,
+                                         backend=backend, progress=progress, keep_decisions=keep))
+
+# %% ../nbs/05_adaptivity.ipynb #da385045
+def plot_figure3(result: Figure3, title: str):
+    "Bar charts of Figure 3: one panel per privacy level, one bar per test and scenario, with ±1 s.e. error bars."
+    import matplotlib.pyplot as plt
+
+    names = ["null" if r == 0 else f"M = {m}, r = {r:g}" for m, r in result.scenarios]
+    n_eps = len({label.split(" eps=")[1] for label in result.labels})
+    n_tests = len(result.labels) // n_eps
+    fig, axes = plt.subplots(1, n_eps, figsize=(5.5 * n_eps, 3.6), sharey=True, squeeze=False)
+    for panel, ax in enumerate(axes[0]):
+        for t in range(n_tests):
+            col = panel * n_tests + t
+            ax.bar(np.arange(len(names)) + (t - (n_tests - 1) / 2) * 0.2, result.power.rejection_rate[:, col], 0.2,
+                   yerr=result.power.standard_error[:, col], capsize=2, label=result.labels[col].split(" eps=")[0])
+        ax.axhline(0.05, color="k", lw=0.8, ls="--")
+        ax.set_xticks(np.arange(len(names)), names, fontsize=8)
+        ax.set_title("ε = " + result.labels[panel * n_tests].split(" eps=")[1].replace("inf", "∞ (non-private)"))
+    axes[0, 0].set_ylabel("rejection rate")
+    axes[0, 0].set_ylim(0, 1.05)
+    axes[0, 0].legend(fontsize=8, loc="upper left")
+    fig.suptitle(title, fontsize=10, y=1.02)
+    return axes[0]
+
+
+def figure3_table(result: Figure3) -> str:
+    "The rejection rates of Figure 3 as text: one block per privacy level, one row per scenario."
+    names = ["null" if r == 0 else f"M = {m}, r = {r:g}" for m, r in result.scenarios]
+    n_eps = len({label.split(" eps=")[1] for label in result.labels})
+    n_tests = len(result.labels) // n_eps
+    lines = []
+    for panel in range(n_eps):
+        block = result.labels[panel * n_tests:(panel + 1) * n_tests]
+        lines.append("eps = " + block[0].split(" eps=")[1] + ":  " + " | ".join(label.split(" eps=")[0] for label in block))
+        for name, row in zip(names, result.power.rejection_rate[:, panel * n_tests:(panel + 1) * n_tests]):
+            lines.append(f"{name:>18s}: " + "  ".join(f"{float(v):10.2f}" for v in row))
+    return "\n".join(lines)
+
+# %% ../nbs/05_adaptivity.ipynb #183b355d
+def write_figure3_data(path, n_reps=5000, rng=2026, n_jobs=2, progress=None, n=1000, eps_values=(np.inf, 1.0),
+                       scenarios=((1, 0.0), (2, 0.15), (8, 0.25), (32, 0.35)), resolutions=(4, 16, 64),
+                       n_permutations=199, n_centering=199, alpha=0.05) -> Figure3:
+    """Run Figure 3 (default: the paper's size) and write every decision to the CSV file `path`.
+
+    One row per (scenario, repetition): ``scenario_index, scale, r, rep`` and one 0/1 column per (test, eps). The
+    header's comment line records the root seed (entropy, spawn key) and the settings, so that any row can be
+    recomputed with `closeness.one_repetition`."""
+    result = figure3_power(n_reps, n, eps_values, scenarios, resolutions, n_permutations, n_centering, alpha, rng,
+                           n_jobs, None, progress, keep=True)
+    settings = dict(n=n, n_permutations=n_permutations, n_centering=n_centering, alpha=alpha, n_reps=n_reps,
+                    resolutions=list(resolutions), entropy=result.power.entropy,
+                    spawn_key=list(result.power.spawn_key), eps_values=[repr(float(e)) for e in eps_values])
+    g, j = np.meshgrid(np.arange(len(result.scenarios)), np.arange(n_reps), indexing="ij")
+    scenario = np.array(result.scenarios)[g.ravel()]
+    rows = np.column_stack([g.ravel(), scenario, j.ravel(),
+                            result.power.decisions.astype(int).reshape(-1, len(result.labels))])
+    header = "# " + json.dumps(settings) + "\n" + ",".join(("scenario_index", "scale", "r", "rep") + result.labels)
+    np.savetxt(path, rows, fmt=["%d", "%d", "%.10g", "%d"] + ["%d"] * len(result.labels), delimiter=",",
+               header=header, comments="")
+    return result
+
+
+def read_figure3_data(path) -> tuple:
+    "The Figure 3 of a file written by `write_figure3_data`, and the recorded settings (a dict)."
+    with open(path) as file:
+        settings = json.loads(file.readline().lstrip("# "))
+        labels = tuple(file.readline().strip().split(",")[4:])
+    table = np.loadtxt(path, delimiter=",", skiprows=2, ndmin=2)
+    first = table[table[:, 3] == 0]                                      # rows are ordered by (scenario, rep)
+    scenarios = tuple((int(m), float(r)) for m, r in first[:, 1:3])
+    decisions = table[:, 4:].reshape(len(scenarios), settings["n_reps"], len(labels)).astype(bool)
+    rate = decisions.mean(axis=1)
+    power = closeness.PowerCurve(scenarios, rate, np.sqrt(rate * (1 - rate) / settings["n_reps"]),
+                                 settings["n_reps"], settings["entropy"], tuple(settings["spawn_key"]), decisions)
+    return Figure3(scenarios, labels, power), settings

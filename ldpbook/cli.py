@@ -428,21 +428,18 @@ def _fig2(full, progress, out):
 
 # %% ../nbs/91_cli.ipynb #c126-repro2-2
 def _fig3(full, progress, out):
-    import matplotlib.pyplot as plt
-    from ldpbook.adaptive import figure3_power
-    result = figure3_power(n_reps=5000 if full else 64, n=1000 if full else 500, n_jobs=2 if full else 1,
-                           progress=progress)
+    from ldpbook.adaptive import figure3_power, plot_figure3, write_figure3_data
+    if full:                                  # every decision, as the shipped data/figure3.csv
+        result = write_figure3_data(out / "figure3.csv", n_reps=5000, n_jobs=2, progress=progress)
+    else:                                     # the notebook's reduced run
+        result = figure3_power(n_reps=64, n=500, scenarios=((1, 0.0), (2, 0.2), (8, 0.35), (32, 0.5)),
+                               n_permutations=99, n_centering=99, progress=progress)
     rate, se = result.power.rejection_rate, result.power.standard_error
     rows = [{"scale_M": m, "r": r, "test": label, "rejection_rate": float(rate[i, j]),
              "standard_error": float(se[i, j])}
             for i, (m, r) in enumerate(result.scenarios) for j, label in enumerate(result.labels)]
-    fig, ax = plt.subplots(figsize=(8, 4))
-    names = [f"M={m}, r={r:g}" for m, r in result.scenarios]
-    for j, label in enumerate(result.labels):
-        ax.plot(names, rate[:, j], "o-" if "adaptive" in label else "s:", label=label)
-    ax.set_ylabel("rejection rate"), ax.set_title("Figure 3: fixed resolutions and the adaptive test")
-    ax.legend(fontsize=7, ncol=2)
-    return fig, rows
+    size = "n = 1000, 5000 repetitions, B = 199" if full else "reduced: n = 500, 64 repetitions, B = 99"
+    return plot_figure3(result, f"Figure 3, {size}")[0].figure, rows
 
 
 def _chernoff(full, progress, out):

@@ -176,14 +176,47 @@ def test_figure3_small_run_shapes_and_reproducibility():
     kwargs = dict(n_reps=3, n=60, scenarios=((1, 0.0), (4, 0.6)), resolutions=(4, 16), n_permutations=19,
                   n_centering=9, rng=5)
     a, b = figure3_power(**kwargs), figure3_power(**kwargs)
-    assert a.labels == ("kappa = 4, eps = inf", "kappa = 16, eps = inf", "adaptive, eps = inf",
-                        "kappa = 4, eps = 1", "kappa = 16, eps = 1", "adaptive, eps = 1")
+    assert a.labels == ("kappa=4 eps=inf", "kappa=16 eps=inf", "adaptive eps=inf",
+                        "kappa=4 eps=1", "kappa=16 eps=1", "adaptive eps=1")
     assert a.power.rejection_rate.shape == (2, 6)
     assert np.array_equal(a.power.rejection_rate, b.power.rejection_rate)
     with pytest.raises(ValueError):
         figure3_power(n_reps=1, scenarios=((2, 0.9),))
     with pytest.raises(ValueError):
         figure3_power(n_reps=1, eps_values=(0.0,))
+
+
+def test_figure3_data_file_round_trip(tmp_path):
+    from ldpbook.adaptive import read_figure3_data, write_figure3_data
+    kwargs = dict(n_reps=3, n=60, scenarios=((1, 0.0), (4, 0.6)), resolutions=(4, 16), n_permutations=19,
+                  n_centering=9, rng=5, n_jobs=1, progress=False)
+    written = write_figure3_data(tmp_path / "f3.csv", **kwargs)
+    read, settings = read_figure3_data(tmp_path / "f3.csv")
+    assert read.scenarios == written.scenarios and read.labels == written.labels
+    assert np.array_equal(read.power.decisions, written.power.decisions)
+    assert np.array_equal(read.power.rejection_rate, figure3_power(**{k: v for k, v in kwargs.items()
+                                                                       if k != "n_jobs"}).power.rejection_rate)
+    assert settings["n_reps"] == 3 and settings["resolutions"] == [4, 16]
+
+
+def test_shipped_figure3_data_recomputes_from_recorded_seeds():
+    "Random rows of data/figure3.csv are recomputed from the recorded root seed: every decision must match."
+    import pathlib
+    from ldpbook.adaptive import _figure3_setup, read_figure3_data
+    path = pathlib.Path(__file__).resolve().parents[1] / "data" / "figure3.csv"
+    fig, settings = read_figure3_data(path)
+    assert settings["n_reps"] == 5000 and settings["n"] == 1000 and settings["n_permutations"] == 199
+    assert fig.power.decisions.shape == (len(fig.scenarios), 5000, len(fig.labels))
+    eps_values = tuple(float(e) for e in settings["eps_values"])
+    scenarios, labels, sample, test = _figure3_setup(settings["n"], eps_values, fig.scenarios, settings["resolutions"],
+                                                     settings["n_permutations"], settings["n_centering"],
+                                                     settings["alpha"])
+    assert labels == fig.labels and scenarios == fig.scenarios
+    chosen = np.random.default_rng()                     # different rows on every run
+    for _ in range(4):
+        g, j = int(chosen.integers(len(scenarios))), int(chosen.integers(settings["n_reps"]))
+        again = closeness.one_repetition(test, sample, scenarios[g], settings["entropy"], settings["spawn_key"], g, j)
+        assert np.array_equal(again, fig.power.decisions[g, j]), f"row scenario_index={g}, rep={j} differs"
 
 
 # ------------------------------------------------------------------ bad input

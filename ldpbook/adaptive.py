@@ -10,7 +10,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import closeness
-from .foundations import as_generator, check_int
+from numpy.typing import ArrayLike
+
+from .foundations import as_generator, check_int, moved_to_keywords
 
 # %% auto #0
 __all__ = ['MAX_CELLS', 'SCORE_SENSITIVITY', 'dyadic_max_level', 'alternating_density', 'alternating_cell_masses',
@@ -18,7 +20,7 @@ __all__ = ['MAX_CELLS', 'SCORE_SENSITIVITY', 'dyadic_max_level', 'alternating_de
            'adaptive_scores', 'AdaptiveTestResult', 'adaptive_test', 'adaptive_rate_bound', 'adaptive_rate']
 
 # %% ../nbs/05_adaptivity.ipynb #c007-9ce5fe1b
-def dyadic_max_level(n) -> int:
+def dyadic_max_level(n: int) -> int:
     """Top level J_N = ceil(3 log2 N) of the dyadic grid K_N = {2^0, ..., 2^J_N}.
 
     Computed exactly in integers as the smallest J with 2**J >= N**3 (no floating-point log).
@@ -46,7 +48,7 @@ def _check_alternative(scale, r):
     return scale, r
 
 
-def alternating_density(t, scale, r):
+def alternating_density(t: ArrayLike, scale: int, r: float) -> np.ndarray:
     """g_{M,r}(t) = 1 + 2 r phi_M(t) with phi_M(t) = (pi/4) sin(2 pi M t) on [0, 1].
 
     phi_M is a row of 2M bumps of alternating sign, each of width 1/(2M); its L1 norm is 1/2, so that
@@ -65,7 +67,7 @@ def alternating_density(t, scale, r):
     return 1 + (math.pi * r / 2) * np.sin(2 * math.pi * scale * np.asarray(t, dtype=float))
 
 # %% ../nbs/05_adaptivity.ipynb #c010b
-def alternating_cell_masses(scale, r, kappa) -> np.ndarray:
+def alternating_cell_masses(scale: int, r: float, kappa: int) -> np.ndarray:
     """Exact probabilities of the kappa cells [i/kappa, (i+1)/kappa) under g_{M,r}."""
     scale, r = _check_alternative(scale, r)
     kappa = check_int(kappa, "kappa", 1)
@@ -77,7 +79,8 @@ def alternating_cell_masses(scale, r, kappa) -> np.ndarray:
     return np.diff(cdf)
 
 # %% ../nbs/05_adaptivity.ipynb #c010c
-def sample_alternating(n, scale, r, rng=None) -> np.ndarray:
+@moved_to_keywords("rng")
+def sample_alternating(n: int, scale: int, r: float, *, rng: np.random.Generator | int | None = None) -> np.ndarray:
     """n i.i.d. draws from g_{M,r} by rejection from the uniform density (acceptance >= 1/2)."""
     n = check_int(n, "n", 1)
     scale, r = _check_alternative(scale, r)
@@ -133,7 +136,7 @@ class DyadicPartitions:
         return len(self.starts)
 
 # %% ../nbs/05_adaptivity.ipynb #c013c
-def dyadic_partitions(z, max_level) -> DyadicPartitions:
+def dyadic_partitions(z: ArrayLike, max_level: int) -> DyadicPartitions:
     """Sparse dyadic partitions of the points z at kappa = 2^0, ..., 2^max_level.
 
     Level j+1 refines level j: the code label_j * 2^d + (next binary digits of the d coordinates) is relabelled
@@ -189,7 +192,7 @@ def _rb_cell_values(u, v, n_x, n_y):
     return closeness.rb_cell_values(np.asarray(u, dtype=np.int64), np.asarray(v, dtype=np.int64), n_x, n_y)
 
 
-def multiscale_statistics(partitions: DyadicPartitions, is_x, n_x, n_y) -> np.ndarray:
+def multiscale_statistics(partitions: DyadicPartitions, is_x: ArrayLike, n_x: int, n_y: int) -> np.ndarray:
     """Rao-Blackwellized statistics of many labellings at every level of the dyadic grid.
 
     Parameters
@@ -274,7 +277,8 @@ def _check_level(level, name: str) -> float:
     return level
 
 # %% ../nbs/05_adaptivity.ipynb #c019b
-def centering_offsets(null_statistics, level=0.2) -> np.ndarray:
+@moved_to_keywords("level")
+def centering_offsets(null_statistics: ArrayLike, *, level: float = 0.2) -> np.ndarray:
     """Centering offsets q_kappa: an upper-`level` quantile of each row of centering statistics.
 
     q is the m-th smallest value of the row, m = min(B_cen, ceil((1 - level)(B_cen + 1))).
@@ -300,7 +304,7 @@ def centering_offsets(null_statistics, level=0.2) -> np.ndarray:
     return np.partition(s, m - 1, axis=1)[:, m - 1]
 
 # %% ../nbs/05_adaptivity.ipynb #c019c
-def adaptive_scores(statistics, offsets):
+def adaptive_scores(statistics: ArrayLike, offsets: ArrayLike) -> tuple:
     """Multiscale scores A = max over resolutions of the centred statistics, and the arg-max level.
 
     Parameters
@@ -362,13 +366,16 @@ def _multiscale_scores(x, y, n_centering, n_permutations, centering_level, rng) 
     partitions = dyadic_partitions(np.vstack([x, y]), dyadic_max_level(min(n_x, n_y)))
     observed = np.r_[np.ones(n_x, dtype=bool), np.zeros(n_y, dtype=bool)]
     centering = multiscale_statistics(partitions, _balanced_relabellings(observed, n_centering, rng), n_x, n_y)
-    offsets = centering_offsets(centering, centering_level)
+    offsets = centering_offsets(centering, level=centering_level)
     rank_labellings = np.vstack([observed, _balanced_relabellings(observed, n_permutations, rng)])
     return adaptive_scores(multiscale_statistics(partitions, rank_labellings, n_x, n_y), offsets)
 
 # %% ../nbs/05_adaptivity.ipynb #c026b
-def adaptive_test(x, y, eps, alpha=0.05, n_centering=199, n_permutations=199, centering_level=0.2,
-                  rng=None, return_nonprivate=False, return_resolution=False) -> AdaptiveTestResult:
+@moved_to_keywords("alpha", "n_centering", "n_permutations", "centering_level", "rng", "return_nonprivate",
+                   "return_resolution")
+def adaptive_test(x: ArrayLike, y: ArrayLike, eps: float, *, alpha: float = 0.05, n_centering: int = 199,
+                  n_permutations: int = 199, centering_level: float = 0.2, rng: np.random.Generator | int | None = None,
+                  return_nonprivate: bool = False, return_resolution: bool = False) -> AdaptiveTestResult:
     """Multiscale ε-DP two-sample test for samples in [0, 1]^d that needs no smoothness parameter.
 
     The Rao-Blackwellized statistic of `closeness` is computed at every kappa = 2^j, j = 0..ceil(3 log2 N)
@@ -420,7 +427,7 @@ def adaptive_test(x, y, eps, alpha=0.05, n_centering=199, n_permutations=199, ce
         resolution=2 ** int(level[0]) if return_resolution else None)
 
 # %% ../nbs/05_adaptivity.ipynb #c033a
-def adaptive_rate_bound(kappa, N, eps, s, d) -> np.ndarray:
+def adaptive_rate_bound(kappa: ArrayLike, N: ArrayLike, eps: ArrayLike, s: float, d: int) -> np.ndarray:
     """The bracket of the adaptive upper bound: chapter 4's R_kappa terms with the classical cost inflated by
     a_N^(1/4), plus sqrt(a_N / N), where a_N = log log N (N >= 3, so that a_N > 0). Constants set to 1."""
     bias, classical, within, transport, linear = closeness.binned_rate_terms(kappa, N, eps, s, d)
@@ -428,7 +435,7 @@ def adaptive_rate_bound(kappa, N, eps, s, d) -> np.ndarray:
     return bias + np.sqrt(a / N) + a ** 0.25 * classical + within + transport + linear
 
 
-def adaptive_rate(N, eps, s, d) -> np.ndarray:
+def adaptive_rate(N: ArrayLike, eps: ArrayLike, s: float, d: int) -> np.ndarray:
     "rho_1 v rho_2 v rho_3 v rho_4: chapter 4's four-term rate with its classical term times a_N^(s/(4s+d))."
     terms = closeness.minimax_separation(N, eps, s, d).terms.copy()
     terms[0] *= _log_log(N) ** (s / (4 * s + d))
@@ -446,7 +453,7 @@ def _log_log(N) -> np.ndarray:
 def _figure3_sample(scenario, rng, n):
     "f = 1 against g_{M,r}; r = 0 is the null."
     scale, r = scenario
-    return rng.random(n), sample_alternating(n, scale, r, rng)
+    return rng.random(n), sample_alternating(n, scale, r, rng=rng)
 
 
 def _figure3_test(x, y, rng, eps_values, resolutions, n_permutations, n_centering, alpha):

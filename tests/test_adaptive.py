@@ -41,7 +41,7 @@ def test_level_nonprivate_with_ties():
 def _pieces(z, n_x, centering, rank):
     n_y = len(z) - n_x
     parts = dyadic_partitions(z, dyadic_max_level(min(n_x, n_y)))
-    offsets = centering_offsets(multiscale_statistics(parts, centering, n_x, n_y), 0.2)
+    offsets = centering_offsets(multiscale_statistics(parts, centering, n_x, n_y), level=0.2)
     stats = multiscale_statistics(parts, rank, n_x, n_y)
     return stats, offsets, stats - offsets[:, None], adaptive_scores(stats, offsets)[0]
 
@@ -161,7 +161,7 @@ def test_centering_offsets_is_an_order_statistic():
     s = rng.normal(size=(5, 199))
     for u in (0.01, 0.05, 0.2, 0.5):
         m = min(199, math.ceil(round((1 - u) * 200, 9)))
-        assert np.array_equal(centering_offsets(s, u), np.sort(s, axis=1)[:, m - 1])
+        assert np.array_equal(centering_offsets(s, level=u), np.sort(s, axis=1)[:, m - 1])
 
 
 def test_alternative_family():
@@ -380,3 +380,19 @@ def test_no_formula_of_chapter_4_is_restated_in_chapter_5():
     for pattern in restated:
         for text in sources:
             assert not re.search(pattern, text), f"chapter 5 restates a chapter-4 formula: {pattern}"
+
+
+# ------------------------------------------------------------------ one API shape: old positional forms warn
+def test_old_positional_forms_warn_and_agree():
+    x, y = np.random.default_rng(1).random(80), sample_alternating(80, 2, 0.5, rng=2)
+    new = adaptive_test(x, y, 1.0, alpha=0.1, n_centering=9, n_permutations=19, rng=3, return_nonprivate=True)
+    with pytest.warns(DeprecationWarning, match="ldpbook.*alpha=.*n_centering="):
+        old = adaptive_test(x, y, 1.0, 0.1, 9, 19, 0.2, 3, True)
+    assert old.statistic == new.statistic and old.reject == new.reject
+    with pytest.warns(DeprecationWarning, match="ldpbook.*rng="):
+        assert np.array_equal(sample_alternating(50, 2, 0.5, 7), sample_alternating(50, 2, 0.5, rng=7))
+    table = np.arange(12.0).reshape(2, 6)
+    with pytest.warns(DeprecationWarning, match="ldpbook.*level="):
+        assert np.array_equal(centering_offsets(table, 0.3), centering_offsets(table, level=0.3))
+    with pytest.raises(TypeError, match="positional"):
+        adaptive_test(x, y, 1.0, 0.1, 9, 19, 0.2, 3, True, False, "extra")

@@ -37,7 +37,7 @@ def test_grid_and_alternative(n, t, scale, r, kappa):
     run(adaptive.alternating_density, t, scale, r)
     masses = run(adaptive.alternating_cell_masses, scale, r, kappa)
     assert masses is None or (masses.min() >= -1e-15 and abs(masses.sum() - 1) < 1e-9)
-    sample = run(adaptive.sample_alternating, n if isinstance(n, int) and n < 300 else 5, scale, r, 1)
+    sample = run(adaptive.sample_alternating, n if isinstance(n, int) and n < 300 else 5, scale, r, rng=1)
     assert sample is None or (sample.min() >= 0 and sample.max() <= 1)
 
 
@@ -53,7 +53,7 @@ def test_dyadic_partitions(z, max_level):
 def test_centering_and_scores(row, level):
     table = np.atleast_2d(np.asarray(row, dtype=object if isinstance(row, list) and any(
         isinstance(v, str) for v in row) else None))
-    offsets = run(adaptive.centering_offsets, table, level)
+    offsets = run(adaptive.centering_offsets, table, level=level)
     if offsets is not None:
         scores = run(adaptive.adaptive_scores, table, offsets)
         assert scores is not None
@@ -77,7 +77,8 @@ def test_multiscale_statistics(n_extra, n_x):
        maybe(st.sampled_from([19, 39]), st.one_of(junk_scalars, st.integers(1, 18))),
        maybe(st.floats(0.01, 0.99)))
 def test_adaptive_test(x, y, eps, alpha, n_centering, n_permutations, level):
-    out = run(adaptive.adaptive_test, x, y, eps, alpha, n_centering, n_permutations, level, 3)
+    out = run(adaptive.adaptive_test, x, y, eps, alpha=alpha, n_centering=n_centering, n_permutations=n_permutations,
+              centering_level=level, rng=3)
     assert out is None or isinstance(out.reject, bool)
 
 

@@ -384,11 +384,11 @@ def _graded_module(stem):
     return module
 
 
-def _null_symbols_last(p, q, eps, divergence="kl", ell=None, **params):
-    "optimal_mechanism with the symbols p = q = 0 moved from the first block (as documented) to the last."
+def _null_symbols_last(p, q, eps, *, divergence="kl", ell=None, **params):
+    "divergence_optimal with the symbols p = q = 0 moved from the first block (as documented) to the last."
     import dataclasses
-    from ldpbook.spr import optimal_mechanism, spr_channel
-    mech = optimal_mechanism(p, q, eps, divergence, ell, **params)
+    from ldpbook.spr import divergence_optimal, spr_channel
+    mech = divergence_optimal(p, q, eps, divergence=divergence, ell=ell, **params)
     null = {x for x in range(len(p)) if p[x] == 0 and q[x] == 0}
     blocks = [tuple(x for x in block if x not in null) for block in mech.partition]
     blocks[-1] += tuple(sorted(null))
@@ -402,23 +402,24 @@ def _mutants():
     pvalue_tests = {"test_noisy_permutation_pvalue_adds_laplace_noise_of_scale_2_delta_over_eps",
                     "test_noisy_permutation_pvalue_threshold_events_are_private"}
     scale_test = {"test_dp_permutation_test_adds_laplace_noise_of_scale_8_over_eps"}
-    yield "graded_closeness", "noisy_permutation_pvalue", \
-        lambda o, t, e, s, rng=None: noisy_permutation_pvalue(o, t, 2 * e, s, rng), pvalue_tests       # 4/eps
-    yield "graded_closeness", "noisy_permutation_pvalue", \
-        lambda o, t, e, s, rng=None: noisy_permutation_pvalue(o, t, e, 0.75 * s, rng), pvalue_tests    # 6/eps
+    yield "graded_closeness", "noisy_permutation_pvalue", lambda o, t, e, *, sensitivity, rng=None: \
+        noisy_permutation_pvalue(o, t, 2 * e, sensitivity=sensitivity, rng=rng), pvalue_tests          # 4/eps
+    yield "graded_closeness", "noisy_permutation_pvalue", lambda o, t, e, *, sensitivity, rng=None: \
+        noisy_permutation_pvalue(o, t, e, sensitivity=0.75 * sensitivity, rng=rng), pvalue_tests       # 6/eps
     ties_test = {"test_noisy_permutation_pvalue_without_noise_counts_ties_against_the_null"}
-    yield "graded_closeness", "noisy_permutation_pvalue", \
-        lambda o, t, e, s, rng=None: noisy_permutation_pvalue(o, t, e, s, rng) - 1 / (len(t) + 1), ties_test
-    yield "graded_closeness", "dp_permutation_decision", lambda o, t, e, s, alpha=0.05, rng=None: \
-        dp_permutation_decision(o, t, 2 * e, s, alpha, rng), {"test_dp_permutation_decision_is_private"}
+    yield "graded_closeness", "noisy_permutation_pvalue", lambda o, t, e, *, sensitivity, rng=None: \
+        noisy_permutation_pvalue(o, t, e, sensitivity=sensitivity, rng=rng) - 1 / (len(t) + 1), ties_test
+    yield "graded_closeness", "dp_permutation_decision", lambda o, t, e, *, sensitivity, alpha=0.05, rng=None: \
+        dp_permutation_decision(o, t, 2 * e, sensitivity=sensitivity, alpha=alpha, rng=rng), \
+        {"test_dp_permutation_decision_is_private"}
     yield "graded_closeness", "dp_permutation_test", \
         lambda x, y, eps, **kw: dp_permutation_test(x, y, 2 * eps, **kw), scale_test                    # 4/eps
     yield "graded_closeness", "dp_permutation_test", \
         lambda x, y, eps, **kw: dp_permutation_test(x, y, np.inf, **kw), scale_test                     # no noise
-    yield "graded_spr", "optimal_mechanism", _null_symbols_last, {"test_optimal_mechanism_null_symbols_join_first_block"}
-    yield "graded_spr", "optimal_mechanism", lambda p, q, eps, divergence="kl", ell=None: spr_mechanism(
-        p, q, eps, [range(len(p) // 2), range(len(p) // 2, len(p))], divergence), \
-        {"test_optimal_mechanism_beats_every_partition"}
+    yield "graded_spr", "divergence_optimal", _null_symbols_last, {"test_divergence_optimal_null_symbols_join_first_block"}
+    yield "graded_spr", "divergence_optimal", lambda p, q, eps, *, divergence="kl", ell=None: spr_mechanism(
+        p, q, eps, [range(len(p) // 2), range(len(p) // 2, len(p))], divergence=divergence), \
+        {"test_divergence_optimal_beats_every_partition"}
     yield "graded_spr", "spr_channel", lambda blocks, k, eps: spr_channel(blocks, k, eps / 2), \
         {"test_spr_channel_is_randomized_response_on_block_labels"}
 

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from ldpbook.cli import MAX_INPUT_BYTES, REPRODUCTIONS
-from ldpbook.spr import optimal_mechanism
+from ldpbook.spr import divergence_optimal
 
 SCRIPT = Path(sys.executable).with_name("ldpbook")
 
@@ -56,7 +56,7 @@ def test_optimal_json_matches_the_library():
     done = ldpbook("optimal", "--p", ",".join(map(str, p)), "--q", ",".join(map(str, q)), "--eps", "0.7")
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
-    ref = optimal_mechanism(p, q, 0.7)
+    ref = divergence_optimal(p, q, 0.7)
     assert out["value"] == pytest.approx(ref.value, rel=1e-12)
     assert [tuple(b) for b in out["partition"]] == [tuple(b) for b in ref.partition]
     assert np.array_equal(out["channel"], ref.channel)
@@ -92,7 +92,7 @@ def test_optimal_from_files_csv_output_budget_and_parameters(tmp_path):
                    "--divergence", "renyi", "--alpha", "2", "--ell", "2", "--format", "csv")
     assert done.returncode == 0, done.stderr
     comment, table = done.stdout.split("\n", 1)
-    ref = optimal_mechanism([0.5, 0.2, 0.2, 0.1], [0.1, 0.2, 0.3, 0.4], 2.0, divergence="renyi", ell=2, alpha=2.0)
+    ref = divergence_optimal([0.5, 0.2, 0.2, 0.1], [0.1, 0.2, 0.3, 0.4], 2.0, divergence="renyi", ell=2, alpha=2.0)
     assert f"value={ref.value!r}" in comment
     rows = list(csv.reader(io.StringIO(table)))
     assert rows[0] == ["symbol", "output_0", "output_1"]
@@ -283,13 +283,13 @@ def test_a_negative_or_nan_optimal_value_is_refused_not_printed(monkeypatch, cap
     "Rounding at extreme parameters (e.g. Renyi of order 1e308) must not reach the user as a divergence below 0."
     import ldpbook.spr
     from ldpbook.cli import main
-    real = ldpbook.spr.optimal_mechanism
+    real = ldpbook.spr.divergence_optimal
 
     def broken(*args, **kwargs):
         mechanism = real(*args, **kwargs)
         return type("Mechanism", (), {"value": bad_value, "partition": mechanism.partition,
                                       "channel": mechanism.channel})()
-    monkeypatch.setattr(ldpbook.spr, "optimal_mechanism", broken)
+    monkeypatch.setattr(ldpbook.spr, "divergence_optimal", broken)
     assert main(["optimal", "--p", "0.5,0.5", "--q", "0.2,0.8", "--eps", "1"]) == 2
     captured = capsys.readouterr()
     assert captured.out == "" and "no divergence is" in captured.err and captured.err.count("\n") == 1

@@ -1,6 +1,6 @@
 """End to end on nbgrader, as a course would run it, in a temporary course folder.
 
-Assignments from chapter 1 (`optimal_mechanism`, `spr_channel`) and chapter 4 (`noisy_permutation_pvalue`,
+Assignments from chapter 1 (`divergence_optimal`, `spr_channel`) and chapter 4 (`noisy_permutation_pvalue`,
 `dp_permutation_decision`, `dp_permutation_test`); `nbgrader generate_assignment`; six kinds of submission (the
 untouched release; a correct one; Laplace noise of scale 4/eps instead of 8/eps in the p-value and in the test; an
 off-by-one in `noisy_permutation_pvalue`, the helper that the other two call; an infinite loop in `spr_channel`; the
@@ -27,19 +27,18 @@ CHAPTER4 = ("noisy_permutation_pvalue", "dp_permutation_decision", "dp_permutati
 
 NOISE_BUG = '''
 _correct_pvalue, _correct_test = noisy_permutation_pvalue, dp_permutation_test
-def noisy_permutation_pvalue(observed, permuted, eps, sensitivity, rng=None):
+def noisy_permutation_pvalue(observed, permuted, eps, *, sensitivity, rng=None):
     "Laplace noise of scale 4/eps instead of 8/eps: the scale is sensitivity/eps instead of 2 sensitivity/eps."
-    return _correct_pvalue(observed, permuted, 2 * eps, sensitivity, rng)
-def dp_permutation_test(x, y, eps, k=None, statistic_name="rb", n_permutations=199, alpha=0.05, rng=None,
-                        return_nonprivate=False):
+    return _correct_pvalue(observed, permuted, 2 * eps, sensitivity=sensitivity, rng=rng)
+def dp_permutation_test(x, y, eps, **options):
     "The same bug in the test's own noise."
-    return _correct_test(x, y, 2 * eps, k, statistic_name, n_permutations, alpha, rng, return_nonprivate)
+    return _correct_test(x, y, 2 * eps, **options)
 '''
 OFF_BY_ONE = '''
 _correct_pvalue = noisy_permutation_pvalue
-def noisy_permutation_pvalue(observed, permuted, eps, sensitivity, rng=None):
+def noisy_permutation_pvalue(observed, permuted, eps, *, sensitivity, rng=None):
     "p = #{...}/(B + 1) instead of (1 + #{...})/(B + 1)."
-    return _correct_pvalue(observed, permuted, eps, sensitivity, rng) - 1 / (len(permuted) + 1)
+    return _correct_pvalue(observed, permuted, eps, sensitivity=sensitivity, rng=rng) - 1 / (len(permuted) + 1)
 '''
 LOOP = '''
 def spr_channel(partition, k, eps):
@@ -85,7 +84,7 @@ def graded(tmp_path_factory):
     env.update(HOME=str(home), JUPYTER_CONFIG_DIR=str(home / "config"), JUPYTER_DATA_DIR=str(home / "data"),
                JUPYTER_RUNTIME_DIR=str(home / "runtime"), IPYTHONDIR=str(home / "ipython"), MPLBACKEND="Agg")
     course = base / "course"
-    assignments.make_assignment(ROOT / "nbs" / "01_spr.ipynb", "optimal_mechanism,spr_channel", course,
+    assignments.make_assignment(ROOT / "nbs" / "01_spr.ipynb", "divergence_optimal,spr_channel", course,
                                 name="hw1", hidden_tests=True, timeout=TIMEOUT)
     assignments.make_assignment(ROOT / "nbs" / "04_closeness.ipynb", ",".join(CHAPTER4), course, name="hw4",
                                 hidden_tests=True, timeout=TIMEOUT)
@@ -140,7 +139,7 @@ def test_each_bug_loses_points_on_its_own_function(graded):
             score, max_score = scores[("hw4", student, f)]
             assert max_score == full[f] and (score < max_score if f in buggy else score == max_score), (student, f)
     assert scores[("hw1", "loop", "spr_channel")][0] == 0
-    assert scores[("hw1", "loop", "optimal_mechanism")][0] == scores[("hw1", "loop", "optimal_mechanism")][1]
+    assert scores[("hw1", "loop", "divergence_optimal")][0] == scores[("hw1", "loop", "divergence_optimal")][1]
 
 
 def test_a_hang_is_interrupted_and_scores_zero_in_its_cells(graded):

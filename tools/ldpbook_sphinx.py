@@ -10,8 +10,8 @@ should not see. This extension works on the rendered pages only; the notebooks a
 2. **API reference.** The page that holds a fenced `{ldpbook-api-reference}` block gets, in its place, one
    section per module of the package (found in nbdev's `_modidx.py`, in chapter order) with autodoc entries for
    the module's `__all__`; every entry links back to the chapter section whose export cell defines it.
-3. **Cross-links.** Inline code in the prose that names an API member (`optimal_mechanism`,
-   `optimal_mechanism(p, q, eps)`, `spr.optimal_mechanism`, `SPRMechanism.sample`) becomes a link to its entry.
+3. **Cross-links.** Inline code in the prose that names an API member (`divergence_optimal`,
+   `divergence_optimal(p, q, eps)`, `spr.divergence_optimal`, `SPRMechanism.sample`) becomes a link to its entry.
 4. **Honest repository links.** The repository URL lives in one place, `git_url` in settings.ini. When it names a
    repository (``https://host/owner/name``), the pages get the repository button and the launch buttons
    (Binder, Colab) configured in `_config.yml`; when it is empty, they get none. The download button stays.

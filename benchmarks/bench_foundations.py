@@ -26,7 +26,7 @@ def main():
         rng = np.random.default_rng(0)
         n = 1_000_000
         x = rng.integers(0, k, size=n)
-        ours = best_seconds(privatize, Q, x, 1)
+        ours = best_seconds(lambda: privatize(x, Q, rng=1))
         loop = best_seconds(per_sample_loop, Q, x[:20_000], rng, repeat=1) * (n / 20_000)
         dense = best_seconds(dense_inverse_cdf, Q, x[: n if k <= 64 else 50_000], rng) * (1 if k <= 64 else n / 50_000)
         print(f"k = m = {k:5d}: privatize {ours:7.3f} s per 10^6 samples | per-sample loop {loop:8.2f} s "

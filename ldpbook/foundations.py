@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.special import rel_entr
 
 # %% auto #0
@@ -21,7 +22,7 @@ __all__ = ['DIVERGENCE_KINDS', 'MAX_FINITE_EPS', 'MAX_DENSE_ENTRIES', 'seed_sequ
            'randomized_response', 'privatize']
 
 # %% ../nbs/00_foundations.ipynb #c005-3bb63941
-def seed_sequence(rng=None) -> np.random.SeedSequence:
+def seed_sequence(rng: np.random.Generator | np.random.SeedSequence | int | None = None) -> np.random.SeedSequence:
     "A `SeedSequence` from `None` (fresh entropy), a non-negative int seed, a `SeedSequence` or a Generator (advanced once)."
     if isinstance(rng, np.random.SeedSequence):
         return rng
@@ -37,12 +38,12 @@ def seed_sequence(rng=None) -> np.random.SeedSequence:
                     f"got {type(rng).__name__}")
 
 # %% ../nbs/00_foundations.ipynb #bf751794
-def as_generator(rng=None) -> np.random.Generator:
+def as_generator(rng: np.random.Generator | np.random.SeedSequence | int | None = None) -> np.random.Generator:
     "Return a `numpy.random.Generator` from `None`, a non-negative int seed, a `SeedSequence` or a Generator."
     return rng if isinstance(rng, np.random.Generator) else np.random.default_rng(seed_sequence(rng))
 
 # %% ../nbs/00_foundations.ipynb #2e7e8b74
-def check_eps(eps, name: str = "eps", allow_inf: bool = False) -> float:
+def check_eps(eps: float, name: str = "eps", allow_inf: bool = False) -> float:
     "Validate a privacy parameter: a real number ≥ 0, not NaN, finite unless `allow_inf`."
     if isinstance(eps, (bool, np.bool_)) or not isinstance(eps, (numbers.Real, np.floating, np.integer)):
         raise TypeError(f"{name} must be a real number, got {type(eps).__name__}")
@@ -59,7 +60,7 @@ def check_eps(eps, name: str = "eps", allow_inf: bool = False) -> float:
     return eps
 
 # %% ../nbs/00_foundations.ipynb #3962fd9c
-def _not_numbers(a) -> bool:
+def _not_numbers(a: ArrayLike) -> bool:
     "True if `a` holds booleans, strings or bytes (which numpy would silently turn into numbers)."
     raw = a if isinstance(a, np.ndarray) else None
     if raw is None:
@@ -74,7 +75,7 @@ def _not_numbers(a) -> bool:
     return False
 
 # %% ../nbs/00_foundations.ipynb #a68c7d86
-def _as_float_array(a, name: str) -> np.ndarray:
+def _as_float_array(a: ArrayLike, name: str) -> np.ndarray:
     "Convert to a float array or raise a TypeError naming the argument (booleans and strings are not numbers)."
     if _not_numbers(a):
         raise TypeError(f"{name} must be an array of real numbers; booleans and strings are not numbers")
@@ -93,7 +94,7 @@ def _as_float_array(a, name: str) -> np.ndarray:
         raise ragged from None
 
 # %% ../nbs/00_foundations.ipynb #bde4139c
-def check_nonnegative(a, name: str) -> np.ndarray:
+def check_nonnegative(a: ArrayLike, name: str) -> np.ndarray:
     "Validate an array of finite, non-negative real numbers (any shape)."
     arr = _as_float_array(a, name)
     if not np.all(np.isfinite(arr)):
@@ -103,7 +104,7 @@ def check_nonnegative(a, name: str) -> np.ndarray:
     return arr
 
 # %% ../nbs/00_foundations.ipynb #1820c36c
-def check_distribution(p, name: str = "p", atol: float = 1e-9) -> np.ndarray:
+def check_distribution(p: ArrayLike, name: str = "p", atol: float = 1e-9) -> np.ndarray:
     "Validate a probability vector: 1-D, non-empty, finite, non-negative, summing to 1 within `atol`."
     arr = check_nonnegative(p, name)
     if arr.ndim != 1 or arr.size == 0:
@@ -115,7 +116,8 @@ def check_distribution(p, name: str = "p", atol: float = 1e-9) -> np.ndarray:
     return arr
 
 # %% ../nbs/00_foundations.ipynb #80142b72
-def check_pair(p, q, names=("p", "q"), atol: float = 1e-9):
+def check_pair(p: ArrayLike, q: ArrayLike, names: tuple[str, str] = ("p", "q"),
+               atol: float = 1e-9) -> tuple[np.ndarray, np.ndarray]:
     "Validate two probability vectors on the same alphabet (the two hypotheses of a test)."
     p, q = check_distribution(p, names[0], atol), check_distribution(q, names[1], atol)
     if p.shape != q.shape:
@@ -123,14 +125,14 @@ def check_pair(p, q, names=("p", "q"), atol: float = 1e-9):
     return p, q
 
 # %% ../nbs/00_foundations.ipynb #f89e9df0
-def readonly(a) -> np.ndarray:
+def readonly(a: ArrayLike) -> np.ndarray:
     "A read-only float copy of `a`: the arrays held by frozen result objects cannot be changed either."
     a = np.array(a, dtype=float)
     a.setflags(write=False)
     return a
 
 # %% ../nbs/00_foundations.ipynb #cd3cce45
-def check_channel(Q, name: str = "Q", atol: float = 1e-9) -> np.ndarray:
+def check_channel(Q: ArrayLike, name: str = "Q", atol: float = 1e-9) -> np.ndarray:
     "Validate a channel: a non-empty k×m array, finite, non-negative, each row summing to 1 within `atol`."
     arr = check_nonnegative(Q, name)
     if arr.ndim != 2 or arr.size == 0:
@@ -190,8 +192,22 @@ def _column_log_ratios(Q: np.ndarray) -> np.ndarray:
     return ratios
 
 
-def is_ldp(Q, eps, rtol: float = 1e-9) -> bool:
-    "Exact ε-LDP check of a channel: max_x Q(y|x) ≤ e^ε (1+rtol) min_x Q(y|x) in every column y."
+def is_ldp(Q: ArrayLike, eps: float, *, rtol: float = 1e-9) -> bool:
+    """Exact ε-LDP check of a channel: max_x Q(y|x) ≤ e^ε (1+rtol) min_x Q(y|x) in every column y.
+
+    Parameters
+    ----------
+    Q : array_like
+        The k×m channel (rows sum to 1).
+    eps : float
+        The privacy level ε ≥ 0 (inf allowed).
+    rtol : float
+        Relative slack on e^ε for rounding in channels on the boundary; 0 for none (keyword-only).
+
+    Returns
+    -------
+    bool
+        True if `Q` is ε-LDP."""
     Q = check_channel(Q)
     eps = check_eps(eps, allow_inf=True)
     if rtol < 0 or not np.isfinite(rtol):
@@ -199,12 +215,12 @@ def is_ldp(Q, eps, rtol: float = 1e-9) -> bool:
     return bool(np.all(_column_log_ratios(Q) <= eps + np.log1p(rtol)))
 
 
-def ldp_epsilon(Q) -> float:
+def ldp_epsilon(Q: ArrayLike) -> float:
     "The smallest ε for which `Q` is ε-LDP (`inf` when some column has both zero and non-zero entries)."
     return float(_column_log_ratios(check_channel(Q)).max())
 
 # %% ../nbs/00_foundations.ipynb #c011-baed4a89
-def privacy_defect(Q, eps) -> np.ndarray:
+def privacy_defect(Q: ArrayLike, eps: float) -> np.ndarray:
     """The k×k matrix Δ[x, x'] = Σ_y [Q(y|x) − e^ε Q(y|x')]₊ (hockey-stick divergence between rows).
 
     Each term is formed as (Q(y|x) − Q(y|x')) − (e^ε − 1)Q(y|x') (no cancellation for small ε), over blocks of
@@ -223,8 +239,24 @@ def privacy_defect(Q, eps) -> np.ndarray:
     return out
 
 # %% ../nbs/00_foundations.ipynb #67a84017
-def is_approx_ldp(Q, eps, delta, atol: float = 1e-12) -> bool:
-    "(ε, δ)-LDP check: every entry of `privacy_defect(Q, eps)` is at most δ + atol."
+def is_approx_ldp(Q: ArrayLike, eps: float, delta: float, *, atol: float = 1e-12) -> bool:
+    """(ε, δ)-LDP check: every entry of `privacy_defect(Q, eps)` is at most δ + atol.
+
+    Parameters
+    ----------
+    Q : array_like
+        The k×m channel (rows sum to 1).
+    eps : float
+        The privacy level ε ≥ 0 (inf allowed).
+    delta : float
+        The failure probability δ in [0, 1].
+    atol : float
+        Absolute slack on δ for rounding (keyword-only).
+
+    Returns
+    -------
+    bool
+        True if `Q` is (ε, δ)-LDP."""
     delta = check_eps(delta, name="delta")
     if delta > 1:
         raise ValueError(f"delta must be at most 1, got {delta}")
@@ -271,16 +303,16 @@ class LinearFree:
     slope_at_inf: float = np.inf
     name: str = "custom"
 
-    def __call__(self, t):
+    def __call__(self, t: float) -> float:
         return self.phi(t - 1)
 
-    def terms(self, delta) -> np.ndarray:
+    def terms(self, delta: ArrayLike) -> np.ndarray:
         "φ elementwise on an array of δ, never below 0 (φ ≥ 0: a negative value is round-off of φ)."
         values = np.vectorize(lambda d: float(self.phi(float(d))), otypes=[float])(np.asarray(delta, dtype=float))
         return np.maximum(values, 0.0)
 
 # %% ../nbs/00_foundations.ipynb #eff0a2ba
-def check_divergence(kind, params: dict) -> dict:
+def check_divergence(kind: str | Callable, params: dict) -> dict:
     "Validate a divergence kind and its parameters; return the parameters with defaults filled in."
     allowed = {"egamma": {"gamma"}, "renyi": {"alpha"}}
     if isinstance(kind, LinearFree):
@@ -331,7 +363,7 @@ def _renyi_terms(a: np.ndarray, b: np.ndarray, alpha: float) -> np.ndarray:
     return (_renyi_cross(a, b, alpha) - b) / (alpha - 1)
 
 # %% ../nbs/00_foundations.ipynb #f59e4688
-def _callable_terms(a, b, f, slope):
+def _callable_terms(a: np.ndarray, b: np.ndarray, f: Callable, slope: float | None) -> np.ndarray:
     """b·f(a/b) for a user-supplied convex f, evaluated at the rounded ratio a/b: accurate to about 1e-16 times
     b·|f| and b·|f'|, so a term (or a divergence) far below that size is round-off, not a value."""
     pos = b > 0
@@ -346,8 +378,26 @@ def _callable_terms(a, b, f, slope):
     return out
 
 # %% ../nbs/00_foundations.ipynb #f17f0176
-def perspective(u, v, kind="kl", *, check: bool = True, **params) -> np.ndarray:
-    "Elementwise perspective v·f(u/v) of the divergence `kind`, with the f-divergence conventions for zeros."
+@moved_to_keywords("kind")
+def perspective(u: ArrayLike, v: ArrayLike, *, kind: str | Callable = "kl", check: bool = True,
+                **params: float) -> np.ndarray:
+    """Elementwise perspective v·f(u/v) of the divergence `kind`, with the f-divergence conventions for zeros.
+
+    Parameters
+    ----------
+    u, v : array_like
+        Non-negative masses of broadcastable shapes (any shape: later chapters pass whole matrices).
+    kind : str or callable
+        One of `DIVERGENCE_KINDS`, a convex callable f, or a `LinearFree` (keyword-only).
+    check : bool
+        Validate the arguments (keyword-only; False for internal callers that already did).
+    **params : float
+        `gamma` for 'egamma', `alpha` for 'renyi', `f_slope_at_inf` for a callable f.
+
+    Returns
+    -------
+    np.ndarray
+        The terms v·f(u/v), of the broadcast shape of `u` and `v`."""
     if check:
         params = check_divergence(kind, params)
         u, v = check_nonnegative(u, "u"), check_nonnegative(v, "v")
@@ -359,7 +409,7 @@ def perspective(u, v, kind="kl", *, check: bool = True, **params) -> np.ndarray:
         u, v = np.asarray(u, dtype=float), np.asarray(v, dtype=float)
     if isinstance(kind, LinearFree):                            # f = f̄: the linear-free terms are the perspective
         with np.errstate(invalid="ignore"):
-            return divergence_terms(u, v, u - v, kind, check=False)
+            return divergence_terms(u, v, u - v, kind=kind, check=False)
     if callable(kind):
         return _callable_terms(u, v, kind, params.get("f_slope_at_inf"))
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -376,8 +426,23 @@ def perspective(u, v, kind="kl", *, check: bool = True, **params) -> np.ndarray:
     return _renyi_terms(u, v, params["alpha"])
 
 # %% ../nbs/00_foundations.ipynb #f6034334
-def divergence_from_sum(total, kind="kl", **params):
-    "Map a sum of perspective terms to the divergence value: the identity, except for Rényi."
+@moved_to_keywords("kind")
+def divergence_from_sum(total: ArrayLike, *, kind: str | Callable = "kl", **params: float) -> float | np.ndarray:
+    """Map a sum of perspective terms to the divergence value: the identity, except for Rényi.
+
+    Parameters
+    ----------
+    total : array_like
+        A sum (or an array of sums) of perspective terms.
+    kind : str or callable
+        The divergence kind, as in `perspective` (keyword-only).
+    **params : float
+        The kind's parameters (`alpha` for 'renyi').
+
+    Returns
+    -------
+    float or np.ndarray
+        `total` unchanged, or log(1 + (α − 1)·total)/(α − 1) for Rényi."""
     if kind != "renyi":
         return total
     alpha = params["alpha"]
@@ -433,7 +498,9 @@ def _beyond_float_range(u, slope_at_inf):
     return u * slope_at_inf
 
 # %% ../nbs/00_foundations.ipynb #176a0005
-def divergence_terms(u, v, diff, kind="kl", *, check: bool = True, **params) -> np.ndarray:
+@moved_to_keywords("kind")
+def divergence_terms(u: ArrayLike, v: ArrayLike, diff: ArrayLike, *, kind: str | Callable = "kl", check: bool = True,
+                     **params: float) -> np.ndarray:
     """Elementwise v·f̄(u/v), with f̄(t) = f(t) − f'(1)(t − 1) the linear-free form of f (E_γ: [u − γv]₊).
 
     For probability vectors Σ v f̄(u/v) = D_f(u‖v), and every term is ≥ 0. `diff` is u − v (u − γv for
@@ -442,7 +509,25 @@ def divergence_terms(u, v, diff, kind="kl", *, check: bool = True, **params) -> 
     u ≈ v (ε → 0) or when masses are as small as 1e-300. A `LinearFree` divergence is evaluated the same way,
     as v·φ(t) at the exactly computed t = diff/v: it is as exact as its φ. A plain callable f is a black box
     evaluated at the rounded float u/v: each term is accurate only to about 1e-16·(|f(u/v)| + |f'(1)|·u/v)·v, so
-    values far below that floor (u ≈ v, small ε, tiny masses) are round-off; pass `LinearFree` for those."""
+    values far below that floor (u ≈ v, small ε, tiny masses) are round-off; pass `LinearFree` for those.
+
+    Parameters
+    ----------
+    u, v : array_like
+        Non-negative masses of broadcastable shapes.
+    diff : array_like
+        u − v (u − γv for 'egamma'), finite, broadcastable with `u` and `v`.
+    kind : str or callable
+        One of `DIVERGENCE_KINDS`, a convex callable f, or a `LinearFree` (keyword-only).
+    check : bool
+        Validate the arguments (keyword-only; False for internal callers that already did).
+    **params : float
+        `gamma` for 'egamma', `alpha` for 'renyi', `f_slope_at_inf` for a callable f.
+
+    Returns
+    -------
+    np.ndarray
+        The terms v·f̄(u/v) (≥ 0), of the broadcast shape."""
     if check:
         params = check_divergence(kind, params)
         u, v = check_nonnegative(u, "u"), check_nonnegative(v, "v")
@@ -502,24 +587,53 @@ def _log_renyi_cross(u, v, alpha) -> float:
     return float(top + np.log(np.exp(logs - top).sum()))
 
 # %% ../nbs/00_foundations.ipynb #5515907d
-def renyi_from_parts(total, log_cross, alpha):
+def renyi_from_parts(total: ArrayLike, log_cross: ArrayLike, alpha: float) -> np.ndarray:
     """Rényi divergence log S/(α − 1) from both of its forms: G = Σ v f̄_α(u/v) (S = 1 + (α − 1)G, accurate
-    when S is near 1) and log S = `log_cross` (accurate when S is far from 1, also beyond float range)."""
+    when S is near 1) and log S = `log_cross` (accurate when S is far from 1, also beyond float range).
+
+    Parameters
+    ----------
+    total : array_like
+        G, the sum of the linear-free Rényi terms.
+    log_cross : array_like
+        log Σ u^α v^(1−α) (broadcastable with `total`).
+    alpha : float
+        The order α > 0, α ≠ 1.
+
+    Returns
+    -------
+    np.ndarray
+        The Rényi divergence of order α (0-D for scalar inputs)."""
     x = (alpha - 1) * np.asarray(total, dtype=float)
     with np.errstate(invalid="ignore", divide="ignore"):
         near = np.log1p(np.where(np.abs(x) <= 0.5, x, 0.0))
     return np.where(np.abs(x) <= 0.5, near, log_cross) / (alpha - 1)
 
 # %% ../nbs/00_foundations.ipynb #972440ad
-def divergence(u, v, kind="kl", **params) -> float:
+@moved_to_keywords("kind")
+def divergence(u: ArrayLike, v: ArrayLike, *, kind: str | Callable = "kl", **params: float) -> float:
     """D_f(u‖v) between two probability vectors of the same length; `kind` as in `DIVERGENCE_KINDS` or a callable f.
 
     Summed from the linear-free terms of `divergence_terms` with u − v (u − γv) formed per symbol: never
-    negative, and exact to a few ulps also when u ≈ v or masses are tiny. Rényi via `renyi_from_parts`."""
+    negative, and exact to a few ulps also when u ≈ v or masses are tiny. Rényi via `renyi_from_parts`.
+
+    Parameters
+    ----------
+    u, v : array_like
+        Two probability vectors of the same length.
+    kind : str or callable
+        One of `DIVERGENCE_KINDS`, a convex callable f, or a `LinearFree` (keyword-only; 'kl' by default).
+    **params : float
+        `gamma` for 'egamma', `alpha` for 'renyi', `f_slope_at_inf` for a callable f.
+
+    Returns
+    -------
+    float
+        D_f(u‖v) ≥ 0 (inf where the conventions for zero masses give it)."""
     u, v = check_pair(u, v, names=("u", "v"))
     params = check_divergence(kind, params)
     diff = u - params["gamma"] * v if kind == "egamma" else u - v
-    total = float(divergence_terms(u, v, diff, kind, check=False, **params).sum())
+    total = float(divergence_terms(u, v, diff, kind=kind, check=False, **params).sum())
     if kind == "renyi":
         return float(renyi_from_parts(total, _log_renyi_cross(u, v, params["alpha"]), params["alpha"]))
     return total
@@ -538,7 +652,7 @@ def _check_linear_free(kind: LinearFree) -> None:
         raise ValueError("LinearFree phi must be ≥ 0 (the linear-free form: remove the tangent f'(1)·δ)")
 
 # %% ../nbs/00_foundations.ipynb #c021-8b9d0ca5
-def check_int(n, name: str, minimum: int | None = 0) -> int:
+def check_int(n: int, name: str, minimum: int | None = 0) -> int:
     "Validate an integer (not a bool, not a float) that is at least `minimum` (None: any integer)."
     if isinstance(n, (bool, np.bool_)) or not isinstance(n, (numbers.Integral, np.integer)):
         raise TypeError(f"{name} must be an integer, got {type(n).__name__} {n!r}")
@@ -551,7 +665,7 @@ MAX_FINITE_EPS = float(-np.log(np.finfo(float).tiny))   # ≈ 708.4: beyond it e
 MAX_DENSE_ENTRIES = 10 ** 8                              # 800 MB: the largest dense channel built on request
 
 # %% ../nbs/00_foundations.ipynb #3b405870
-def randomized_response(k, eps) -> np.ndarray:
+def randomized_response(k: int, eps: float) -> np.ndarray:
     "The k×k randomized-response channel: keep the symbol w.p. e^ε/(e^ε+k−1), else a uniform other symbol."
     k = check_int(k, "k", 1)
     eps = check_eps(eps, allow_inf=True)
@@ -568,7 +682,7 @@ def randomized_response(k, eps) -> np.ndarray:
     return Q
 
 # %% ../nbs/00_foundations.ipynb #c024-7b653bc5
-def _check_symbols(x, k: int, name: str = "x") -> np.ndarray:
+def _check_symbols(x: ArrayLike, k: int, name: str = "x") -> np.ndarray:
     "Validate an integer array of symbols in [0, k)."
     arr = np.asarray(x)
     if arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer):
@@ -578,8 +692,52 @@ def _check_symbols(x, k: int, name: str = "x") -> np.ndarray:
     return arr
 
 # %% ../nbs/00_foundations.ipynb #c72c5ba0
-def privatize(Q, x, rng=None) -> np.ndarray:
-    "Draw one output of channel `Q` for each input symbol in `x` (any shape); returns an int array like `x`."
+def _privatize_old_order(first, second) -> bool:
+    """True if `privatize(first, second)` is the pre-0.2.0 order (channel, symbols): the first argument is 2-D and
+    the second is not, or both are 2-D and only the second holds integer symbols (or only the first is a channel)."""
+    try:
+        a, b = np.asarray(first), np.asarray(second)
+    except (ValueError, TypeError):
+        return False                                            # ragged input: left to the validation
+    if a.ndim != 2:
+        return False
+    if b.ndim != 2:
+        return True
+    a_int, b_int = a.dtype.kind in "iu", b.dtype.kind in "iu"
+    if a_int != b_int:
+        return b_int
+    with np.errstate(all="ignore"):
+        rows_a, rows_b = (m.dtype.kind in "iuf" and m.size > 0 and bool(np.all(m >= 0))
+                          and bool(np.allclose(m.sum(axis=1), 1)) for m in (a, b))
+    return rows_a and not rows_b
+
+
+@moved_to_keywords("rng")
+def privatize(x: ArrayLike, Q: ArrayLike, *, rng: np.random.Generator | int | None = None) -> np.ndarray:
+    """Draw one output of channel `Q` for each input symbol in `x` (any shape); returns an int array like `x`.
+
+    Parameters
+    ----------
+    x : array_like of int
+        The private symbols, in [0, k), any shape.
+    Q : array_like
+        The k×m channel (rows sum to 1).
+    rng : numpy.random.Generator, int or None
+        The randomness (a Generator, a seed, or None for fresh entropy; keyword-only).
+
+    Returns
+    -------
+    np.ndarray
+        One output symbol in [0, m) per entry of `x`, of the shape of `x`.
+
+    Notes
+    -----
+    The pre-0.2.0 order `privatize(Q, x, rng)` is recognised (a 2-D channel first) and still works in 0.2.0, with
+    a DeprecationWarning."""
+    if _privatize_old_order(x, Q):
+        warnings.warn("ldpbook 0.2.0: privatize(Q, x) is deprecated (the channel came first); write privatize(x, Q)",
+                      DeprecationWarning, stacklevel=3)
+        x, Q = Q, x
     Q = check_channel(Q)
     x = _check_symbols(x, Q.shape[0])
     rng = as_generator(rng)

@@ -1,4 +1,5 @@
 """Tests of ldpbook.foundations: closed forms, independent brute-force checks, properties, every bad-input path."""
+import inspect
 import itertools
 
 import numpy as np
@@ -10,8 +11,8 @@ from scipy.special import kl_div, rel_entr
 from scipy.stats import chisquare
 
 from ldpbook.foundations import (DIVERGENCE_KINDS, as_generator, check_channel, check_distribution, check_eps,
-                                 divergence, divergence_from_sum, is_approx_ldp, is_ldp, ldp_epsilon, perspective,
-                                 privacy_defect, privatize, randomized_response)
+                                 divergence, divergence_from_sum, divergence_terms, is_approx_ldp, is_ldp, ldp_epsilon,
+                                 perspective, privacy_defect, privatize, randomized_response)
 
 KINDS = [("tv", {}), ("kl", {}), ("chi2", {}), ("hellinger", {}), ("egamma", {"gamma": 1.7}),
          ("egamma", {"gamma": 0.4}), ("renyi", {"alpha": 2.5}), ("renyi", {"alpha": 0.5})]
@@ -69,7 +70,7 @@ def test_divergence_matches_closed_form_on_random_pairs(kind, params):
     for _ in range(300):
         k = rng.integers(1, 9)
         u, v = random_distribution(rng, k, zeros=True), random_distribution(rng, k, zeros=True)
-        got, want = divergence(u, v, kind, **params), closed_form(u, v, kind, params)
+        got, want = divergence(u, v, kind=kind, **params), closed_form(u, v, kind, params)
         if np.isinf(want):
             assert got == np.inf
         else:
@@ -80,8 +81,8 @@ def test_kl_agrees_with_scipy_kl_div_and_rel_entr():
     rng = np.random.default_rng(2)
     for _ in range(100):
         u, v = random_distribution(rng, 6), random_distribution(rng, 6)
-        assert divergence(u, v, "kl") == pytest.approx(kl_div(u, v).sum(), rel=1e-12)
-        assert divergence(u, v, "kl") == pytest.approx(rel_entr(u, v).sum(), rel=1e-12)
+        assert divergence(u, v, kind="kl") == pytest.approx(kl_div(u, v).sum(), rel=1e-12)
+        assert divergence(u, v, kind="kl") == pytest.approx(rel_entr(u, v).sum(), rel=1e-12)
 
 
 def test_callable_f_jensen_shannon_matches_scipy():
@@ -90,51 +91,54 @@ def test_callable_f_jensen_shannon_matches_scipy():
     rng = np.random.default_rng(3)
     for _ in range(30):
         u, v = random_distribution(rng, 5, zeros=True), random_distribution(rng, 5, zeros=True)
-        got = divergence(u, v, js, f_slope_at_inf=0.5 * np.log(2))
+        got = divergence(u, v, kind=js, f_slope_at_inf=0.5 * np.log(2))
         assert got == pytest.approx(jensenshannon(u, v) ** 2, rel=1e-9, abs=1e-12)
 
 
 def test_callable_f_equals_builtin_kinds():
     rng = np.random.default_rng(4)
     u, v = random_distribution(rng, 7), random_distribution(rng, 7)
-    assert divergence(u, v, lambda t: t * np.log(t) if t > 0 else 0.0) == pytest.approx(divergence(u, v, "kl"))
-    assert divergence(u, v, lambda t: (t - 1) ** 2) == pytest.approx(divergence(u, v, "chi2"))
-    assert divergence(u, v, lambda t: max(t - 2.0, 0.0)) == pytest.approx(divergence(u, v, "egamma", gamma=2.0))
+    assert divergence(u, v, kind=lambda t: t * np.log(t) if t > 0 else 0.0) == \
+        pytest.approx(divergence(u, v, kind="kl"))
+    assert divergence(u, v, kind=lambda t: (t - 1) ** 2) == pytest.approx(divergence(u, v, kind="chi2"))
+    assert divergence(u, v, kind=lambda t: max(t - 2.0, 0.0)) == \
+        pytest.approx(divergence(u, v, kind="egamma", gamma=2.0))
 
 
 def test_zero_mass_conventions():
     u, v = np.array([0.5, 0.5, 0.0]), np.array([0.5, 0.0, 0.5])
-    assert divergence(u, v, "kl") == np.inf
-    assert divergence(u, v, "chi2") == np.inf
-    assert divergence(u, v, "renyi", alpha=2.0) == np.inf
-    assert divergence(u, v, "tv") == pytest.approx(0.5)
-    assert divergence(u, v, "hellinger") == pytest.approx(1.0)
-    assert divergence(u, v, "egamma", gamma=3.0) == pytest.approx(0.5)
+    assert divergence(u, v, kind="kl") == np.inf
+    assert divergence(u, v, kind="chi2") == np.inf
+    assert divergence(u, v, kind="renyi", alpha=2.0) == np.inf
+    assert divergence(u, v, kind="tv") == pytest.approx(0.5)
+    assert divergence(u, v, kind="hellinger") == pytest.approx(1.0)
+    assert divergence(u, v, kind="egamma", gamma=3.0) == pytest.approx(0.5)
     # disjoint supports: Rényi of order < 1 is infinite too, through the monotone map at total = 1/(1-alpha)
-    assert divergence([1.0, 0.0], [0.0, 1.0], "renyi", alpha=0.5) == np.inf
+    assert divergence([1.0, 0.0], [0.0, 1.0], kind="renyi", alpha=0.5) == np.inf
     # nearly disjoint supports: the direct form keeps precision where the sum of f_alpha terms would cancel
     tiny = 1e-300
-    got = divergence([1 - tiny, tiny], [tiny, 1 - tiny], "renyi", alpha=0.5)
+    got = divergence([1 - tiny, tiny], [tiny, 1 - tiny], kind="renyi", alpha=0.5)
     assert got == pytest.approx(-2 * np.log(2 * np.sqrt(tiny)), rel=1e-12)
     # 0·f(0/0) = 0 : a symbol with no mass under either law changes nothing
-    assert divergence([0.3, 0.7, 0.0], [0.6, 0.4, 0.0], "kl") == pytest.approx(divergence([0.3, 0.7], [0.6, 0.4], "kl"))
+    assert divergence([0.3, 0.7, 0.0], [0.6, 0.4, 0.0], kind="kl") == \
+        pytest.approx(divergence([0.3, 0.7], [0.6, 0.4], kind="kl"))
     with pytest.raises(ValueError, match="f_slope_at_inf"):
-        divergence(u, v, lambda t: (t - 1) ** 2)
+        divergence(u, v, kind=lambda t: (t - 1) ** 2)
 
 
 def test_perspective_is_homogeneous_and_elementwise():
     rng = np.random.default_rng(5)
     a, b = rng.random((4, 5)), rng.random((4, 5))
     for kind, params in KINDS:
-        g = perspective(a, b, kind, **params)
+        g = perspective(a, b, kind=kind, **params)
         assert g.shape == (4, 5)
-        assert np.allclose(perspective(3.0 * a, 3.0 * b, kind, **params), 3.0 * g)
-        assert np.allclose(perspective(a[0, 0], b[0, 0], kind, **params), g[0, 0])
+        assert np.allclose(perspective(3.0 * a, 3.0 * b, kind=kind, **params), 3.0 * g)
+        assert np.allclose(perspective(a[0, 0], b[0, 0], kind=kind, **params), g[0, 0])
 
 
 def test_divergence_from_sum_is_identity_except_renyi():
-    assert divergence_from_sum(0.25, "kl") == 0.25
-    assert divergence_from_sum(0.25, "renyi", alpha=2.0) == pytest.approx(np.log(1.25))
+    assert divergence_from_sum(0.25, kind="kl") == 0.25
+    assert divergence_from_sum(0.25, kind="renyi", alpha=2.0) == pytest.approx(np.log(1.25))
 
 
 @settings(max_examples=200, deadline=None)
@@ -144,7 +148,7 @@ def test_data_processing_inequality(k, m, seed):
     u, v = random_distribution(rng, k, zeros=True), random_distribution(rng, k, zeros=True)
     W = random_channel(rng, k, m, zeros=True)
     for kind, params in KINDS:
-        before, after = divergence(u, v, kind, **params), divergence(u @ W, v @ W, kind, **params)
+        before, after = divergence(u, v, kind=kind, **params), divergence(u @ W, v @ W, kind=kind, **params)
         assert after <= before + 1e-10 * (1 + abs(before)) or before == np.inf
 
 
@@ -155,11 +159,11 @@ def test_divergences_are_permutation_invariant_and_vanish_on_equal_arguments(k, 
     u, v = random_distribution(rng, k, zeros=True), random_distribution(rng, k, zeros=True)
     perm = rng.permutation(k)
     for kind, params in KINDS:
-        d = divergence(u, v, kind, **params)
-        assert divergence(u[perm], v[perm], kind, **params) == pytest.approx(d, rel=1e-12, abs=1e-15)
+        d = divergence(u, v, kind=kind, **params)
+        assert divergence(u[perm], v[perm], kind=kind, **params) == pytest.approx(d, rel=1e-12, abs=1e-15)
         assert d >= -1e-15 or (kind == "egamma" and params["gamma"] < 1)
         if not (kind == "egamma" and params["gamma"] < 1):
-            assert abs(divergence(u, u, kind, **params)) <= 1e-12
+            assert abs(divergence(u, u, kind=kind, **params)) <= 1e-12
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -259,7 +263,7 @@ def test_privatize_frequencies_match_channel():
     rng = np.random.default_rng(8)
     Q = random_channel(rng, 4, 5, zeros=True)
     x = np.repeat(np.arange(4), 50_000)
-    y = privatize(Q, x, rng=9)
+    y = privatize(x, Q, rng=9)
     for s in range(4):
         counts = np.bincount(y[x == s], minlength=5)
         support = Q[s] > 0
@@ -270,16 +274,16 @@ def test_privatize_frequencies_match_channel():
 def test_privatize_shape_seed_and_scale():
     Q = randomized_response(6, 1.0)
     x = np.arange(12).reshape(3, 4) % 6
-    assert privatize(Q, x, rng=1).shape == (3, 4)
-    assert np.array_equal(privatize(Q, x, rng=1), privatize(Q, x, rng=1))
-    assert privatize(Q, np.array([], dtype=int), rng=1).shape == (0,)
-    big = privatize(Q, np.zeros(1_000_000, dtype=np.int64), rng=2)
+    assert privatize(x, Q, rng=1).shape == (3, 4)
+    assert np.array_equal(privatize(x, Q, rng=1), privatize(x, Q, rng=1))
+    assert privatize(np.array([], dtype=int), Q, rng=1).shape == (0,)
+    big = privatize(np.zeros(1_000_000, dtype=np.int64), Q, rng=2)
     assert abs(np.mean(big == 0) - Q[0, 0]) < 5 * np.sqrt(Q[0, 0] * (1 - Q[0, 0]) / 1e6)
 
 
 def test_privatize_never_draws_trailing_zero_outputs_despite_rounding():
     Q = np.array([[1 / 3, 1 / 3, 1 / 3, 0.0, 0.0]])
-    y = privatize(Q, np.zeros(200_000, dtype=int), rng=3)
+    y = privatize(np.zeros(200_000, dtype=int), Q, rng=3)
     assert y.max() <= 2
 
 
@@ -325,7 +329,7 @@ BAD_CHANNELS = [
 
 @pytest.mark.parametrize("Q,err,msg", BAD_CHANNELS)
 @pytest.mark.parametrize("func", [lambda Q: is_ldp(Q, 1.0), ldp_epsilon, lambda Q: privacy_defect(Q, 1.0),
-                                  lambda Q: privatize(Q, [0]), check_channel])
+                                  lambda Q: privatize([0], Q), check_channel])
 def test_bad_channels(Q, err, msg, func):
     with pytest.raises(err, match=msg):
         func(Q)
@@ -350,27 +354,27 @@ def test_eps_infinite_only_where_allowed():
 def test_bad_divergence_arguments():
     u = [0.5, 0.5]
     with pytest.raises(ValueError, match="one of"):
-        divergence(u, u, "kullback")
+        divergence(u, u, kind="kullback")
     with pytest.raises(ValueError, match="gamma="):
-        divergence(u, u, "egamma")
+        divergence(u, u, kind="egamma")
     with pytest.raises(ValueError, match="alpha="):
-        divergence(u, u, "renyi")
+        divergence(u, u, kind="renyi")
     with pytest.raises(ValueError, match="gamma must be non-negative"):
-        divergence(u, u, "egamma", gamma=-1.0)
+        divergence(u, u, kind="egamma", gamma=-1.0)
     with pytest.raises(ValueError, match="alpha must be positive and different from 1"):
-        divergence(u, u, "renyi", alpha=1.0)
+        divergence(u, u, kind="renyi", alpha=1.0)
     with pytest.raises(ValueError, match="alpha must be non-negative"):
-        divergence(u, u, "renyi", alpha=-2.0)
+        divergence(u, u, kind="renyi", alpha=-2.0)
     with pytest.raises(ValueError, match="alpha must not be NaN"):
-        divergence(u, u, "renyi", alpha=np.nan)
+        divergence(u, u, kind="renyi", alpha=np.nan)
     with pytest.raises(TypeError, match="unexpected parameter"):
-        divergence(u, u, "kl", gamma=2.0)
+        divergence(u, u, kind="kl", gamma=2.0)
     with pytest.raises(ValueError, match="same length"):
-        divergence(u, [0.2, 0.3, 0.5], "kl")
+        divergence(u, [0.2, 0.3, 0.5], kind="kl")
     with pytest.raises(ValueError, match="f must satisfy f\\(1\\) = 0"):
-        divergence(u, u, lambda t: t ** 2)
+        divergence(u, u, kind=lambda t: t ** 2)
     with pytest.raises(ValueError, match="convex"):
-        divergence(u, u, lambda t: np.log(t) if t > 0 else 0.0)
+        divergence(u, u, kind=lambda t: np.log(t) if t > 0 else 0.0)
     with pytest.raises(ValueError, match="broadcastable"):
         perspective([0.1, 0.2], [0.1, 0.2, 0.3])
     assert set(DIVERGENCE_KINDS) == {"tv", "kl", "chi2", "hellinger", "egamma", "renyi"}
@@ -386,16 +390,138 @@ def test_bad_randomized_response_and_privatize_arguments():
         randomized_response(2.5, 1.0)
     Q = randomized_response(3, 1.0)
     with pytest.raises(ValueError, match=r"x must contain symbols in \[0, 3\)"):
-        privatize(Q, [0, 3])
+        privatize([0, 3], Q)
     with pytest.raises(ValueError, match=r"x must contain symbols in \[0, 3\)"):
-        privatize(Q, [-1])
+        privatize([-1], Q)
     with pytest.raises(TypeError, match="integer symbols"):
-        privatize(Q, [0.0, 1.0])
+        privatize([0.0, 1.0], Q)
     with pytest.raises(TypeError, match="rng must be"):
-        privatize(Q, [0], rng="seed")
+        privatize([0], Q, rng="seed")
     with pytest.raises(ValueError, match="non-negative"):
-        privatize(Q, [0], rng=-1)
+        privatize([0], Q, rng=-1)
     with pytest.raises(ValueError, match="delta must be at most 1"):
         is_approx_ldp(Q, 1.0, 2.0)
     with pytest.raises(ValueError, match="rtol"):
         is_ldp(Q, 1.0, rtol=-1.0)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# the 0.2.0 API shape: keyword-only options, privatize(x, Q), old call forms warn for one version
+
+def test_old_positional_kind_warns_and_gives_the_same_result():
+    rng = np.random.default_rng(10)
+    u, v = random_distribution(rng, 5), random_distribution(rng, 5)
+    a, b = rng.random((3, 4)), rng.random((3, 4))
+    for kind, params in KINDS:
+        with pytest.warns(DeprecationWarning, match="ldpbook 0.2.0: passing kind to divergence by position"):
+            old = divergence(u, v, kind, **params)
+        assert old == divergence(u, v, kind=kind, **params)
+        with pytest.warns(DeprecationWarning, match="ldpbook.*write kind=..."):
+            old = perspective(a, b, kind, **params)
+        assert np.array_equal(old, perspective(a, b, kind=kind, **params), equal_nan=True)
+        diff = a - params.get("gamma", 1.0) * b
+        with pytest.warns(DeprecationWarning, match="ldpbook.*divergence_terms"):
+            old = divergence_terms(a, b, diff, kind, **params)
+        assert np.array_equal(old, divergence_terms(a, b, diff, kind=kind, **params), equal_nan=True)
+        with pytest.warns(DeprecationWarning, match="ldpbook.*divergence_from_sum"):
+            old = divergence_from_sum(0.3, kind, **params)
+        assert old == divergence_from_sum(0.3, kind=kind, **params)
+
+
+def test_old_privatize_order_and_positional_rng_warn_and_give_the_same_draws():
+    Q = randomized_response(4, 1.0)
+    x = np.arange(12) % 4
+    new = privatize(x, Q, rng=5)
+    with pytest.warns(DeprecationWarning, match=r"ldpbook 0.2.0: privatize\(Q, x\) is deprecated.*privatize\(x, Q\)"):
+        assert np.array_equal(privatize(Q, x, rng=5), new)
+    with pytest.warns(DeprecationWarning, match="ldpbook") as record:
+        assert np.array_equal(privatize(Q, x, 5), new)
+    messages = [str(w.message) for w in record]
+    assert any("rng=..." in m for m in messages) and any("privatize(x, Q)" in m for m in messages)
+    with pytest.warns(DeprecationWarning, match="ldpbook 0.2.0: passing rng to privatize by position"):
+        assert np.array_equal(privatize(x, Q, 5), new)
+    # a 2-D x: told apart from the channel by its integer dtype (or, both integer, by which one is a channel)
+    x2 = x.reshape(3, 4)
+    with pytest.warns(DeprecationWarning, match="ldpbook"):
+        assert np.array_equal(privatize(Q, x2, rng=5), new.reshape(3, 4))
+    identity = np.eye(4, dtype=int)
+    with pytest.warns(DeprecationWarning, match="ldpbook"):
+        assert np.array_equal(privatize(identity, x2 + 0, rng=5), privatize(x2, identity, rng=5))
+    assert np.array_equal(privatize(x2, identity, rng=5), x2)
+    assert np.array_equal(privatize(Q=Q, x=x, rng=5), new)                # keywords: both versions agree
+    # the old order's warning points at the caller, not at the library
+    with pytest.warns(DeprecationWarning) as record:
+        privatize(Q, x, 5)
+    assert all(w.filename == __file__ for w in record)
+
+
+def test_new_forms_do_not_warn():
+    import warnings
+    Q = randomized_response(3, 1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        privatize(np.array([[0, 1], [2, 0]]), Q, rng=1)
+        privatize([0, 1, 2], Q.tolist(), rng=1)
+        divergence([0.5, 0.5], [0.3, 0.7])
+        divergence([0.5, 0.5], [0.3, 0.7], kind="renyi", alpha=2.0)
+        perspective([0.5, 0.5], [0.3, 0.7], kind="egamma", gamma=2.0)
+        divergence_terms([0.5], [0.3], [0.2], kind="chi2", check=False)
+
+
+def test_keyword_only_options_refuse_positional_use():
+    u, v = [0.5, 0.5], [0.3, 0.7]
+    Q = randomized_response(3, 1.0)
+    with pytest.raises(TypeError, match="takes 2 positional arguments"):
+        divergence(u, v, "renyi", 2.0)                   # never "divergence kind must be one of ..."
+    with pytest.raises(TypeError, match="takes 3 positional arguments"):
+        divergence_terms(u, v, [0.2, -0.2], "kl", False)
+    with pytest.raises(TypeError, match="takes 2 positional arguments"):
+        privatize([0], Q, 1, 2)
+    with pytest.raises(TypeError, match="multiple values for argument 'kind'"):
+        divergence(u, v, "kl", kind="kl")
+    with pytest.raises(TypeError):
+        is_ldp(Q, 1.0, 1e-9)
+    with pytest.raises(TypeError):
+        is_approx_ldp(Q, 1.0, 0.1, 1e-12)
+    assert is_ldp(Q, 1.0, rtol=0.0) in (True, False) and is_approx_ldp(Q, 1.0, 0.1, atol=0.0)
+
+
+def test_renamed_and_moved_to_keywords_helpers():
+    from ldpbook.foundations import moved_to_keywords, renamed
+
+    @moved_to_keywords("scale", "shift")
+    def affine(x: float, *, scale: float = 1.0, shift: float = 0.0) -> float:
+        return x * scale + shift
+
+    assert inspect.signature(affine) == inspect.signature(affine.__wrapped__)
+    with pytest.warns(DeprecationWarning, match="ldpbook 0.2.0: passing scale, shift to affine by position"):
+        assert affine(2.0, 3.0, 1.0) == affine(2.0, scale=3.0, shift=1.0) == 7.0
+    with pytest.raises(TypeError, match="takes 1 positional arguments"):
+        affine(2.0, 3.0, 1.0, 0.0)
+    old = renamed(affine, "affine_map")
+    with pytest.warns(DeprecationWarning, match="ldpbook 0.2.0: affine_map is deprecated; use affine"):
+        assert old(2.0, scale=3.0) == 6.0
+    assert old.__name__ == "affine_map" and "Deprecated alias of `affine`" in old.__doc__
+
+
+def test_public_api_has_type_hints_and_keyword_only_options():
+    from ldpbook import foundations
+    for name in foundations.__all__:
+        obj = getattr(foundations, name)
+        if not inspect.isfunction(obj):
+            continue
+        sig = inspect.signature(obj)
+        assert sig.return_annotation is not inspect.Signature.empty, name
+        seen_default = False
+        for p in sig.parameters.values():
+            assert p.annotation is not inspect.Parameter.empty, (name, p.name)
+            if p.kind is p.POSITIONAL_OR_KEYWORD:
+                if seen_default and not name.startswith("check_"):
+                    raise AssertionError(f"{name}: {p.name} follows a parameter with a default but is positional")
+                seen_default = seen_default or p.default is not p.empty
+    assert "moved_to_keywords" not in foundations.__all__ and "renamed" not in foundations.__all__
+    params = list(inspect.signature(privatize).parameters)
+    assert params == ["x", "Q", "rng"] and inspect.signature(privatize).parameters["rng"].kind is \
+        inspect.Parameter.KEYWORD_ONLY
+    for func in (divergence, perspective, divergence_terms, divergence_from_sum):
+        assert inspect.signature(func).parameters["kind"].kind is inspect.Parameter.KEYWORD_ONLY

@@ -40,7 +40,7 @@ def valid_array(x):
 def test_divergence(u, v, kind):
     name, params = kind
     try:
-        d = F.divergence(u, v, name, **params)
+        d = F.divergence(u, v, kind=name, **params)
     except OK:
         return
     assert isinstance(d, float) and not np.isnan(d) and d >= 0
@@ -50,7 +50,8 @@ def test_divergence(u, v, kind):
 @given(vectors, vectors, vectors, kinds)
 def test_divergence_terms_and_perspective(u, v, diff, kind):
     name, params = kind
-    for call in (lambda: F.divergence_terms(u, v, diff, name, **params), lambda: F.perspective(u, v, name, **params)):
+    for call in (lambda: F.divergence_terms(u, v, diff, kind=name, **params),
+                 lambda: F.perspective(u, v, kind=name, **params)):
         try:
             out = call()
         except OK:
@@ -91,7 +92,7 @@ def test_randomized_response(k, eps):
        st.one_of(st.none(), st.integers(-1, 3), st.just("seed"), st.just(True)))
 def test_privatize(x, rng):
     try:
-        y = F.privatize(F.randomized_response(3, 1.0), x, rng)
+        y = F.privatize(x, F.randomized_response(3, 1.0), rng=rng)
     except OK:
         return
     assert y.shape == np.shape(x) and np.all((y >= 0) & (y < 3))

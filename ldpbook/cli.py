@@ -219,10 +219,10 @@ def format_mechanism(mechanism, fmt: str, eps: float, divergence: str) -> str:
 # %% ../nbs/91_cli.ipynb #c114-optimal-3
 def run_optimal(args) -> str:
     "The `optimal` subcommand."
-    from ldpbook.spr import optimal_mechanism
+    from ldpbook.spr import divergence_optimal
     p = _check_distribution(read_vector(args.p, "--p"), "--p")
     q = _check_distribution(read_vector(args.q, "--q"), "--q")
-    mechanism = optimal_mechanism(p, q, args.eps, divergence=args.divergence, ell=args.ell,
+    mechanism = divergence_optimal(p, q, args.eps, divergence=args.divergence, ell=args.ell,
                                   **_divergence_params(args))
     if not float(mechanism.value) >= -1e-12:         # no divergence is negative (or NaN): refuse, do not print it
         raise UsageError("the optimal value came out negative or NaN, which no divergence is: these parameters are "
@@ -349,7 +349,7 @@ class Reproduction:
 
 
 def _fig1(full, progress, out):
-    from ldpbook.spr import figure1_data, plot_figure1, write_figure1_data
+    from ldpbook.figures import figure1_data, plot_figure1, write_figure1_data
     if full:                                  # the shipped data/figure1_k6.csv and data/figure1_k100.csv
         data = [figure1_data(6, full=True, progress=progress), figure1_data(100, full=True)]
         for d in data:
@@ -365,7 +365,7 @@ def _fig1(full, progress, out):
 
 def _fig5(full, progress, out):
     import matplotlib.pyplot as plt
-    from ldpbook.spr import figure5_data, plot_figure5
+    from ldpbook.figures import figure5_data, plot_figure5
     panels = figure5_data(n=2_000_000 if full else 100_000)
     plot_figure5(panels)
     rows = [{"eps": pnl.eps, "acceptance": pnl.acceptance, "contained_in_hull": pnl.contained,
@@ -380,7 +380,7 @@ def _fig5(full, progress, out):
 # %% ../nbs/91_cli.ipynb #c124-repro1-2
 def _table1(full, progress, out):
     import matplotlib.pyplot as plt
-    from ldpbook.sparse import table_one
+    from ldpbook.figures import table_one
     radii = range(0, 31 if full else 12)
     rr, sk = table_one(radii)
     rows = [{"s": 2 * r + 1, "rr_total": a.total, "rr_r1": a.r1, "skellam_leakage": b.support_leakage,
@@ -415,7 +415,7 @@ def _plot_power(rows, grid_name, title):
 
 
 def _fig2(full, progress, out):
-    from ldpbook.closeness import figure2, write_figure2_data
+    from ldpbook.figures import figure2, write_figure2_data
     if full:                                  # every decision, as the shipped data/figure2.csv
         result = write_figure2_data(out / "figure2.csv", n_reps=5000, n_jobs=2, progress=progress)
     else:
@@ -428,7 +428,7 @@ def _fig2(full, progress, out):
 
 # %% ../nbs/91_cli.ipynb #c126-repro2-2
 def _fig3(full, progress, out):
-    from ldpbook.adaptive import figure3_power, plot_figure3, write_figure3_data
+    from ldpbook.figures import figure3_power, plot_figure3, write_figure3_data
     if full:                                  # every decision, as the shipped data/figure3.csv
         result = write_figure3_data(out / "figure3.csv", n_reps=5000, n_jobs=2, progress=progress)
     else:                                     # the notebook's reduced run
@@ -443,7 +443,7 @@ def _fig3(full, progress, out):
 
 
 def _chernoff(full, progress, out):
-    from ldpbook.chernoff import FIGURE_MECHANISMS, chernoff_figure_data, plot_chernoff_figure
+    from ldpbook.figures import FIGURE_MECHANISMS, chernoff_figure_data, plot_chernoff_figure
     if full:
         data = [chernoff_figure_data(6, full=True), chernoff_figure_data(100, full=True)]
     else:

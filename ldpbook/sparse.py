@@ -4,17 +4,18 @@
 from __future__ import annotations
 
 import numbers
-from dataclasses import dataclass, field
-from typing import Callable
+from dataclasses import KW_ONLY, dataclass, field
+from typing import Callable, Iterable
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import sparse as _sp
 from scipy.sparse.csgraph import shortest_path
 from scipy.special import gammaln, ive, logsumexp
 from scipy.stats import ncx2
 
 from .foundations import as_generator, check_eps, check_nonnegative
-from .foundations import check_int
+from .foundations import check_int, moved_to_keywords
 
 # %% auto #0
 __all__ = ['SupportPmf', 'DefectDecomposition', 'KernelChannel', 'SparseKernelMechanism', 'RangeDefect', 'first_distance_moment',
@@ -23,7 +24,7 @@ __all__ = ['SupportPmf', 'DefectDecomposition', 'KernelChannel', 'SparseKernelMe
            'sparse_rr_defect', 'sparse_rr_line_defect', 'sparse_rr_r1', 'truncated_additive',
            'truncated_additive_defect', 'skellam_pmf', 'skellam_logpmf', 'skellam_sf', 'skellam_cdf',
            'truncated_skellam_normalizer', 'truncated_skellam_leakage', 'skellam_privacy_loss',
-           'truncated_skellam_defect', 'truncated_skellam', 'poisson_binomial_pmf', 'poisson_binomial', 'table_one']
+           'truncated_skellam_defect', 'truncated_skellam', 'poisson_binomial_pmf', 'poisson_binomial']
 
 # %% ../nbs/03_sparse_kernels.ipynb #spk007
 def _check_int_array(a, name: str) -> np.ndarray:
@@ -133,11 +134,9 @@ def _normalise(x: int, ys: np.ndarray, values: np.ndarray, log_kernel: bool) -> 
 # %% ../nbs/03_sparse_kernels.ipynb #3ea0b122
 def _check_kernel_arrays(kernel, support, inputs, outputs, log_kernel: bool) -> tuple:
     "Validate a finite kernel K (k×m), its support mask and integer labels; every row keeps some mass."
-    K = np.asarray(kernel, dtype=float) if not log_kernel else _as_log_kernel(kernel)
+    K = check_nonnegative(kernel, "kernel") if not log_kernel else _as_log_kernel(kernel)   # complex: TypeError
     if K.ndim != 2 or K.size == 0:
         raise ValueError(f"kernel must be a non-empty 2-D array, got shape {K.shape}")
-    if not log_kernel:
-        K = check_nonnegative(K, "kernel")
     k, m = K.shape
     mask = (K > (-np.inf if log_kernel else 0)) if support is None else np.asarray(support)
     if mask.shape != K.shape or mask.dtype != bool:
@@ -189,17 +188,23 @@ class SparseKernelMechanism:
 
     Parameters
     ----------
-    kernel : callable ``kernel(x, ys) -> array`` giving K(x, y) ≥ 0 for an int ``x`` and an int array ``ys``
+    kernel : callable
+        ``kernel(x, ys) -> array`` giving K(x, y) ≥ 0 for an int ``x`` and an int array ``ys``
         (or log K(x, y), with −inf for zero mass, when ``log_kernel`` is true).
-    support : callable ``support(x) -> int array``, the admissible finite support S(x).
-    inputs : the finite input alphabet (integers), or None for all of ℤ.
-    log_kernel : whether ``kernel`` returns log K (use it for kernels such as e^{ηu} that overflow).
-    name : a label used in printing.
+    support : callable
+        ``support(x) -> int array``, the admissible finite support S(x).
+    inputs : sequence of int or None, keyword-only
+        The finite input alphabet, or None for all of ℤ.
+    log_kernel : bool, keyword-only
+        Whether ``kernel`` returns log K (use it for kernels such as e^{ηu} that overflow).
+    name : str, keyword-only
+        A label used in printing.
 
     Zero-mass points of S(x) are removed (the actual support is {y ∈ S(x): K(x, y) > 0}); if nothing remains,
     `pmf` raises ValueError."""
     kernel: Callable
     support: Callable
+    _: KW_ONLY
     inputs: tuple | None = None
     log_kernel: bool = False
     name: str = "sparse kernel mechanism"
@@ -214,12 +219,27 @@ class SparseKernelMechanism:
             object.__setattr__(self, "inputs", tuple(int(v) for v in inputs))
 
     @classmethod
-    def from_arrays(cls, kernel, support=None, inputs=None, outputs=None, log_kernel=False, name="sparse kernel mechanism"):
-        """Finite alphabets: `kernel` is a k×m matrix K[x, y]; `support` a k×m boolean mask (default K > 0).
+    def from_arrays(cls, kernel: ArrayLike, support: ArrayLike | None = None, *, inputs: ArrayLike | None = None,
+                    outputs: ArrayLike | None = None, log_kernel: bool = False,
+                    name: str = "sparse kernel mechanism") -> SparseKernelMechanism:
+        """The mechanism of a finite kernel matrix on a support mask (finite alphabets).
 
-        `inputs` / `outputs` label the rows / columns with integers (default 0..k−1 and 0..m−1)."""
+        Parameters
+        ----------
+        kernel : array_like, shape (k, m)
+            K[x, y] ≥ 0, or log K[x, y] (−inf for zero mass) when `log_kernel` is true.
+        support : array_like of bool, shape (k, m), optional
+            The admissible supports S(x) as a boolean mask (default: where K > 0).
+        inputs, outputs : array_like of int, optional, keyword-only
+            Integer labels of the rows / columns (default 0..k−1 and 0..m−1).
+        log_kernel : bool, keyword-only
+            Whether `kernel` holds log K.
+        name : str, keyword-only
+            A label used in printing.
+        """
         K, mask, inputs, outputs = _check_kernel_arrays(kernel, support, inputs, outputs, log_kernel)
-        return cls(*_array_callables(K, mask, inputs, outputs), tuple(int(v) for v in inputs), log_kernel, name)
+        return cls(*_array_callables(K, mask, inputs, outputs), inputs=tuple(int(v) for v in inputs),
+                   log_kernel=log_kernel, name=name)
 
     def _check_input(self, x, name="x") -> int:
         x = check_int(x, name, minimum=None)
@@ -227,39 +247,71 @@ class SparseKernelMechanism:
             raise ValueError(f"{name}={x} is not in the input alphabet of {self.name}")
         return x
 
-    def pmf(self, x) -> SupportPmf:
+    def pmf(self, x: int) -> SupportPmf:
         "The law Q(·|x): actual support (sorted outputs with positive mass) and probabilities."
         x = self._check_input(x)
         ys = _sorted_support(x, self.support)
         return _normalise(x, ys, self.kernel(x, ys), self.log_kernel)
 
-    def sample(self, x, rng=None, size=None) -> np.ndarray | int:
-        "Draw `size` outputs of Q(·|x) (an int if `size` is None)."
+    @moved_to_keywords("rng", "size")
+    def sample(self, x: int, *, rng: np.random.Generator | int | None = None,
+               size: int | None = None) -> np.ndarray | int:
+        """Draw outputs of Q(·|x) by inverting its cumulative distribution.
+
+        Parameters
+        ----------
+        x : int
+            The input.
+        rng : numpy.random.Generator, int or None, keyword-only
+            The random generator (or a seed).
+        size : int or None, keyword-only
+            The number of draws; None draws one output and returns it as an int.
+        """
         law = self.pmf(x)
         out = _inverse_cdf_draws(law, as_generator(rng), 1 if size is None else check_int(size, "size"))
         return int(out[0]) if size is None else out
 
-    def defect(self, x, x_prime, eps) -> DefectDecomposition:
+    def defect(self, x: int, x_prime: int, eps: float) -> DefectDecomposition:
         "Theorem 1: Δ_ε(x, x') split into support leakage (S(x)∖S(x')) and overlap excess loss (S(x)∩S(x'))."
         eps = check_eps(eps, allow_inf=True)
         return _decompose(self.pmf(x), self.pmf(self._check_input(x_prime, "x_prime")), eps)
 
-    def channel(self, inputs=None) -> KernelChannel:
+    def channel(self, inputs: ArrayLike | None = None) -> KernelChannel:
         "Materialise the mechanism on finitely many inputs (default: its alphabet) over the union of supports."
         return _materialise(self, _inputs_or_alphabet(self, inputs))
 
-    def pure_epsilon(self, inputs=None, H=None) -> float:
-        """Theorem 1, (7): the smallest ε for pure ε-LDP on `inputs` (default: the alphabet); inf if supports differ.
+    @moved_to_keywords("H")
+    def pure_epsilon(self, inputs: ArrayLike | None = None, *, H: int | None = None) -> float:
+        """Theorem 1, (7): the smallest ε for pure ε-LDP; inf if two constrained supports differ.
 
-        With `H`, only the pairs with 1 ≤ |x − x'| ≤ H are constrained (range-H privacy)."""
-        H = None if H is None else check_int(H, "H", 1)
+        Parameters
+        ----------
+        inputs : array_like of int, optional
+            The inputs to compare (default: the input alphabet; required for a mechanism on ℤ).
+        H : int or None, keyword-only
+            With `H`, only the pairs with 1 ≤ |x − x'| ≤ H are constrained (range-H privacy).
+        """
+        H = None if H is None else check_int(H, "H", minimum=1)
         return _pure_epsilon(self, _inputs_or_alphabet(self, inputs), H)
 
-    def is_pure_ldp(self, eps, inputs=None, H=None, rtol: float = 1e-9) -> bool:
-        "Pure ε-LDP by Theorem 1 (common supports and the log-ratio bound (7)), with relative slack `rtol`."
+    def is_pure_ldp(self, eps: float, inputs: ArrayLike | None = None, *, H: int | None = None,
+                    rtol: float = 1e-9) -> bool:
+        """Pure ε-LDP by Theorem 1 (common supports and the log-ratio bound (7)).
+
+        Parameters
+        ----------
+        eps : float
+            Privacy level ε ≥ 0 (``inf`` allowed).
+        inputs : array_like of int, optional
+            As in `pure_epsilon`.
+        H : int or None, keyword-only
+            As in `pure_epsilon`.
+        rtol : float, keyword-only
+            Relative slack: the bound (7) is checked against ε + log(1 + rtol).
+        """
         eps = check_eps(eps, allow_inf=True)
         rtol = check_eps(rtol, name="rtol")
-        value = self.pure_epsilon(inputs, H)
+        value = self.pure_epsilon(inputs, H=H)
         return bool(value <= eps + np.log1p(rtol)) if np.isfinite(value) else eps == np.inf
 
 # %% ../nbs/03_sparse_kernels.ipynb #24492655
@@ -319,7 +371,7 @@ class RangeDefect:
 _MAX_RANGE = 2 ** 16        # largest H on ℤ: 4H pairs, each two laws
 
 
-def first_distance_moment(mechanism: SparseKernelMechanism, x) -> float:
+def first_distance_moment(mechanism: SparseKernelMechanism, x: int) -> float:
     "R₁ = E[|Y − X| | X = x]."
     law = mechanism.pmf(x)
     return float(law.probabilities @ np.abs(law.outputs - law.x))
@@ -330,7 +382,7 @@ def _range_pairs(mechanism: SparseKernelMechanism, H: int, center, distances) ->
     if mechanism.inputs is None:
         if distances is not None:
             raise ValueError("distances can only be given for a finite input alphabet")
-        c = check_int(center, "center", None)
+        c = check_int(center, "center", minimum=None)
         if H > _MAX_RANGE:
             raise ValueError(f"H = {H} needs {4 * H} ordered pairs on ℤ; at most H = {_MAX_RANGE} is supported")
         pairs = [(a, b, h) for h in range(1, H + 1) for a, b in ((c, c + h), (c + h, c), (c, c - h), (c - h, c))]
@@ -348,16 +400,35 @@ def _range_pairs(mechanism: SparseKernelMechanism, H: int, center, distances) ->
     return pairs, max(first_distance_moment(mechanism, x) for x in xs)
 
 
-def range_defect(mechanism: SparseKernelMechanism, eps, H, center: int = 0, distances=None) -> RangeDefect:
+@moved_to_keywords("center", "distances")
+def range_defect(mechanism: SparseKernelMechanism, eps: float, H: int, *, center: int = 0,
+                 distances: ArrayLike | None = None) -> RangeDefect:
     """The range-H defect δ_H = max of Δ_ε(x, x') over ordered pairs with 1 ≤ d(x, x') ≤ H, (35).
 
-    Finite alphabets: every such pair, with d(x, x') = |x − x'| on the integer labels, or the k×k matrix
-    `distances` (e.g. `graph_distances`, rows in the order of `mechanism.inputs`). Mechanisms on ℤ: the pairs
-    (c, c ± h) and (c ± h, c), h = 1..H, with c = `center` — all of the range-H relation when the mechanism is
-    translation invariant. `r1` is E|Y − X| (36): at `center` on ℤ, its maximum over a finite alphabet.
-    `totals[h − 1]` is the worst total at separation h, and 0 where no pair is at separation h."""
+    Parameters
+    ----------
+    mechanism : SparseKernelMechanism
+        A mechanism on a finite alphabet (every pair with 1 ≤ d(x, x') ≤ H is examined) or on ℤ.
+    eps : float
+        Privacy level ε ≥ 0 (``inf`` allowed).
+    H : int
+        The range, H ≥ 1.
+    center : int, keyword-only
+        Mechanisms on ℤ: the pairs (c, c ± h) and (c ± h, c), h = 1..H, with c = `center` — all of the range-H
+        relation when the mechanism is translation invariant.
+    distances : array_like, shape (k, k), optional, keyword-only
+        Finite alphabets: d(x, x') (e.g. `graph_distances`, rows in the order of `mechanism.inputs`); default
+        |x − x'| on the integer labels.
+
+    Returns
+    -------
+    RangeDefect
+        The worst total, its split, the separation and pair where it is attained; `r1` is E|Y − X| (36): at
+        `center` on ℤ, its maximum over a finite alphabet. `totals[h − 1]` is the worst total at separation h,
+        and 0 where no pair is at separation h.
+    """
     eps = check_eps(eps, allow_inf=True)
-    H = check_int(H, "H", 1)
+    H = check_int(H, "H", minimum=1)
     pairs, r1 = _range_pairs(mechanism, H, center, distances)
     laws = {x: mechanism.pmf(x) for x in dict.fromkeys(v for pair in pairs for v in pair[:2])}
     parts = [_decompose(laws[a], laws[b], eps) for a, b, _ in pairs]
@@ -371,15 +442,30 @@ def range_defect(mechanism: SparseKernelMechanism, eps, H, center: int = 0, dist
                        h, (a, b), r1, per_h)
 
 
-def sweep_radius(factory: Callable, radii, eps, H, center: int = 0) -> list:
-    "`range_defect(factory(r), eps, H)` for every support radius r in `radii` (Table I / Figure 1)."
-    return [range_defect(factory(check_int(r, "radius")), eps, H, center) for r in radii]
+def sweep_radius(factory: Callable[[int], SparseKernelMechanism], radii: Iterable[int], eps: float, H: int, *,
+                 center: int = 0) -> list[RangeDefect]:
+    """`range_defect(factory(r), eps, H, center=center)` for every support radius r in `radii` (Table I / Figure 1).
+
+    Parameters
+    ----------
+    factory : callable
+        ``factory(r)`` returns the mechanism of support radius r.
+    radii : iterable of int
+        The support radii r ≥ 0.
+    eps : float
+        Privacy level ε ≥ 0.
+    H : int
+        The range, H ≥ 1.
+    center : int, keyword-only
+        As in `range_defect`.
+    """
+    return [range_defect(factory(check_int(r, "radius")), eps, H, center=center) for r in radii]
 
 # %% ../nbs/03_sparse_kernels.ipynb #spk020
 _MAX_DENSE = 2 ** 26        # entries of a dense distance matrix (512 MiB)
 
 
-def graph_distances(adjacency) -> np.ndarray:
+def graph_distances(adjacency: ArrayLike) -> np.ndarray:
     "Shortest-path (hop) distances d_G of an undirected graph given by an adjacency matrix; inf if unreachable."
     A = _sp.csr_matrix(adjacency) if _sp.issparse(adjacency) else _sp.csr_matrix(check_nonnegative(adjacency, "adjacency"))
     if A.ndim != 2 or A.shape[0] != A.shape[1] or A.shape[0] == 0:
@@ -392,18 +478,29 @@ def graph_distances(adjacency) -> np.ndarray:
     return shortest_path(A, method="D", directed=False, unweighted=True)
 
 
-def graph_ball_supports(adjacency, r) -> np.ndarray:
+def graph_ball_supports(adjacency: ArrayLike, r: int) -> np.ndarray:
     "Graph-ball supports (11): mask[x, y] = d_G(x, y) ≤ r."
     r = check_int(r, "r")
     return graph_distances(adjacency) <= r
 
 # %% ../nbs/03_sparse_kernels.ipynb #spk023
-def sparse_exponential(score, eta, support, inputs=None) -> SparseKernelMechanism:
+def sparse_exponential(score: ArrayLike | Callable, eta: float, support: ArrayLike | Callable | int, *,
+                       inputs: ArrayLike | None = None) -> SparseKernelMechanism:
     """Sparse exponential mechanism (13): Q(y|x) ∝ e^{η u(x, y)} on S(x).
 
-    `score`: a k×m array u[x, y] (finite alphabets) or a callable ``score(x, ys)``. `support`: a k×m boolean
-    mask, a callable ``support(x)``, or an int radius r meaning S(x) = {y : |y − x| ≤ r}. `inputs`: the input
-    alphabet of a callable score (None: all of ℤ). Computed in the log domain, so large η·u never overflows."""
+    Computed in the log domain, so large η·u never overflows.
+
+    Parameters
+    ----------
+    score : array_like or callable
+        A k×m array u[x, y] (finite alphabets) or a callable ``score(x, ys)``.
+    eta : float
+        The inverse temperature η > 0.
+    support : array_like of bool, callable or int
+        A k×m boolean mask, a callable ``support(x)``, or an int radius r meaning S(x) = {y : |y − x| ≤ r}.
+    inputs : array_like of int, optional, keyword-only
+        The input alphabet of a callable score (None: all of ℤ).
+    """
     eta = _check_positive_real(eta, "eta")
     radius = None if callable(support) or isinstance(support, np.ndarray) or isinstance(support, list) else _check_radius(support, "support radius")
     if callable(score):
@@ -418,7 +515,7 @@ def sparse_exponential(score, eta, support, inputs=None) -> SparseKernelMechanis
             support_fn = support
         else:
             raise TypeError("with a callable score, support must be a callable or an int radius")
-        return SparseKernelMechanism(log_kernel, support_fn, inputs, True, "sparse exponential")
+        return SparseKernelMechanism(log_kernel, support_fn, inputs=inputs, log_kernel=True, name="sparse exponential")
     U = np.asarray(score, dtype=float)
     if U.ndim != 2 or U.size == 0:
         raise ValueError(f"score must be a non-empty 2-D array or a callable, got shape {U.shape}")
@@ -444,28 +541,40 @@ def _check_shell_weights(shell_weights, r: int) -> np.ndarray:
     return a
 
 
-def shell_ratio_epsilon(shell_weights, H) -> float:
+def shell_ratio_epsilon(shell_weights: ArrayLike, H: int) -> float:
     "Left side of the shell-ratio condition (18): max over 0 ≤ j, k ≤ r with |j − k| ≤ H of log(a_j / a_k)."
     a = np.asarray(shell_weights, dtype=float)
     a = _check_shell_weights(a, a.size - 1 if a.ndim == 1 else 0)
-    H = check_int(H, "H", 1)
+    H = check_int(H, "H", minimum=1)
     log_a = np.log(a)                       # non-increasing: for each j the largest ratio is at k = min(j + H, r)
     j = np.arange(a.size)
     return float(np.max(log_a - log_a[np.minimum(j + H, a.size - 1)]))
 
 # %% ../nbs/03_sparse_kernels.ipynb #be60c093
-def sparse_staircase(shell_weights, metric_or_graph, r, kind: str = "adjacency") -> SparseKernelMechanism:
+@moved_to_keywords("kind")
+def sparse_staircase(shell_weights: ArrayLike, metric_or_graph: ArrayLike | str, r: int, *,
+                     kind: str = "adjacency") -> SparseKernelMechanism:
     """Sparse staircase mechanism (16): Q(y|x) = a_{d(x,y)} / Z_x on the ball S_r(x) = {y : d(x, y) ≤ r}.
 
-    `metric_or_graph`: "line" (ℤ with d = |x − y|), or a square matrix — an adjacency matrix of an undirected
-    graph (``kind="adjacency"``, distances by shortest paths) or an integer distance matrix (``kind="distance"``)."""
+    Parameters
+    ----------
+    shell_weights : array_like, shape (r + 1,)
+        The shell weights a_0 ≥ a_1 ≥ … ≥ a_r > 0 (15).
+    metric_or_graph : "line" or array_like
+        "line" (ℤ with d = |x − y|), or a square matrix, read as given by `kind`.
+    r : int
+        The radius of the balls.
+    kind : str, keyword-only
+        "adjacency" (an adjacency matrix of an undirected graph, distances by shortest paths) or "distance"
+        (an integer distance matrix).
+    """
     r = _check_radius(r)
     a = _check_shell_weights(shell_weights, r)
     if isinstance(metric_or_graph, str):
         if metric_or_graph != "line":
             raise ValueError(f"metric_or_graph must be 'line' or a square matrix, got {metric_or_graph!r}")
         return SparseKernelMechanism(lambda x, ys: a[np.abs(ys - x)], lambda x: np.arange(x - r, x + r + 1),
-                                     None, False, "sparse staircase on ℤ")
+                                     name="sparse staircase on ℤ")
     if kind == "adjacency":
         d = graph_distances(metric_or_graph)
     elif kind == "distance":
@@ -493,7 +602,7 @@ def _hockey_terms(p, q, eps: float) -> np.ndarray:
     return np.where(q == 0, p, np.where(over, p * -np.expm1(np.minimum(eps - loss, 0.0)), 0.0))
 
 
-def sparse_rr_calibration(t, eps) -> tuple:
+def sparse_rr_calibration(t: int, eps: float) -> tuple[float, float]:
     "The calibration (37): p_t = e^ε/(e^ε + 2t), q_t = 1/(e^ε + 2t), in the stable form 1/(1 + 2t e^{−ε})."
     t = check_int(t, "t")
     eps = check_eps(eps)
@@ -513,10 +622,18 @@ def _check_rr_p(t: int, p) -> tuple:
     return p, (1.0 - p) / (2 * t)
 
 
-def sparse_randomized_response(t, eps=None, *, p=None) -> SparseKernelMechanism:
+def sparse_randomized_response(t: int, eps: float | None = None, *, p: float | None = None) -> SparseKernelMechanism:
     """Sparse randomized response (19) on ℤ with window supports S_t(x) = {x − t, …, x + t}.
 
-    Give either `eps` (the calibration (37), p_t = e^ε/(e^ε + 2t)) or `p` (then q = (1 − p)/(2t))."""
+    Parameters
+    ----------
+    t : int
+        The window radius, t ≥ 0 (support size 2t + 1).
+    eps : float, optional
+        The calibration (37), p_t = e^ε/(e^ε + 2t).
+    p : float, optional, keyword-only
+        The mass at x (then q = (1 − p)/(2t)). Give exactly one of `eps` and `p`.
+    """
     t = _check_radius(t, "t")
     if (eps is None) == (p is None):
         raise TypeError("give exactly one of eps (calibrated) or p")
@@ -529,15 +646,16 @@ def sparse_randomized_response(t, eps=None, *, p=None) -> SparseKernelMechanism:
         log_p = np.log(p)
         log_q = np.log(q) if q > 0 else -np.inf
     return SparseKernelMechanism(lambda x, ys: np.where(ys == x, log_p, log_q),
-                                 lambda x: np.arange(x - t, x + t + 1), None, True, "sparse randomized response")
+                                 lambda x: np.arange(x - t, x + t + 1), log_kernel=True, name="sparse randomized response")
 
 # %% ../nbs/03_sparse_kernels.ipynb #915d1f91
-def sparse_rr_defect(x, x_prime, support, support_prime, p, q, eps) -> DefectDecomposition:
+def sparse_rr_defect(x: int, x_prime: int, support: ArrayLike, support_prime: ArrayLike, p: float, q: float,
+                     eps: float) -> DefectDecomposition:
     """Proposition 4: Δ^RR_ε(x, x') = q·|S(x) ∖ (S(x') ∪ {x})| + (p if x ∉ S(x') else [p − e^ε q]₊).
 
     `support`, `support_prime`: the admissible sets S(x) ∋ x and S(x') ∋ x' (the same size |S|), p + (|S| − 1)q = 1.
     Split as Theorem 1 does on the actual supports (when q = 0 they are {x} and {x'}: all of it is leakage)."""
-    x, x_prime = check_int(x, "x", None), check_int(x_prime, "x_prime", None)
+    x, x_prime = check_int(x, "x", minimum=None), check_int(x_prime, "x_prime", minimum=None)
     if x == x_prime:
         raise ValueError("x and x_prime must differ")
     S, Sp = (np.unique(_check_int_array(np.ravel(s), name)) for s, name in ((support, "support"), (support_prime, "support_prime")))
@@ -545,7 +663,7 @@ def sparse_rr_defect(x, x_prime, support, support_prime, p, q, eps) -> DefectDec
         raise ValueError("each support must contain its own input (x ∈ S(x), x' ∈ S(x'))")
     if S.size != Sp.size:
         raise ValueError(f"supports must have the same size s, got {S.size} and {Sp.size}")
-    p, q, eps = check_eps(p, "p"), check_eps(q, "q"), check_eps(eps)
+    p, q, eps = check_eps(p, name="p"), check_eps(q, name="q"), check_eps(eps)
     if not p >= q or abs(p + (S.size - 1) * q - 1) > 1e-9:
         raise ValueError(f"need p ≥ q ≥ 0 and p + (s − 1) q = 1, got p={p}, q={q}, s={S.size}")
     others = np.setdiff1d(S, np.union1d(Sp, [x])).size
@@ -556,11 +674,22 @@ def sparse_rr_defect(x, x_prime, support, support_prime, p, q, eps) -> DefectDec
     return DefectDecomposition(q * others, float(_hockey_terms(p, q, eps)))
 
 # %% ../nbs/03_sparse_kernels.ipynb #e5d2894f
-def sparse_rr_line_defect(h, t, eps, p=None) -> DefectDecomposition:
+@moved_to_keywords("p")
+def sparse_rr_line_defect(h: int, t: int, eps: float, *, p: float | None = None) -> DefectDecomposition:
     """Sparse RR on ℤ with S_t(x) = {x−t..x+t}: Δ(0, h) = hq + [p − e^ε q]₊ (h ≤ t), p + (h−1)q (t < h ≤ 2t), 1 (h > 2t).
 
-    With the calibration (37) (`p=None`) the first case is h·q_t."""
-    h, t = check_int(h, "h", 1), check_int(t, "t")
+    Parameters
+    ----------
+    h : int
+        The separation h ≥ 1.
+    t : int
+        The window radius t ≥ 0.
+    eps : float
+        Privacy level ε ≥ 0.
+    p : float or None, keyword-only
+        The mass at x; None uses the calibration (37), for which the first case is h·q_t.
+    """
+    h, t = check_int(h, "h", minimum=1), check_int(t, "t")
     if p is None:
         p, q = sparse_rr_calibration(t, eps)
     else:
@@ -575,8 +704,18 @@ def sparse_rr_line_defect(h, t, eps, p=None) -> DefectDecomposition:
     return DefectDecomposition(h * q, float(_hockey_terms(p, q, eps)))
 
 
-def sparse_rr_r1(t, eps, p=None) -> float:
-    "R₁ of sparse RR on S_t(x): E|Y − X| = 2q Σ_{j=1}^t j = q t (t + 1)."
+def sparse_rr_r1(t: int, eps: float, *, p: float | None = None) -> float:
+    """R₁ of sparse RR on S_t(x): E|Y − X| = 2q Σ_{j=1}^t j = q t (t + 1).
+
+    Parameters
+    ----------
+    t : int
+        The window radius t ≥ 0.
+    eps : float
+        Privacy level ε ≥ 0 of the calibration (37), used when `p` is None.
+    p : float or None, keyword-only
+        The mass at x (then q = (1 − p)/(2t)).
+    """
     t = check_int(t, "t")
     q = sparse_rr_calibration(t, eps)[1] if p is None else _check_rr_p(t, p)[1]
     return float(q * t * (t + 1))
@@ -596,19 +735,19 @@ def _window_values(pmf, r: int) -> np.ndarray:
     return phi
 
 
-def truncated_additive(pmf, r) -> SparseKernelMechanism:
+def truncated_additive(pmf: ArrayLike | Callable, r: int) -> SparseKernelMechanism:
     "Radius-truncated additive mechanism (21): Q(y|x) = φ(y − x)/Z_r on |y − x| ≤ r (φ symmetric)."
     r = _check_radius(r)
     phi = _window_values(pmf, r)
     return SparseKernelMechanism(lambda x, ys: phi[ys - x + r], lambda x: np.arange(x - r, x + r + 1),
-                                 None, False, "truncated additive")
+                                 name="truncated additive")
 
 
-def truncated_additive_defect(pmf, r, eps, h) -> DefectDecomposition:
+def truncated_additive_defect(pmf: ArrayLike | Callable, r: int, eps: float, h: int) -> DefectDecomposition:
     """Proposition 5: δ^φ_h(ε, r) = Σ_{k=−r}^{h−r−1} φ(k)/Z + Σ_{k=h−r}^{r} [φ(k) − e^ε φ(k−h)]₊/Z (h ≤ 2r); 1 if h > 2r.
 
     The split follows the truncation windows (as in (22)); it equals Theorem 1's split when φ > 0 on the window."""
-    r, h = _check_radius(r), check_int(h, "h", 1)
+    r, h = _check_radius(r), check_int(h, "h", minimum=1)
     eps = check_eps(eps, allow_inf=True)
     phi = _window_values(pmf, r)
     if h > 2 * r:
@@ -631,7 +770,7 @@ def _check_mu(mu) -> float:
     return mu
 
 
-def skellam_pmf(k, mu) -> np.ndarray:
+def skellam_pmf(k: ArrayLike, mu: float) -> np.ndarray:
     "Symmetric Skellam pmf (23), ψ_μ(k) = e^{−μ} I_|k|(μ) = ive(|k|, μ): no overflow for large μ or |k|."
     mu = _check_mu(mu)
     v = np.abs(_check_int_array(k, "k"))
@@ -691,7 +830,7 @@ def _log_ive(v: np.ndarray, z: float) -> np.ndarray:
     return out
 
 # %% ../nbs/03_sparse_kernels.ipynb #e8f9a6c2
-def skellam_logpmf(k, mu) -> np.ndarray:
+def skellam_logpmf(k: ArrayLike, mu: float) -> np.ndarray:
     "log ψ_μ(k); exact also far in the tail, where ive underflows (log I_|k| computed directly there)."
     mu = _check_mu(mu)
     v = np.abs(_check_int_array(k, "k")).astype(float)
@@ -710,21 +849,21 @@ def _skellam_upper_tail(n, mu: float) -> np.ndarray:
     return ncx2.cdf(mu, 2.0 * (np.asarray(n, dtype=float) + 1.0), mu)    # float degrees: no int64 overflow
 
 
-def skellam_sf(m, mu) -> np.ndarray:
+def skellam_sf(m: ArrayLike, mu: float) -> np.ndarray:
     "1 − F_μ(m) = P(Z > m), accurate in the upper tail."
     mu = _check_mu(mu)
     m = _check_int_array(m, "m")
     return np.where(m >= 0, _skellam_upper_tail(np.maximum(m, 0), mu), 1.0 - _skellam_upper_tail(np.maximum(-m - 1, 0), mu))
 
 
-def skellam_cdf(m, mu) -> np.ndarray:
+def skellam_cdf(m: ArrayLike, mu: float) -> np.ndarray:
     "F_μ(m) = P(Z ≤ m), accurate in the lower tail (symmetry F_μ(−m−1) = 1 − F_μ(m))."
     mu = _check_mu(mu)
     m = _check_int_array(m, "m")
     return np.where(m >= 0, 1.0 - _skellam_upper_tail(np.maximum(m, 0), mu), _skellam_upper_tail(np.maximum(-m - 1, 0), mu))
 
 # %% ../nbs/03_sparse_kernels.ipynb #60229cba
-def truncated_skellam_normalizer(mu, r) -> float:
+def truncated_skellam_normalizer(mu: float, r: int) -> float:
     "Proposition 7, (27): Z_r = F_μ(r) − F_μ(−r−1) = 2F_μ(r) − 1 (= 1 − 2P(Z > r))."
     r = check_int(r, "r")
     return float(1.0 - 2.0 * skellam_sf(r, mu))
@@ -737,24 +876,24 @@ def _skellam_leakage_and_normalizer(mu, r: int, h: int) -> tuple:
     return float((upper[0] - upper[1]) / normalizer), float(normalizer)
 
 
-def truncated_skellam_leakage(mu, r, h) -> float:
+def truncated_skellam_leakage(mu: float, r: int, h: int) -> float:
     "Proposition 7, (28): support leakage (F_μ(r) − F_μ(r−h)) / (2F_μ(r) − 1) for 1 ≤ h ≤ 2r; 1 for h > 2r."
-    r, h = check_int(r, "r"), check_int(h, "h", 1)
+    r, h = check_int(r, "r"), check_int(h, "h", minimum=1)
     if h > 2 * r:
         return 1.0
     return _skellam_leakage_and_normalizer(mu, r, h)[0]
 
 # %% ../nbs/03_sparse_kernels.ipynb #addc783e
-def skellam_privacy_loss(k, h, mu) -> np.ndarray:
+def skellam_privacy_loss(k: ArrayLike, h: int, mu: float) -> np.ndarray:
     "Proposition 9, (30): L_h(k) = log(I_|k|(μ) / I_|k−h|(μ)) on the overlap; positive excess iff L_h(k) > ε (31)."
     k = _check_int_array(k, "k")
-    h = check_int(h, "h", None)
+    h = check_int(h, "h", minimum=None)
     return skellam_logpmf(k, mu) - skellam_logpmf(k - h, mu)
 
 
-def truncated_skellam_defect(mu, r, eps, h) -> DefectDecomposition:
+def truncated_skellam_defect(mu: float, r: int, eps: float, h: int) -> DefectDecomposition:
     "Proposition 8, (29): CDF leakage + Σ_{k=h−r}^{r} [ψ(k) − e^ε ψ(k−h)]₊ / (2F_μ(r) − 1); (1, 0) for h > 2r."
-    r, h = _check_radius(r), check_int(h, "h", 1)
+    r, h = _check_radius(r), check_int(h, "h", minimum=1)
     eps = check_eps(eps, allow_inf=True)
     mu = _check_mu(mu)
     if h > 2 * r:
@@ -768,14 +907,14 @@ def truncated_skellam_defect(mu, r, eps, h) -> DefectDecomposition:
     return DefectDecomposition(leakage, overlap / normalizer)
 
 
-def truncated_skellam(mu, r) -> SparseKernelMechanism:
+def truncated_skellam(mu: float, r: int) -> SparseKernelMechanism:
     "Radius-truncated sparse Skellam mechanism (26): Q(y|x) = ψ_μ(y − x)/Z_r on |y − x| ≤ r."
     mu, r = _check_mu(mu), _check_radius(r)
     return SparseKernelMechanism(lambda x, ys: skellam_logpmf(ys - x, mu), lambda x: np.arange(x - r, x + r + 1),
-                                 None, True, "truncated Skellam")
+                                 log_kernel=True, name="truncated Skellam")
 
 # %% ../nbs/03_sparse_kernels.ipynb #spk042
-def poisson_binomial_pmf(success_probabilities) -> np.ndarray:
+def poisson_binomial_pmf(success_probabilities: ArrayLike) -> np.ndarray:
     "Row x: the pmf β_x on {0..n} of a sum of independent Bernoulli(π_i(x)), i = 1..n (exact convolution)."
     P = check_nonnegative(success_probabilities, "success_probabilities")
     if P.ndim != 2 or P.shape[0] == 0:
@@ -791,12 +930,21 @@ def poisson_binomial_pmf(success_probabilities) -> np.ndarray:
     return beta
 
 
-def poisson_binomial(success_probabilities, support=None) -> SparseKernelMechanism:
+@moved_to_keywords("support")
+def poisson_binomial(success_probabilities: ArrayLike, *,
+                     support: ArrayLike | int | None = None) -> SparseKernelMechanism:
     """Poisson-binomial-inspired sparse channel (32): Q(y|x) = β_x(y)/Z_x on S(x).
 
-    `support`: None (all of {0..n}), a k×(n+1) boolean mask, or an int radius r meaning
-    S(x) = {y : |y − c_x| ≤ r} around the rounded mean c_x = ⌊Σ_i π_i(x) + 1/2⌋.
-    Zero-mass points are removed; if none remains for some x, `pmf(x)` raises ValueError."""
+    Zero-mass points are removed; if none remains for some x, `pmf(x)` raises ValueError.
+
+    Parameters
+    ----------
+    success_probabilities : array_like, shape (k, n)
+        π_i(x) ∈ [0, 1]: row x holds the n Bernoulli success probabilities of input x.
+    support : array_like of bool, int or None, keyword-only
+        None (all of {0..n}), a k×(n+1) boolean mask, or an int radius r meaning S(x) = {y : |y − c_x| ≤ r}
+        around the rounded mean c_x = ⌊Σ_i π_i(x) + 1/2⌋.
+    """
     beta = poisson_binomial_pmf(success_probabilities)
     k, m = beta.shape
     if support is None:
@@ -810,9 +958,24 @@ def poisson_binomial(success_probabilities, support=None) -> SparseKernelMechani
     return SparseKernelMechanism.from_arrays(beta, mask, name="Poisson-binomial sparse channel")
 
 # %% ../nbs/03_sparse_kernels.ipynb #spk045
-def table_one(radii=range(0, 12), eps=1.0, H=3, mu=2.0) -> tuple:
+@moved_to_keywords("eps", "H", "mu")
+def table_one(radii: Iterable[int] = range(0, 12), *, eps: float = 1.0, H: int = 3,
+              mu: float = 2.0) -> tuple[list[RangeDefect], list[RangeDefect]]:
     """Table I: range-H defects of calibrated sparse RR and of the truncated Skellam mechanism for support sizes
-    s = 2r + 1. Returns two lists of `RangeDefect`, one entry per radius."""
+    s = 2r + 1 (a reproduction helper, not part of the API).
+
+    Parameters
+    ----------
+    radii : iterable of int
+        The support radii r (support sizes 2r + 1).
+    eps, H, mu : float, int, float, keyword-only
+        Privacy level, range and Skellam variance.
+
+    Returns
+    -------
+    rr, sk : list of RangeDefect
+        One entry per radius: calibrated sparse RR and truncated Skellam.
+    """
     rr = sweep_radius(lambda t: sparse_randomized_response(t, eps), radii, eps, H)
     sk = sweep_radius(lambda r: truncated_skellam(mu, r), radii, eps, H)
     return rr, sk

@@ -77,9 +77,9 @@ def test_fuzz_from_arrays_and_methods(arrays, support, x, x_prime, eps, rng, siz
     if law is not None:
         assert np.all(law.probabilities >= 0) and abs(law.probabilities.sum() - 1) < 1e-9
     check_defect(fuzz_call(mech.defect, x, x_prime, eps))
-    fuzz_call(mech.sample, x, rng, size)
+    fuzz_call(mech.sample, x, rng=rng, size=size)
     fuzz_call(mech.channel)
-    fuzz_call(mech.pure_epsilon, None, size, nonnegative=True)
+    fuzz_call(mech.pure_epsilon, None, H=size, nonnegative=True)
     fuzz_call(mech.is_pure_ldp, eps)
 
 
@@ -90,7 +90,7 @@ def test_fuzz_mechanism_methods_and_range_defect(mech, x, x_prime, eps, H, cente
         return
     check_defect(fuzz_call(mech.defect, x, x_prime, eps))
     fuzz_call(first_distance_moment, mech, x, nonnegative=True)
-    result = fuzz_call(range_defect, mech, eps, H, center, nonnegative=True)
+    result = fuzz_call(range_defect, mech, eps, H, center=center, nonnegative=True)
     if result is not None:
         assert 0 <= result.total <= 1 + 1e-12
     fuzz_call(mech.channel, [x, x_prime])
@@ -104,7 +104,7 @@ def test_fuzz_graphs_and_staircase(adjacency, r, weights, H, kind):
     fuzz_call(graph_distances, adjacency, nonnegative=True)
     fuzz_call(graph_ball_supports, adjacency, r)
     fuzz_call(shell_ratio_epsilon, weights, H, nonnegative=True)
-    fuzz_call(sparse_staircase, weights, "line" if isinstance(kind, str) and kind == "line" else adjacency, r, kind)
+    fuzz_call(sparse_staircase, weights, "line" if isinstance(kind, str) and kind == "line" else adjacency, r, kind=kind)
 
 
 @FUZZ
@@ -124,7 +124,7 @@ def test_fuzz_sparse_randomized_response(t, eps, p, h, x, x_prime):
     fuzz_call(sparse_randomized_response, t, eps)
     fuzz_call(sparse_randomized_response, t, p=p)
     check_defect(fuzz_call(sparse_rr_line_defect, h, t, eps))
-    check_defect(fuzz_call(sparse_rr_line_defect, h, t, eps, p))
+    check_defect(fuzz_call(sparse_rr_line_defect, h, t, eps, p=p))
     fuzz_call(sparse_rr_r1, t, eps, nonnegative=True)
     support = [x, x_prime] if isinstance(x, int) and isinstance(x_prime, int) else x
     check_defect(fuzz_call(sparse_rr_defect, x, x_prime, support, [x_prime, x], p, 1 - p if isinstance(p, float) else p, eps))
@@ -160,11 +160,11 @@ def test_fuzz_poisson_binomial(P, support):
     beta = fuzz_call(poisson_binomial_pmf, P, nonnegative=True)
     if beta is not None:
         assert np.allclose(beta.sum(axis=1), 1)
-    fuzz_call(poisson_binomial, P, support)
+    fuzz_call(poisson_binomial, P, support=support)
 
 
 @settings(FUZZ, max_examples=15)
 @given(maybe(st.lists(st.integers(0, 4), min_size=1, max_size=3)), maybe(EPS), maybe(st.integers(1, 3)), maybe(MU))
 def test_fuzz_table_one_and_sweep(radii, eps, H, mu):
-    fuzz_call(table_one, radii, eps, H, mu)
+    fuzz_call(table_one, radii, eps=eps, H=H, mu=mu)
     fuzz_call(sweep_radius, lambda r: sparse_randomized_response(r, 1.0), radii, eps, H)

@@ -1,4 +1,5 @@
 """Tests for ldpbook.sparse: closed forms vs brute force, Theorem 1 vs foundations, sampling, bad input."""
+import inspect
 import math
 
 import numpy as np
@@ -6,12 +7,13 @@ import pytest
 from scipy import stats
 from scipy.special import ive
 
+import ldpbook.sparse as sparse_module
 from ldpbook.foundations import is_ldp, ldp_epsilon, privacy_defect
 from ldpbook.sparse import (
     DefectDecomposition, SparseKernelMechanism, first_distance_moment, graph_ball_supports, graph_distances,
     poisson_binomial, poisson_binomial_pmf, range_defect, shell_ratio_epsilon, skellam_cdf, skellam_logpmf,
     skellam_pmf, skellam_privacy_loss, skellam_sf, sparse_exponential, sparse_randomized_response, sparse_rr_calibration,
-    sparse_rr_defect, sparse_rr_line_defect, sparse_rr_r1, sparse_staircase, sweep_radius, truncated_additive,
+    sparse_rr_defect, sparse_rr_line_defect, sparse_rr_r1, sparse_staircase, sweep_radius, table_one, truncated_additive,
     truncated_additive_defect, truncated_skellam, truncated_skellam_defect, truncated_skellam_leakage,
     truncated_skellam_normalizer,
 )
@@ -411,6 +413,8 @@ def test_bad_kernels_and_supports():
     raises(ValueError, SparseKernelMechanism.from_arrays, [[1.0, 1.0]], [[1, 1]], match="boolean mask")
     raises(ValueError, SparseKernelMechanism.from_arrays, [1.0, 1.0], match="2-D")
     raises(ValueError, SparseKernelMechanism.from_arrays, [[np.nan, 0.0]], ok, log_kernel=True, match="NaN")
+    raises(TypeError, SparseKernelMechanism.from_arrays, [[0.5 + 0j, 0.5]], ok, match="real")    # not cast (ComplexWarning)
+    raises(TypeError, SparseKernelMechanism.from_arrays, [[0.5 + 0j, 0.5]], ok, log_kernel=True)
     support = lambda x: np.arange(x - 1, x + 2)
     for kernel, match in ((lambda x, ys: -np.ones(ys.size), "non-negative"), (lambda x, ys: np.full(ys.size, np.nan), "finite"),
                           (lambda x, ys: np.full(ys.size, np.inf), "finite"), (lambda x, ys: np.zeros(ys.size), "zero mass"),
@@ -499,7 +503,7 @@ def test_bad_additive_pmfs_and_poisson_binomial():
     raises(ValueError, poisson_binomial, [[0.5, 1.2]], match="\\[0, 1\\]")
     raises(ValueError, poisson_binomial, [0.5, 0.2], match="2-D")
     raises(ValueError, poisson_binomial, [[0.5, np.nan]])
-    raises(ValueError, poisson_binomial, [[1.0, 1.0]], np.array([[True, True, False]]), match="zero mass")
+    raises(ValueError, poisson_binomial, [[1.0, 1.0]], support=np.array([[True, True, False]]), match="zero mass")
     raises(ValueError, sparse_exponential, np.ones((2, 2)), 0.0, 1, match="positive")
     raises(ValueError, sparse_exponential, [[1.0, np.inf]], 1.0, 1, match="finite")
     raises(TypeError, sparse_exponential, lambda x, ys: ys, 1.0, np.ones((2, 2), dtype=bool))
@@ -575,3 +579,101 @@ def test_shell_ratio_epsilon_in_linear_time_equals_all_pairs():
         assert abs(shell_ratio_epsilon(a, H) - brute) < TOL
     big = np.exp(-np.arange(200_001) / 1e4)
     assert abs(shell_ratio_epsilon(big, 3) - 3e-4) < 1e-12
+
+
+# ---------------------------------------------------------------- API shape (0.2.0): keyword-only options, old forms
+
+METHODS = [SparseKernelMechanism, SparseKernelMechanism.from_arrays, SparseKernelMechanism.pmf,
+           SparseKernelMechanism.sample, SparseKernelMechanism.defect, SparseKernelMechanism.channel,
+           SparseKernelMechanism.pure_epsilon, SparseKernelMechanism.is_pure_ldp]
+
+
+def public_callables():
+    functions = [getattr(sparse_module, name) for name in sparse_module.__all__
+                 if inspect.isfunction(getattr(sparse_module, name))]
+    return functions + METHODS
+
+
+@pytest.mark.parametrize("fn", public_callables(), ids=lambda fn: fn.__qualname__)
+def test_keyword_only_after_the_first_default_and_type_hints(fn):
+    sig = inspect.signature(fn)
+    params = [p for p in sig.parameters.values() if p.name != "self"]
+    first_default = next((i for i, p in enumerate(params) if p.default is not p.empty), len(params))
+    for p in params[first_default + 1:]:
+        assert p.kind is p.KEYWORD_ONLY, f"{fn.__qualname__}: {p.name} must be keyword-only"
+    assert all(p.annotation is not p.empty for p in params), fn.__qualname__
+    assert inspect.isclass(fn) or sig.return_annotation is not sig.empty, fn.__qualname__
+
+
+def test_table_one_is_a_reproduction_helper_outside_the_api():
+    assert "table_one" not in sparse_module.__all__
+    rr, sk = table_one(range(0, 2))                           # the CLI's call `table_one(radii)`
+    assert len(rr) == len(sk) == 2
+
+
+def same_range_defect(a, b):
+    return (a.total == b.total and a.pair == b.pair and a.separation == b.separation and a.r1 == b.r1
+            and np.array_equal(a.totals, b.totals))
+
+
+def test_old_positional_forms_warn_and_give_the_same_result():
+    drifting = SparseKernelMechanism(lambda x, ys: np.exp(-np.abs(ys - x) * (1 + 0.1 * x)), lambda x: np.arange(x - 2, x + 3))
+    with pytest.warns(DeprecationWarning, match="ldpbook.*center="):
+        old = range_defect(drifting, 0.5, 3, 4)
+    assert same_range_defect(old, range_defect(drifting, 0.5, 3, center=4))
+    assert not same_range_defect(old, range_defect(drifting, 0.5, 3))       # center matters here
+    A = np.zeros((6, 6))
+    A[np.arange(5), np.arange(1, 6)] = 1
+    A = A + A.T
+    path = sparse_staircase([1.0, 0.6], A, 1)
+    dist = graph_distances(A)
+    with pytest.warns(DeprecationWarning, match="ldpbook.*distances="):
+        old = range_defect(path, 0.3, 2, 0, dist)
+    assert same_range_defect(old, range_defect(path, 0.3, 2, distances=dist))
+
+    with pytest.warns(DeprecationWarning, match="ldpbook.*kind="):
+        old = sparse_staircase([1.0, 0.6], dist, 1, "distance")
+    assert np.array_equal(old.channel().matrix, sparse_staircase([1.0, 0.6], dist, 1, kind="distance").channel().matrix)
+    assert np.array_equal(old.channel().matrix, path.channel().matrix)
+
+    with pytest.warns(DeprecationWarning, match="ldpbook.*p="):
+        old = sparse_rr_line_defect(2, 3, 0.4, 0.7)
+    assert old == sparse_rr_line_defect(2, 3, 0.4, p=0.7)
+
+    P = [[0.2, 0.5, 0.9, 0.6], [0.4, 0.4, 0.4, 0.4]]
+    with pytest.warns(DeprecationWarning, match="ldpbook.*support="):
+        old = poisson_binomial(P, 1)
+    assert np.array_equal(old.channel().matrix, poisson_binomial(P, support=1).channel().matrix)
+
+    with pytest.warns(DeprecationWarning, match="ldpbook.*eps=.*H=.*mu="):
+        old_rr, old_sk = table_one(range(0, 3), 0.8, 2, 1.5)
+    new_rr, new_sk = table_one(range(0, 3), eps=0.8, H=2, mu=1.5)
+    assert all(same_range_defect(a, b) for a, b in zip(old_rr + old_sk, new_rr + new_sk))
+
+    mech = truncated_skellam(2.0, 4)
+    with pytest.warns(DeprecationWarning, match="ldpbook.*rng=.*size="):
+        old = mech.sample(1, 7, 50)
+    assert np.array_equal(old, mech.sample(1, rng=7, size=50))
+
+    blocks = SparseKernelMechanism(lambda x, ys: np.exp(-np.abs(ys - x)), lambda x: np.arange(0, 3) if x < 5 else np.arange(10, 14),
+                                   inputs=(0, 1, 10, 11))
+    with pytest.warns(DeprecationWarning, match="ldpbook.*H="):
+        old = blocks.pure_epsilon(None, 1)
+    assert old == blocks.pure_epsilon(H=1) and np.isfinite(old)
+
+
+@pytest.mark.parametrize("call", [
+    lambda: sweep_radius(lambda r: truncated_skellam(1.0, r), [1, 2], 1.0, 2, 0),
+    lambda: sparse_exponential(lambda x, ys: -np.abs(ys - x), 1.0, 1, (0, 1)),
+    lambda: sparse_rr_r1(2, 1.0, 0.5),
+    lambda: sparse_randomized_response(2, 1.0, 0.5),
+    lambda: SparseKernelMechanism.from_arrays(np.ones((2, 2)), None, (0, 1)),
+    lambda: SparseKernelMechanism(lambda x, ys: np.ones(ys.size), lambda x: np.arange(x, x + 2), (0, 1)),
+    lambda: SparseKernelMechanism.from_arrays(np.ones((2, 2))).is_pure_ldp(1.0, None, 1),
+    lambda: range_defect(truncated_skellam(1.0, 2), 1.0, 2, 0, None, 5),         # more than the old positional forms
+    lambda: poisson_binomial([[0.5, 0.5]], None, 1),
+    lambda: truncated_skellam(1.0, 2).sample(0, 1, 5, 6),
+])
+def test_keyword_only_options_refuse_positional_use(call):
+    with pytest.raises(TypeError, match="positional"):
+        call()

@@ -3,7 +3,8 @@
 Baseline: the O(ℓk²) dynamic program of Ghazi et al. vectorised as their App. E.2 describes — sort by likelihood
 ratio, interval scores μ[a:b] from prefix sums in the paper's form (1 + (e^ε − 1)Q) f(·), then one NumPy call per
 layer s over the matrix A[r, i] = F[s−1, r] + μ[r+1:i] (ℓ = k layers), value max_s F[s, k]/(e^ε + s − 1).
-Contender: `ldpbook.spr.optimal_values` (batched Dinkelbach passes) and `optimal_mechanism` for one large k.
+Contender: `ldpbook.spr.divergence_optimal_values` (batched Dinkelbach passes) and `divergence_optimal` for one
+large k.
 
 Usage:
     python benchmarks/bench_spr.py            # full k = 100 Figure 1 sweep for both (about a minute)
@@ -18,7 +19,7 @@ import tracemalloc
 
 import numpy as np
 
-from ldpbook.spr import optimal_mechanism, optimal_values
+from ldpbook.spr import divergence_optimal, divergence_optimal_values
 
 
 def paper_dp_value(p, q, eps, ell=None):
@@ -54,7 +55,7 @@ def sweep(quick):
     rng = np.random.default_rng(0)
     P0, P1 = rng.dirichlet(np.ones(k), T), rng.dirichlet(np.ones(k), T)
     grid = np.round(np.arange(101) * 0.1, 10)
-    runs = [timed(optimal_values, P0, P1, grid) for _ in range(3)]   # ours is short: median of three runs
+    runs = [timed(divergence_optimal_values, P0, P1, grid) for _ in range(3)]   # ours is short: median of three runs
     V = runs[0][0]
     cpu_runs = sorted(r[1] for r in runs)
     cpu_fast, wall_fast = cpu_runs[1], sorted(r[2] for r in runs)[1]
@@ -68,11 +69,11 @@ def sweep(quick):
     print(f"k = 100 sweep ({T} pairs × {grid.size} ε = {T * grid.size} instances)")
     print(f"  paper's DP : {cpu_base * scale:7.2f} s CPU, {wall_base * scale:7.2f} s wall"
           + (f"  (extrapolated from {len(cells)} instances)" if quick else ""))
-    print(f"  optimal_values: {cpu_fast:7.2f} s CPU, {wall_fast:7.2f} s wall  (median of 3 runs; CPU "
+    print(f"  divergence_optimal_values: {cpu_fast:7.2f} s CPU, {wall_fast:7.2f} s wall  (median of 3 runs; CPU "
           f"min {cpu_runs[0]:.2f}, max {cpu_runs[2]:.2f})")
     print(f"  speed-up (CPU) : {cpu_base * scale / cpu_fast:6.1f}× on the median "
           f"({cpu_base * scale / cpu_runs[2]:.1f}× on the slowest run)   max relative difference {rel:.1e}")
-    assert all(np.array_equal(r[0], V) for r in runs), "optimal_values is not deterministic"
+    assert all(np.array_equal(r[0], V) for r in runs), "divergence_optimal_values is not deterministic"
     return cpu_base * scale, cpu_fast, rel
 
 
@@ -82,7 +83,7 @@ def large(k=10_000, eps_values=(1.0, 5.0)):
     rows = []
     for eps in eps_values:
         tracemalloc.start()
-        best, cpu, wall = timed(optimal_mechanism, p, q, eps)
+        best, cpu, wall = timed(divergence_optimal, p, q, eps)
         peak = tracemalloc.get_traced_memory()[1] / 2 ** 20
         tracemalloc.stop()
         channel_mb = best.channel.nbytes / 2 ** 20

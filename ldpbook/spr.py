@@ -8,23 +8,24 @@ import numbers
 from fractions import Fraction
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import Callable, Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.optimize import linprog
 
 from .foundations import (
     LinearFree, _beyond_float_range, check_divergence, check_eps, check_int, check_nonnegative, check_pair,
-    divergence_from_sum, divergence_terms, perspective, privatize, randomized_response, readonly, renyi_from_parts)
+    divergence_from_sum, divergence_terms, moved_to_keywords, perspective, privatize, randomized_response, readonly,
+    renamed, renyi_from_parts)
 
 # %% auto #0
 __all__ = ['KOV_MAX_K', 'sort_by_likelihood_ratio', 'block_score', 'interval_scores', 'PartitionMechanism', 'SPRMechanism',
-           'spr_channel', 'spr_mechanism', 'spr_dp', 'optimal_mechanism', 'optimal_values', 'KOVSolution', 'kov_lp',
-           'binary_mechanism', 'randomized_response_mechanism', 'JointRangeCandidates', 'joint_range', 'Figure5Panel',
-           'figure5_data', 'plot_figure5', 'Figure1Data', 'figure1_data', 'plot_figure1', 'write_figure1_data',
-           'read_figure1_data']
+           'spr_channel', 'spr_mechanism', 'spr_dp', 'divergence_optimal', 'divergence_optimal_values', 'KOVSolution',
+           'kov_lp', 'binary_mechanism', 'randomized_response_mechanism', 'JointRangeCandidates', 'joint_range']
 
 # %% ../nbs/01_spr.ipynb #abcc9a30
-def sort_by_likelihood_ratio(p, q):
+def sort_by_likelihood_ratio(p: ArrayLike, q: ArrayLike) -> tuple[tuple[tuple[int, ...], ...], tuple[int, ...]]:
     """Sort the alphabet by likelihood ratio p(x)/q(x) and merge ties.
 
     Parameters
@@ -107,18 +108,37 @@ def _shift(w, kind, params):
     return w * (1 - params["gamma"]) if kind == "egamma" else 0.0 * w
 
 # %% ../nbs/01_spr.ipynb #b8dc029f
-def block_score(mass_p, mass_q, mass_diff, eps, divergence="kl", **params):
+@moved_to_keywords("divergence")
+def block_score(mass_p: ArrayLike, mass_q: ArrayLike, mass_diff: ArrayLike, eps: float, *,
+                divergence: str | LinearFree | Callable = "kl", **params: float) -> np.ndarray:
     """The score μ̃(B) = v f̄(u/v) of blocks with masses P(B), Q(B) and difference Σ_B (p − γq) (γ = 1 except for
     E_γ), at u = e^{−ε} + (1 − e^{−ε}) P(B), v = e^{−ε} + (1 − e^{−ε}) Q(B) and u − γv formed without cancellation.
 
-    The value of a partition is Σ_j μ̃(B_j) / (1 + (s − 1) e^{−ε}) (transformed by `renyi_from_parts` for Rényi)."""
+    The value of a partition is Σ_j μ̃(B_j) / (1 + (s − 1) e^{−ε}) (transformed by `renyi_from_parts` for Rényi).
+
+    Parameters
+    ----------
+    mass_p, mass_q, mass_diff : array_like
+        The block masses P(B) ≥ 0, Q(B) ≥ 0 and differences Σ_B (p − γq), one entry per block.
+    eps : float
+        Privacy level ε ≥ 0 (``inf`` allowed).
+    divergence : str, LinearFree or callable, keyword-only
+        The divergence kind, as in `divergence_optimal`.
+    **params
+        Divergence parameters (``gamma=`` for E_γ, ``alpha=`` for Rényi).
+
+    Returns
+    -------
+    numpy.ndarray
+        The scores μ̃(B), one per block.
+    """
     params = check_divergence(divergence, params)
     eps = check_eps(eps, allow_inf=True)
     w, c = np.exp(-eps), -np.expm1(-eps)
     mass_p, mass_q = check_nonnegative(mass_p, "mass_p"), check_nonnegative(mass_q, "mass_q")
     mass_diff = np.asarray(mass_diff, dtype=float)
     return divergence_terms(w + c * mass_p, w + c * mass_q, _shift(w, divergence, params) + c * mass_diff,
-                            divergence, check=False, **params)
+                            kind=divergence, check=False, **params)
 
 # %% ../nbs/01_spr.ipynb #e6783f02
 def _log_args(U, V, logw):
@@ -158,7 +178,7 @@ def _values_from_blocks(A, B, Dd, inst, n, w, c, kind, params, logw=None):
     U, V, D = wj + cj * A, wj + cj * B, _shift(wj, kind, params) + cj * Dd
     s = np.bincount(inst, minlength=n)
     denom = 1 + (s - 1) * w
-    terms = _underflow_scores(U, V, divergence_terms(U, V, D, kind, check=False, **params), logw[inst], kind,
+    terms = _underflow_scores(U, V, divergence_terms(U, V, D, kind=kind, check=False, **params), logw[inst], kind,
                               params)
     total = np.bincount(inst, terms, minlength=n) / denom
     if kind != "renyi":
@@ -174,16 +194,35 @@ def _values_from_blocks(A, B, Dd, inst, n, w, c, kind, params, logw=None):
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         log_cross = finite_top + np.log(np.bincount(inst, np.exp(logs - finite_top[inst]), minlength=n))
     log_cross = np.where(np.isfinite(top), log_cross, top) - np.log(denom)
-    return renyi_from_parts(total, log_cross, a)
+    return renyi_from_parts(total, log_cross, alpha=a)
 
 # %% ../nbs/01_spr.ipynb #0b406ef1
-def interval_scores(p, q, eps, divergence="kl", **params):
+@moved_to_keywords("divergence")
+def interval_scores(p: ArrayLike, q: ArrayLike, eps: float, *, divergence: str | LinearFree | Callable = "kl",
+                    **params: float) -> np.ndarray:
     """The matrix of interval scores μ̃ of the likelihood-ratio-sorted (tie-merged) alphabet.
 
     Entry ``[t, i]`` (0 ≤ t < i ≤ n_groups) is the score μ̃[t:i) of the block made of groups t, …, i−1 (0-based); other
     entries are −inf. The paper's (1-based) μ[a:b] (weights 1 + (e^ε − 1)·1{a ≤ i ≤ b}) equals e^ε μ̃[a:b].
     Block masses are suffix sums of the group masses ending at i, not differences of prefix sums.
-    Memory O(n_groups²): meant for teaching and checking; the solvers never build it for large n_groups."""
+    Memory O(n_groups²): meant for teaching and checking; the solvers never build it for large n_groups.
+
+    Parameters
+    ----------
+    p, q : array_like
+        The two hypotheses, probability vectors of length k.
+    eps : float
+        Privacy level ε ≥ 0 (``inf`` allowed).
+    divergence : str, LinearFree or callable, keyword-only
+        The divergence kind, as in `divergence_optimal`.
+    **params
+        Divergence parameters.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n_groups + 1, n_groups + 1)
+        The interval scores (−inf below the diagonal and on it).
+    """
     p, q = check_pair(p, q)
     params = check_divergence(divergence, params)
     order, starts, _ = _lr_order(p, q)
@@ -192,7 +231,7 @@ def interval_scores(p, q, eps, divergence="kl", **params):
     M = np.full((n_groups + 1, n_groups + 1), -np.inf)
     for i in range(1, n_groups + 1):                     # blocks [t, i): suffix sums of the first i groups
         suffix = [np.cumsum(x[:i][::-1])[::-1] for x in (a, b, d)]
-        M[:i, i] = block_score(*suffix, eps, divergence, **params)
+        M[:i, i] = block_score(*suffix, eps, divergence=divergence, **params)
     return M
 
 # %% ../nbs/01_spr.ipynb #3804a74f
@@ -205,10 +244,11 @@ class PartitionMechanism:
         "The number s of outputs (blocks)."
         return self.channel.shape[1]
 
-    def sample(self, x, rng=None) -> np.ndarray:
+    @moved_to_keywords("rng")
+    def sample(self, x: ArrayLike, *, rng: np.random.Generator | int | None = None) -> np.ndarray:
         """Privatize input symbols `x` (integers in [0, k)): one output label per input. With ``rng=None`` the noise
         comes from fresh entropy, as a private release must; a fixed seed makes the output a function of `x`."""
-        return privatize(self.channel, x, rng)
+        return privatize(Q=self.channel, x=x, rng=rng)
 
 
 @dataclass(frozen=True, eq=False)
@@ -218,7 +258,7 @@ class SPRMechanism(PartitionMechanism):
     Attributes
     ----------
     value : float
-        D_f(Qᵀp ‖ Qᵀq) achieved by `channel` (the optimum, for `optimal_mechanism`).
+        D_f(Qᵀp ‖ Qᵀq) achieved by `channel` (the optimum, for `divergence_optimal`).
     partition : tuple of tuple of int
         The blocks B_0, …, B_{s−1} as tuples of original symbol indices; output j of `channel` reports block j.
     channel : numpy.ndarray
@@ -238,7 +278,7 @@ class SPRMechanism(PartitionMechanism):
     params: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
 
 # %% ../nbs/01_spr.ipynb #bf9268ca
-def spr_channel(partition, k, eps) -> np.ndarray:
+def spr_channel(partition: Sequence[Sequence[int]], k: int, eps: float) -> np.ndarray:
     """The k × s SPR channel of a partition: randomized response on the block label.
 
     Parameters
@@ -253,7 +293,7 @@ def spr_channel(partition, k, eps) -> np.ndarray:
         underflow and the stored channel would no longer be ε-LDP.
     """
     eps = check_eps(eps, allow_inf=True)
-    blocks = _check_partition(partition, check_int(k, "k", 1))
+    blocks = _check_partition(partition, check_int(k, "k", minimum=1))
     label = np.empty(k, dtype=np.intp)
     for j, block in enumerate(blocks):
         label[list(block)] = j
@@ -278,11 +318,30 @@ def _check_partition(partition, k):
     return blocks
 
 # %% ../nbs/01_spr.ipynb #2a58aedc
-def spr_mechanism(p, q, eps, partition, divergence="kl", **params) -> SPRMechanism:
+@moved_to_keywords("divergence")
+def spr_mechanism(p: ArrayLike, q: ArrayLike, eps: float, partition: Sequence[Sequence[int]], *,
+                  divergence: str | LinearFree | Callable = "kl", **params: float) -> SPRMechanism:
     """Evaluate the SPR mechanism of a given partition: its channel and D_f(Qᵀp ‖ Qᵀq).
 
     The value is computed block by block, D_f = Σ_j μ̃(B_j) / (1 + (s − 1)e^{−ε}), from the exact block masses
     and cancellation-free scores (see the chapter); `partition` need not be likelihood-ratio contiguous.
+
+    Parameters
+    ----------
+    p, q : array_like
+        The two hypotheses, probability vectors of length k.
+    eps : float
+        Privacy level ε ≥ 0 (``inf`` allowed).
+    partition : sequence of sequences of int
+        Disjoint non-empty blocks covering {0, …, k−1}; output j reports block j.
+    divergence : str, LinearFree or callable, keyword-only
+        The divergence kind, as in `divergence_optimal`.
+    **params
+        Divergence parameters.
+
+    Returns
+    -------
+    SPRMechanism
     """
     p, q = check_pair(p, q)
     eps = check_eps(eps, allow_inf=True)
@@ -296,14 +355,27 @@ def spr_mechanism(p, q, eps, partition, divergence="kl", **params) -> SPRMechani
                         eps=eps, divergence=divergence, params=MappingProxyType(dict(params)))
 
 # %% ../nbs/01_spr.ipynb #3cac31ed
-def spr_dp(p, q, eps, divergence="kl", ell=None, **params):
+@moved_to_keywords("divergence", "ell")
+def spr_dp(p: ArrayLike, q: ArrayLike, eps: float, *, divergence: str | LinearFree | Callable = "kl",
+           ell: int | None = None, **params: float) -> tuple[float, list[int]]:
     """The paper's dynamic program in its plain form: the best contiguous partition, in O(ℓ n_groups²) time.
 
     F[s, i] is the best total score of s blocks covering the first i groups, F[s, i] = max_t F[s−1, t] +
     μ̃[t, i], and the optimum is max_s F[s, n_groups] / (1 + (s − 1)e^{−ε}). Returns the value (evaluated exactly on
     the partition found) and the block boundaries 0 = t_0 < … < t_s = n_groups of the sorted groups. It is the
-    reference that the engine behind `optimal_mechanism` ("Making it fast") is tested against."""
-    M = interval_scores(p, q, eps, divergence, **params)
+    reference that the engine behind `divergence_optimal` ("Making it fast") is tested against.
+
+    Parameters
+    ----------
+    p, q, eps, divergence, ell, **params
+        As in `divergence_optimal` (here `ell` is not validated: None or an int ≥ 1).
+
+    Returns
+    -------
+    value : float
+    cuts : list of int
+    """
+    M = interval_scores(p, q, eps, divergence=divergence, **params)
     p, q = check_pair(p, q)
     params, eps = check_divergence(divergence, params), check_eps(eps, allow_inf=True)
     n_groups, w = M.shape[0] - 1, np.exp(-eps)
@@ -312,7 +384,8 @@ def spr_dp(p, q, eps, divergence="kl", ell=None, **params):
     F[0, 0] = 0.0
     for s in range(1, ell + 1):
         for i in range(s, n_groups + 1):
-            cand = F[s - 1, :i] + M[:i, i]
+            with np.errstate(invalid="ignore"):   # no s − 1 blocks end at t (−inf) + an overflowed score (inf)
+                cand = np.where(np.isneginf(F[s - 1, :i]), -np.inf, F[s - 1, :i] + M[:i, i])
             back[s, i] = int(np.argmax(cand))
             F[s, i] = cand[back[s, i]]
     s = int(np.argmax(F[1:, n_groups] / (1 + np.arange(ell) * w))) + 1          # the fewest blocks among ties
@@ -343,10 +416,11 @@ _ENGINES = {}        # fast solvers by public function; "Making it fast" (the cl
 
 def _plain_solution(p, q, eps, divergence, params, ell):
     "The value and block boundaries of an optimal contiguous partition, by the reference `spr_dp`."
-    return spr_dp(p, q, eps, divergence, ell=ell, **params)
+    return spr_dp(p, q, eps, divergence=divergence, ell=ell, **params)
 
 # %% ../nbs/01_spr.ipynb #a4f5f507
-def optimal_mechanism(p, q, eps, divergence="kl", ell=None, **params) -> SPRMechanism:
+def divergence_optimal(p: ArrayLike, q: ArrayLike, eps: float, *, divergence: str | LinearFree | Callable = "kl",
+                       ell: int | None = None, **params: float) -> SPRMechanism:
     """An optimal ε-LDP mechanism for testing p against q: it maximises D_f(Qᵀp ‖ Qᵀq) exactly.
 
     Sorts the alphabet by likelihood ratio (ties merged), then maximises Σ_j μ̃(B_j)/(1 + (s − 1)e^{−ε}) over
@@ -364,14 +438,14 @@ def optimal_mechanism(p, q, eps, divergence="kl", ell=None, **params) -> SPRMech
     eps : float
         Privacy level ε ≥ 0; ``inf`` gives the best non-private likelihood-ratio quantizer. For 708.4 < ε < ∞
         the channel cannot be stored (its entries e^{−ε} underflow), so a mechanism with two or more blocks is
-        refused with an error; `optimal_values` still returns the value there.
-    divergence : str, LinearFree or callable
+        refused with an error; `divergence_optimal_values` still returns the value there.
+    divergence : str, LinearFree or callable, keyword-only
         Any kind accepted by `ldpbook.foundations.divergence` ('tv', 'kl', 'chi2', 'hellinger',
         'egamma' with ``gamma=``, 'renyi' with ``alpha=``), a `foundations.LinearFree` form φ(δ) = f̄(1 + δ)
         (exact at the edges, like the named kinds), or a convex f with f(1) = 0. A plain f is evaluated at the
         rounded ratios u/v: the value is accurate only to about 1e-16 times the size of the block terms, so a
         value far below that (small ε, or p and q differing only in tiny masses) is round-off.
-    ell : int, optional
+    ell : int, optional, keyword-only
         Output budget 1 ≤ ell ≤ k (None: unconstrained).
     **params
         Divergence parameters.
@@ -387,7 +461,7 @@ def optimal_mechanism(p, q, eps, divergence="kl", ell=None, **params) -> SPRMech
     eps = check_eps(eps, allow_inf=True)
     params = check_divergence(divergence, params)
     ell = _check_ell(ell, p.size)
-    solve = _ENGINES.get("optimal_mechanism", _plain_solution)
+    solve = _ENGINES.get("divergence_optimal", _plain_solution)
     value, cuts = solve(p, q, eps, divergence, params, ell)
     groups, null = _lr_groups(p, q)
     blocks = [np.concatenate(groups[a:b]) for a, b in zip(cuts[:-1], cuts[1:])]
@@ -395,6 +469,9 @@ def optimal_mechanism(p, q, eps, divergence="kl", ell=None, **params) -> SPRMech
     blocks = tuple(tuple(int(x) for x in block) for block in blocks)
     return SPRMechanism(value=float(value), partition=blocks, channel=readonly(spr_channel(blocks, p.size, eps)),
                         eps=eps, divergence=divergence, params=MappingProxyType(dict(params)))
+
+# %% ../nbs/01_spr.ipynb #a1e05d01
+optimal_mechanism = renamed(moved_to_keywords("divergence", "ell")(divergence_optimal), "optimal_mechanism")
 
 # %% ../nbs/01_spr.ipynb #1b344d60
 def _check_batch(P0, P1):
@@ -423,7 +500,9 @@ def _eps_vector(eps):
     return np.array([check_eps(e, allow_inf=True) for e in eps_list], dtype=float)
 
 # %% ../nbs/01_spr.ipynb #0c10b163
-def optimal_values(P0, P1, eps, divergence="kl", ell=None, **params) -> np.ndarray:
+def divergence_optimal_values(P0: ArrayLike, P1: ArrayLike, eps: float | ArrayLike, *,
+                              divergence: str | LinearFree | Callable = "kl", ell: int | None = None,
+                              **params: float) -> np.ndarray:
     """Optimal values max_Q D_f(QᵀP0[t] ‖ QᵀP1[t]) for many pairs and many ε at once.
 
     Parameters
@@ -433,12 +512,12 @@ def optimal_values(P0, P1, eps, divergence="kl", ell=None, **params) -> np.ndarr
     eps : float or array_like
         The privacy levels (a vector of length E; each ≥ 0, ``inf`` allowed).
     divergence, ell, **params
-        As in `optimal_mechanism`.
+        As in `divergence_optimal` (keyword-only).
 
     Returns
     -------
     numpy.ndarray, shape (T, E)
-        The optimal values; equal (to round-off) to ``optimal_mechanism(P0[t], P1[t], eps[e], ...).value``.
+        The optimal values; equal (to round-off) to ``divergence_optimal(P0[t], P1[t], eps[e], ...).value``.
 
     Notes
     -----
@@ -450,14 +529,18 @@ def optimal_values(P0, P1, eps, divergence="kl", ell=None, **params) -> np.ndarr
     params = check_divergence(divergence, params)
     eps_arr = _eps_vector(eps)
     ell = _check_ell(ell, P0.shape[1])
-    solve = _ENGINES.get("optimal_values", _plain_values)
+    solve = _ENGINES.get("divergence_optimal_values", _plain_values)
     return solve(P0, P1, eps_arr, divergence, params, ell)
 
 # %% ../nbs/01_spr.ipynb #f0b39a29
 def _plain_values(P0, P1, eps_arr, divergence, params, ell):
     "Optimal values one instance at a time by the reference `spr_dp`: shape (T, E)."
-    return np.array([[spr_dp(p0, p1, e, divergence, ell=ell, **params)[0] for e in eps_arr]
+    return np.array([[spr_dp(p0, p1, e, divergence=divergence, ell=ell, **params)[0] for e in eps_arr]
                      for p0, p1 in zip(P0, P1)])
+
+# %% ../nbs/01_spr.ipynb #a1e05d04
+optimal_values = renamed(moved_to_keywords("divergence", "ell")(divergence_optimal_values),
+                         "optimal_values")
 
 # %% ../nbs/01_spr.ipynb #74380c96
 KOV_MAX_K = 14     # the staircase LP has 2^k − 1 variables: 16,383 at k = 14
@@ -485,18 +568,35 @@ class KOVSolution:
     high_sets: tuple
 
 # %% ../nbs/01_spr.ipynb #dc6a2e26
-def kov_lp(p, q, eps, divergence="kl", **params) -> KOVSolution:
+@moved_to_keywords("divergence")
+def kov_lp(p: ArrayLike, q: ArrayLike, eps: float, *, divergence: str | LinearFree | Callable = "kl",
+           **params: float) -> KOVSolution:
     """Maximise D_f(Qᵀp ‖ Qᵀq) over all ε-LDP channels by the staircase LP of Kairouz, Oh and Viswanath.
 
     One variable φ_H ≥ 0 per non-empty high set H ⊆ [k] (column φ_H (e^{−ε} + (1 − e^{−ε}) 1{x ∈ H})), k
     row-sum constraints, objective Σ_H φ_H μ̃(H), solved by HiGHS. Independent of the SPR theory, hence the
-    check of `optimal_mechanism`; exponential in k, refused above ``KOV_MAX_K``.
+    check of `divergence_optimal`; exponential in k, refused above ``KOV_MAX_K``.
 
     The small-ε trap: every μ̃(H) is then O(ε) while the optimum is O(ε²), so with default tolerances HiGHS
     may stop at a sub-optimal vertex. The linear-free scores (`foundations.divergence_terms`) drop the tangent
     f'(1)(u_H − v_H), whose sum vanishes on the feasible set (the optimum is unchanged and all coefficients
     become ≥ 0 and O(ε²)); we rescale to max |coefficient| = 1, tighten the tolerances, and certify optimality with the dual: for any y,
     OPT ≤ 1ᵀy + k·max_H (c_H − (Aᵀy)_H)₊ because Σ_H φ_H ≤ k on the feasible set.
+
+    Parameters
+    ----------
+    p, q : array_like
+        The two hypotheses, probability vectors of length k ≤ ``KOV_MAX_K``.
+    eps : float
+        Privacy level, finite and ≥ 0.
+    divergence : str, LinearFree or callable, keyword-only
+        The divergence kind, as in `divergence_optimal`.
+    **params
+        Divergence parameters.
+
+    Returns
+    -------
+    KOVSolution
     """
     p, q = check_pair(p, q)
     eps = check_eps(eps)
@@ -504,13 +604,13 @@ def kov_lp(p, q, eps, divergence="kl", **params) -> KOVSolution:
     k = p.size
     if k > KOV_MAX_K:
         raise ValueError(f"kov_lp: k = {k} exceeds KOV_MAX_K = {KOV_MAX_K} (the LP has 2^k − 1 variables); "
-                         "use optimal_mechanism")
+                         "use divergence_optimal")
     w, c = np.exp(-eps), -np.expm1(-eps)
     masks = np.arange(1, 2 ** k)
     member = ((masks[None, :] >> np.arange(k)[:, None]) & 1).astype(float)    # k × (2^k − 1)
     diff = p - params.get("gamma", 1.0) * q
     u, v = w + c * (p @ member), w + c * (q @ member)
-    shifted = divergence_terms(u, v, _shift(w, divergence, params) + c * (diff @ member), divergence, check=False,
+    shifted = divergence_terms(u, v, _shift(w, divergence, params) + c * (diff @ member), kind=divergence, check=False,
                                **params)                      # linear-free scores: ≥ 0 and O(ε²) at small ε
     A = w + c * member
     scale = float(np.max(np.abs(shifted))) if np.all(np.isfinite(shifted)) else np.inf
@@ -538,31 +638,37 @@ def kov_lp(p, q, eps, divergence="kl", **params) -> KOVSolution:
     channel = A[:, active] * phi[active]
     channel /= channel.sum(axis=1, keepdims=True)
     high_sets = tuple(tuple(int(i) for i in np.flatnonzero(member[:, j])) for j in active)
-    return KOVSolution(value=float(divergence_from_sum(total, divergence, **params)),
-                       upper_bound=float(divergence_from_sum(bound, divergence, **params)),
+    return KOVSolution(value=float(divergence_from_sum(total, kind=divergence, **params)),
+                       upper_bound=float(divergence_from_sum(bound, kind=divergence, **params)),
                        channel=readonly(channel), high_sets=high_sets)
 
 # %% ../nbs/01_spr.ipynb #d033143e
-def binary_mechanism(p, q, eps, divergence="kl", **params) -> SPRMechanism:
+@moved_to_keywords("divergence")
+def binary_mechanism(p: ArrayLike, q: ArrayLike, eps: float, *, divergence: str | LinearFree | Callable = "kl",
+                     **params: float) -> SPRMechanism:
     """The binary mechanism of Kairouz et al.: randomized response on 1{p(x) ≥ q(x)}.
 
     The SPR mechanism of the two-block partition (low = {p < q}, high = {p ≥ q}); when one of them is empty
-    (only if p = q, up to the last bit of their float masses) it is the one-block mechanism.
+    (only if p = q, up to the last bit of their float masses) it is the one-block mechanism. The arguments are
+    those of `divergence_optimal` (`divergence` keyword-only, no budget).
     """
     p, q = check_pair(p, q)
     high = np.flatnonzero(p >= q)
     low = np.flatnonzero(p < q)
     partition = [block for block in (low, high) if block.size]     # one of them is empty only if p ≈ q
-    return spr_mechanism(p, q, eps, partition, divergence, **params)
+    return spr_mechanism(p, q, eps, partition, divergence=divergence, **params)
 
 
-def randomized_response_mechanism(p, q, eps, divergence="kl", **params) -> SPRMechanism:
+@moved_to_keywords("divergence")
+def randomized_response_mechanism(p: ArrayLike, q: ArrayLike, eps: float, *,
+                                  divergence: str | LinearFree | Callable = "kl", **params: float) -> SPRMechanism:
     """k-ary randomized response (`ldpbook.foundations.randomized_response`) and the utility it achieves.
 
-    It is the SPR mechanism of the all-singletons partition; here block j is symbol j, in the symbol order.
+    It is the SPR mechanism of the all-singletons partition; here block j is symbol j, in the symbol order. The
+    arguments are those of `divergence_optimal` (`divergence` keyword-only, no budget).
     """
     p, q = check_pair(p, q)
-    singletons = spr_mechanism(p, q, eps, [(i,) for i in range(p.size)], divergence, **params)
+    singletons = spr_mechanism(p, q, eps, [(i,) for i in range(p.size)], divergence=divergence, **params)
     return SPRMechanism(value=singletons.value, partition=singletons.partition,
                         channel=readonly(randomized_response(p.size, singletons.eps)), eps=singletons.eps,
                         divergence=divergence, params=singletons.params)
@@ -619,7 +725,9 @@ class JointRangeCandidates:
     extreme: np.ndarray
 
 # %% ../nbs/01_spr.ipynb #6c3608e1
-def joint_range(p, q, eps, ell=2, max_points=20_000) -> JointRangeCandidates:
+@moved_to_keywords("ell", "max_points")
+def joint_range(p: ArrayLike, q: ArrayLike, eps: float, *, ell: int = 2,
+                max_points: int = 20_000) -> JointRangeCandidates:
     """Enumerate the SPR candidate points of the fixed-output joint range R_ℓ(p, q) (Theorem 3.1).
 
     Every extreme point of R_ℓ(p, q) = {(Qᵀp, Qᵀq) : Q ε-LDP with ℓ outputs} is induced by an SPR mechanism
@@ -627,12 +735,27 @@ def joint_range(p, q, eps, ell=2, max_points=20_000) -> JointRangeCandidates:
     injectively among the ℓ labels. For ℓ = 2 there are 2(k − 1) + 2 candidates. A candidate is marked
     extreme when it is not a convex combination of the other (distinct) candidates: for ℓ = 2 a planar convex
     hull, for ℓ > 2 one small LP each (refused above 2,000 candidates).
+
+    Parameters
+    ----------
+    p, q : array_like
+        The two hypotheses, probability vectors of length k.
+    eps : float
+        Privacy level ε ≥ 0 (``inf`` allowed).
+    ell : int, keyword-only
+        The number of outputs, 1 ≤ ell ≤ k.
+    max_points : int, keyword-only
+        The most candidates enumerated before the call is refused.
+
+    Returns
+    -------
+    JointRangeCandidates
     """
     p, q = check_pair(p, q)
     eps = check_eps(eps, allow_inf=True)
     k = p.size
     ell = _check_ell(ell, k)
-    max_points = check_int(max_points, "max_points", 1)
+    max_points = check_int(max_points, "max_points", minimum=1)
     groups, null = _lr_groups(p, q)
     order = np.concatenate(groups + [null])
     w = np.exp(-eps)
@@ -673,8 +796,8 @@ class Figure5Panel:
     contained: bool
 
 # %% ../nbs/01_spr.ipynb #0fb16872
-def figure5_data(p=(0.04, 0.09, 0.22, 0.47, 0.18), q=(0.25, 0.49, 0.13, 0.10, 0.03), eps=(0.4, 2.0, 5.0),
-                 n=200_000, seed=20260503) -> list:
+def figure5_data(p: ArrayLike = (0.04, 0.09, 0.22, 0.47, 0.18), q: ArrayLike = (0.25, 0.49, 0.13, 0.10, 0.03),
+                 eps: ArrayLike = (0.4, 2.0, 5.0), *, n: int = 200_000, seed: int = 20260503) -> list[Figure5Panel]:
     """Reproduce Figure 5 / App. E.1: random ε-LDP channels with two outputs against the SPR polytope.
 
     Each panel draws ``n`` candidate channels (the paper: n = 2,000,000) whose rows are (x, 1 − x), x ~ U(0, 1)
@@ -683,9 +806,9 @@ def figure5_data(p=(0.04, 0.09, 0.22, 0.47, 0.18), q=(0.25, 0.49, 0.13, 0.10, 0.
     """
     from scipy.spatial import ConvexHull
     p, q = check_pair(p, q)
-    n = check_int(n, "n", 1)
+    n = check_int(n, "n", minimum=1)
     eps = [check_eps(e) for e in np.atleast_1d(np.asarray(eps, dtype=object)).tolist()]
-    rng = np.random.default_rng(check_int(seed, "seed", 0))
+    rng = np.random.default_rng(check_int(seed, "seed", minimum=0))
     panels = []
     for e in eps:
         x = rng.random((n, p.size)) if e < 1 else rng.beta(0.3, 0.3, size=(n, p.size))
@@ -702,7 +825,7 @@ def figure5_data(p=(0.04, 0.09, 0.22, 0.47, 0.18), q=(0.25, 0.49, 0.13, 0.10, 0.
     return panels
 
 # %% ../nbs/01_spr.ipynb #e3ccb65d
-def plot_figure5(panels):
+def plot_figure5(panels: Sequence[Figure5Panel]) -> np.ndarray:
     "Plot the Monte-Carlo cloud, the SPR candidates (filled if extreme) and their hull, one panel per ε."
     import matplotlib.pyplot as plt
     from scipy.spatial import ConvexHull
@@ -777,8 +900,8 @@ def _figure1_bands(values, base, n_boot, boot_seed):
     return mean, lower, upper
 
 # %% ../nbs/01_spr.ipynb #cbdeb138
-def figure1_data(k=6, T=100, eps=None, full=False, n_boot=5000, seed=0, boot_seed=1,
-                 progress=False) -> Figure1Data:
+def figure1_data(k: int = 6, *, T: int = 100, eps: ArrayLike | None = None, full: bool = False, n_boot: int = 5000,
+                 seed: int = 0, boot_seed: int = 1, progress: bool = False) -> Figure1Data:
     """Reproduce the data of Figure 1: SPR vs binary vs k-ary RR on T Dirichlet(1_k) pairs over an ε grid.
 
     Pairs: ``rng = numpy.random.default_rng(seed)``, P0 = rng.dirichlet(1_k, T), then P1 likewise. The ε grid
@@ -787,13 +910,14 @@ def figure1_data(k=6, T=100, eps=None, full=False, n_boot=5000, seed=0, boot_see
     ``n_boot`` resamples, the same resamples for every mechanism. ``progress=True`` shows a progress bar over
     the LP cells (the slow part of the full run).
     """
-    k, T, n_boot = check_int(k, "k", 2), check_int(T, "T", 1), check_int(n_boot, "n_boot", 1)
+    k, T = check_int(k, "k", minimum=2), check_int(T, "T", minimum=1)
+    n_boot = check_int(n_boot, "n_boot", minimum=1)
     eps_arr = np.round(np.arange(101) * 0.1, 10) if eps is None else _eps_vector(eps)
-    rng = np.random.default_rng(check_int(seed, "seed", 0))
-    boot_seed = check_int(boot_seed, "boot_seed", 0)
+    rng = np.random.default_rng(check_int(seed, "seed", minimum=0))
+    boot_seed = check_int(boot_seed, "boot_seed", minimum=0)
     P0, P1 = rng.dirichlet(np.ones(k), T), rng.dirichlet(np.ones(k), T)
-    base = perspective(P0, P1, "kl", check=False).sum(axis=1)
-    values = {"SPR": optimal_values(P0, P1, eps_arr),
+    base = perspective(P0, P1, kind="kl", check=False).sum(axis=1)
+    values = {"SPR": divergence_optimal_values(P0, P1, eps_arr),
               "binary": _fixed_partition_values(P0, P1, eps_arr, np.stack([P0 < P1, P0 >= P1], axis=1)),
               "RR": _rr_values(P0, P1, eps_arr)}
     gap, cells = np.nan, 0
@@ -812,7 +936,7 @@ def figure1_data(k=6, T=100, eps=None, full=False, n_boot=5000, seed=0, boot_see
                        lp_cells=cells, base=base, settings=settings)
 
 # %% ../nbs/01_spr.ipynb #49848dfb
-def plot_figure1(data_list, ax=None):
+def plot_figure1(data_list: Sequence[Figure1Data], *, ax: Sequence | None = None) -> Sequence:
     "Plot one panel per Figure1Data: mean normalised KL utility with bootstrap bands."
     import matplotlib.pyplot as plt
     if ax is None:
@@ -832,7 +956,7 @@ def plot_figure1(data_list, ax=None):
 _FIGURE1_COLUMNS = ("t", "eps", "kl_base", "SPR", "binary", "RR")
 
 
-def write_figure1_data(data, path):
+def write_figure1_data(data: Figure1Data, path) -> None:
     """Write a `Figure1Data` to a CSV file: a first line ``# {settings as JSON}`` (k, T, seed, boot_seed,
     n_boot, full, and the LP check lp_gap, lp_cells), a header row, then one row per pair t and ε with
     D(P0[t]‖P1[t]) and the three raw KL values, every float written to full precision (``repr``)."""
@@ -900,7 +1024,7 @@ def _scores(U, V, D, w, kind, params, K, logw):
             plain = np.where(both, -np.exp(a * np.log(np.where(both, U, 1.0))
                                            + (1 - a) * np.log(np.where(both, V, 1.0))), 0.0)
     else:
-        plain = divergence_terms(U, V, D, kind, check=False, **params)
+        plain = divergence_terms(U, V, D, kind=kind, check=False, **params)
     if kind == "renyi" and params["alpha"] > 1 and np.any(K > 0):
         a = params["alpha"]
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -1308,5 +1432,5 @@ def _engine_values(P0, P1, eps_arr, divergence, params, ell):
     return out
 
 # %% ../nbs/01_spr.ipynb #f71dcde7
-_ENGINES["optimal_mechanism"] = _engine_solution      # from here on (and in the package) the public API
-_ENGINES["optimal_values"] = _engine_values           # calls the engine instead of the reference spr_dp
+_ENGINES["divergence_optimal"] = _engine_solution          # from here on (and in the package) the public API
+_ENGINES["divergence_optimal_values"] = _engine_values     # calls the engine instead of the reference spr_dp

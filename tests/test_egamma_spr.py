@@ -37,8 +37,8 @@ def test_closed_form_equals_kov_lp_and_spr_dp(gamma_range, seed):
     n = 300 if gamma_range == (1.0, 20.0) else 60
     for p, q, eps, gamma in instances(n, seed, gamma_range):
         mech = egamma_optimal(p, q, eps, gamma)
-        dp = spr.optimal_mechanism(p, q, eps, "egamma", gamma=gamma)
-        lp = spr.kov_lp(p, q, eps, "egamma", gamma=gamma)
+        dp = spr.divergence_optimal(p, q, eps, divergence="egamma", gamma=gamma)
+        lp = spr.kov_lp(p, q, eps, divergence="egamma", gamma=gamma)
         assert rel_diff(mech.value, dp.value) <= 1e-9, (p, q, eps, gamma)
         assert rel_diff(mech.value, lp.value) <= 1e-9, (p, q, eps, gamma)
         assert is_ldp(mech.channel, eps)
@@ -46,15 +46,15 @@ def test_closed_form_equals_kov_lp_and_spr_dp(gamma_range, seed):
         assert rel_diff(achieved, mech.value) <= 1e-9
         # chapter 1's evaluation of the same two-block partition gives the same value
         blocks = [b for b in mech.partition if b]
-        assert rel_diff(spr.spr_mechanism(p, q, eps, blocks, "egamma", gamma=gamma).value, mech.value) <= 1e-9
+        assert rel_diff(spr.spr_mechanism(p, q, eps, blocks, divergence="egamma", gamma=gamma).value, mech.value) <= 1e-9
 
 
 def test_every_output_budget_at_least_two_is_enough():
     for p, q, eps, gamma in itertools.islice(instances(40, 3), 40):
         value = egamma_optimal(p, q, eps, gamma).value
         for ell in range(2, p.size + 1):
-            assert rel_diff(spr.optimal_mechanism(p, q, eps, "egamma", ell=ell, gamma=gamma).value, value) <= 1e-9
-        assert spr.optimal_mechanism(p, q, eps, "egamma", ell=1, gamma=gamma).value == pytest.approx(
+            assert rel_diff(spr.divergence_optimal(p, q, eps, divergence="egamma", ell=ell, gamma=gamma).value, value) <= 1e-9
+        assert spr.divergence_optimal(p, q, eps, divergence="egamma", ell=1, gamma=gamma).value == pytest.approx(
             max(1 - gamma, 0), abs=1e-15)
 
 
@@ -63,7 +63,7 @@ def test_batch_values_equal_the_vectorised_closed_form():
     P0, P1 = rng.dirichlet(np.ones(6), size=20), rng.dirichlet(np.ones(6), size=20)
     eps = np.array([0.05, 0.5, 1.0, 2.0, 5.0])
     for gamma in (0.5, 1.0, 3.0):
-        batch = spr.optimal_values(P0, P1, eps, "egamma", gamma=gamma)
+        batch = spr.divergence_optimal_values(P0, P1, eps, divergence="egamma", gamma=gamma)
         e = np.array([divergence(a, b, "egamma", gamma=gamma) for a, b in zip(P0, P1)])
         closed = egamma_closed_form(eps[None, :], gamma, e[:, None])
         assert np.max(np.abs(batch - closed) / np.maximum(np.abs(closed), 1e-6)) <= 1e-9
@@ -71,7 +71,7 @@ def test_batch_values_equal_the_vectorised_closed_form():
 
 def test_binary_mechanism_of_chapter_1_is_the_gamma_one_case():
     for p, q, eps, _ in itertools.islice(instances(50, 5), 50):
-        assert rel_diff(spr.binary_mechanism(p, q, eps, "tv").value, egamma_optimal(p, q, eps, 1.0).value) <= 1e-12
+        assert rel_diff(spr.binary_mechanism(p, q, eps, divergence="tv").value, egamma_optimal(p, q, eps, 1.0).value) <= 1e-12
 
 
 def _contiguous_partitions(order):
@@ -95,7 +95,7 @@ def test_renyi_optimum_of_the_dp_is_the_true_optimum(alpha):
         k = int(rng.integers(2, 7))
         p, q = rng.dirichlet(np.ones(k)), rng.dirichlet(np.ones(k))
         eps = float(rng.choice([0.3, 1.0, 3.0, 6.0]))
-        mech = spr.optimal_mechanism(p, q, eps, "renyi", alpha=alpha)
+        mech = spr.divergence_optimal(p, q, eps, divergence="renyi", alpha=alpha)
         direct = divergence(mech.channel.T @ p, mech.channel.T @ q, "renyi", alpha=alpha)
         assert rel_diff(direct, mech.value) <= 1e-9
         order = list(np.argsort(p / q))
@@ -107,7 +107,7 @@ def test_renyi_optimum_of_the_dp_is_the_true_optimum(alpha):
                 Q[block, j] = np.exp(eps) / (np.exp(eps) + s - 1)
             best = max(best, divergence(Q.T @ p, Q.T @ q, "renyi", alpha=alpha))
         assert rel_diff(best, mech.value) <= 1e-9
-        assert rel_diff(spr.kov_lp(p, q, eps, "renyi", alpha=alpha).value, mech.value) <= 1e-9
+        assert rel_diff(spr.kov_lp(p, q, eps, divergence="renyi", alpha=alpha).value, mech.value) <= 1e-9
         for _ in range(20):
             A = np.exp(rng.uniform(0, eps / 2, (k, 4))) * rng.exponential(size=4)
             Q = A / A.sum(axis=1, keepdims=True)

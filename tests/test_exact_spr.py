@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 from ldpbook.foundations import LinearFree, divergence, perspective, privacy_defect
-from ldpbook.spr import (binary_mechanism, kov_lp, optimal_mechanism, optimal_values,
+from ldpbook.spr import (binary_mechanism, divergence_optimal, divergence_optimal_values, kov_lp,
                          randomized_response_mechanism)
 
 LONG = os.environ.get("LDPBOOK_LONG_EXACT") == "1"
@@ -275,13 +275,13 @@ def blocks_of(mech):
 
 
 @pytest.mark.parametrize("name", KIND_IDS)
-def test_optimal_mechanism_is_exact_on_edge_instances(name):
+def test_divergence_optimal_is_exact_on_edge_instances(name):
     failures = []
     for n, ((p, q), eps, kind, params) in enumerate(instances(name, N_INSTANCES, 12)):
         best, ref = reference_optimum(p, q, eps, kind, params, set_partitions=(n % 10 == 0))
         can_store = not (708.4 < eps < math.inf)
         if can_store:
-            mech = optimal_mechanism(p, q, eps, kind, **params)
+            mech = divergence_optimal(p, q, eps, divergence=kind, **params)
             value = mech.value
             support_blocks = [[x for x in b if ref.p[x] + ref.q[x] > 0] for b in blocks_of(mech)]
             support_blocks = [b for b in support_blocks if b]
@@ -290,7 +290,7 @@ def test_optimal_mechanism_is_exact_on_edge_instances(name):
                       "nonnegative": value >= 0}
         else:
             value, checks = None, {}
-        batch = optimal_values(p[None], q[None], [eps], kind, **params)[0, 0]
+        batch = divergence_optimal_values(p[None], q[None], [eps], divergence=kind, **params)[0, 0]
         checks["optimal_values"] = _close(batch, best) and (value is None or _close(batch, value, 1e-12))
         if not all(checks.values()):
             failures.append((n, name, eps, params, [c for c, ok in checks.items() if not ok],
@@ -305,7 +305,7 @@ def test_channel_achieves_the_value(name):
     for (p, q), eps, kind, params in itertools.islice(instances(name, 60, 7), 60):
         if 708.4 < eps < math.inf:
             continue
-        mech = optimal_mechanism(p, q, eps, kind, **params)
+        mech = divergence_optimal(p, q, eps, divergence=kind, **params)
         Q = [[Fraction(float(x)) for x in row] for row in mech.channel]
         P0 = [Fraction(float(x)) for x in p]
         P1 = [Fraction(float(x)) for x in q]
@@ -328,8 +328,8 @@ def test_fixed_partition_mechanisms_are_exact(name):
             continue
         ref = Ref(p, q, eps, kind, params)
         ref.eps_float = eps
-        for mech in (binary_mechanism(p, q, eps, kind, **params),
-                     randomized_response_mechanism(p, q, eps, kind, **params)):
+        for mech in (binary_mechanism(p, q, eps, divergence=kind, **params),
+                     randomized_response_mechanism(p, q, eps, divergence=kind, **params)):
             blocks_all = [list(b) for b in mech.partition]
             exact = ref.value(blocks_all)
             assert _close(mech.value, exact), (eps, params, mech.partition, mech.value, float(exact))
@@ -342,7 +342,7 @@ def test_divergence_is_exact(name):
         ref = Ref(p, q, math.inf, kind, params)
         ref.eps_float = math.inf
         exact = ref.value([[x] for x in range(p.size)])
-        got = divergence(p, q, kind, **params)
+        got = divergence(p, q, kind=kind, **params)
         assert got >= 0 and _close(got, exact), (params, got, float(exact))
 
 
@@ -374,7 +374,7 @@ def test_kov_lp_agrees_with_the_reference(name):
         eps = float(10 ** rng.uniform(-6, 1.3))
         kind, params = draw_kind(rng, name) if name != "renyi-high" else ("renyi", {"alpha": 3.0})
         best, _ = reference_optimum(p, q, eps, kind, params)
-        assert _close(kov_lp(p, q, eps, kind, **params).value, best, 2e-9), (eps, params)
+        assert _close(kov_lp(p, q, eps, divergence=kind, **params).value, best, 2e-9), (eps, params)
 
 
 @pytest.mark.parametrize("k", [1000] + ([10_000] if LONG else []))
@@ -388,7 +388,7 @@ def test_large_partition_admits_no_improving_single_boundary_move(k, name):
     p /= p.sum()
     eps = 2.0 if name != "hellinger" else 0.05
     kind, params = ("renyi", {"alpha": 0.4}) if name == "renyi-low" else (name, {})
-    mech = optimal_mechanism(p, q, eps, kind, **params)
+    mech = divergence_optimal(p, q, eps, divergence=kind, **params)
     ref = Ref(p, q, eps, kind, params)
     ref.eps_float = eps
     order = [x for b in mech.partition for x in b]
@@ -445,22 +445,24 @@ def test_linear_free_is_exact_on_edge_instances(name):
         checks = {}
         value = None
         if not 708.4 < eps < math.inf:
-            mech = optimal_mechanism(p, q, eps, lf)
+            mech = divergence_optimal(p, q, eps, divergence=lf)
             value = mech.value
             blocks = [[x for x in b if ref.p[x] + ref.q[x] > 0] for b in blocks_of(mech)]
             checks = {"value": _close(value, best), "partition": _close(ref.value([b for b in blocks if b]), best),
                       "nonnegative": value >= 0}
-            for fixed in (binary_mechanism(p, q, eps, lf), randomized_response_mechanism(p, q, eps, lf)):
+            for fixed in (binary_mechanism(p, q, eps, divergence=lf),
+                          randomized_response_mechanism(p, q, eps, divergence=lf)):
                 checks["fixed"] = checks.get("fixed", True) and fixed.value >= 0 and _close(
                     fixed.value, ref.value([list(b) for b in fixed.partition]))
         try:
-            batch = optimal_values(p[None], q[None], [eps], lf)[0, 0]
+            batch = divergence_optimal_values(p[None], q[None], [eps], divergence=lf)[0, 0]
         except ValueError as err:                # e^{−ε} underflows and φ'(∞) = ∞: refused, never a wrong number
             assert math.isinf(lf.slope_at_inf) and 708 < eps < math.inf and "slope_at_inf" in str(err)
             continue
         checks["optimal_values"] = _close(batch, best) and (value is None or _close(batch, value, 1e-12))
         if name == "lf-kl":                                          # the same numbers as the named kind
-            checks["equals 'kl'"] = _close(batch, optimal_values(p[None], q[None], [eps], "kl")[0, 0], 1e-12)
+            named = divergence_optimal_values(p[None], q[None], [eps], divergence="kl")[0, 0]
+            checks["equals 'kl'"] = _close(batch, named, 1e-12)
         if not all(checks.values()):
             failures.append((n, eps, [c for c, ok in checks.items() if not ok], float(best), value, float(batch)))
     assert not failures, f"{len(failures)} failures, first: {failures[:3]}"
@@ -473,9 +475,9 @@ def test_linear_free_divergence_is_exact(name):
         ref = Ref(p, q, math.inf, ref_kind, ref_params)
         ref.eps_float = math.inf
         exact = ref.value([[x] for x in range(p.size)])
-        got = divergence(p, q, lf)
+        got = divergence(p, q, kind=lf)
         assert got >= 0 and _close(got, exact), (got, float(exact))
-        assert np.all(perspective(p, q, lf) >= 0)
+        assert np.all(perspective(p, q, kind=lf) >= 0)
 
 
 def test_linear_free_rejects_invalid_phi_and_parameters():
@@ -484,11 +486,11 @@ def test_linear_free_rejects_invalid_phi_and_parameters():
                 LinearFree(lambda d: d * d, slope_at_inf=-1.0), LinearFree(lambda d: d * d, slope_at_inf=math.nan),
                 LinearFree(lambda d: abs(d) ** 0.5)):
         with pytest.raises(ValueError, match="phi|slope_at_inf|convex|f\\(1\\)"):
-            optimal_mechanism(p, q, 1.0, bad)
+            divergence_optimal(p, q, 1.0, divergence=bad)
     with pytest.raises(TypeError, match="phi"):
-        divergence(p, q, LinearFree("not a function"))
+        divergence(p, q, kind=LinearFree("not a function"))
     with pytest.raises(TypeError, match="LinearFree"):
-        optimal_values(p[None], q[None], [1.0], LINEAR_FREE["lf-kl"][0], f_slope_at_inf=1.0)
+        divergence_optimal_values(p[None], q[None], [1.0], divergence=LINEAR_FREE["lf-kl"][0], f_slope_at_inf=1.0)
 
 
 def test_kov_lp_accepts_linear_free():
@@ -500,4 +502,4 @@ def test_kov_lp_accepts_linear_free():
         p, q = rng.dirichlet(np.full(k, 0.5)), rng.dirichlet(np.full(k, 0.5))
         eps = float(10 ** rng.uniform(-3, 1))
         best, _ = reference_optimum(p, q, eps, "chi2", {})
-        assert _close(kov_lp(p, q, eps, lf).value, best, 2e-9), eps
+        assert _close(kov_lp(p, q, eps, divergence=lf).value, best, 2e-9), eps

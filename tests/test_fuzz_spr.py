@@ -42,11 +42,11 @@ def _pair(pair):
 
 @FUZZ
 @given(pairs, eps_values, kinds, budgets)
-def test_optimal_mechanism(pair, eps, kind, ell):
+def test_divergence_optimal(pair, eps, kind, ell):
     p, q = _pair(pair)
     name, params = kind
     try:
-        mech = S.optimal_mechanism(p, q, eps, name, ell=ell, **params)
+        mech = S.divergence_optimal(p, q, eps, divergence=name, ell=ell, **params)
     except OK:
         return
     assert _valid(mech.value)
@@ -55,12 +55,13 @@ def test_optimal_mechanism(pair, eps, kind, ell):
 
 @FUZZ
 @given(pairs, st.one_of(eps_values, st.lists(eps_values, max_size=3), st.just([[1.0]])), kinds, budgets)
-def test_optimal_values(pair, eps, kind, ell):
+def test_divergence_optimal_values(pair, eps, kind, ell):
     p, q = _pair(pair)
     name, params = kind
     try:
-        V = S.optimal_values(np.atleast_2d(np.asarray(p, dtype=object)).tolist(),
-                             np.atleast_2d(np.asarray(q, dtype=object)).tolist(), eps, name, ell=ell, **params)
+        V = S.divergence_optimal_values(np.atleast_2d(np.asarray(p, dtype=object)).tolist(),
+                             np.atleast_2d(np.asarray(q, dtype=object)).tolist(), eps, divergence=name, ell=ell,
+                                        **params)
     except OK:
         return
     assert not np.any(np.isnan(V)) and np.all(V >= 0)
@@ -73,10 +74,10 @@ def test_optimal_values(pair, eps, kind, ell):
 def test_fixed_partitions(pair, eps, kind, partition):
     p, q = _pair(pair)
     name, params = kind
-    for call in (lambda: S.spr_mechanism(p, q, eps, partition, name, **params),
-                 lambda: S.binary_mechanism(p, q, eps, name, **params),
-                 lambda: S.randomized_response_mechanism(p, q, eps, name, **params),
-                 lambda: S.spr_dp(p, q, eps, name, **params)):
+    for call in (lambda: S.spr_mechanism(p, q, eps, partition, divergence=name, **params),
+                 lambda: S.binary_mechanism(p, q, eps, divergence=name, **params),
+                 lambda: S.randomized_response_mechanism(p, q, eps, divergence=name, **params),
+                 lambda: S.spr_dp(p, q, eps, divergence=name, **params)):
         try:
             out = call()
         except OK:
@@ -91,12 +92,12 @@ def test_kov_lp_and_scores(pair, eps, kind):
     p, q = _pair(pair)
     name, params = kind
     try:
-        sol = S.kov_lp(p, q, eps, name, **params)
+        sol = S.kov_lp(p, q, eps, divergence=name, **params)
         assert _valid(sol.value) and sol.upper_bound >= sol.value - 1e-9 * max(1.0, sol.value)
     except OK:
         pass
     try:
-        M = S.interval_scores(p, q, eps, name, **params)
+        M = S.interval_scores(p, q, eps, divergence=name, **params)
         assert not np.any(np.isnan(M))
     except OK:
         pass
@@ -143,8 +144,8 @@ def test_joint_range_is_fast_and_guarded_at_large_k():
                                   lambda: S.spr_channel([[0], [True]], 2, 1.0),
                                   lambda: S.spr_channel([[0], [1]], 2, 800.0),
                                   lambda: S.joint_range([0.5, 0.5], [0.2, 0.8], 1.0, max_points="x"),
-                                  lambda: S.optimal_values([[0.5, 0.5]], [[0.2, 0.8]], ["1.0"]),
-                                  lambda: S.optimal_mechanism([0.5, 0.5], [0.2, 0.8], 1.0, ell="2")])
+                                  lambda: S.divergence_optimal_values([[0.5, 0.5]], [[0.2, 0.8]], ["1.0"]),
+                                  lambda: S.divergence_optimal([0.5, 0.5], [0.2, 0.8], 1.0, ell="2")])
 def test_parameters_must_be_numbers_of_the_right_kind(call):
     with pytest.raises(OK):
         call()

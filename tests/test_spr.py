@@ -3,9 +3,9 @@ import numpy as np
 import pytest
 
 from ldpbook.foundations import divergence, is_ldp, perspective, randomized_response
-from ldpbook.spr import (KOV_MAX_K, binary_mechanism, interval_scores, joint_range, kov_lp, optimal_mechanism,
-                         optimal_values, randomized_response_mechanism, sort_by_likelihood_ratio, spr_channel,
-                         spr_mechanism)
+from ldpbook.spr import (KOV_MAX_K, binary_mechanism, divergence_optimal, divergence_optimal_values,
+                         interval_scores, joint_range, kov_lp, randomized_response_mechanism,
+                         sort_by_likelihood_ratio, spr_channel, spr_mechanism)
 from ldpbook import spr as spr_module
 
 DIVERGENCES = [("kl", {}), ("tv", {}), ("chi2", {}), ("hellinger", {}), ("egamma", {"gamma": 1.7}),
@@ -51,8 +51,8 @@ def brute_force(p, q, eps, kind, params, ell=None):
     used = np.arange(k)[None, :] < s[:, None]
     M0 = np.where(used, high[:, None] * (low + (1 - low) * mp), 0.0)      # = high·mp + low·high·(1 − mp)
     M1 = np.where(used, high[:, None] * (low + (1 - low) * mq), 0.0)
-    total = perspective(M0, M1, kind, **params).sum(axis=1)
-    values = spr_module.divergence_from_sum(total, kind, **params)
+    total = perspective(M0, M1, kind=kind, **params).sum(axis=1)
+    values = spr_module.divergence_from_sum(total, kind=kind, **params)
     return float(np.max(np.where(s <= ell, values, -np.inf)))
 
 
@@ -69,7 +69,7 @@ def test_matches_brute_force(kind, params):
         eps = float(rng.choice([0.0, 0.05, 0.4, 1.0, 2.5, 6.0, 15.0]))
         ell = int(rng.integers(1, k + 1))
         for budget in (None, ell):
-            best = optimal_mechanism(p, q, eps, kind, ell=budget, **params)
+            best = divergence_optimal(p, q, eps, divergence=kind, ell=budget, **params)
             ref = brute_force(p, q, eps, kind, params, budget)
             assert rel_close(best.value, ref), (k, eps, budget, best.value, ref)
             assert budget is None or best.num_outputs <= budget
@@ -84,8 +84,8 @@ def test_matches_kov_lp(kind, params):
         if np.any((q == 0) & (p > 0)) and kind in ("chi2", "renyi"):
             q = 0.9 * q + 0.1 / k                              # keep the LP bounded at these ε
         eps = float(rng.choice([0.01, 0.1, 0.5, 1.0, 3.0, 8.0]))
-        lp = kov_lp(p, q, eps, kind, **params)
-        best = optimal_mechanism(p, q, eps, kind, **params)
+        lp = kov_lp(p, q, eps, divergence=kind, **params)
+        best = divergence_optimal(p, q, eps, divergence=kind, **params)
         assert rel_close(lp.value, best.value, rtol=1e-9, atol=1e-14), (k, eps, lp.value, best.value)
         assert lp.value <= lp.upper_bound * (1 + 1e-9) + 1e-15
         assert is_ldp(lp.channel, eps, rtol=1e-6)
@@ -96,7 +96,7 @@ def test_kov_lp_small_eps_trap():
     for trial in range(20):
         p, q = rng.dirichlet(np.ones(6)), rng.dirichlet(np.ones(6))
         for eps in (1e-4, 1e-3, 1e-2):
-            assert rel_close(kov_lp(p, q, eps).value, optimal_mechanism(p, q, eps).value, rtol=1e-8)
+            assert rel_close(kov_lp(p, q, eps).value, divergence_optimal(p, q, eps).value, rtol=1e-8)
 
 
 def test_channel_is_ldp_and_achieves_value():
@@ -106,10 +106,10 @@ def test_channel_is_ldp_and_achieves_value():
         p, q = random_pair(rng, k)
         eps = float(rng.choice([0.0, 0.3, 1.0, 4.0, 50.0, 700.0]))
         kind, params = DIVERGENCES[trial % len(DIVERGENCES)]
-        best = optimal_mechanism(p, q, eps, kind, **params)
+        best = divergence_optimal(p, q, eps, divergence=kind, **params)
         assert is_ldp(best.channel, eps) and is_ldp(best.channel, eps, rtol=1e-12)   # exact up to rounding
         assert np.allclose(best.channel.sum(axis=1), 1.0, rtol=0, atol=1e-15)
-        direct = divergence(best.channel.T @ p, best.channel.T @ q, kind, **params)
+        direct = divergence(best.channel.T @ p, best.channel.T @ q, kind=kind, **params)
         assert rel_close(direct, best.value, rtol=1e-9, atol=1e-12), (k, eps, kind, direct, best.value)
         flat = sorted(x for block in best.partition for x in block)
         assert flat == list(range(k))
@@ -123,15 +123,15 @@ def test_no_random_ldp_channel_beats_the_optimum():
         k, m = int(rng.integers(2, 7)), int(rng.integers(2, 6))
         p, q = rng.dirichlet(np.ones(k)), rng.dirichlet(np.ones(k))
         eps = float(rng.choice([0.2, 1.0, 3.0]))
-        opt = optimal_mechanism(p, q, eps).value
-        opt_m = optimal_mechanism(p, q, eps, ell=min(m, k)).value
+        opt = divergence_optimal(p, q, eps).value
+        opt_m = divergence_optimal(p, q, eps, ell=min(m, k)).value
         # random ε-LDP channels: Q(y|x) ∝ a_y(x) with a ∈ [1, e^{ε/2}], so every column ratio is ≤ e^ε;
         # half of the exponents sit at the corners 0 or 1, where the optimum lives
         expo = np.where(rng.random((2000, k, m)) < 0.5, rng.random((2000, k, m)) < 0.5, rng.random((2000, k, m)))
         Q = np.exp(eps / 2 * expo)
         Q /= Q.sum(axis=2, keepdims=True)
         assert np.all(Q.max(axis=1) <= np.exp(eps) * Q.min(axis=1) * (1 + 1e-12))
-        values = perspective(np.einsum("nkm,k->nm", Q, p), np.einsum("nkm,k->nm", Q, q), "kl").sum(axis=1)
+        values = perspective(np.einsum("nkm,k->nm", Q, p), np.einsum("nkm,k->nm", Q, q), kind="kl").sum(axis=1)
         assert values.max() <= opt * (1 + 1e-12)
         if m <= k:
             assert values.max() <= opt_m * (1 + 1e-12)
@@ -139,7 +139,7 @@ def test_no_random_ldp_channel_beats_the_optimum():
 
 def test_sample_frequencies_match_channel():
     p, q = np.array([0.1, 0.2, 0.3, 0.4]), np.array([0.4, 0.3, 0.2, 0.1])
-    best = optimal_mechanism(p, q, 2.0)
+    best = divergence_optimal(p, q, 2.0)
     n = 100_000
     for x in range(4):
         y = best.sample(np.full(n, x), rng=x)
@@ -150,51 +150,51 @@ def test_sample_frequencies_match_channel():
 
 
 def test_edge_cases():
-    assert optimal_mechanism([1.0], [1.0], 3.0).value == 0.0
-    assert optimal_mechanism([0.2, 0.8], [0.2, 0.8], 3.0).partition == ((0, 1),)
-    assert optimal_mechanism([0.2, 0.8], [0.6, 0.4], 0.0).value == 0.0
-    tie = optimal_mechanism([0.1, 0.2, 0.7], [0.2, 0.4, 0.4], 5.0)
+    assert divergence_optimal([1.0], [1.0], 3.0).value == 0.0
+    assert divergence_optimal([0.2, 0.8], [0.2, 0.8], 3.0).partition == ((0, 1),)
+    assert divergence_optimal([0.2, 0.8], [0.6, 0.4], 0.0).value == 0.0
+    tie = divergence_optimal([0.1, 0.2, 0.7], [0.2, 0.4, 0.4], 5.0)
     assert tie.partition == ((0, 1), (2,))                  # tied symbols are never split
     assert sort_by_likelihood_ratio([0.5, 0.5, 0.0], [0.0, 0.5, 0.5]) == (((2,), (1,), (0,)), ())
     # ε from tiny to huge: finite, monotone in ε, continuous at the ends
     p, q = np.array([0.05, 0.15, 0.3, 0.5]), np.array([0.4, 0.3, 0.2, 0.1])
     eps = np.array([0.0, 1e-8, 1e-3, 0.5, 5.0, 50.0, 300.0, 700.0, np.inf])
-    values = optimal_values(p[None], q[None], eps)[0]
+    values = divergence_optimal_values(p[None], q[None], eps)[0]
     assert np.all(np.isfinite(values)) and np.all(np.diff(values) >= -1e-15)
     assert rel_close(values[-2], divergence(p, q), rtol=1e-13) and values[-1] == pytest.approx(divergence(p, q))
-    small = optimal_mechanism(p, q, 1e-4).value
+    small = divergence_optimal(p, q, 1e-4).value
     assert 0 < small < 1e-8                                  # O(ε²)
     # q(x) = 0 < p(x): infinite KL without privacy, finite with it, infinite at ε = ∞
     p0, q0 = np.array([0.5, 0.3, 0.2]), np.array([0.6, 0.4, 0.0])
-    assert np.isfinite(optimal_mechanism(p0, q0, 700.0).value)
-    assert optimal_mechanism(p0, q0, np.inf).value == np.inf
+    assert np.isfinite(divergence_optimal(p0, q0, 700.0).value)
+    assert divergence_optimal(p0, q0, np.inf).value == np.inf
 
 
 def test_interval_scores_match_blocks():
     rng = np.random.default_rng(2)
     p, q = rng.dirichlet(np.ones(6)), rng.dirichlet(np.ones(6))
-    M = interval_scores(p, q, 1.5, "hellinger")
+    M = interval_scores(p, q, 1.5, divergence="hellinger")
     groups, _ = sort_by_likelihood_ratio(p, q)
     w = np.exp(-1.5)
     for t in range(6):
         for i in range(t + 1, 7):
             block = sum(groups[t:i], ())
             u, v = w + (1 - w) * p[list(block)].sum(), w + (1 - w) * q[list(block)].sum()
-            assert M[t, i] == pytest.approx(perspective(u, v, "hellinger"), rel=1e-12, abs=1e-15)
+            assert M[t, i] == pytest.approx(perspective(u, v, kind="hellinger"), rel=1e-12, abs=1e-15)
     assert np.all(np.isneginf(M[np.tril_indices(7)]))
 
 
-def test_optimal_values_equals_loop():
+def test_divergence_optimal_values_equals_loop():
     rng = np.random.default_rng(4)
     pairs = [random_pair(rng, 9) for _ in range(6)]
     P0, P1 = np.array([a for a, _ in pairs]), np.array([b for _, b in pairs])
     grid = [3.0, 0.0, 0.7, 12.0, 1.1, 0.2, np.inf]
     for kind, params in DIVERGENCES[:5]:
         for ell in (None, 1, 3):
-            V = optimal_values(P0, P1, grid, kind, ell=ell, **params)
+            V = divergence_optimal_values(P0, P1, grid, divergence=kind, ell=ell, **params)
             for t in range(6):
                 for e, eps in enumerate(grid):
-                    ref = optimal_mechanism(P0[t], P1[t], eps, kind, ell=ell, **params).value
+                    ref = divergence_optimal(P0[t], P1[t], eps, divergence=kind, ell=ell, **params).value
                     assert rel_close(V[t, e], ref, rtol=1e-12, atol=1e-15) or V[t, e] == ref
 
 
@@ -204,7 +204,7 @@ def test_dinkelbach_equals_layered_program_at_moderate_k():
         k = 60
         p, q = rng.dirichlet(np.ones(k) * 0.5), rng.dirichlet(np.ones(k) * 0.5)
         for eps in (0.5, 3.0, 9.0):
-            fast = optimal_mechanism(p, q, eps)
+            fast = divergence_optimal(p, q, eps)
             plain, cuts = spr_module.spr_dp(p, q, eps)
             assert rel_close(fast.value, plain, rtol=1e-12)
             batch, _, _ = spr_module._single_batch(p, q, eps, "kl", {})
@@ -217,18 +217,18 @@ def test_large_instance_without_table(monkeypatch):
     monkeypatch.setattr(spr_module, "_TABLE_BUDGET", 100)   # force the O(k)-memory path
     rng = np.random.default_rng(9)
     p, q = rng.dirichlet(np.ones(40)), rng.dirichlet(np.ones(40))
-    slow = optimal_mechanism(p, q, 4.0, ell=5)
-    fast = optimal_mechanism(p, q, 4.0)
+    slow = divergence_optimal(p, q, 4.0, ell=5)
+    fast = divergence_optimal(p, q, 4.0)
     monkeypatch.undo()
-    assert rel_close(slow.value, optimal_mechanism(p, q, 4.0, ell=5).value, rtol=1e-12)
-    assert rel_close(fast.value, optimal_mechanism(p, q, 4.0).value, rtol=1e-12)
+    assert rel_close(slow.value, divergence_optimal(p, q, 4.0, ell=5).value, rtol=1e-12)
+    assert rel_close(fast.value, divergence_optimal(p, q, 4.0).value, rtol=1e-12)
 
 
 def test_callable_divergence_matches_kind():
     rng = np.random.default_rng(6)
     p, q = rng.dirichlet(np.ones(7)), rng.dirichlet(np.ones(7))
-    a = optimal_mechanism(p, q, 1.2, lambda t: (t - 1.0) ** 2)
-    b = optimal_mechanism(p, q, 1.2, "chi2")
+    a = divergence_optimal(p, q, 1.2, divergence=lambda t: (t - 1.0) ** 2)
+    b = divergence_optimal(p, q, 1.2, divergence="chi2")
     assert rel_close(a.value, b.value, rtol=1e-12) and a.partition == b.partition
 
 
@@ -238,7 +238,7 @@ def test_baselines():
         k = int(rng.integers(2, 12))
         p, q = rng.dirichlet(np.ones(k)), rng.dirichlet(np.ones(k))
         eps = float(rng.choice([0.1, 1.0, 5.0]))
-        opt = optimal_mechanism(p, q, eps).value
+        opt = divergence_optimal(p, q, eps).value
         binary = binary_mechanism(p, q, eps)
         rr = randomized_response_mechanism(p, q, eps)
         assert binary.value <= opt * (1 + 1e-12) and rr.value <= opt * (1 + 1e-12)
@@ -257,8 +257,8 @@ def test_joint_range_paper_example():
     assert J.u.shape == (10, 2) and np.allclose(J.u.sum(axis=1), 1) and np.allclose(J.v.sum(axis=1), 1)
     # with ℓ = 3 the best candidate is the ℓ = 3 optimum
     J3 = joint_range(p, q, 1.0, ell=3)
-    best = max(perspective(u, v, "kl").sum() for u, v in zip(J3.u, J3.v))
-    assert rel_close(best, optimal_mechanism(p, q, 1.0, ell=3).value, rtol=1e-12)
+    best = max(perspective(u, v, kind="kl").sum() for u, v in zip(J3.u, J3.v))
+    assert rel_close(best, divergence_optimal(p, q, 1.0, ell=3).value, rtol=1e-12)
     assert J3.extreme.any()
 
 
@@ -280,7 +280,7 @@ BAD_PAIRS = [
 
 
 @pytest.mark.parametrize("args,err,match", BAD_PAIRS)
-@pytest.mark.parametrize("fn", [optimal_mechanism, kov_lp, binary_mechanism, randomized_response_mechanism,
+@pytest.mark.parametrize("fn", [divergence_optimal, kov_lp, binary_mechanism, randomized_response_mechanism,
                                 joint_range, sort_by_likelihood_ratio])
 def test_bad_distributions(fn, args, err, match):
     with pytest.raises(err, match=match):
@@ -291,13 +291,13 @@ def test_bad_distributions(fn, args, err, match):
                                      (True, TypeError), (None, TypeError)])
 def test_bad_eps(eps, err):
     p, q = [0.3, 0.7], [0.6, 0.4]
-    for fn in (optimal_mechanism, kov_lp, binary_mechanism, randomized_response_mechanism, joint_range):
+    for fn in (divergence_optimal, kov_lp, binary_mechanism, randomized_response_mechanism, joint_range):
         with pytest.raises(err, match="eps"):
             fn(p, q, eps)
     with pytest.raises(err, match="eps"):
         spr_channel([(0,), (1,)], 2, eps)
     with pytest.raises((ValueError, TypeError), match="eps"):
-        optimal_values([p], [q], [0.5, eps])
+        divergence_optimal_values([p], [q], [0.5, eps])
     with pytest.raises(ValueError, match="eps must be finite"):
         kov_lp(p, q, np.inf)
 
@@ -305,34 +305,34 @@ def test_bad_eps(eps, err):
 def test_bad_ell_and_divergence():
     p, q = [0.2, 0.3, 0.5], [0.5, 0.3, 0.2]
     with pytest.raises(ValueError, match="ell must satisfy"):
-        optimal_mechanism(p, q, 1.0, ell=0)
+        divergence_optimal(p, q, 1.0, ell=0)
     with pytest.raises(ValueError, match="ell must satisfy"):
-        optimal_mechanism(p, q, 1.0, ell=4)
+        divergence_optimal(p, q, 1.0, ell=4)
     with pytest.raises(TypeError, match="ell must be an integer"):
-        optimal_mechanism(p, q, 1.0, ell=2.0)
+        divergence_optimal(p, q, 1.0, ell=2.0)
     with pytest.raises(ValueError, match="ell must satisfy"):
-        optimal_values([p], [q], [1.0], ell=5)
+        divergence_optimal_values([p], [q], [1.0], ell=5)
     with pytest.raises(ValueError, match="divergence kind"):
-        optimal_mechanism(p, q, 1.0, "js")
+        divergence_optimal(p, q, 1.0, divergence="js")
     with pytest.raises(ValueError, match="gamma"):
-        optimal_mechanism(p, q, 1.0, "egamma")
+        divergence_optimal(p, q, 1.0, divergence="egamma")
     with pytest.raises(ValueError, match="alpha"):
-        optimal_values([p], [q], [1.0], "renyi")
+        divergence_optimal_values([p], [q], [1.0], divergence="renyi")
     with pytest.raises(TypeError, match="unexpected parameter"):
-        optimal_mechanism(p, q, 1.0, "kl", gamma=2.0)
+        divergence_optimal(p, q, 1.0, divergence="kl", gamma=2.0)
     with pytest.raises(ValueError, match="convex"):
-        optimal_mechanism(p, q, 1.0, lambda t: -((t - 1.0) ** 2))
+        divergence_optimal(p, q, 1.0, divergence=lambda t: -((t - 1.0) ** 2))
 
 
 def test_bad_batch_and_partition_and_sizes():
     with pytest.raises(ValueError, match="2-D"):
-        optimal_values([0.5, 0.5], [0.5, 0.5], [1.0])
+        divergence_optimal_values([0.5, 0.5], [0.5, 0.5], [1.0])
     with pytest.raises(ValueError, match="same shape"):
-        optimal_values([[0.5, 0.5]], [[0.2, 0.3, 0.5]], [1.0])
+        divergence_optimal_values([[0.5, 0.5]], [[0.2, 0.3, 0.5]], [1.0])
     with pytest.raises(ValueError, match="row 1"):
-        optimal_values([[0.5, 0.5], [0.6, 0.6]], [[0.5, 0.5], [0.5, 0.5]], [1.0])
+        divergence_optimal_values([[0.5, 0.5], [0.6, 0.6]], [[0.5, 0.5], [0.5, 0.5]], [1.0])
     with pytest.raises(ValueError, match="1-D"):
-        optimal_values([[0.5, 0.5]], [[0.5, 0.5]], [[1.0]])
+        divergence_optimal_values([[0.5, 0.5]], [[0.5, 0.5]], [[1.0]])
     with pytest.raises(ValueError, match="KOV_MAX_K"):
         kov_lp(np.full(KOV_MAX_K + 1, 1 / (KOV_MAX_K + 1)), np.full(KOV_MAX_K + 1, 1 / (KOV_MAX_K + 1)), 1.0)
     with pytest.raises(ValueError, match="disjoint"):
@@ -354,20 +354,21 @@ def test_egamma_and_tv_optima_are_binary():
         p, q = random_pair(rng, k)
         eps = float(rng.choice([0.1, 1.0, 4.0]))
         for kind, params in [("tv", {}), ("egamma", {"gamma": float(rng.choice([0.5, 1.0, 2.0, 6.0]))})]:
-            best = optimal_mechanism(p, q, eps, kind, **params)
+            best = divergence_optimal(p, q, eps, divergence=kind, **params)
             assert best.num_outputs <= 2
-            assert rel_close(best.value, optimal_mechanism(p, q, eps, kind, ell=k, **params).value, rtol=1e-14)
+            budgeted = divergence_optimal(p, q, eps, divergence=kind, ell=k, **params)
+            assert rel_close(best.value, budgeted.value, rtol=1e-14)
 
 
 def test_channels_beyond_float_range_are_refused_not_rounded():
     p, q = np.array([0.5, 0.3, 0.2]), np.array([0.2, 0.3, 0.5])
-    mech = optimal_mechanism(p, q, 708.0)
+    mech = divergence_optimal(p, q, 708.0)
     assert is_ldp(mech.channel, 708.0)                       # the largest ε whose channel is still storable
     with pytest.raises(ValueError, match="too large to store"):
-        optimal_mechanism(p, q, 800.0)
-    values = optimal_values(p[None], q[None], np.array([700.0, 800.0]))
+        divergence_optimal(p, q, 800.0)
+    values = divergence_optimal_values(p[None], q[None], np.array([700.0, 800.0]))
     assert np.all(np.isfinite(values)) and values[0, 1] == pytest.approx(values[0, 0], rel=1e-12)
-    assert optimal_mechanism(p, p, 800.0).channel.shape == (3, 1)   # one block: no randomization to store
+    assert divergence_optimal(p, p, 800.0).channel.shape == (3, 1)   # one block: no randomization to store
 
 
 def test_sweep_batches_reuse_buffers_and_pass_subsets(monkeypatch):
@@ -377,10 +378,10 @@ def test_sweep_batches_reuse_buffers_and_pass_subsets(monkeypatch):
     P0, P1 = rng.dirichlet(np.ones(12), 4), rng.dirichlet(np.ones(12), 4)
     grid = np.round(np.arange(0, 31) * 0.3, 10)
     for kind, params in DIVERGENCES[:5]:
-        V = optimal_values(P0, P1, grid, kind, **params)
+        V = divergence_optimal_values(P0, P1, grid, divergence=kind, **params)
         for t in range(4):
             for e in range(0, grid.size, 5):
-                ref = optimal_mechanism(P0[t], P1[t], grid[e], kind, **params).value
+                ref = divergence_optimal(P0[t], P1[t], grid[e], divergence=kind, **params).value
                 assert rel_close(V[t, e], ref, rtol=1e-12, atol=1e-15)
 
 
@@ -407,11 +408,11 @@ def test_stored_rows_equal_recomputed_rows_and_gathered_pass():
 
 def test_public_api_calls_the_engine():
     """The package registers the engine of "Making it fast"; without it the public API falls back to spr_dp."""
-    assert spr_module._ENGINES["optimal_mechanism"] is spr_module._engine_solution
-    assert spr_module._ENGINES["optimal_values"] is spr_module._engine_values
+    assert spr_module._ENGINES["divergence_optimal"] is spr_module._engine_solution
+    assert spr_module._ENGINES["divergence_optimal_values"] is spr_module._engine_values
     rng = np.random.default_rng(21)
     p, q = rng.dirichlet(np.ones(9)), rng.dirichlet(np.ones(9))
-    fast = optimal_mechanism(p, q, 1.3, ell=3)
+    fast = divergence_optimal(p, q, 1.3, ell=3)
     plain_value, plain_cuts = spr_module._plain_solution(p, q, 1.3, "kl", {}, 3)
     assert abs(fast.value - plain_value) <= 1e-12 * plain_value
 
@@ -438,7 +439,7 @@ def test_shipped_figure1_data_match_the_code(k):
     for t, e in zip(pick.integers(0, s["T"], 4), pick.integers(0, data.eps.size, 4)):
         eps = float(data.eps[e])
         assert abs(data.base[t] - divergence(P0[t], P1[t])) <= 1e-12 * data.base[t]
-        for name, fn in (("SPR", optimal_mechanism), ("binary", binary_mechanism),
+        for name, fn in (("SPR", divergence_optimal), ("binary", binary_mechanism),
                          ("RR", randomized_response_mechanism)):
             stored, fresh = data.values[name][t, e], fn(P0[t], P1[t], eps).value
             assert abs(stored - fresh) <= 1e-9 * max(fresh, 1e-300), (name, int(t), eps)
@@ -512,3 +513,109 @@ def test_three_cycle_perturbations_of_the_proof():
         image = lambda D: np.concatenate([D.T @ p, D.T @ q])
         assert np.allclose(image(A), -image(B), rtol=0, atol=1e-13)
         assert abs(image(A)[i]) > 0 and image(A)[i] == p[b]
+
+
+# ---------------------------------------------------------------- the 0.2.0 API shape and its deprecations
+
+def _same_mechanism(a, b):
+    return (a.value == b.value and a.partition == b.partition and np.array_equal(a.channel, b.channel)
+            and a.eps == b.eps and a.divergence == b.divergence and dict(a.params) == dict(b.params))
+
+
+def test_old_names_warn_and_agree_with_the_new_ones():
+    from ldpbook.spr import optimal_mechanism, optimal_values
+    p, q = np.array([0.5, 0.2, 0.2, 0.1]), np.array([0.1, 0.2, 0.3, 0.4])
+    new = divergence_optimal(p, q, 2.0, divergence="renyi", ell=2, alpha=2.0)
+    with pytest.warns(DeprecationWarning, match="ldpbook 0.2.0: optimal_mechanism is deprecated; use divergence_opt"):
+        assert _same_mechanism(optimal_mechanism(p, q, 2.0, divergence="renyi", ell=2, alpha=2.0), new)
+    with pytest.warns(DeprecationWarning, match="ldpbook") as caught:            # 0.1's positional form
+        assert _same_mechanism(optimal_mechanism(p, q, 2.0, "renyi", 2, alpha=2.0), new)
+    assert any("write divergence=..., ell=..." in str(w.message) for w in caught)
+    grid = [0.5, 3.0]
+    V = divergence_optimal_values(p[None], q[None], grid, divergence="hellinger", ell=2)
+    with pytest.warns(DeprecationWarning, match="ldpbook 0.2.0: optimal_values is deprecated"):
+        assert np.array_equal(optimal_values(p[None], q[None], grid, divergence="hellinger", ell=2), V)
+    with pytest.warns(DeprecationWarning, match="ldpbook"):
+        assert np.array_equal(optimal_values(p[None], q[None], grid, "hellinger", 2), V)
+    assert optimal_mechanism.__name__ == "optimal_mechanism" and optimal_values.__name__ == "optimal_values"
+
+
+def test_options_passed_by_position_warn_and_agree():
+    p, q = np.array([0.5, 0.2, 0.2, 0.1]), np.array([0.1, 0.2, 0.3, 0.4])
+    part = [(0,), (1, 2), (3,)]
+    cases = [  # (old positional call, new keyword call)
+        (lambda: spr_mechanism(p, q, 1.0, part, "egamma", gamma=2.0),
+         lambda: spr_mechanism(p, q, 1.0, part, divergence="egamma", gamma=2.0)),
+        (lambda: binary_mechanism(p, q, 1.0, "tv"), lambda: binary_mechanism(p, q, 1.0, divergence="tv")),
+        (lambda: randomized_response_mechanism(p, q, 1.0, "chi2"),
+         lambda: randomized_response_mechanism(p, q, 1.0, divergence="chi2")),
+    ]
+    for old, new in cases:
+        with pytest.warns(DeprecationWarning, match="ldpbook 0.2.0: passing divergence to .* write divergence="):
+            a = old()
+        assert _same_mechanism(a, new())
+    with pytest.warns(DeprecationWarning, match="ldpbook"):
+        lp = kov_lp(p, q, 1.0, "renyi", alpha=3.0)
+    assert lp.value == kov_lp(p, q, 1.0, divergence="renyi", alpha=3.0).value
+    with pytest.warns(DeprecationWarning, match="ldpbook"):
+        M = interval_scores(p, q, 1.0, "hellinger")
+    assert np.array_equal(M, interval_scores(p, q, 1.0, divergence="hellinger"))
+    masses = (np.array([0.3, 0.7]), np.array([0.6, 0.4]), np.array([-0.3, 0.3]))
+    with pytest.warns(DeprecationWarning, match="ldpbook"):
+        s = spr_module.block_score(*masses, 1.0, "tv")
+    assert np.array_equal(s, spr_module.block_score(*masses, 1.0, divergence="tv"))
+    with pytest.warns(DeprecationWarning, match="passing divergence, ell to spr_dp"):
+        old = spr_module.spr_dp(p, q, 1.0, "kl", 2)
+    assert old == spr_module.spr_dp(p, q, 1.0, divergence="kl", ell=2)
+    with pytest.warns(DeprecationWarning, match="passing ell, max_points to joint_range"):
+        J = joint_range(p, q, 1.0, 3, 1000)
+    K = joint_range(p, q, 1.0, ell=3, max_points=1000)
+    assert np.array_equal(J.u, K.u) and np.array_equal(J.extreme, K.extreme) and J.partitions == K.partitions
+    mech = divergence_optimal(p, q, 1.0)
+    x = np.arange(4).repeat(5)
+    with pytest.warns(DeprecationWarning, match="passing rng to sample"):
+        y = mech.sample(x, 7)
+    assert np.array_equal(y, mech.sample(x, rng=7))
+
+
+def test_new_signatures_refuse_options_by_position():
+    p, q = [0.5, 0.3, 0.2], [0.2, 0.3, 0.5]
+    with pytest.raises(TypeError, match=r"takes 3 positional arguments but 4 were given"):
+        divergence_optimal(p, q, 1, 2)                        # never "divergence kind must be one of ..., got 2"
+    with pytest.raises(TypeError, match=r"takes 3 positional arguments but 4 were given"):
+        divergence_optimal_values([p], [q], [1.0], "kl")
+    with pytest.raises(TypeError, match="positional"):        # beyond the old positional options
+        spr_mechanism(p, q, 1.0, [(0, 1, 2)], "kl", "extra")
+    with pytest.raises(TypeError, match="positional"):
+        joint_range(p, q, 1.0, 2, 100, "extra")
+    with pytest.raises(TypeError, match="multiple values"):
+        kov_lp(p, q, 1.0, "kl", divergence="tv")
+    with pytest.raises(TypeError, match="positional"):
+        spr_module.figure1_data(3, 2)
+    with pytest.raises(TypeError, match="positional"):
+        spr_module.figure5_data(p, q, (1.0,), 100)
+
+
+def test_public_names_and_signatures_follow_the_api_shape():
+    import inspect
+    import ldpbook.spr as S
+    hidden = {"Figure5Panel", "figure5_data", "plot_figure5", "Figure1Data", "figure1_data", "plot_figure1",
+              "write_figure1_data", "read_figure1_data", "optimal_mechanism", "optimal_values"}
+    assert not hidden & set(S.__all__)
+    assert all(callable(getattr(S, name)) for name in hidden)           # still importable
+    assert {"divergence_optimal", "divergence_optimal_values"} <= set(S.__all__)
+    for name in S.__all__:
+        fn = getattr(S, name)
+        if not inspect.isfunction(fn):
+            continue
+        sig = inspect.signature(fn)
+        defaulted = False
+        for par in sig.parameters.values():
+            defaulted |= par.default is not par.empty
+            if defaulted and par.kind is par.POSITIONAL_OR_KEYWORD:
+                raise AssertionError(f"{name}: {par.name} comes after a default and is not keyword-only")
+            if par.kind not in (par.VAR_KEYWORD,):
+                assert par.annotation is not par.empty, (name, par.name)
+        assert sig.return_annotation is not sig.empty, name
+    for method in (S.PartitionMechanism.sample,):
+        assert inspect.signature(method).parameters["rng"].kind is inspect.Parameter.KEYWORD_ONLY

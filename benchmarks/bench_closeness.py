@@ -22,11 +22,11 @@ QUICK = "--quick" in sys.argv
 SKIP_FIGURE2 = "--no-figure2" in sys.argv
 
 
-def timed(fn, *args, repeat=1):
+def timed(fn, *args, repeat=1, **kwargs):
     best = np.inf
     for _ in range(repeat):
         start = time.perf_counter()
-        out = fn(*args)
+        out = fn(*args, **kwargs)
         best = min(best, time.perf_counter() - start)
     return best, out
 
@@ -67,7 +67,7 @@ def main():
     per_n = []
     for n in sizes:
         x, y = rng.integers(0, k, n), rng.integers(0, k, n)
-        t, _ = timed(rb_statistic, x, y, k, repeat=3 if n <= 10 ** 6 else 1)
+        t, _ = timed(rb_statistic, x, y, k=k, repeat=3 if n <= 10 ** 6 else 1)
         per_n.append(t / n)
         print(f"N = {n:>9,d}: {t:8.3f} s   {1e9 * t / n:7.1f} ns per observation")
     big = per_n[1:]
@@ -77,7 +77,7 @@ def main():
     print("\n== rb_statistic at N = 10^6 against the baselines")
     n = 10 ** 6
     x, y = rng.integers(0, k, n), rng.integers(0, k, n)
-    t_exact, exact = timed(rb_statistic, x, y, k, repeat=3)
+    t_exact, exact = timed(rb_statistic, x, y, k=k, repeat=3)
     n_splits = 20 if QUICK else 100
     t_mc, approx = timed(rb_monte_carlo, x, y, k, n_splits, rng)
     print(f"exact closed form: {t_exact:.3f} s (value {exact:.3f})")
@@ -97,14 +97,14 @@ def main():
 
     print("\n== one RB permutation test (B = 199, N_X = N_Y = 1000, k = 16): shared table vs recomputation")
     x, y = rng.integers(0, 16, 1000), rng.integers(0, 16, 1000)
-    permutation_statistics(x, y, 16, "rb", 199, rng)                  # fill the per-size table once
-    t_table, _ = timed(permutation_statistics, x, y, 16, "rb", 199, rng, repeat=5)
+    permutation_statistics(x, y, k=16, statistic_name="rb", n_permutations=199, rng=rng)   # fill the table once
+    t_table, _ = timed(permutation_statistics, x, y, k=16, statistic_name="rb", n_permutations=199, rng=rng, repeat=5)
     pooled = np.r_[x, y]
 
     def recompute():
         for _ in range(200):
             perm = rng.permutation(pooled.size)
-            rb_statistic(pooled[perm[:1000]], pooled[perm[1000:]], 16)
+            rb_statistic(pooled[perm[:1000]], pooled[perm[1000:]], k=16)
 
     t_naive, _ = timed(recompute)
     print(f"table: {t_table * 1e3:.2f} ms; rb_statistic per relabelling: {t_naive * 1e3:.1f} ms  ->  ratio "

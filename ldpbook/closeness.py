@@ -8,21 +8,22 @@ import json
 import math
 import numbers
 import warnings
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache, partial
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from .foundations import as_generator, check_eps, check_int, seed_sequence
+from .foundations import as_generator, check_eps, check_int, moved_to_keywords, renamed, seed_sequence
 
 # %% auto #0
-__all__ = ['RATE_TERMS', 'STATISTICS', 'SENSITIVITY', 'FIGURE2_SETTINGS', 'MinimaxSeparation', 'minimax_separation',
-           'SampleComplexity', 'sample_complexity', 'PhaseExponents', 'phase_exponents', 'occupied_cell_counts',
-           'split_statistic', 'laplace_scale', 'noisy_permutation_pvalue', 'smallest_n_permutations',
-           'dp_permutation_decision', 'dp_pvalue', 'rb_statistic', 'rb_cell_values', 'PermutationStatistics',
-           'permutation_statistics', 'DPPermutationTestResult', 'dp_permutation_test', 'bin_samples',
-           'binned_rate_terms', 'PowerCurve', 'one_repetition', 'power_curve', 'sample_sine_alternative', 'Figure2',
-           'figure2', 'write_figure2_data', 'read_figure2_data']
+__all__ = ['RATE_TERMS', 'STATISTICS', 'SENSITIVITY', 'MinimaxSeparation', 'minimax_separation', 'SampleComplexity',
+           'sample_complexity', 'PhaseExponents', 'phase_exponents', 'occupied_cell_counts', 'split_statistic',
+           'laplace_scale', 'noisy_permutation_pvalue', 'smallest_n_permutations', 'dp_permutation_decision',
+           'rb_statistic', 'rb_cell_values', 'PermutationStatistics', 'permutation_statistics',
+           'DPPermutationTestResult', 'dp_permutation_test', 'bin_samples', 'binned_rate_terms', 'PowerCurve',
+           'one_repetition', 'power_curve', 'sample_sine_alternative']
 
 # %% ../nbs/04_closeness.ipynb #ch4-006
 RATE_TERMS = ("classical N^(-2s/(4s+d))", "within-cell (N sqrt(eps))^(-2s/(2s+d))",
@@ -70,7 +71,7 @@ class MinimaxSeparation:
     dominant: np.ndarray
 
 
-def minimax_separation(N, eps, s, d) -> MinimaxSeparation:
+def minimax_separation(N: ArrayLike, eps: ArrayLike, s: float, d: int) -> MinimaxSeparation:
     """The minimax L1 separation rate of private smooth two-sample testing, term by term.
 
     Parameters
@@ -108,11 +109,23 @@ class SampleComplexity:
     dominant: np.ndarray
 
 
-def sample_complexity(r, eps, s, d) -> SampleComplexity:
+def sample_complexity(r: ArrayLike, eps: ArrayLike, s: float, d: int) -> SampleComplexity:
     """Sample size needed to detect L1 separation r under eps-DP (constants omitted): the inverse of the rate.
 
-    Returns ``terms`` r^(-(4s+d)/(2s)), eps^(-1/2) r^(-(2s+d)/(2s)), eps^(-2/3) r^(-(4s+d)/(3s)), (eps r)^(-1)
-    (axis 0), ``n`` their maximum and ``dominant`` the index 1..4 of the largest.  `r` and `eps` broadcast.
+    Parameters
+    ----------
+    r : float or array_like
+        Target L1 separation (> 0).
+    eps : float or array_like
+        Privacy budget (> 0; ``np.inf`` gives the classical sample size). Broadcast against `r`.
+    s, d : float, int
+        Hölder smoothness s > 0 and dimension d ≥ 1.
+
+    Returns
+    -------
+    SampleComplexity
+        ``terms`` r^(-(4s+d)/(2s)), eps^(-1/2) r^(-(2s+d)/(2s)), eps^(-2/3) r^(-(4s+d)/(3s)), (eps r)^(-1)
+        (axis 0), ``n`` their maximum and ``dominant`` the index 1..4 of the largest.
     """
     r = _check_positive_real(r, "r")
     eps = _check_positive_real(eps, "eps", allow_inf=True)
@@ -134,7 +147,7 @@ class PhaseExponents:
     crossings: dict
 
 
-def phase_exponents(alpha, s, d) -> PhaseExponents:
+def phase_exponents(alpha: ArrayLike, s: float, d: int) -> PhaseExponents:
     """Exponents of the four rate terms when eps = N^(-alpha): the rate is N^(-exponent).
 
     Parameters
@@ -195,8 +208,19 @@ def _check_samples(x, y, k) -> tuple:
     return x, y
 
 # %% ../nbs/04_closeness.ipynb #ch4-012b
-def occupied_cell_counts(x, y) -> tuple:
-    """Counts (u, v) of two label samples in their occupied cells (sorted by label); memory O(N_X + N_Y), not O(k)."""
+def occupied_cell_counts(x: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    """Counts (u, v) of two label samples in their occupied cells (sorted by label); memory O(N_X + N_Y), not O(k).
+
+    Parameters
+    ----------
+    x, y : array_like of int
+        Non-negative integer cell labels of the two samples (1-D, non-empty).
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        ``u[i]`` and ``v[i]``: the counts of x and of y in the i-th smallest label that occurs in either sample.
+    """
     x, y = _check_labels(x, None, "x"), _check_labels(y, None, "y")
     cells, index = np.unique(np.concatenate([x, y]), return_inverse=True)
     index = index.reshape(-1)
@@ -224,7 +248,9 @@ def _observed_split_table(x, y, rng) -> np.ndarray:
     return np.concatenate([_split_blocks(u, n, rng), _split_blocks(v, n, rng)], axis=1)
 
 # %% ../nbs/04_closeness.ipynb #ch4-012d
-def split_statistic(x, y, k=None, rng=None) -> int:
+@moved_to_keywords("k", "rng")
+def split_statistic(x: ArrayLike, y: ArrayLike, *, k: int | None = None,
+                    rng: np.random.Generator | int | None = None) -> int:
     """Kim's split statistic Z for two samples of cell labels, with a uniformly random split.
 
     Parameters
@@ -264,7 +290,20 @@ def _check_sensitivity(sensitivity) -> float:
 
 
 def laplace_scale(sensitivity: float, eps: float) -> float:
-    "Scale 2Δ/ε of the Laplace noise of the DP permutation test (0 when ε = ∞: no noise)."
+    """Scale 2Δ/ε of the Laplace noise of the DP permutation test (0 when ε = ∞: no noise).
+
+    Parameters
+    ----------
+    sensitivity : float
+        Δ > 0, the sensitivity of the statistics.
+    eps : float
+        Privacy budget > 0 (``np.inf``: no noise).
+
+    Returns
+    -------
+    float
+        2Δ/ε, or 0.0 when ε = ∞.
+    """
     sensitivity, eps = _check_sensitivity(sensitivity), _check_positive_eps(eps)
     return 0.0 if math.isinf(eps) else 2.0 * sensitivity / eps
 
@@ -283,7 +322,9 @@ def _check_statistics(observed, permuted) -> tuple:
     return float(observed), arr.astype(float)
 
 # %% ../nbs/04_closeness.ipynb #ch4-016b
-def noisy_permutation_pvalue(observed, permuted, eps, sensitivity, rng=None) -> float:
+@moved_to_keywords("sensitivity", "rng")
+def noisy_permutation_pvalue(observed: float, permuted: ArrayLike, eps: float, *, sensitivity: float,
+                             rng: np.random.Generator | int | None = None) -> float:
     """Steps 1-2 of the DP permutation test: the noisy Monte Carlo permutation p-value. NOT an ε-DP release.
 
     Parameters
@@ -325,8 +366,19 @@ def _check_alpha(alpha) -> float:
     return alpha
 
 
-def smallest_n_permutations(alpha) -> int:
-    "The smallest B with which a permutation test at level α can reject: 1/(B + 1) <= α."
+def smallest_n_permutations(alpha: float) -> int:
+    """The smallest B with which a permutation test at level α can reject: 1/(B + 1) <= α.
+
+    Parameters
+    ----------
+    alpha : float
+        Level in (0, 1).
+
+    Returns
+    -------
+    int
+        The smallest number B ≥ 1 of relabellings with 1/(B + 1) <= α.
+    """
     alpha = _check_alpha(alpha)
     b = max(1, math.ceil(1.0 / alpha) - 1)
     while 1 / (b + 1) > alpha:                          # guard the ceiling against rounding
@@ -343,7 +395,9 @@ def _check_can_reject(alpha: float, n_permutations: int) -> None:
                          f"p-value is 1/(B + 1)); use n_permutations >= {smallest_n_permutations(alpha)}")
 
 # %% ../nbs/04_closeness.ipynb #ch4-016e
-def dp_permutation_decision(observed, permuted, eps, sensitivity, alpha=0.05, rng=None) -> bool:
+@moved_to_keywords("sensitivity", "alpha", "rng")
+def dp_permutation_decision(observed: float, permuted: ArrayLike, eps: float, *, sensitivity: float,
+                            alpha: float = 0.05, rng: np.random.Generator | int | None = None) -> bool:
     """The ε-DP release of the DP permutation test: reject H0 iff the noisy permutation p-value is <= α.
 
     Parameters
@@ -365,15 +419,12 @@ def dp_permutation_decision(observed, permuted, eps, sensitivity, alpha=0.05, rn
     alpha = _check_alpha(alpha)
     observed, permuted = _check_statistics(observed, permuted)
     _check_can_reject(alpha, permuted.size)
-    return bool(noisy_permutation_pvalue(observed, permuted, eps, sensitivity, rng) <= alpha)
+    return bool(noisy_permutation_pvalue(observed, permuted, eps, sensitivity=sensitivity, rng=rng) <= alpha)
 
-
-def dp_pvalue(observed, permuted, eps, sensitivity, rng=None) -> float:
-    "Deprecated name of `noisy_permutation_pvalue`: the number it returns is NOT ε-DP (only {p <= α} is)."
-    warnings.warn("dp_pvalue is deprecated (its p-value is not differentially private): use "
-                  "dp_permutation_decision for the eps-DP decision, noisy_permutation_pvalue for the number",
-                  DeprecationWarning, stacklevel=2)
-    return noisy_permutation_pvalue(observed, permuted, eps, sensitivity, rng)
+# %% ../nbs/04_closeness.ipynb #ch4-016e-old
+dp_pvalue = renamed(noisy_permutation_pvalue, "dp_pvalue")       # deprecated; removed in ldpbook 0.3.0
+dp_pvalue.__doc__ += (" The number it returns is NOT ε-DP (only the event {p <= α} is): release "
+                      "`dp_permutation_decision`.")
 
 # %% ../nbs/04_closeness.ipynb #ch4-020
 def _hypergeom_pmf(population: int, successes: int, draws: int) -> tuple:
@@ -430,7 +481,8 @@ def _rb_cell_values_reference(u, v, n_x: int, n_y: int) -> np.ndarray:
 _rb_cell_values = _rb_cell_values_reference   # replaced by the linear-time engine of "Making it fast"
 
 # %% ../nbs/04_closeness.ipynb #ch4-020c
-def rb_statistic(x, y, k=None) -> float:
+@moved_to_keywords("k")
+def rb_statistic(x: ArrayLike, y: ArrayLike, *, k: int | None = None) -> float:
     """The Rao–Blackwellized split statistic: the exact average of `split_statistic` over all splits.
 
     Parameters
@@ -459,8 +511,9 @@ SENSITIVITY = {"rb": 4.0, "split": 4.0}       # global sensitivity of each stati
 def _check_statistic_name(statistic_name, statistic=None) -> str:
     "Validate the statistic's name; `statistic=` is the deprecated spelling of `statistic_name=`."
     if statistic is not None:
-        warnings.warn("the argument statistic= is deprecated: write statistic_name= ('rb' or 'split'); the result's "
-                      "field `statistic` is the observed value", DeprecationWarning, stacklevel=3)
+        warnings.warn("ldpbook 0.2.0: the argument statistic= is deprecated; write statistic_name= ('rb' or "
+                      "'split'): the result's field `statistic` is the observed value", DeprecationWarning,
+                      stacklevel=4)           # the caller of the (decorated) public function
         statistic_name = statistic
     if not isinstance(statistic_name, str):
         raise TypeError(f"statistic_name must be one of {STATISTICS}, got {type(statistic_name).__name__}")
@@ -503,12 +556,23 @@ def _cell_values(u: np.ndarray, v: np.ndarray, n_x: int, n_y: int) -> np.ndarray
     return _rb_cell_table(n_x, n_y)(u, v)
 
 
-def rb_cell_values(u, v, n_x, n_y) -> np.ndarray:
+def rb_cell_values(u: ArrayLike, v: ArrayLike, n_x: int, n_y: int) -> np.ndarray:
     """Per-cell terms h(u, v) of the Rao–Blackwellized statistic, for samples of sizes (n_x, n_y).
 
-    ``u`` and ``v`` (integer arrays of one shape, any number of axes) are the X- and Y-counts of cells; the RB
-    statistic of a data set is the sum of h over its cells. Values are cached per (n_x, n_y), so evaluating many
-    relabellings of the same samples (permutation tests, multiscale tests) costs one lookup per cell."""
+    Parameters
+    ----------
+    u, v : array_like of int
+        X- and Y-counts of cells (integer arrays of one shape, any number of axes), 0 <= u <= n_x, 0 <= v <= n_y.
+    n_x, n_y : int
+        The two sample sizes (≥ 1).
+
+    Returns
+    -------
+    numpy.ndarray
+        h(u, v), of the shape of `u`; the RB statistic of a data set is the sum of h over its cells. Values are
+        cached per (n_x, n_y), so evaluating many relabellings of the same samples (permutation tests, multiscale
+        tests) costs one lookup per cell.
+    """
     n_x, n_y = check_int(n_x, "n_x", 1), check_int(n_y, "n_y", 1)
     u, v = np.asarray(u), np.asarray(v)
     if not (np.issubdtype(u.dtype, np.integer) and np.issubdtype(v.dtype, np.integer)) or u.shape != v.shape:
@@ -574,13 +638,15 @@ class PermutationStatistics:
     @property
     def statistic(self) -> str:
         "Deprecated: the name of the statistic is `statistic_name`."
-        warnings.warn("PermutationStatistics.statistic is deprecated: use statistic_name", DeprecationWarning,
-                      stacklevel=2)
+        warnings.warn("ldpbook 0.2.0: PermutationStatistics.statistic is deprecated; use statistic_name",
+                      DeprecationWarning, stacklevel=2)
         return self.statistic_name
 
 
-def permutation_statistics(x, y, k=None, statistic_name="rb", n_permutations=199, rng=None, *,
-                           statistic=None) -> PermutationStatistics:
+@moved_to_keywords("k", "statistic_name", "n_permutations", "rng")
+def permutation_statistics(x: ArrayLike, y: ArrayLike, *, k: int | None = None, statistic_name: str = "rb",
+                           n_permutations: int = 199, rng: np.random.Generator | int | None = None,
+                           statistic: str | None = None) -> PermutationStatistics:
     """Observed and permuted split or RB statistics (non-private building block of the DP permutation test).
 
     Parameters
@@ -596,6 +662,7 @@ def permutation_statistics(x, y, k=None, statistic_name="rb", n_permutations=199
     n_permutations : int
         B ≥ 1 relabellings.
     rng : None, int or numpy.random.Generator
+        Randomness of the split (split statistic) and of the relabellings.
 
     Returns
     -------
@@ -633,8 +700,10 @@ class DPPermutationTestResult:
     nonprivate_fields: tuple
 
 # %% ../nbs/04_closeness.ipynb #ch4-024f
-def dp_permutation_test(x, y, eps, k=None, statistic_name="rb", n_permutations=199, alpha=0.05, rng=None,
-                        return_nonprivate=False, *, statistic=None) -> DPPermutationTestResult:
+@moved_to_keywords("k", "statistic_name", "n_permutations", "alpha", "rng", "return_nonprivate")
+def dp_permutation_test(x: ArrayLike, y: ArrayLike, eps: float, *, k: int | None = None, statistic_name: str = "rb",
+                        n_permutations: int = 199, alpha: float = 0.05, rng: np.random.Generator | int | None = None,
+                        return_nonprivate: bool = False, statistic: str | None = None) -> DPPermutationTestResult:
     """Central eps-DP two-sample (closeness) test of Kim: split or Rao–Blackwellized statistic, DP permutation test.
 
     Parameters
@@ -670,8 +739,9 @@ def dp_permutation_test(x, y, eps, k=None, statistic_name="rb", n_permutations=1
         raise TypeError(f"return_nonprivate must be a bool, got {type(return_nonprivate).__name__}")
     _check_can_reject(alpha, check_int(n_permutations, "n_permutations", 1))
     rng = as_generator(rng)
-    perm = permutation_statistics(x, y, k, _check_statistic_name(statistic_name, statistic), n_permutations, rng)
-    pvalue = noisy_permutation_pvalue(perm.observed, perm.permuted, eps, perm.sensitivity, rng)
+    perm = permutation_statistics(x, y, k=k, statistic_name=_check_statistic_name(statistic_name, statistic),
+                                  n_permutations=n_permutations, rng=rng)
+    pvalue = noisy_permutation_pvalue(perm.observed, perm.permuted, eps, sensitivity=perm.sensitivity, rng=rng)
     nonprivate = ("pvalue", "statistic", "null_distribution")
     return DPPermutationTestResult(
         reject=bool(pvalue <= alpha), pvalue=pvalue if return_nonprivate else None,
@@ -682,7 +752,7 @@ def dp_permutation_test(x, y, eps, k=None, statistic_name="rb", n_permutations=1
         nonprivate_fields=("reject",) + nonprivate if math.isinf(eps) else nonprivate)
 
 # %% ../nbs/04_closeness.ipynb #ch4-028
-def bin_samples(x, kappa) -> np.ndarray:
+def bin_samples(x: ArrayLike, kappa: int) -> np.ndarray:
     """Labels of the cubes of side 1/kappa of [0, 1]^d containing each point.
 
     Parameters
@@ -719,11 +789,26 @@ def bin_samples(x, kappa) -> np.ndarray:
     return index @ (kappa ** np.arange(d - 1, -1, -1, dtype=np.int64))
 
 # %% ../nbs/04_closeness.ipynb #ch4-028a
-def binned_rate_terms(kappa, N, eps, s, d) -> np.ndarray:
-    """The five terms of R_kappa(N, eps): bias kappa^-s, classical kappa^(d/4)/sqrt(N), within-cell
-    kappa^(d/2)/(N sqrt(eps)), transport kappa^(d/4)/(N^(3/4) sqrt(eps)) and linear 1/(N eps), along axis 0.
+def binned_rate_terms(kappa: ArrayLike, N: ArrayLike, eps: ArrayLike, s: float, d: int) -> np.ndarray:
+    """The five terms of the binned test's bound R_kappa(N, eps), along axis 0 (constants set to 1).
 
-    `kappa`, `N` and `eps` (> 0; eps = inf switches the privacy terms off) broadcast; constants are set to 1."""
+    Parameters
+    ----------
+    kappa : float or array_like
+        Resolution κ > 0 (cells per axis).
+    N : float or array_like
+        Sample size > 0.
+    eps : float or array_like
+        Privacy budget > 0; ``np.inf`` switches the privacy terms off. `kappa`, `N` and `eps` broadcast.
+    s, d : float, int
+        Hölder smoothness s > 0 and dimension d ≥ 1.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape (5,) + the broadcast shape: bias kappa^-s, classical kappa^(d/4)/sqrt(N), within-cell
+        kappa^(d/2)/(N sqrt(eps)), transport kappa^(d/4)/(N^(3/4) sqrt(eps)) and linear 1/(N eps).
+    """
     kappa = _check_positive_real(kappa, "kappa")
     N, eps = _check_positive_real(N, "N"), _check_positive_real(eps, "eps", allow_inf=True)
     s, d = _check_smoothness(s, d)
@@ -754,8 +839,26 @@ def _decision(result) -> np.ndarray:
     return arr
 
 
-def one_repetition(test, sample, param, entropy, spawn_key, g, j) -> np.ndarray:
-    "The decision(s) of repetition j at grid point g: data and test seeded from SeedSequence(entropy, spawn_key + (g, j))."
+def one_repetition(test: Callable, sample: Callable, param: object, entropy: int, spawn_key: tuple, g: int,
+                   j: int) -> np.ndarray:
+    """The decision(s) of repetition j at grid point g of `power_curve`, recomputed on their own.
+
+    Parameters
+    ----------
+    test, sample : callable
+        As in `power_curve`.
+    param : object
+        The grid value of point g.
+    entropy, spawn_key : int, tuple
+        The root seed of the power curve (its ``entropy`` and ``spawn_key``).
+    g, j : int
+        Grid index and repetition index (≥ 0).
+
+    Returns
+    -------
+    numpy.ndarray of bool
+        The test's decision(s); data and test are seeded from SeedSequence(entropy, spawn_key + (g, j)).
+    """
     if not callable(test) or not callable(sample):
         raise TypeError(f"test and sample must be callable, got {type(test).__name__} and {type(sample).__name__}")
     g, j = check_int(g, "g", 0), check_int(j, "j", 0)
@@ -783,8 +886,11 @@ def _backend_config(backend):
         raise ValueError(f"backend {backend!r} is not available: {err}") from None
 
 # %% ../nbs/04_closeness.ipynb #ch4-032a
-def power_curve(test, sample, grid, n_reps=200, rng=None, n_jobs=1, backend=None, progress=None,
-                chunk_size=None, *, keep_decisions=False) -> PowerCurve:
+@moved_to_keywords("n_reps", "rng", "n_jobs", "backend", "progress", "chunk_size")
+def power_curve(test: Callable, sample: Callable, grid: Iterable, *, n_reps: int = 200,
+                rng: np.random.SeedSequence | np.random.Generator | int | None = None, n_jobs: int = 1,
+                backend: str | None = None, progress: bool | None = None, chunk_size: int | None = None,
+                keep_decisions: bool = False) -> PowerCurve:
     """Monte Carlo rejection rates of `test` on data from `sample(param)`, for each param in `grid`.
 
     Parameters
@@ -811,6 +917,12 @@ def power_curve(test, sample, grid, n_reps=200, rng=None, n_jobs=1, backend=None
         Repetitions per task (default min(50, max(1, n_reps // 4))).
     keep_decisions : bool
         Also keep every repetition's decisions in ``decisions`` (shape (len(grid), n_reps) + decision shape).
+
+    Returns
+    -------
+    PowerCurve
+        ``rejection_rate`` and ``standard_error`` of shape (len(grid),) + the decision shape, the root seed
+        (``entropy``, ``spawn_key``) and, with `keep_decisions`, every repetition's ``decisions``.
     """
     import joblib
     from tqdm import tqdm
@@ -849,10 +961,23 @@ def _check_sine_r(r) -> float:
     return r
 
 
-def sample_sine_alternative(n, r, rng=None) -> np.ndarray:
-    """n points from g_r(x) = 1 + (pi r / 2) sin(4 pi x) on [0, 1] (so that ||1 - g_r||_1 = r), r in [0, 2/pi].
+@moved_to_keywords("rng")
+def sample_sine_alternative(n: int, r: float, *, rng: np.random.Generator | int | None = None) -> np.ndarray:
+    """n points from g_r(x) = 1 + (pi r / 2) sin(4 pi x) on [0, 1], for which ||1 - g_r||_1 = r.
 
-    Rejection sampling from the uniform with envelope 1 + pi r / 2."""
+    Parameters
+    ----------
+    n : int
+        Number of points (≥ 1).
+    r : float
+        Separation in [0, 2/pi] (so that g_r ≥ 0).
+    rng : None, int or numpy.random.Generator
+
+    Returns
+    -------
+    numpy.ndarray, shape (n,)
+        Independent draws from g_r, by rejection sampling from the uniform with envelope 1 + pi r / 2.
+    """
     n, r, rng = check_int(n, "n", 1), _check_sine_r(r), as_generator(rng)
     points = np.empty(0)
     bound = 1.0 + np.pi * r / 2
@@ -865,15 +990,16 @@ def sample_sine_alternative(n, r, rng=None) -> np.ndarray:
 # %% ../nbs/04_closeness.ipynb #ch4-035b
 def _figure2_sample(r, rng, n, kappa) -> tuple:
     "Binned samples of size n from f = 1 and from g_r."
-    return bin_samples(rng.random(n), kappa), bin_samples(sample_sine_alternative(n, r, rng), kappa)
+    return bin_samples(rng.random(n), kappa), bin_samples(sample_sine_alternative(n, r, rng=rng), kappa)
 
 
 def _figure2_test(x, y, rng, k, eps_values, n_permutations, alpha) -> np.ndarray:
     "Decisions of the split and RB tests at every eps, from one set of observed and permuted statistics each."
     decisions = []
     for name in STATISTICS[::-1]:                      # split, then rb
-        perm = permutation_statistics(x, y, k, name, n_permutations, rng)
-        decisions += [dp_permutation_decision(perm.observed, perm.permuted, eps, perm.sensitivity, alpha, rng)
+        perm = permutation_statistics(x, y, k=k, statistic_name=name, n_permutations=n_permutations, rng=rng)
+        decisions += [dp_permutation_decision(perm.observed, perm.permuted, eps, sensitivity=perm.sensitivity,
+                                              alpha=alpha, rng=rng)
                       for eps in eps_values]
     return np.array(decisions)
 
@@ -901,9 +1027,10 @@ class Figure2:
     power: PowerCurve
 
 
-def figure2(n_reps=100, r_values=(0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5),
-            eps_values=(1.0, 0.25, 0.1, np.inf), n=1000, kappa=16, n_permutations=199, alpha=0.05, rng=2026,
-            n_jobs=1, backend=None, progress=None, *, keep=False) -> Figure2:
+def figure2(*, n_reps: int = 100, r_values: tuple = (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5),
+            eps_values: tuple = (1.0, 0.25, 0.1, np.inf), n: int = 1000, kappa: int = 16, n_permutations: int = 199,
+            alpha: float = 0.05, rng: np.random.SeedSequence | np.random.Generator | int | None = 2026,
+            n_jobs: int = 1, backend: str | None = None, progress: bool | None = None, keep: bool = False) -> Figure2:
     """Figure 2 of Kim: power of the private split and RB permutation tests against f = 1 vs g_r, N_X = N_Y = n.
 
     The paper uses n_reps=5000 (about 2-3 minutes with n_jobs=2); the defaults are the paper's other settings.
@@ -911,21 +1038,23 @@ def figure2(n_reps=100, r_values=(0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.
     every repetition's decisions (see `write_figure2_data`)."""
     r_values, eps_values, labels, sample, test = _figure2_setup(r_values, eps_values, n, kappa, n_permutations, alpha)
     return Figure2(r_values, eps_values, labels,
-                   power_curve(test, sample, r_values, n_reps, rng, n_jobs, backend, progress, keep_decisions=keep))
+                   power_curve(test, sample, r_values, n_reps=n_reps, rng=rng, n_jobs=n_jobs, backend=backend,
+                               progress=progress, keep_decisions=keep))
 
 # %% ../nbs/04_closeness.ipynb #ch4-037b
 FIGURE2_SETTINGS = ("n", "kappa", "n_permutations", "alpha")
 
 
-def write_figure2_data(path, n_reps=5000, rng=2026, n_jobs=2, progress=None, n=1000, kappa=16, n_permutations=199,
-                       alpha=0.05, r_values=(0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5),
-                       eps_values=(1.0, 0.25, 0.1, np.inf)) -> Figure2:
+def write_figure2_data(path, *, n_reps: int = 5000, rng: int = 2026, n_jobs: int = 2, progress: bool | None = None,
+                       n: int = 1000, kappa: int = 16, n_permutations: int = 199, alpha: float = 0.05,
+                       r_values: tuple = (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5),
+                       eps_values: tuple = (1.0, 0.25, 0.1, np.inf)) -> Figure2:
     """Run Figure 2 (default: the paper's size) and write every decision to the CSV file `path`.
 
     One row per (r, repetition): ``r_index, r, rep`` and one 0/1 column per test. The header's comment lines record
     the root seed (entropy, spawn key) and the settings, so that any row can be recomputed with `one_repetition`."""
-    result = figure2(n_reps, r_values, eps_values, n, kappa, n_permutations, alpha, rng, n_jobs, None, progress,
-                     keep=True)
+    result = figure2(n_reps=n_reps, r_values=r_values, eps_values=eps_values, n=n, kappa=kappa,
+                     n_permutations=n_permutations, alpha=alpha, rng=rng, n_jobs=n_jobs, progress=progress, keep=True)
     settings = dict(n=n, kappa=kappa, n_permutations=n_permutations, alpha=alpha, n_reps=n_reps,
                     entropy=result.power.entropy, spawn_key=list(result.power.spawn_key),
                     eps_values=[repr(float(e)) for e in result.eps_values])

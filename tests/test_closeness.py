@@ -1,5 +1,7 @@
 """Tests for ldpbook.closeness (chapter 4): exactness of the Rao–Blackwellized statistic, sensitivity, level,
-privacy audits, reproducible parallel power curves, rates, and every bad-input path."""
+privacy audits, reproducible parallel power curves, rates, every bad-input path, and the API shape (old call forms
+warn and give the same results)."""
+import dataclasses
 from functools import partial
 from itertools import combinations, product
 
@@ -11,9 +13,9 @@ from scipy import integrate, stats
 
 from ldpbook.closeness import (
     SENSITIVITY, _figure2_sample, _hypergeom_pmf, _rb_cell_table, _split_from_table, _within_block_mad, bin_samples,
-    dp_permutation_decision, dp_permutation_test, dp_pvalue, figure2, noisy_permutation_pvalue,
+    dp_permutation_decision, dp_permutation_test, figure2, noisy_permutation_pvalue,
     smallest_n_permutations, minimax_separation, permutation_statistics, phase_exponents,
-    power_curve, rb_statistic, sample_complexity, sample_sine_alternative, split_statistic)
+    power_curve, rb_statistic, sample_complexity, sample_sine_alternative, split_statistic, write_figure2_data)
 
 
 # ------------------------------------------------------------------ exactness of the RB statistic
@@ -57,15 +59,15 @@ def test_rb_equals_exhaustive_enumeration():
         n_x, n_y, k = rng.integers(2, 7), rng.integers(2, 7), rng.integers(1, 5)
         cases.append((rng.integers(0, k, n_x), rng.integers(0, k, n_y), int(k)))
     for x, y, k in cases:
-        assert np.isclose(rb_statistic(x, y, k), rb_by_enumeration(x, y, k), rtol=1e-12, atol=1e-12), (x, y, k)
+        assert np.isclose(rb_statistic(x, y, k=k), rb_by_enumeration(x, y, k), rtol=1e-12, atol=1e-12), (x, y, k)
 
 
 def test_rb_equals_monte_carlo_average_of_split():
     rng = np.random.default_rng(1)
     x, y = rng.integers(0, 10, 200), rng.integers(0, 12, 333)
-    draws = np.array([split_statistic(x, y, 12, rng) for _ in range(4000)])
+    draws = np.array([split_statistic(x, y, k=12, rng=rng) for _ in range(4000)])
     se = draws.std() / np.sqrt(draws.size)
-    assert abs(draws.mean() - rb_statistic(x, y, 12)) <= 4 * se
+    assert abs(draws.mean() - rb_statistic(x, y, k=12)) <= 4 * se
 
 
 def test_rb_matches_direct_hypergeometric_summation():
@@ -83,7 +85,7 @@ def test_rb_matches_direct_hypergeometric_summation():
         d_m = np.array([np.sum(stats.hypergeom.pmf(np.arange(m + 1), 2 * m, t, m) * np.abs(2 * np.arange(m + 1) - t))
                         for t in s])
         total += 2 * cross - stats.hypergeom.pmf(s, n_x, u, 2 * m) @ d_m - stats.hypergeom.pmf(s, n_y, v, 2 * m) @ d_m
-    assert np.isclose(rb_statistic(x, y, k), total, rtol=1e-9, atol=1e-8)
+    assert np.isclose(rb_statistic(x, y, k=k), total, rtol=1e-9, atol=1e-8)
 
 
 @settings(max_examples=40)
@@ -91,17 +93,17 @@ def test_rb_matches_direct_hypergeometric_summation():
        st.permutations(range(6)))
 def test_rb_symmetries(x, y, relabel):
     x, y, relabel = np.array(x), np.array(y), np.array(relabel)
-    value = rb_statistic(x, y, 6)
-    assert np.isclose(value, rb_statistic(y, x, 6), rtol=1e-10, atol=1e-10)          # swap the samples
-    assert np.isclose(value, rb_statistic(relabel[x], relabel[y], 6), rtol=1e-10, atol=1e-10)   # rename cells
-    assert np.isclose(value, rb_statistic(x, y, 9), rtol=1e-10, atol=1e-10)          # empty cells add nothing
+    value = rb_statistic(x, y, k=6)
+    assert np.isclose(value, rb_statistic(y, x, k=6), rtol=1e-10, atol=1e-10)          # swap the samples
+    assert np.isclose(value, rb_statistic(relabel[x], relabel[y], k=6), rtol=1e-10, atol=1e-10)   # rename cells
+    assert np.isclose(value, rb_statistic(x, y, k=9), rtol=1e-10, atol=1e-10)          # empty cells add nothing
 
 
 def test_permutation_statistics_observed_equals_rb_statistic():
     rng = np.random.default_rng(3)
     x, y = rng.integers(0, 7, 90), rng.integers(0, 7, 120)
-    perm = permutation_statistics(x, y, 7, "rb", 50, rng)
-    assert np.isclose(perm.observed, rb_statistic(x, y, 7), rtol=1e-12)
+    perm = permutation_statistics(x, y, k=7, statistic_name="rb", n_permutations=50, rng=rng)
+    assert np.isclose(perm.observed, rb_statistic(x, y, k=7), rtol=1e-12)
     assert perm.permuted.shape == (50,) and perm.sensitivity == 4.0
 
 
@@ -110,8 +112,8 @@ def test_large_sample_rb_table_path_agrees():
     rng = np.random.default_rng(4)
     x, y = rng.integers(0, 50, 3000), rng.integers(0, 50, 2500)           # (3001 * 2501) > 2**22: no dense table
     assert _rb_cell_table(3000, 2500).table is None
-    perm = permutation_statistics(x, y, 50, "rb", 3, rng)
-    assert np.isclose(perm.observed, rb_statistic(x, y, 50), rtol=1e-12)
+    perm = permutation_statistics(x, y, k=50, statistic_name="rb", n_permutations=3, rng=rng)
+    assert np.isclose(perm.observed, rb_statistic(x, y, k=50), rtol=1e-12)
 
 
 # ------------------------------------------------------------------ sensitivity, exhaustively
@@ -154,7 +156,7 @@ def test_rb_sensitivity_exhaustive(n_x, n_y, k):
     v = np.stack([(data[:, n_x:] == i).sum(axis=1) for i in range(k)], axis=1)
     zbar = _rb_cell_table(n_x, n_y)(u, v).sum(axis=1)
     for i in [0, len(data) // 3, len(data) - 1]:
-        assert np.isclose(zbar[i], rb_statistic(data[i, :n_x], data[i, n_x:], k), rtol=1e-12, atol=1e-12)
+        assert np.isclose(zbar[i], rb_statistic(data[i, :n_x], data[i, n_x:], k=k), rtol=1e-12, atol=1e-12)
     change = np.abs(zbar[:, None] - zbar[neighbour_index(n_x + n_y, k)]).max()
     assert change <= SENSITIVITY["rb"] + 1e-9
 
@@ -177,7 +179,7 @@ def test_level_under_null(statistic, eps):
 def test_eps_inf_is_the_plain_permutation_test():
     rng = np.random.default_rng(5)
     x, y = rng.integers(0, 5, 60), rng.integers(0, 5, 60)
-    res = dp_permutation_test(x, y, np.inf, 5, n_permutations=99, rng=6, return_nonprivate=True)
+    res = dp_permutation_test(x, y, np.inf, k=5, n_permutations=99, rng=6, return_nonprivate=True)
     expected = (1 + np.sum(res.null_distribution >= res.statistic - 1e-9)) / 100
     assert res.pvalue == expected and res.noise_scale == 0.0 and res.private_fields == ()
     assert res.reject == (expected <= 0.05)
@@ -186,16 +188,16 @@ def test_eps_inf_is_the_plain_permutation_test():
 def test_nonprivate_fields_only_on_request():
     rng = np.random.default_rng(7)
     x, y = rng.integers(0, 4, 30), rng.integers(0, 4, 30)
-    res = dp_permutation_test(x, y, 1.0, 4, rng=1)
+    res = dp_permutation_test(x, y, 1.0, k=4, rng=1)
     assert res.pvalue is None and res.statistic is None and res.null_distribution is None
     assert res.private_fields == ("reject",) and "pvalue" in res.nonprivate_fields
     assert res.noise_scale == 8.0
-    full = dp_permutation_test(x, y, 1.0, 4, rng=1, return_nonprivate=True)
+    full = dp_permutation_test(x, y, 1.0, k=4, rng=1, return_nonprivate=True)
     assert full.reject == res.reject and full.pvalue is not None and full.null_distribution.shape == (199,)
 
 
 def pvalue_law(observed, permuted, eps, sensitivity):
-    "Exact law of dp_pvalue: P(p = (1 + j)/(B + 1)), by quadrature over the observed statistic's noise."
+    "Exact law of noisy_permutation_pvalue: P(p = (1 + j)/(B + 1)), by quadrature over the observed statistic's noise."
     scale, permuted = 2 * sensitivity / eps, np.asarray(permuted, float)
 
     def integrand(z, j):
@@ -240,17 +242,18 @@ def test_privacy_audit(statistic):
     eps, alpha, b, n_runs = 1.0, 0.25, 19, 3000
     x = np.array([0, 0, 0, 1, 1, 1])
     y = np.array([2, 2, 2, 3, 3, 0])
-    base = rb_statistic(x, y, 4)
+    base = rb_statistic(x, y, k=4)
     best, y_best = -1.0, None
     for j in range(y.size):
         for value in range(4):
             y2 = y.copy()
             y2[j] = value
-            change = abs(rb_statistic(x, y2, 4) - base)
+            change = abs(rb_statistic(x, y2, k=4) - base)
             if change > best:
                 best, y_best = change, y2
     rng = np.random.default_rng(9)
-    rates = [np.mean([dp_permutation_test(x, yy, eps, 4, statistic, b, alpha, rng).reject for _ in range(n_runs)])
+    rates = [np.mean([dp_permutation_test(x, yy, eps, k=4, statistic_name=statistic, n_permutations=b, alpha=alpha,
+                                      rng=rng).reject for _ in range(n_runs)])
              for yy in (y, y_best)]
     p, q = rates
     se = np.sqrt(p * (1 - p) / n_runs + np.exp(2 * eps) * q * (1 - q) / n_runs)
@@ -312,7 +315,7 @@ def test_bin_samples():
 
 
 def test_sine_alternative_density():
-    pts = sample_sine_alternative(200_000, 0.5, 11)
+    pts = sample_sine_alternative(200_000, 0.5, rng=11)
     edges = np.linspace(0, 1, 17)
     expected = np.diff(edges + 0.5 / 8 * (1 - np.cos(4 * np.pi * edges)))        # CDF x + r (1 - cos 4 pi x) / 8
     observed = np.histogram(pts, edges)[0] / pts.size
@@ -360,13 +363,13 @@ def test_dp_permutation_test_bad_parameters(kwargs, error):
 ])
 def test_bad_samples_every_entry_point(x, y, k, error):
     with pytest.raises(error):
-        rb_statistic(x, y, k)
+        rb_statistic(x, y, k=k)
     with pytest.raises(error):
-        split_statistic(x, y, k, 0)
+        split_statistic(x, y, k=k, rng=0)
     with pytest.raises(error):
-        dp_permutation_test(x, y, 1.0, k)
+        dp_permutation_test(x, y, 1.0, k=k)
     with pytest.raises(error):
-        permutation_statistics(x, y, k)
+        permutation_statistics(x, y, k=k)
 
 
 @pytest.mark.parametrize("x,kappa,error", [
@@ -394,14 +397,14 @@ def test_bin_samples_bad_input(x, kappa, error):
     (lambda: phase_exponents(-0.1, 1.0, 1), ValueError),
     (lambda: phase_exponents(np.nan, 1.0, 1), ValueError),
     (lambda: phase_exponents(0.5, np.inf, 1), ValueError),
-    (lambda: noisy_permutation_pvalue(1.0, [0.5], 1.0, 0.0), ValueError),
-    (lambda: noisy_permutation_pvalue(1.0, [], 1.0, 4.0), ValueError),
-    (lambda: noisy_permutation_pvalue(1.0, [0.5], -1.0, 4.0), ValueError),
-    (lambda: noisy_permutation_pvalue(np.nan, [0.5], 1.0, 4.0), ValueError),
-    (lambda: noisy_permutation_pvalue(1.0, [0.5, np.inf], 1.0, 4.0), ValueError),
-    (lambda: noisy_permutation_pvalue(1.0, [0.5, np.nan], np.inf, 4.0), ValueError),
-    (lambda: noisy_permutation_pvalue("1", [0.5], 1.0, 4.0), TypeError),
-    (lambda: dp_permutation_decision(1.0, np.zeros(39), 1.0, 4.0, alpha=0.02), ValueError),
+    (lambda: noisy_permutation_pvalue(1.0, [0.5], 1.0, sensitivity=0.0), ValueError),
+    (lambda: noisy_permutation_pvalue(1.0, [], 1.0, sensitivity=4.0), ValueError),
+    (lambda: noisy_permutation_pvalue(1.0, [0.5], -1.0, sensitivity=4.0), ValueError),
+    (lambda: noisy_permutation_pvalue(np.nan, [0.5], 1.0, sensitivity=4.0), ValueError),
+    (lambda: noisy_permutation_pvalue(1.0, [0.5, np.inf], 1.0, sensitivity=4.0), ValueError),
+    (lambda: noisy_permutation_pvalue(1.0, [0.5, np.nan], np.inf, sensitivity=4.0), ValueError),
+    (lambda: noisy_permutation_pvalue("1", [0.5], 1.0, sensitivity=4.0), TypeError),
+    (lambda: dp_permutation_decision(1.0, np.zeros(39), 1.0, sensitivity=4.0, alpha=0.02), ValueError),
     (lambda: figure2(n_reps=1, n_permutations=9), ValueError),
     (lambda: sample_sine_alternative(10, 0.7), ValueError),
     (lambda: sample_sine_alternative(10, -0.1), ValueError),
@@ -426,7 +429,7 @@ def test_public_rb_cell_values_sum_to_the_statistic_and_validate():
     rng = np.random.default_rng(11)
     x, y = rng.integers(0, 6, 40), rng.integers(0, 6, 31)
     u, v = np.bincount(x, minlength=6), np.bincount(y, minlength=6)
-    assert rb_cell_values(u, v, 40, 31).sum() == pytest.approx(rb_statistic(x, y, 6), rel=1e-12, abs=1e-12)
+    assert rb_cell_values(u, v, 40, 31).sum() == pytest.approx(rb_statistic(x, y, k=6), rel=1e-12, abs=1e-12)
     assert rb_cell_values(u[None, :].repeat(3, 0), v[None, :].repeat(3, 0), 40, 31).shape == (3, 6)
     with pytest.raises(ValueError, match="counts must satisfy"):
         rb_cell_values(np.array([41]), np.array([0]), 40, 31)
@@ -449,28 +452,140 @@ def test_smallest_n_permutations_is_the_smallest_that_can_reject(alpha, smallest
 
 def test_nan_observed_statistic_is_an_error_not_a_rejection():
     with pytest.raises(ValueError, match="finite"):
-        dp_permutation_decision(np.nan, np.zeros(99), np.inf, 4.0)
+        dp_permutation_decision(np.nan, np.zeros(99), np.inf, sensitivity=4.0)
     with pytest.raises(ValueError, match="finite"):
-        dp_permutation_decision(0.0, np.r_[np.zeros(98), np.nan], 1.0, 4.0)
+        dp_permutation_decision(0.0, np.r_[np.zeros(98), np.nan], 1.0, sensitivity=4.0)
 
 
 def test_deprecated_names_still_work_and_warn():
+    from ldpbook.closeness import dp_pvalue
     x, y = np.array([0, 1, 1, 2]), np.array([2, 2, 1, 0])
-    with pytest.warns(DeprecationWarning, match="statistic_name"):
+    with pytest.warns(DeprecationWarning, match="^ldpbook.*statistic_name") as record:
         old = dp_permutation_test(x, y, 1.0, statistic="split", rng=4, return_nonprivate=True)
+    assert record[0].filename == __file__                         # the warning points at the caller
     new = dp_permutation_test(x, y, 1.0, statistic_name="split", rng=4, return_nonprivate=True)
     assert old.statistic_name == "split" and (old.pvalue, old.statistic) == (new.pvalue, new.statistic)
-    with pytest.warns(DeprecationWarning, match="not differentially private"):
-        p = dp_pvalue(3.0, [1.0, 2.0, 5.0], 1.0, 4.0, rng=5)
-    assert p == noisy_permutation_pvalue(3.0, [1.0, 2.0, 5.0], 1.0, 4.0, rng=5)
+    with pytest.warns(DeprecationWarning, match="^ldpbook.*statistic_name"):
+        old_perm = permutation_statistics(x, y, statistic="split", n_permutations=3, rng=2)
+    new_perm = permutation_statistics(x, y, statistic_name="split", n_permutations=3, rng=2)
+    assert _same(old_perm, new_perm)
+    with pytest.warns(DeprecationWarning, match="^ldpbook.*dp_pvalue.*noisy_permutation_pvalue"):
+        p = dp_pvalue(3.0, [1.0, 2.0, 5.0], 1.0, sensitivity=4.0, rng=5)
+    assert p == noisy_permutation_pvalue(3.0, [1.0, 2.0, 5.0], 1.0, sensitivity=4.0, rng=5)
+    with pytest.warns(DeprecationWarning, match="^ldpbook"):              # the old name and the old call form
+        assert dp_pvalue(3.0, [1.0, 2.0, 5.0], 1.0, 4.0, 5) == p
     perm = permutation_statistics(x, y, statistic_name="rb", n_permutations=3, rng=1)
-    with pytest.warns(DeprecationWarning):
+    with pytest.warns(DeprecationWarning, match="^ldpbook.*statistic_name"):
         assert perm.statistic == "rb"
+
+
+def _same(a, b):
+    "Equal results: numbers, arrays, tuples of arrays, or dataclasses field by field."
+    if dataclasses.is_dataclass(a):
+        return type(a) is type(b) and all(_same(getattr(a, f.name), getattr(b, f.name)) for f in dataclasses.fields(a))
+    if isinstance(a, tuple) and a and isinstance(a[0], np.ndarray):
+        return all(_same(u, v) for u, v in zip(a, b))
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return np.array_equal(a, b)
+    return a == b or (a != a and b != b)
+
+
+def _coin_flip(p, rng):
+    return (rng.random() < p,)
+
+
+def _pass_flip(flip, rng):
+    return bool(flip)
+
+
+XS, YS = np.array([0, 1, 1, 2, 2, 2, 0, 1]), np.array([2, 2, 1, 0, 0, 0, 1, 2, 2])
+OBSERVED, PERMUTED = 9.0, np.r_[np.zeros(18), 10.0]
+
+# (function, old positional call, the same call in the new form): old forms of 0.1 that warn in 0.2.0
+OLD_CALL_FORMS = [
+    (split_statistic, lambda f: f(XS, YS, 3, 7), lambda f: f(XS, YS, k=3, rng=7)),
+    (split_statistic, lambda f: f(XS, YS, None, rng=7), lambda f: f(XS, YS, rng=7)),
+    (rb_statistic, lambda f: f(XS, YS, 3), lambda f: f(XS, YS, k=3)),
+    (permutation_statistics, lambda f: f(XS, YS, 3, "split", 19, 5),
+     lambda f: f(XS, YS, k=3, statistic_name="split", n_permutations=19, rng=5)),
+    (permutation_statistics, lambda f: f(XS, YS, None, "rb", rng=5),
+     lambda f: f(XS, YS, statistic_name="rb", rng=5)),
+    (dp_permutation_test, lambda f: f(XS, YS, 1.0, 3, "rb", 19, 0.1, 4, True),
+     lambda f: f(XS, YS, 1.0, k=3, statistic_name="rb", n_permutations=19, alpha=0.1, rng=4, return_nonprivate=True)),
+    (dp_permutation_test, lambda f: f(XS, YS, 0.5, 3, n_permutations=39, rng=2),
+     lambda f: f(XS, YS, 0.5, k=3, n_permutations=39, rng=2)),
+    (noisy_permutation_pvalue, lambda f: f(OBSERVED, PERMUTED, 1.0, 4.0, 3),
+     lambda f: f(OBSERVED, PERMUTED, 1.0, sensitivity=4.0, rng=3)),
+    (noisy_permutation_pvalue, lambda f: f(OBSERVED, PERMUTED, np.inf, 4.0),
+     lambda f: f(OBSERVED, PERMUTED, np.inf, sensitivity=4.0)),
+    (dp_permutation_decision, lambda f: f(OBSERVED, PERMUTED, 2.0, 4.0, 0.1, 3),
+     lambda f: f(OBSERVED, PERMUTED, 2.0, sensitivity=4.0, alpha=0.1, rng=3)),
+    (dp_permutation_decision, lambda f: f(OBSERVED, PERMUTED, np.inf, 4.0, alpha=0.05),
+     lambda f: f(OBSERVED, PERMUTED, np.inf, sensitivity=4.0, alpha=0.05)),
+    (sample_sine_alternative, lambda f: f(30, 0.4, 8), lambda f: f(30, 0.4, rng=8)),
+    (power_curve, lambda f: f(_pass_flip, _coin_flip, [0.2, 0.7], 40, 6, 1, None, False, 7),
+     lambda f: f(_pass_flip, _coin_flip, [0.2, 0.7], n_reps=40, rng=6, n_jobs=1, backend=None, progress=False,
+                 chunk_size=7)),
+    (power_curve, lambda f: f(_pass_flip, _coin_flip, [0.5], 10, 6, progress=False, keep_decisions=True),
+     lambda f: f(_pass_flip, _coin_flip, [0.5], n_reps=10, rng=6, progress=False, keep_decisions=True)),
+]
+
+
+@pytest.mark.parametrize("function,old,new", OLD_CALL_FORMS)
+def test_old_positional_call_forms_warn_and_give_the_same_result(function, old, new):
+    with pytest.warns(DeprecationWarning, match=f"^ldpbook .*{function.__name__} by position.*=\\.\\.\\.") as record:
+        before = old(function)
+    assert all(w.filename == __file__ for w in record)            # the warning points at the caller
+    assert _same(before, new(function))
+
+
+@pytest.mark.parametrize("call", [
+    lambda: split_statistic(XS, YS, 3, 7, 1),                               # more positional arguments than ever
+    lambda: rb_statistic(XS, YS, 3, 1),
+    lambda: permutation_statistics(XS, YS, 3, "rb", 19, 5, "split"),        # statistic= was keyword-only
+    lambda: dp_permutation_test(XS, YS, 1.0, 3, "rb", 19, 0.1, 4, True, "rb"),
+    lambda: noisy_permutation_pvalue(OBSERVED, PERMUTED, 1.0, 4.0, 3, 1),
+    lambda: dp_permutation_decision(OBSERVED, PERMUTED, 1.0, 4.0, 0.05, 3, 1),
+    lambda: sample_sine_alternative(30, 0.4, 8, 1),
+    lambda: power_curve(_pass_flip, _coin_flip, [0.5], 10, 6, 1, None, False, 7, True),   # keep_decisions
+    lambda: figure2(2),                                                      # figure helpers: keywords only
+    lambda: write_figure2_data("unused.csv", 2),
+    lambda: dp_permutation_decision(OBSERVED, PERMUTED, 1.0),                # sensitivity is required
+    lambda: noisy_permutation_pvalue(OBSERVED, PERMUTED, 1.0),
+    lambda: rb_statistic(XS, YS, 3, k=3),                                    # the same option twice
+])
+def test_keyword_only_options_refuse_positional_use(call):
+    with pytest.raises(TypeError):
+        call()
+
+
+def test_api_shape_of_the_module():
+    "__all__ is the API: typed, options keyword-only after the first default, no figure helper, no old name."
+    import inspect
+    import ldpbook.closeness as closeness
+    helpers = {"FIGURE2_SETTINGS", "Figure2", "figure2", "write_figure2_data", "read_figure2_data", "dp_pvalue"}
+    assert not helpers & set(closeness.__all__)
+    for name in helpers:
+        assert hasattr(closeness, name)                                      # importable all the same
+    functions = [getattr(closeness, name) for name in closeness.__all__ if inspect.isfunction(getattr(closeness, name))]
+    assert len(functions) >= 18
+    for function in functions:
+        signature = inspect.signature(function)
+        assert signature.return_annotation is not inspect.Signature.empty, function.__name__
+        defaulted = False
+        for p in signature.parameters.values():
+            assert p.annotation is not inspect.Parameter.empty, f"{function.__name__}({p.name})"
+            defaulted = defaulted or p.default is not inspect.Parameter.empty
+            if defaulted:
+                assert p.kind is p.KEYWORD_ONLY, f"{function.__name__}({p.name}) must be keyword-only"
+        assert "Parameters\n    ----------" in function.__doc__ and "Returns\n    -------" in function.__doc__, \
+            function.__name__
 
 
 def test_no_argument_or_field_name_suggests_a_private_pvalue():
     import ldpbook.closeness as closeness
-    assert "not an" in closeness.noisy_permutation_pvalue.__doc__.lower() and "not" in closeness.dp_pvalue.__doc__.lower()
+    assert "not an" in closeness.noisy_permutation_pvalue.__doc__.lower()
+    assert "not ε-dp" in closeness.dp_pvalue.__doc__.lower()
     res = dp_permutation_test(np.array([0, 1, 1, 2]), np.array([2, 2, 1, 0]), 1.0, rng=None)
     assert res.private_fields == ("reject",) and res.pvalue is None and "pvalue" in res.nonprivate_fields
 
@@ -482,7 +597,7 @@ def test_huge_labels_and_huge_k_use_memory_of_the_occupied_cells():
     y = np.array([10 ** 9, 3, 3, 0])
     tracemalloc.start()
     try:
-        values = [rb_statistic(x, y), rb_statistic(x, y, k=10 ** 9 + 1), split_statistic(x, y, None, 1),
+        values = [rb_statistic(x, y), rb_statistic(x, y, k=10 ** 9 + 1), split_statistic(x, y, rng=1),
                   dp_permutation_test(x, y, 1.0, k=2 * 10 ** 9, rng=2).reject,
                   dp_permutation_test(x, y, 1.0, statistic_name="split", rng=2).reject]
         peak = tracemalloc.get_traced_memory()[1]

@@ -85,10 +85,11 @@ def test_phase_exponents(alpha, s, d):
 @given(maybe(st.one_of(labels, huge_labels), junk_arrays), maybe(st.one_of(labels, huge_labels), junk_arrays),
        maybe(ks), st.sampled_from(["rb", "split"]))
 def test_statistics_and_the_test(x, y, k, name):
-    run(closeness.rb_statistic, x, y, k)
-    run(closeness.split_statistic, x, y, k, 0)
-    run(closeness.permutation_statistics, x, y, k, name, 19, 1)
-    out = run(closeness.dp_permutation_test, x, y, 1.0, k, name, 19, 0.05, 2)
+    run(closeness.rb_statistic, x, y, k=k)
+    run(closeness.split_statistic, x, y, k=k, rng=0)
+    run(closeness.permutation_statistics, x, y, k=k, statistic_name=name, n_permutations=19, rng=1)
+    out = run(closeness.dp_permutation_test, x, y, 1.0, k=k, statistic_name=name, n_permutations=19, alpha=0.05,
+              rng=2)
     assert out is None or isinstance(out.reject, bool)
 
 
@@ -97,7 +98,8 @@ def test_statistics_and_the_test(x, y, k, name):
        maybe(st.floats(0.01, 0.5)), maybe(st.sampled_from(["rb", "split"]), junk_scalars))
 def test_dp_permutation_test_parameters(eps, n_permutations, alpha, name):
     x, y = np.array([0, 1, 1, 2, 2]), np.array([2, 2, 1, 0, 3])
-    run(closeness.dp_permutation_test, x, y, eps, None, name, n_permutations, alpha, 3)
+    run(closeness.dp_permutation_test, x, y, eps, statistic_name=name, n_permutations=n_permutations, alpha=alpha,
+        rng=3)
 
 
 @FUZZ
@@ -105,9 +107,10 @@ def test_dp_permutation_test_parameters(eps, n_permutations, alpha, name):
                                         junk_arrays), maybe(eps_values), maybe(st.floats(0.5, 8)),
        maybe(st.floats(0.01, 0.9)))
 def test_noise_and_decision(observed, permuted, eps, sensitivity, alpha):
-    p = run(closeness.noisy_permutation_pvalue, observed, permuted, eps, sensitivity, 1)
+    p = run(closeness.noisy_permutation_pvalue, observed, permuted, eps, sensitivity=sensitivity, rng=1)
     assert p is None or 0 < p <= 1
-    decision = run(closeness.dp_permutation_decision, observed, permuted, eps, sensitivity, alpha, 1)
+    decision = run(closeness.dp_permutation_decision, observed, permuted, eps, sensitivity=sensitivity, alpha=alpha,
+                   rng=1)
     assert decision is None or isinstance(decision, bool)
     scale = run(closeness.laplace_scale, sensitivity, eps)
     assert scale is None or scale >= 0
@@ -133,7 +136,7 @@ def test_bin_samples(x, kappa):
 @FUZZ
 @given(maybe(st.integers(1, 200)), maybe(st.floats(0, 0.63)))
 def test_sine_alternative(n, r):
-    out = run(closeness.sample_sine_alternative, n, r, 1)
+    out = run(closeness.sample_sine_alternative, n, r, rng=1)
     assert out is None or (out.min() >= 0 and out.max() <= 1)
 
 
@@ -149,8 +152,8 @@ def _flip(flip, rng):
 @given(maybe(st.lists(st.floats(0, 1), min_size=1, max_size=3)), maybe(st.integers(1, 20)),
        maybe(st.integers(0, 5)), maybe(st.sampled_from([None, 1, 2])), maybe(st.integers(1, 5)))
 def test_power_curve(grid, n_reps, rng, n_jobs, chunk_size):
-    run(closeness.power_curve, _flip, _coin, grid, n_reps, rng, 1 if n_jobs == 2 else n_jobs, None, False,
-        chunk_size)
+    run(closeness.power_curve, _flip, _coin, grid, n_reps=n_reps, rng=rng, n_jobs=1 if n_jobs == 2 else n_jobs,
+        backend=None, progress=False, chunk_size=chunk_size)
 
 
 @settings(max_examples=10, deadline=None)
@@ -159,7 +162,8 @@ def test_power_curve(grid, n_reps, rng, n_jobs, chunk_size):
        maybe(st.just((1.0, np.inf)), st.one_of(st.just(()), st.just((0.0,)), st.just((np.nan,)))),
        maybe(st.integers(10, 40)), maybe(st.integers(2, 6)), maybe(st.sampled_from([19, 39])))
 def test_figure2(n_reps, r_values, eps_values, n, kappa, n_permutations):
-    run(closeness.figure2, n_reps, r_values, eps_values, n, kappa, n_permutations, 0.05, 1, 1, None, False)
+    run(closeness.figure2, n_reps=n_reps, r_values=r_values, eps_values=eps_values, n=n, kappa=kappa,
+        n_permutations=n_permutations, alpha=0.05, rng=1, n_jobs=1, backend=None, progress=False)
 
 
 @FUZZ

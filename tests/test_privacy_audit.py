@@ -28,8 +28,8 @@ from ldpbook import adaptive, closeness
 # ------------------------------------------------------------------ chapter 4: the decision on neighbouring data
 def rb_statistics(pooled, n_x, masks, k):
     "T_0 (observed labelling) and T_b (record-level relabellings `masks`), all by closeness.rb_statistic."
-    observed = closeness.rb_statistic(pooled[:n_x], pooled[n_x:], k)
-    return observed, np.array([closeness.rb_statistic(pooled[m], pooled[~m], k) for m in masks])
+    observed = closeness.rb_statistic(pooled[:n_x], pooled[n_x:], k=k)
+    return observed, np.array([closeness.rb_statistic(pooled[m], pooled[~m], k=k) for m in masks])
 
 
 def closeness_worst_log_ratio(eps, alpha=0.05, n_permutations=19, n_noise=3, seed=0) -> float:
@@ -51,7 +51,8 @@ def closeness_worst_log_ratio(eps, alpha=0.05, n_permutations=19, n_noise=3, see
             for _ in range(n_noise):
                 z_rest = rng.laplace(size=n_permutations)
                 c = [threshold(lambda z0, t=t: closeness.dp_permutation_decision(
-                        t[0], t[1], eps, 4.0, alpha, controlled(np.r_[z0, z_rest])), z_rest) for t in (base, moved)]
+                        t[0], t[1], eps, sensitivity=4.0, alpha=alpha, rng=controlled(np.r_[z0, z_rest])), z_rest)
+                     for t in (base, moved)]
                 worst = max(worst, log_ratio(*c) / eps)
     return worst
 
@@ -72,8 +73,8 @@ def test_dp_permutation_test_decides_through_the_checked_noise_path():
         for name in closeness.STATISTICS:
             res = closeness.dp_permutation_test(x, y, 1.0, statistic_name=name, n_permutations=19,
                                                 rng=controlled(z, seed), return_nonprivate=True)
-            again = closeness.dp_permutation_decision(res.statistic, res.null_distribution, 1.0, 4.0, 0.05,
-                                                      controlled(z, seed))
+            again = closeness.dp_permutation_decision(res.statistic, res.null_distribution, 1.0, sensitivity=4.0,
+                                                      alpha=0.05, rng=controlled(z, seed))
             assert res.reject == again
 
 
@@ -85,7 +86,7 @@ def test_threshold_events_worst_case_statistics(eps):
     z_rest = np.zeros(19)
     for t in (-20.0, 0.0, 20.0, 60.0):
         c = [threshold(lambda z0, s=s: closeness.dp_permutation_decision(
-                s[0], s[1], eps, 4.0, 0.05, controlled(np.r_[z0, z_rest])), z_rest)
+                s[0], s[1], eps, sensitivity=4.0, alpha=0.05, rng=controlled(np.r_[z0, z_rest])), z_rest)
              for s in ((0.0, np.full(19, t)), (-4.0, np.full(19, t + 4.0)))]
         worst = max(worst, log_ratio(*c) / eps)
     assert 0.99 < worst <= 1 + 1e-6

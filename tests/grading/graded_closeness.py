@@ -38,17 +38,17 @@ def statistic_neighbours(delta):
 
 
 def test_noisy_permutation_pvalue_without_noise_counts_ties_against_the_null():
-    assert noisy_permutation_pvalue(0.0, [1.0, -1.0, 0.0, 2.0], np.inf, 1.0) == 0.8
-    assert noisy_permutation_pvalue(10.0, [1.0, -1.0, 0.0, 2.0], np.inf, 1.0) == 0.2
-    assert noisy_permutation_pvalue(-5.0, [1.0, -1.0, 0.0, 2.0], np.inf, 1.0) == 1.0
+    assert noisy_permutation_pvalue(0.0, [1.0, -1.0, 0.0, 2.0], np.inf, sensitivity=1.0) == 0.8
+    assert noisy_permutation_pvalue(10.0, [1.0, -1.0, 0.0, 2.0], np.inf, sensitivity=1.0) == 0.2
+    assert noisy_permutation_pvalue(-5.0, [1.0, -1.0, 0.0, 2.0], np.inf, sensitivity=1.0) == 1.0
 
 
 def test_noisy_permutation_pvalue_adds_laplace_noise_of_scale_2_delta_over_eps():
     """With every permuted statistic equal to t and their noise at 0, p <= 1/(B + 1) exactly when T_0 + xi_0 > t:
     the observed statistic's standard draw c at which p flips gives the scale s = (t - T_0) / c of its noise."""
     def rejects(stats, eps, delta, z):
-        return decided(lambda rng: noisy_permutation_pvalue(stats[0], stats[1], eps, delta, rng=rng) <= 1 / (B + 1),
-                       z)
+        return decided(lambda rng: noisy_permutation_pvalue(stats[0], stats[1], eps, sensitivity=delta,
+                                                            rng=rng) <= 1 / (B + 1), z)
     for eps, delta in [(1.0, 4.0), (0.5, 1.0), (3.0, 4.0)]:
         index, sign = observed_draw(lambda z: rejects((0.0, np.ones(B)), eps, delta, z), np.zeros(B + 1))
         for observed, t in [(0.0, 5.0), (-3.0, 1.0), (2.0, 30.0)]:
@@ -65,16 +65,17 @@ def test_noisy_permutation_pvalue_threshold_events_are_private():
     for eps in (1.0, 2.0):
         for alpha in (1 / (B + 1), 0.5):
             def decide(stats, z):
-                return decided(lambda rng: noisy_permutation_pvalue(stats[0], stats[1], eps, delta, rng) <= alpha, z)
+                return decided(lambda rng: noisy_permutation_pvalue(stats[0], stats[1], eps, sensitivity=delta,
+                                                                    rng=rng) <= alpha, z)
             worst = privacy_loss(decide, statistic_neighbours(delta), np.zeros(B + 1), (0.0, np.ones(B)), eps)
             assert 0.99 < worst <= 1 + 1e-6, f"privacy loss {worst:.3f} eps for the event p <= {alpha:g}"
 
 
 def test_noisy_permutation_pvalue_rejects_bad_input():
-    for args in [(0.0, [1.0], 0.0, 1.0), (0.0, [1.0], -1.0, 1.0), (0.0, [1.0], 1.0, 0.0), (0.0, [], 1.0, 1.0),
-                 (0.0, [1.0], np.nan, 1.0), (np.nan, [1.0], 1.0, 1.0)]:
+    for args, sensitivity in [((0.0, [1.0], 0.0), 1.0), ((0.0, [1.0], -1.0), 1.0), ((0.0, [1.0], 1.0), 0.0),
+                              ((0.0, [], 1.0), 1.0), ((0.0, [1.0], np.nan), 1.0), ((np.nan, [1.0], 1.0), 1.0)]:
         try:
-            noisy_permutation_pvalue(*args)
+            noisy_permutation_pvalue(*args, sensitivity=sensitivity)
         except (ValueError, TypeError):
             continue
         raise AssertionError("bad input was accepted")
@@ -83,15 +84,17 @@ def test_noisy_permutation_pvalue_rejects_bad_input():
 def test_dp_permutation_decision_thresholds_the_pvalue_at_alpha():
     "Without noise the decision is p <= alpha, ties counted against the null; p = alpha rejects."
     permuted = np.r_[np.zeros(B - 1), 5.0]
-    assert dp_permutation_decision(9.0, permuted, np.inf, 4.0, alpha=0.05) is True         # p = 1/20
-    assert dp_permutation_decision(1.0, permuted, np.inf, 4.0, alpha=0.05) is False        # p = 2/20
-    assert dp_permutation_decision(1.0, permuted, np.inf, 4.0, alpha=0.1) is True          # p = 2/20
-    assert dp_permutation_decision(5.0, permuted, np.inf, 4.0, alpha=0.05) is False        # a tie: p = 2/20
+    assert dp_permutation_decision(9.0, permuted, np.inf, sensitivity=4.0, alpha=0.05) is True         # p = 1/20
+    assert dp_permutation_decision(1.0, permuted, np.inf, sensitivity=4.0, alpha=0.05) is False        # p = 2/20
+    assert dp_permutation_decision(1.0, permuted, np.inf, sensitivity=4.0, alpha=0.1) is True          # p = 2/20
+    assert dp_permutation_decision(5.0, permuted, np.inf, sensitivity=4.0, alpha=0.05) is False        # a tie: p = 2/20
 
 
 def test_dp_permutation_decision_refuses_a_test_that_cannot_reject():
-    for args, kwargs in [((0.0, np.zeros(10), 1.0, 4.0), {"alpha": 0.05}), ((0.0, np.zeros(B), 1.0, 4.0), {"alpha": 0}),
-                         ((0.0, np.zeros(B), 1.0, 4.0), {"alpha": 1.5}), ((0.0, np.zeros(B), 0.0, 4.0), {})]:
+    for args, kwargs in [((0.0, np.zeros(10), 1.0), {"sensitivity": 4.0, "alpha": 0.05}),
+                         ((0.0, np.zeros(B), 1.0), {"sensitivity": 4.0, "alpha": 0}),
+                         ((0.0, np.zeros(B), 1.0), {"sensitivity": 4.0, "alpha": 1.5}),
+                         ((0.0, np.zeros(B), 0.0), {"sensitivity": 4.0})]:
         try:
             dp_permutation_decision(*args, **kwargs)
         except (ValueError, TypeError):
@@ -105,7 +108,8 @@ def test_dp_permutation_decision_is_private():
     delta = 4.0
     for eps in (0.5, 2.0):
         def decide(stats, z):
-            return decided(lambda rng: dp_permutation_decision(stats[0], stats[1], eps, delta, 0.05, rng), z)
+            return decided(lambda rng: dp_permutation_decision(stats[0], stats[1], eps, sensitivity=delta, alpha=0.05,
+                                                               rng=rng), z)
         worst = privacy_loss(decide, statistic_neighbours(delta), np.zeros(B + 1), (0.0, np.ones(B)), eps)
         assert 0.99 < worst <= 1 + 1e-6, f"privacy loss {worst:.3f} eps"
 

@@ -414,7 +414,7 @@ def adaptive_test(x: ArrayLike, y: ArrayLike, eps: float, *, alpha: float = 0.05
     x, y = _check_samples(x, y)
     rng = as_generator(rng)
     scores, level = _multiscale_scores(x, y, n_centering, n_permutations, centering_level, rng)
-    pvalue = closeness.noisy_permutation_pvalue(scores[0], scores[1:], eps, SCORE_SENSITIVITY, rng)
+    pvalue = closeness.noisy_permutation_pvalue(scores[0], scores[1:], eps, sensitivity=SCORE_SENSITIVITY, rng=rng)
     nonprivate = ("pvalue", "statistic", "null_distribution", "resolution")
     return AdaptiveTestResult(
         reject=bool(pvalue <= alpha), pvalue=float(pvalue) if return_nonprivate else None,

@@ -434,11 +434,11 @@ def test_graded_tests_catch_planted_bugs(stem, name, mutant, failing):
             getattr(module, test)()
 
 
-def _other_pvalue(observed, permuted, eps, sensitivity, rng=None):
+def _other_pvalue(observed, permuted, eps, *, sensitivity, rng=None):
     "A correct noisy p-value that draws its noise otherwise: one value at a time, permuted first, subtracted."
     from ldpbook.closeness import noisy_permutation_pvalue
     from ldpbook.foundations import as_generator
-    reference = noisy_permutation_pvalue(observed, permuted, eps, sensitivity, rng=0)      # validates the input
+    reference = noisy_permutation_pvalue(observed, permuted, eps, sensitivity=sensitivity, rng=0)   # validates the input
     if np.isinf(eps):
         return reference
     rng, scale = as_generator(rng), 2 * sensitivity / eps
@@ -447,14 +447,15 @@ def _other_pvalue(observed, permuted, eps, sensitivity, rng=None):
     return (1 + sum(t > noisy_observed for t in noisy_permuted)) / (len(noisy_permuted) + 1)
 
 
-def _other_test(x, y, eps, k=None, statistic_name="rb", n_permutations=199, alpha=0.05, rng=None,
+def _other_test(x, y, eps, *, k=None, statistic_name="rb", n_permutations=199, alpha=0.05, rng=None,
                 return_nonprivate=False):
     "A correct DP permutation test that draws its noise first, as one array, and uses the last value for T_0."
     from ldpbook import closeness
     from ldpbook.foundations import as_generator
     rng = as_generator(rng)
     noise = rng.laplace(0.0, 2 * 4.0 / eps, size=n_permutations + 1)
-    perm = closeness.permutation_statistics(x, y, k, statistic_name, n_permutations, rng)
+    perm = closeness.permutation_statistics(x, y, k=k, statistic_name=statistic_name, n_permutations=n_permutations,
+                                            rng=rng)
     pvalue = (1 + np.count_nonzero(perm.permuted + noise[:-1] >= perm.observed + noise[-1])) / (n_permutations + 1)
     keep = return_nonprivate
     return closeness.DPPermutationTestResult(bool(pvalue <= alpha), pvalue if keep else None,
@@ -462,11 +463,11 @@ def _other_test(x, y, eps, k=None, statistic_name="rb", n_permutations=199, alph
                                              alpha, 8.0 / eps, statistic_name, n_permutations, ("reject",), ())
 
 
-def _other_decision(observed, permuted, eps, sensitivity, alpha=0.05, rng=None):
+def _other_decision(observed, permuted, eps, *, sensitivity, alpha=0.05, rng=None):
     "A correct decision on `_other_pvalue`."
     from ldpbook.closeness import dp_permutation_decision
-    dp_permutation_decision(observed, permuted, eps, sensitivity, alpha, rng=0)               # validates the input
-    return bool(_other_pvalue(observed, permuted, eps, sensitivity, rng) <= alpha)
+    dp_permutation_decision(observed, permuted, eps, sensitivity=sensitivity, alpha=alpha, rng=0)   # validates the input
+    return bool(_other_pvalue(observed, permuted, eps, sensitivity=sensitivity, rng=rng) <= alpha)
 
 
 def test_correct_solutions_that_draw_their_noise_otherwise_pass():

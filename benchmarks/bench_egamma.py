@@ -50,13 +50,14 @@ def main(quick=False):
     sizes = {"kov_lp": (6, 10) if quick else (6, 10, 14),
              "egamma_lp": (8, 32) if quick else (8, 32, 128),
              "optimal_mechanism": (50, 200) if quick else (50, 200, 1000, 2000)}
-    baselines = {"kov_lp": lambda p, q: kov_lp(p, q, eps, "egamma", gamma=gamma).value,
-                 "egamma_lp": lambda p, q: egamma_lp(p, q, eps, gamma),
-                 "optimal_mechanism": lambda p, q: optimal_mechanism(p, q, eps, "egamma", gamma=gamma).value}
+    baselines = {"kov_lp": lambda p, q: kov_lp(p, q, eps, divergence="egamma", gamma=gamma).value,
+                 "egamma_lp": lambda p, q: egamma_lp(p, q, eps, gamma=gamma),
+                 "optimal_mechanism": lambda p, q: optimal_mechanism(p, q, eps, divergence="egamma",
+                                                                     gamma=gamma).value}
     for name, ks in sizes.items():
         for k in ks:
             p, q = instance(k, k)
-            t_closed, mech = cpu_per_call(lambda: egamma_optimal(p, q, eps, gamma), min_time)
+            t_closed, mech = cpu_per_call(lambda: egamma_optimal(p, q, eps, gamma=gamma), min_time)
             t_base, value = cpu_per_call(lambda: baselines[name](p, q), min_time, repeats=1 if k > 500 else 3)
             diff = abs(value - mech.value) / max(abs(mech.value), 1e-12)
             print(f"{k:>7} {t_closed:>12.2e} {name:>22} {t_base:>11.2e} {t_base / t_closed:>9.0f} {diff:>10.1e}")
@@ -65,16 +66,16 @@ def main(quick=False):
     for T in ((100, 1000) if quick else (100, 10_000)):
         rng = np.random.default_rng(T)
         P0, P1 = rng.dirichlet(np.ones(20), size=T), rng.dirichlet(np.ones(20), size=T)
-        t_loop, loop = cpu_per_call(lambda: [egamma_optimal(a, b, eps, gamma).value for a, b in zip(P0, P1)],
+        t_loop, loop = cpu_per_call(lambda: [egamma_optimal(a, b, eps, gamma=gamma).value for a, b in zip(P0, P1)],
                                     min_time, repeats=1)
         t_vec, vec = cpu_per_call(lambda: egamma_closed_form(
-            eps, gamma, np.maximum(P0 - gamma * P1, 0).sum(axis=1)), min_time)
+            np.maximum(P0 - gamma * P1, 0).sum(axis=1), eps, gamma=gamma), min_time)
         assert np.allclose(loop, vec, rtol=1e-12, atol=1e-15)
         print(f"  T = {T:>6}: loop {t_loop:.2e} s, vectorised {t_vec:.2e} s, ratio {t_loop / t_vec:.0f}")
     k = 10_000 if quick else 1_000_000
     p, q = instance(k, 0)
-    t_big, mech = cpu_per_call(lambda: egamma_optimal(p, q, eps, gamma), min_time, repeats=1)
-    e = divergence(p, q, "egamma", gamma=gamma)
+    t_big, mech = cpu_per_call(lambda: egamma_optimal(p, q, eps, gamma=gamma), min_time, repeats=1)
+    e = divergence(p, q, kind="egamma", gamma=gamma)
     print(f"\nOne instance with k = {k}: egamma_optimal {t_big:.2e} s (value {mech.value:.6f}, E_γ(p‖q) = {e:.6f})")
 
 

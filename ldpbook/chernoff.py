@@ -6,18 +6,19 @@ from __future__ import annotations
 import heapq
 import math
 import numbers
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .foundations import as_generator, check_eps, check_int, check_pair, readonly
 from .spr import (PartitionMechanism, binary_mechanism, optimal_mechanism, randomized_response_mechanism,
                          sort_by_likelihood_ratio, spr_channel)
 
 # %% auto #0
-__all__ = ['FIGURE_MECHANISMS', 'ChernoffInformation', 'chernoff_information', 'log_ratio_range', 'interval_upper_bound',
-           'spr_chernoff_information', 'ChernoffMechanism', 'chernoff_optimal', 'ChernoffFigureData',
-           'chernoff_figure_data', 'plot_chernoff_figure', 'BayesErrorEstimate', 'bayes_error']
+__all__ = ['ChernoffInformation', 'chernoff_information', 'log_ratio_range', 'interval_upper_bound', 'spr_chernoff_information',
+           'ChernoffMechanism', 'chernoff_optimal', 'BayesErrorEstimate', 'bayes_error']
 
 # %% ../nbs/06_chernoff.ipynb #ch6-006
 @dataclass(frozen=True, eq=False)
@@ -159,7 +160,7 @@ def _maximise(pair: _LogPair) -> ChernoffInformation:
     return ChernoffInformation(value=-_log_affinity(pair, lam), lam=float(lam))
 
 # %% ../nbs/06_chernoff.ipynb #ch6-011
-def chernoff_information(u, v) -> ChernoffInformation:
+def chernoff_information(u: ArrayLike, v: ArrayLike) -> ChernoffInformation:
     """The Chernoff information C(u, v) = max_{λ∈[0,1]} −log Σ_y u_y^λ v_y^{1−λ} and a maximiser λ*.
 
     Parameters
@@ -179,9 +180,22 @@ def chernoff_information(u, v) -> ChernoffInformation:
     return _maximise(_log_pair(u, v))
 
 # %% ../nbs/06_chernoff.ipynb #ch6-016
-def log_ratio_range(p, q, eps):
+def log_ratio_range(p: ArrayLike, q: ArrayLike, eps: float) -> tuple[float, float]:
     """[lo, hi] ∋ log(u_y/v_y) for every output y of every ε-LDP channel: lo = max(−ε, min_x log p_x/q_x),
-    hi = min(ε, max_x log p_x/q_x) over the symbols with p_x + q_x > 0."""
+    hi = min(ε, max_x log p_x/q_x) over the symbols with p_x + q_x > 0.
+
+    Parameters
+    ----------
+    p, q : array_like
+        The two hypotheses, probability vectors of the same length.
+    eps : float
+        Privacy level ε ≥ 0 (``inf`` allowed).
+
+    Returns
+    -------
+    tuple of float
+        ``(lo, hi)``, with lo ≤ 0 ≤ hi.
+    """
     p, q = check_pair(p, q)
     eps = check_eps(eps, allow_inf=True)
     support = (p > 0) | (q > 0)
@@ -190,7 +204,8 @@ def log_ratio_range(p, q, eps):
     return max(-eps, float(ell.min())), min(eps, float(ell.max()))
 
 # %% ../nbs/06_chernoff.ipynb #ch6-017
-def interval_upper_bound(a, b, H_a, H_b, lipschitz, curvature):
+def interval_upper_bound(a: float, b: float, H_a: float, H_b: float, lipschitz: float,
+                         curvature: float) -> float:
     """An upper bound on max_{λ∈[a,b]} H(λ) for H a maximum of concave functions g with |g'| ≤ `lipschitz`,
     g'' ≥ −`curvature`, from H(a) and H(b) alone: the smaller of the Lipschitz tent and the curvature bound
     max_λ [chord(λ) + (curvature/2)(λ − a)(b − λ)]."""
@@ -225,11 +240,27 @@ def _spr_pair(p, q, eps, partition) -> _LogPair:
                     excess_u=excess_u, excess_v=excess_v)
 
 # %% ../nbs/06_chernoff.ipynb #ch6-021
-def spr_chernoff_information(p, q, eps, partition) -> ChernoffInformation:
+def spr_chernoff_information(p: ArrayLike, q: ArrayLike, eps: float,
+                             partition: Sequence[Sequence[int]]) -> ChernoffInformation:
     """The Chernoff information C(Qᵀp, Qᵀq) of the SPR mechanism of `partition` at level ε, and its λ*.
 
     Equal to ``chernoff_information(Q.T @ p, Q.T @ q)`` for ``Q = spr_channel(partition, k, eps)``, but
-    computed from the block masses in the stable form of `_spr_pair` (exact also for tiny and huge ε)."""
+    computed from the block masses in the stable form of `_spr_pair` (exact also for tiny and huge ε).
+
+    Parameters
+    ----------
+    p, q : array_like
+        The two hypotheses, probability vectors of length k.
+    eps : float
+        Privacy level ε ≥ 0 (``inf`` allowed).
+    partition : sequence of sequences of int
+        Disjoint non-empty blocks covering {0, …, k−1}; output j of the channel reports block j.
+
+    Returns
+    -------
+    ChernoffInformation
+        ``value`` and ``lam``.
+    """
     p, q = check_pair(p, q)
     eps = check_eps(eps, allow_inf=True)
     spr_channel(partition, p.size, 0.0)               # validates the partition
@@ -299,7 +330,7 @@ class _Search:
 
     def H(self, lam):
         "H(λ): the DP's optimal partition at λ (Rényi order λ), its exponent evaluated exactly."
-        partition = optimal_mechanism(self.p, self.q, self.eps, "renyi", ell=self.ell, alpha=lam).partition
+        partition = optimal_mechanism(self.p, self.q, self.eps, divergence="renyi", ell=self.ell, alpha=lam).partition
         self.calls += 1
         pair = self.consider(partition)
         return -_log_affinity(pair, lam)
@@ -322,7 +353,7 @@ class _Search:
 # %% ../nbs/06_chernoff.ipynb #ch6-026
 def _branch_and_bound(search, lipschitz, curvature, tol, max_dp_calls, grid=8):
     """Certified max over λ ∈ [0, 1] of H: returns the upper bound (the lower bound is ``search.best``)."""
-    search.consider(optimal_mechanism(search.p, search.q, search.eps, "hellinger", ell=search.ell).partition)
+    search.consider(optimal_mechanism(search.p, search.q, search.eps, divergence="hellinger", ell=search.ell).partition)
     search.calls += 1                  # λ = 1/2 in the cancellation-free Hellinger form: a seed for tiny ε
     lams = np.linspace(0.0, 1.0, grid + 1)
     values = [0.0] + [search.H(float(lam)) for lam in lams[1:-1]] + [0.0]        # H(0) = H(1) = 0
@@ -348,7 +379,8 @@ def _mechanism(p, q, eps, partition, top, upper, calls) -> ChernoffMechanism:
                              gap=float(upper - top.value), dp_calls=int(calls), eps=eps)
 
 # %% ../nbs/06_chernoff.ipynb #ch6-028
-def chernoff_optimal(p, q, eps, ell=None, tol=1e-12, max_dp_calls=2000) -> ChernoffMechanism:
+def chernoff_optimal(p: ArrayLike, q: ArrayLike, eps: float, *, ell: int | None = None, tol: float = 1e-12,
+                     max_dp_calls: int = 2000) -> ChernoffMechanism:
     """An ε-LDP mechanism maximising the Chernoff information C(Qᵀp, Qᵀq), with a certified optimality gap.
 
     Parameters
@@ -358,7 +390,7 @@ def chernoff_optimal(p, q, eps, ell=None, tol=1e-12, max_dp_calls=2000) -> Chern
     eps : float
         Privacy level 0 ≤ ε ≤ 708.4, or ``inf`` (then without a binding output budget).
     ell : int, optional
-        Output budget 1 ≤ ell ≤ k (None: unconstrained).
+        Output budget 1 ≤ ell ≤ k (None: unconstrained). `ell`, `tol` and `max_dp_calls` are keyword-only.
     tol : float
         Relative tolerance of the certificate: the search stops when upper_bound − value ≤ tol · value.
     max_dp_calls : int
@@ -411,15 +443,16 @@ class ChernoffFigureData:
     max_gap: float
 
 # %% ../nbs/06_chernoff.ipynb #ch6-042
-def _figure_mechanisms(p, q, eps, tol):
+def _figure_mechanisms(p: np.ndarray, q: np.ndarray, eps: float, tol: float) -> tuple:
     "The partitions of the five mechanisms compared in the figure, and the DP calls and gap of Chernoff's."
     best = chernoff_optimal(p, q, eps, tol=tol)
-    return ({"Chernoff": best.partition, "KL": optimal_mechanism(p, q, eps, "kl").partition,
-             "TV": optimal_mechanism(p, q, eps, "tv").partition, "binary": binary_mechanism(p, q, eps).partition,
+    return ({"Chernoff": best.partition, "KL": optimal_mechanism(p, q, eps, divergence="kl").partition,
+             "TV": optimal_mechanism(p, q, eps, divergence="tv").partition, "binary": binary_mechanism(p, q, eps).partition,
              "RR": randomized_response_mechanism(p, q, eps).partition}, best.dp_calls, best.gap / best.value)
 
 # %% ../nbs/06_chernoff.ipynb #ch6-043
-def chernoff_figure_data(k=6, T=5, eps=None, full=False, seed=0, tol=1e-9) -> ChernoffFigureData:
+def chernoff_figure_data(k: int = 6, *, T: int = 5, eps: ArrayLike | None = None, full: bool = False, seed: int = 0,
+                         tol: float = 1e-9) -> ChernoffFigureData:
     """Chernoff-optimal against KL-optimal, TV-optimal, binary and k-ary RR on the pairs of Figure 1.
 
     The pairs are those of `ldpbook.spr.figure1_data`: ``rng = numpy.random.default_rng(seed)``, 100 pairs
@@ -451,7 +484,7 @@ def chernoff_figure_data(k=6, T=5, eps=None, full=False, seed=0, tol=1e-9) -> Ch
                               order=tuple(x for g in groups for x in g) + null, dp_calls=calls, max_gap=gap)
 
 # %% ../nbs/06_chernoff.ipynb #ch6-044
-def _strip(data, name):
+def _strip(data: ChernoffFigureData, name: str) -> np.ndarray:
     "The (k, E) image of the first pair's partitions: symbols in likelihood-ratio order, colour = block index."
     position = {x: i for i, x in enumerate(data.order)}
     image = np.zeros((data.k, data.eps.size))
@@ -461,7 +494,7 @@ def _strip(data, name):
     return image
 
 # %% ../nbs/06_chernoff.ipynb #ch6-045
-def plot_chernoff_figure(data_list):
+def plot_chernoff_figure(data_list: list) -> np.ndarray:
     "Per data: the mean exponent of each mechanism relative to the optimum, and the first pair's partitions."
     import matplotlib.pyplot as plt
     fig, axes = plt.subplots(len(data_list), 2, figsize=(11, 3.6 * len(data_list)), squeeze=False)
@@ -494,13 +527,31 @@ class BayesErrorEstimate:
     relative_se: float
 
 # %% ../nbs/06_chernoff.ipynb #ch6-051
-def bayes_error(u, v, n, reps=4000, rng=None) -> BayesErrorEstimate:
+def bayes_error(u: ArrayLike, v: ArrayLike, n: int, *, reps: int = 4000,
+                rng: np.random.Generator | int | None = None) -> BayesErrorEstimate:
     """Bayes error of the likelihood-ratio test between uⁿ and vⁿ (equal priors), by importance sampling.
 
     P_err = ½ Σ min(uⁿ, vⁿ) = ½ Sⁿ E_t[min(e^{(1−λ)Λ}, e^{−λΛ})], where t ∝ u^λ v^{1−λ} is the tilted law at
     the Chernoff maximiser λ*, S = e^{−C(u,v)} its normaliser and Λ = Σ_i log(u/v)(Y_i) for Y_1..Y_n ~ t.
     The weight is at most 1, so the estimate has a bounded relative error for every n (plain Monte Carlo
-    would need ~1/P_err samples)."""
+    would need ~1/P_err samples).
+
+    Parameters
+    ----------
+    u, v : array_like
+        The two output distributions, probability vectors of the same length.
+    n : int
+        The number of i.i.d. observations, 1 ≤ n ≤ 2^53.
+    reps : int
+        Importance samples, at least 2 (keyword-only).
+    rng : numpy.random.Generator, int or None
+        The randomness (keyword-only); None draws fresh entropy.
+
+    Returns
+    -------
+    BayesErrorEstimate
+        ``log_error``, ``exponent`` and ``relative_se``.
+    """
     u, v = check_pair(u, v, names=("u", "v"))
     n, reps = check_int(n, "n", 1), check_int(reps, "reps", 2)
     if n > 2 ** 53:

@@ -4,23 +4,27 @@
 from __future__ import annotations
 
 import decimal
+import functools
 import math
 import numbers
+import warnings
 from fractions import Fraction
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import Callable
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.optimize import linprog
 from scipy.special import expit
 
-from .foundations import (check_channel, check_eps, check_pair, divergence, privatize,
-                                 randomized_response, readonly)
+from .foundations import (check_channel, check_eps, check_pair, divergence, moved_to_keywords,
+                                 randomized_response, readonly, renamed)
 from .spr import PartitionMechanism
 
 # %% auto #0
 __all__ = ['neyman_pearson_curve', 'egamma_closed_form', 'EgammaMechanism', 'binary_rr_channel', 'egamma_optimal', 'egamma_lp',
-           'PrivatizedROC', 'privatized_roc', 'lr_distance', 'LrDistanceBound', 'lr_distance_bound']
+           'PrivatizedROC', 'privatized_roc', 'lr_distance', 'LrDistanceBound', 'lr_distance_optimal']
 
 # %% ../nbs/02_egamma.ipynb #c007-d3264c45
 def _check_gamma(gamma) -> float:
@@ -28,12 +32,22 @@ def _check_gamma(gamma) -> float:
     return check_eps(gamma, name="gamma")
 
 # %% ../nbs/02_egamma.ipynb #c008-fe77b3fd
-def neyman_pearson_curve(p, q):
+def neyman_pearson_curve(p: ArrayLike, q: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     """Vertices of the Neyman–Pearson (ROC) curve of testing P0 = p against P1 = q.
 
     The likelihood-ratio test that declares "P0" on the symbols of largest p/q: sorting by p(x)/q(x)
     decreasing, the vertices are (q(S_t), p(S_t)) for the top-t sets S_t, t = 0..k; randomised tests fill in
-    the segments. Returns ``(fpr, tpr)``: false-alarm P1(S) and detection P0(S), from (0, 0) to (1, 1).
+    the segments.
+
+    Parameters
+    ----------
+    p, q : array_like
+        The hypotheses P0 and P1, probability vectors of the same length k.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        ``(fpr, tpr)``: false-alarm P1(S) and detection P0(S) at the vertices, from (0, 0) to (1, 1).
     """
     p, q = check_pair(p, q)
     return _np_vertices(p, q)
@@ -74,26 +88,58 @@ def _check_real_array(a, name: str) -> np.ndarray:
         raise ValueError(f"{name} must be non-negative")
     return arr
 
+# %% ../nbs/02_egamma.ipynb #773ee500
+def _old_argument_order(old_names: tuple, is_old: Callable, new_form: str) -> Callable:
+    """Decorator for a function whose arguments were reordered in ldpbook 0.2.0: a call in the old order
+    `old_names`, recognised by `is_old(args, kwargs)`, is passed on by name, with a DeprecationWarning."""
+    def decorate(func):
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            if not is_old(args, kwargs):
+                return func(*args, **kwargs)
+            if len(args) > len(old_names):
+                raise TypeError(f"{func.__name__}() takes at most {len(old_names)} positional arguments in its "
+                                f"old form, got {len(args)}")
+            for name in old_names[:len(args)]:
+                if name in kwargs:
+                    raise TypeError(f"{func.__name__}() got multiple values for argument {name!r}")
+            warnings.warn(f"ldpbook 0.2.0: {func.__name__}({', '.join(old_names)}) is deprecated; write {new_form}",
+                          DeprecationWarning, stacklevel=2)
+            return func(**dict(zip(old_names, args)), **kwargs)
+        return wrapper
+    return decorate
+
+
+def _closed_form_old_order(args: tuple, kwargs: dict) -> bool:
+    "egamma_closed_form(eps, gamma, e_gamma): three positional arguments, or e_gamma by name after positional ones."
+    return len(args) == 3 or (len(args) > 0 and "e_gamma" in kwargs)
+
 # %% ../nbs/02_egamma.ipynb #33f6f0af
-def egamma_closed_form(eps, gamma, e_gamma):
-    """The optimal privatized hockey-stick value as a function of (ε, γ, E_γ(P0‖P1)).
+@_old_argument_order(("eps", "gamma", "e_gamma"), _closed_form_old_order, "egamma_closed_form(e_gamma, eps, gamma=...)")
+def egamma_closed_form(e_gamma: ArrayLike, eps: ArrayLike, *, gamma: ArrayLike) -> np.ndarray:
+    """The optimal privatized hockey-stick value as a function of E_γ(P0‖P1), ε and γ.
 
     max over ε-LDP channels Q of E_γ(QᵀP0 ‖ QᵀP1) equals
     (1−γ)₊ + [tanh(ε/2)·(E_γ(P0‖P1) − (1−γ)₊) − |1−γ|/(e^ε+1)]₊.
 
     Parameters
     ----------
+    e_gamma : float or array_like
+        The non-private values E_γ(P0‖P1) = Σ_x (P0(x) − γP1(x))₊; each must lie in [(1−γ)₊, 1].
     eps : float or array_like
         Privacy levels ε ≥ 0 (``inf`` allowed).
     gamma : float or array_like
-        Hockey-stick parameters γ ≥ 0 (finite).
-    e_gamma : float or array_like
-        The non-private values E_γ(P0‖P1) = Σ_x (P0(x) − γP1(x))₊; each must lie in [(1−γ)₊, 1].
+        Hockey-stick parameters γ ≥ 0 (finite); keyword-only.
 
     Returns
     -------
     numpy.ndarray
         The optimal values, broadcast over the three arguments.
+
+    Notes
+    -----
+    The order of ldpbook 0.1, ``egamma_closed_form(eps, gamma, e_gamma)`` (three positional arguments), still
+    works in 0.2.0 with a DeprecationWarning.
     """
     eps, gamma, e_gamma = (_check_real_array(a, name) for a, name in ((eps, "eps"), (gamma, "gamma"), (e_gamma, "e_gamma")))
     if np.any(np.isinf(gamma)) or np.any(np.isinf(e_gamma)):
@@ -136,6 +182,13 @@ def _likelihood_gaps(p, q, gamma):
     return diff + rest, (balance if np.ndim(gamma) else float(balance[0]))
 
 # %% ../nbs/02_egamma.ipynb #c012-640cbe7b
+def _threshold_partition(threshold_set: tuple, k: int) -> tuple:
+    "The non-empty blocks (complement of the set, the set), in the order of a binary channel's outputs."
+    inside = set(threshold_set)
+    outside = tuple(x for x in range(k) if x not in inside)
+    return tuple(block for block in (outside, tuple(threshold_set)) if block)
+
+
 @dataclass(frozen=True, eq=False)
 class EgammaMechanism(PartitionMechanism):
     """The optimal ε-LDP mechanism for E_γ: binary randomized response on the bit 1{x ∈ S_γ}.
@@ -170,12 +223,10 @@ class EgammaMechanism(PartitionMechanism):
     @property
     def partition(self) -> tuple:
         "The non-empty blocks (complement of S_γ, S_γ), in the order of the channel's outputs; one block if one is empty."
-        inside = set(self.threshold_set)
-        outside = tuple(x for x in range(self.channel.shape[0]) if x not in inside)
-        return tuple(block for block in (outside, self.threshold_set) if block)
+        return _threshold_partition(self.threshold_set, self.channel.shape[0])
 
 # %% ../nbs/02_egamma.ipynb #b2ad5ef9
-def binary_rr_channel(inside, eps) -> np.ndarray:
+def binary_rr_channel(inside: ArrayLike, eps: float) -> np.ndarray:
     """k × 2 binary randomized response on the bit b(x) = inside[x]: report b w.p. e^ε/(e^ε+1), else 1 − b.
 
     Parameters
@@ -212,7 +263,8 @@ def _bracket_exact(p, q, gamma: float, eps: float) -> float:
         return float(max(((e - 1) * exact(excess) - exact(abs(balance))) / (e + 1), 0))
 
 # %% ../nbs/02_egamma.ipynb #7bef3162
-def egamma_optimal(p, q, eps, gamma) -> EgammaMechanism:
+@moved_to_keywords("gamma")
+def egamma_optimal(p: ArrayLike, q: ArrayLike, eps: float, *, gamma: float) -> EgammaMechanism:
     """The optimal ε-LDP mechanism and value for the hockey-stick divergence E_γ, in closed form (O(k)).
 
     Parameters
@@ -222,13 +274,18 @@ def egamma_optimal(p, q, eps, gamma) -> EgammaMechanism:
     eps : float
         Privacy level ε ≥ 0 (``inf`` allowed: no privacy).
     gamma : float
-        Hockey-stick parameter γ ≥ 0; γ = 1 is total variation.
+        Hockey-stick parameter γ ≥ 0 (keyword-only); γ = 1 is total variation.
 
     Returns
     -------
     EgammaMechanism
         ``value`` = (1−γ)₊ + [tanh(ε/2)·Ē_γ − |1−γ|/(e^ε+1)]₊ where Ē_γ = E_γ(p‖q) − (1−γ)₊, the ``channel``
         of binary randomized response on 1{x ∈ S_γ}, ``threshold_set`` = S_γ, and ``sample``.
+
+    Notes
+    -----
+    ``egamma_optimal(p, q, eps, gamma)`` with γ by position (ldpbook 0.1) still works in 0.2.0, with a
+    DeprecationWarning.
     """
     p, q = check_pair(p, q)
     eps = check_eps(eps, allow_inf=True)
@@ -262,7 +319,8 @@ def _binary_ldp_constraints(k: int, eps: float):
     return np.vstack((A1, A2)), b
 
 
-def egamma_lp(p, q, eps, gamma) -> float:
+@moved_to_keywords("gamma")
+def egamma_lp(p: ArrayLike, q: ArrayLike, eps: float, *, gamma: float) -> float:
     """Slow independent check: max_Q E_γ(Qᵀp‖Qᵀq) by a k-variable LP over binary ε-LDP channels.
 
     E_γ(u‖v) = max_A u(A) − γ v(A); merging A into one output and its complement into the other is
@@ -277,12 +335,16 @@ def egamma_lp(p, q, eps, gamma) -> float:
     eps : float
         Privacy level ε ≥ 0 (``inf`` allowed).
     gamma : float
-        Hockey-stick parameter γ ≥ 0.
+        Hockey-stick parameter γ ≥ 0 (keyword-only).
 
     Returns
     -------
     float
         The LP optimum, solved by HiGHS (`scipy.optimize.linprog`).
+
+    Notes
+    -----
+    γ by position (ldpbook 0.1) still works in 0.2.0, with a DeprecationWarning.
     """
     p, q = check_pair(p, q)
     eps = check_eps(eps, allow_inf=True)
@@ -363,7 +425,8 @@ class PrivatizedROC:
     channel_fpr: np.ndarray
     channel_tpr: np.ndarray
 
-    def tpr_at(self, alpha, curve: str = "private") -> np.ndarray:
+    @moved_to_keywords("curve")
+    def tpr_at(self, alpha: ArrayLike, *, curve: str = "private") -> np.ndarray:
         "Detection probability at false-alarm level(s) `alpha` on the 'private', 'nonprivate' or 'channel' curve."
         curves = {"private": (self.fpr, self.tpr), "nonprivate": (self.nonprivate_fpr, self.nonprivate_tpr),
                   "channel": (self.channel_fpr, self.channel_tpr)}
@@ -391,7 +454,8 @@ def _gamma_points(p, q, eps: float, gammas: np.ndarray):
     return np.where(trivial, corner, g_fpr), np.where(trivial, corner, g_tpr), values
 
 # %% ../nbs/02_egamma.ipynb #ff24de53
-def privatized_roc(p, q, eps, gammas=None, channel=None) -> PrivatizedROC:
+def privatized_roc(p: ArrayLike, q: ArrayLike, eps: float, *, gammas: ArrayLike | None = None,
+                   channel: ArrayLike | None = None) -> PrivatizedROC:
     """The ROC region achievable after the best ε-LDP mechanism, next to the non-private and a fixed mechanism's.
 
     Parameters
@@ -402,10 +466,10 @@ def privatized_roc(p, q, eps, gammas=None, channel=None) -> PrivatizedROC:
         Privacy level ε ≥ 0 (``inf`` allowed).
     gammas : array_like, optional
         Hockey-stick parameters γ ≥ 0 whose optimal operating points to report (default: 7 values spaced
-        geometrically on [e^{−min(ε,3)}, e^{min(ε,3)}]).
+        geometrically on [e^{−min(ε,3)}, e^{min(ε,3)}]); keyword-only.
     channel : array_like, optional
         A k × m channel (normally ε-LDP) whose ROC curve to include (default: binary randomized response on
-        1{p(x) ≥ q(x)}, the mechanism optimal for γ = 1).
+        1{p(x) ≥ q(x)}, the mechanism optimal for γ = 1); keyword-only.
 
     Returns
     -------
@@ -445,8 +509,36 @@ def _check_r(r) -> float:
     return r
 
 
-def lr_distance(Q, p, q, r) -> float:
-    "‖Qᵀp − Qᵀq‖_r, the ℓ_r distance between the output distributions of channel `Q` under p and q."
+def _channel_first(args: tuple, kwargs: dict) -> bool:
+    "lr_distance(Q, p, q, r): the first positional argument is 2-D (a channel); ragged or odd input is not."
+    try:
+        return len(args) > 0 and np.ndim(args[0]) == 2
+    except (ValueError, TypeError):
+        return False
+
+
+@_old_argument_order(("Q", "p", "q", "r"), _channel_first, "lr_distance(p, q, Q, r=...)")
+def lr_distance(p: ArrayLike, q: ArrayLike, Q: ArrayLike, *, r: float = 2.0) -> float:
+    """‖Qᵀp − Qᵀq‖_r, the ℓ_r distance between the output distributions of channel `Q` under p and q.
+
+    Parameters
+    ----------
+    p, q : array_like
+        Probability vectors of the same length k.
+    Q : array_like
+        A k × m row-stochastic channel.
+    r : float
+        Norm order r ≥ 1 (``inf`` allowed); keyword-only.
+
+    Returns
+    -------
+    float
+
+    Notes
+    -----
+    The order of ldpbook 0.1, ``lr_distance(Q, p, q, r)`` (recognised by its 2-D first argument), still works in
+    0.2.0 with a DeprecationWarning.
+    """
     p, q = check_pair(p, q)
     Q = check_channel(Q)
     if Q.shape[0] != p.size:
@@ -455,7 +547,7 @@ def lr_distance(Q, p, q, r) -> float:
 
 # %% ../nbs/02_egamma.ipynb #38312725
 @dataclass(frozen=True, eq=False)
-class LrDistanceBound:
+class LrDistanceBound(PartitionMechanism):
     """The largest ℓ_r distance between privatized distributions, and the binary mechanism that attains it.
 
     Attributes
@@ -463,7 +555,7 @@ class LrDistanceBound:
     value : float
         2^{1/r}·tanh(ε/2)·d_TV(p, q) = max over ε-LDP channels Q of ‖Qᵀp − Qᵀq‖_r.
     channel : numpy.ndarray
-        The k × 2 attaining channel: binary randomized response on 1{p(x) ≥ q(x)}.
+        The k × 2 attaining channel: binary randomized response on 1{p(x) ≥ q(x)} (k × 1, constant, if p = q).
     threshold_set : tuple of int
         {x : p(x) ≥ q(x)}.
     eps, r, tv : float
@@ -476,13 +568,14 @@ class LrDistanceBound:
     r: float
     tv: float
 
-    def sample(self, x, rng=None) -> np.ndarray:
-        "Privatize input symbols `x` with the attaining channel."
-        return privatize(self.channel, x, rng)
+    @property
+    def partition(self) -> tuple:
+        "The non-empty blocks (complement of the threshold set, the threshold set), in the order of the channel's outputs."
+        return _threshold_partition(self.threshold_set, self.channel.shape[0])
 
 # %% ../nbs/02_egamma.ipynb #27031dee
-def lr_distance_bound(p, q, eps, r=2.0) -> LrDistanceBound:
-    """max over ε-LDP channels of ‖Qᵀp − Qᵀq‖_r = 2^{1/r} tanh(ε/2) d_TV(p, q), with the attaining mechanism.
+def lr_distance_optimal(p: ArrayLike, q: ArrayLike, eps: float, *, r: float = 2.0) -> LrDistanceBound:
+    """max over ε-LDP channels of ‖Qᵀp − Qᵀq‖_r = 2^{1/r} tanh(ε/2) d_TV(p, q), and the mechanism that attains it.
 
     Parameters
     ----------
@@ -491,12 +584,26 @@ def lr_distance_bound(p, q, eps, r=2.0) -> LrDistanceBound:
     eps : float
         Privacy level ε ≥ 0 (``inf`` allowed).
     r : float
-        Norm order r ≥ 1 (``inf`` allowed; 2^{1/∞} = 1).
+        Norm order r ≥ 1 (``inf`` allowed; 2^{1/∞} = 1); keyword-only.
+
+    Returns
+    -------
+    LrDistanceBound
+        ``value``, the attaining ``channel`` (binary randomized response on 1{p(x) ≥ q(x)}), its
+        ``threshold_set``, ``partition``, ``num_outputs`` and ``sample``.
+
+    Notes
+    -----
+    Called ``lr_distance_bound(p, q, eps, r)`` in ldpbook 0.1; that name (with r by position or by name) still
+    works in 0.2.0, with a DeprecationWarning.
     """
     p, q = check_pair(p, q)
     eps = check_eps(eps, allow_inf=True)
     r = _check_r(r)
-    tv = float(divergence(p, q, "tv"))
-    mech = egamma_optimal(p, q, eps, 1.0)
+    tv = float(divergence(p, q, kind="tv"))
+    mech = egamma_optimal(p, q, eps, gamma=1.0)
     value = float(2.0 ** (1.0 / r) * np.tanh(eps / 2) * tv)
     return LrDistanceBound(value=value, channel=mech.channel, threshold_set=mech.threshold_set, eps=eps, r=r, tv=tv)
+
+# %% ../nbs/02_egamma.ipynb #ef1a6e3a
+lr_distance_bound = renamed(moved_to_keywords("r")(lr_distance_optimal), "lr_distance_bound")

@@ -1,6 +1,7 @@
 """Tests of ldpbook.chernoff: the Chernoff information against 50-digit arithmetic, the certified optimum against
 brute force over all set partitions and the KOV LP, the honesty of the certificate, privacy of what is released,
 the Bayes-error estimator against exact sums, and every bad-input path."""
+import inspect
 import itertools
 import math
 
@@ -8,6 +9,7 @@ import mpmath as mp
 import numpy as np
 import pytest
 
+import ldpbook.chernoff
 from ldpbook.chernoff import (bayes_error, chernoff_figure_data, chernoff_information, chernoff_optimal,
                               log_ratio_range, spr_chernoff_information)
 from ldpbook.foundations import is_ldp
@@ -183,8 +185,8 @@ def test_fixed_lambda_agrees_with_kov_lp(seed):
     rng = np.random.default_rng(300 + seed)
     p, q = random_pair(rng, 6)
     for eps, lam in ((0.4, 0.3), (2.0, 0.5), (5.0, 0.85)):
-        lp = kov_lp(p, q, eps, "renyi", alpha=lam).value * (1 - lam)
-        part = optimal_mechanism(p, q, eps, "renyi", alpha=lam).partition
+        lp = kov_lp(p, q, eps, divergence="renyi", alpha=lam).value * (1 - lam)
+        part = optimal_mechanism(p, q, eps, divergence="renyi", alpha=lam).partition
         u, v = mp_spr_outputs(p, q, eps, part)
         assert abs(float(mp_exponent(u, v, lam)) - lp) <= 1e-8 * lp
 
@@ -198,7 +200,7 @@ def test_certificate_never_beaten_by_a_fine_grid(seed):
     best = chernoff_optimal(p, q, eps)
     seen = set()
     for lam in np.linspace(0.005, 0.995, 199):
-        seen.add(optimal_mechanism(p, q, eps, "renyi", alpha=lam).partition)
+        seen.add(optimal_mechanism(p, q, eps, divergence="renyi", alpha=lam).partition)
     values = [spr_chernoff_information(p, q, eps, part).value for part in seen]
     assert max(values) <= best.upper_bound
     assert max(values) <= best.value * (1 + 1e-12)
@@ -340,3 +342,39 @@ def test_bad_input_other_functions():
         spr_chernoff_information(P, Q, 1.0, [(0, 1)])
     with pytest.raises(ValueError, match="k"):
         chernoff_figure_data(1)
+
+
+# ---------------------------------------------------------------- the API of ldpbook 0.2.0
+
+def test_public_functions_have_keyword_only_options_and_type_hints():
+    "After the first parameter with a default every parameter is keyword-only; every parameter and return is hinted."
+    for name in ldpbook.chernoff.__all__:
+        obj = getattr(ldpbook.chernoff, name)
+        if not inspect.isfunction(obj):
+            continue
+        signature, defaulted = inspect.signature(obj), False
+        assert signature.return_annotation is not inspect.Signature.empty, name
+        for param in signature.parameters.values():
+            assert param.annotation is not inspect.Parameter.empty, (name, param.name)
+            assert not defaulted or param.kind is param.KEYWORD_ONLY, (name, param.name)
+            defaulted = defaulted or param.default is not param.empty
+
+
+def test_figure_helpers_are_not_in_all_but_importable():
+    from ldpbook.chernoff import FIGURE_MECHANISMS, ChernoffFigureData, plot_chernoff_figure  # noqa: F401
+    helpers = {"FIGURE_MECHANISMS", "ChernoffFigureData", "chernoff_figure_data", "plot_chernoff_figure"}
+    assert not helpers & set(ldpbook.chernoff.__all__)
+    assert isinstance(chernoff_figure_data(3, T=1, eps=(1.0,)), ChernoffFigureData)      # the CLI's call forms
+    with pytest.raises(TypeError, match="positional"):
+        chernoff_figure_data(3, 1)
+
+
+@pytest.mark.parametrize("call", [
+    lambda: chernoff_optimal(P, Q, 1.0, 2),
+    lambda: chernoff_optimal(P, Q, 1.0, None, 1e-9),
+    lambda: bayes_error(P, Q, 5, 100),
+    lambda: bayes_error(P, Q, 5, 100, 0),
+])
+def test_options_refuse_positional_use(call):
+    with pytest.raises(TypeError, match="positional"):
+        call()

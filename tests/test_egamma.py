@@ -1,6 +1,7 @@
 """Tests of ldpbook.egamma that need nothing from chapter 1: the closed form against a direct LP and brute force,
 the swap identity, the privatized ROC curve, the ℓ_r bound, sampling and every bad-input path.
 (The cross-checks against ldpbook.spr live in test_egamma_spr.py.)"""
+import inspect
 import itertools
 
 import numpy as np
@@ -8,8 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import ldpbook.egamma
 from ldpbook.egamma import (EgammaMechanism, LrDistanceBound, PrivatizedROC, binary_rr_channel, egamma_closed_form,
-                            egamma_lp, egamma_optimal, lr_distance, lr_distance_bound, neyman_pearson_curve,
+                            egamma_lp, egamma_optimal, lr_distance, lr_distance_optimal, neyman_pearson_curve,
                             privatized_roc)
 from ldpbook.foundations import divergence, is_ldp, randomized_response
 
@@ -73,25 +75,25 @@ def random_instances(n, seed, gamma_low=0.0, gamma_high=20.0, k_max=8):
 def test_closed_form_equals_direct_lp_on_random_instances():
     worst = 0.0
     for p, q, eps, gamma in random_instances(300, seed=0):
-        worst = max(worst, rel_diff(egamma_optimal(p, q, eps, gamma).value, egamma_lp(p, q, eps, gamma)))
+        worst = max(worst, rel_diff(egamma_optimal(p, q, eps, gamma=gamma).value, egamma_lp(p, q, eps, gamma=gamma)))
     assert worst <= 1e-9
 
 
 def test_channel_is_ldp_achieves_value_and_uses_the_threshold_set():
     for p, q, eps, gamma in random_instances(300, seed=1):
-        mech = egamma_optimal(p, q, eps, gamma)
+        mech = egamma_optimal(p, q, eps, gamma=gamma)
         assert isinstance(mech, EgammaMechanism)
         inside = np.flatnonzero(p >= gamma * q).tolist()
         two_blocks = 0 < len(inside) < p.size
         assert mech.channel.shape == (p.size, 2 if two_blocks else 1) and mech.num_outputs == len(mech.partition)
         assert is_ldp(mech.channel, eps)
-        achieved = divergence(mech.channel.T @ p, mech.channel.T @ q, "egamma", gamma=gamma)
+        achieved = divergence(mech.channel.T @ p, mech.channel.T @ q, kind="egamma", gamma=gamma)
         assert rel_diff(achieved, mech.value) <= 1e-9
         assert mech.threshold_set == tuple(inside)
         assert all(mech.partition) and sorted(sum(mech.partition, ())) == list(range(p.size))
         assert mech.partition[-1] == mech.threshold_set if two_blocks else mech.partition == (tuple(range(p.size)),)
         assert mech.divergence == "egamma" and dict(mech.params) == {"gamma": gamma}
-        assert abs(mech.nonprivate_value - divergence(p, q, "egamma", gamma=gamma)) < 1e-12
+        assert abs(mech.nonprivate_value - divergence(p, q, kind="egamma", gamma=gamma)) < 1e-12
 
 
 def test_no_set_partition_beats_the_closed_form():
@@ -117,8 +119,8 @@ def test_no_set_partition_beats_the_closed_form():
             Q = np.full((5, s), 1.0 / (np.exp(eps) + s - 1))
             for j, block in enumerate(part):
                 Q[block, j] = np.exp(eps) / (np.exp(eps) + s - 1)
-            best = max(best, divergence(Q.T @ p, Q.T @ q, "egamma", gamma=gamma))
-        assert abs(best - egamma_optimal(p, q, eps, gamma).value) <= 1e-12
+            best = max(best, divergence(Q.T @ p, Q.T @ q, kind="egamma", gamma=gamma))
+        assert abs(best - egamma_optimal(p, q, eps, gamma=gamma).value) <= 1e-12
 
 
 def test_random_ldp_channels_never_exceed_the_optimum():
@@ -127,43 +129,43 @@ def test_random_ldp_channels_never_exceed_the_optimum():
         k = int(rng.integers(2, 7))
         p, q = random_pair(rng, k)
         eps, gamma = float(rng.uniform(0.05, 4)), float(rng.uniform(0, 6))
-        opt = egamma_optimal(p, q, eps, gamma).value
+        opt = egamma_optimal(p, q, eps, gamma=gamma).value
         for Q in [random_ldp_channel(k, int(rng.integers(1, 6)), eps, rng) for _ in range(5)] + \
                  [random_boundary_ldp_channel(k, eps, rng) for _ in range(10)] + [randomized_response(k, eps)]:
             assert is_ldp(Q, eps)
-            assert divergence(Q.T @ p, Q.T @ q, "egamma", gamma=gamma) <= opt + 1e-12
+            assert divergence(Q.T @ p, Q.T @ q, kind="egamma", gamma=gamma) <= opt + 1e-12
 
 
 def test_closed_form_function_matches_and_broadcasts():
     rng = np.random.default_rng(4)
     for p, q, eps, gamma in itertools.islice(random_instances(200, seed=5), 200):
-        e = divergence(p, q, "egamma", gamma=gamma)
-        assert abs(float(egamma_closed_form(eps, gamma, e)) - egamma_optimal(p, q, eps, gamma).value) <= 1e-12
+        e = divergence(p, q, kind="egamma", gamma=gamma)
+        assert abs(float(egamma_closed_form(e, eps, gamma=gamma)) - egamma_optimal(p, q, eps, gamma=gamma).value) <= 1e-12
     eps = np.linspace(0, 5, 11)
-    grid = egamma_closed_form(eps[:, None], np.array([0.5, 1.0, 3.0])[None, :], np.array([0.7, 0.4, 0.2])[None, :])
+    grid = egamma_closed_form(np.array([0.7, 0.4, 0.2])[None, :], eps[:, None], gamma=np.array([0.5, 1.0, 3.0])[None, :])
     assert grid.shape == (11, 3)
     assert np.all(np.diff(grid, axis=0) >= -1e-15)                     # non-decreasing in ε
     p, q = rng.dirichlet(np.ones(4)), rng.dirichlet(np.ones(4))
-    tv = divergence(p, q, "tv")
-    assert np.allclose(egamma_closed_form(eps, 1.0, tv), np.tanh(eps / 2) * tv, rtol=1e-14, atol=0)
+    tv = divergence(p, q, kind="tv")
+    assert np.allclose(egamma_closed_form(tv, eps, gamma=1.0), np.tanh(eps / 2) * tv, rtol=1e-14, atol=0)
 
 
 @pytest.mark.parametrize("gamma", [0.0, 0.3, 1.0, 2.0, 7.5])
 def test_extreme_privacy_levels(gamma):
     p, q = np.array([0.5, 0.3, 0.2, 0.0]), np.array([0.1, 0.2, 0.3, 0.4])
-    e = divergence(p, q, "egamma", gamma=gamma)
-    assert egamma_optimal(p, q, 0.0, gamma).value == pytest.approx(max(1 - gamma, 0), abs=1e-15)
-    assert egamma_optimal(p, q, np.inf, gamma).value == pytest.approx(e, abs=1e-15)
+    e = divergence(p, q, kind="egamma", gamma=gamma)
+    assert egamma_optimal(p, q, 0.0, gamma=gamma).value == pytest.approx(max(1 - gamma, 0), abs=1e-15)
+    assert egamma_optimal(p, q, np.inf, gamma=gamma).value == pytest.approx(e, abs=1e-15)
     for eps in (50.0, 700.0):                                          # no overflow, tends to E_γ(p‖q)
-        v = egamma_optimal(p, q, eps, gamma).value
+        v = egamma_optimal(p, q, eps, gamma=gamma).value
         assert np.isfinite(v) and v == pytest.approx(e, abs=1e-12)
-    assert egamma_closed_form(1e4, gamma, e) == pytest.approx(e, abs=1e-12)   # the value exists at any ε ...
+    assert egamma_closed_form(e, 1e4, gamma=gamma) == pytest.approx(e, abs=1e-12)   # the value exists at any ε ...
     if 0 < np.count_nonzero(p >= gamma * q) < p.size:                        # ... binary RR is not storable there
         with pytest.raises(ValueError, match="too large to store"):
-            egamma_optimal(p, q, 1e4, gamma)
+            egamma_optimal(p, q, 1e4, gamma=gamma)
     else:                                                                     # the constant channel (γ = 0) is
-        assert egamma_optimal(p, q, 1e4, gamma).num_outputs == 1
-    mech = egamma_optimal(p, q, np.inf, gamma)
+        assert egamma_optimal(p, q, 1e4, gamma=gamma).num_outputs == 1
+    mech = egamma_optimal(p, q, np.inf, gamma=gamma)
     assert set(np.unique(mech.channel)) <= {0.0, 1.0}
 
 
@@ -172,25 +174,25 @@ def test_pure_privacy_kills_gamma_above_e_eps():
     for _ in range(50):
         p, q = random_pair(rng, 5)
         eps = float(rng.uniform(0.01, 3))
-        assert egamma_optimal(p, q, eps, np.exp(eps) * (1 + rng.random())).value == 0.0
+        assert egamma_optimal(p, q, eps, gamma=np.exp(eps) * (1 + rng.random())).value == 0.0
 
 
 def test_gamma_zero_and_equal_hypotheses():
     p = np.array([0.2, 0.3, 0.5])
-    assert egamma_optimal(p, p, 1.3, 0.0).value == 1.0
-    assert egamma_optimal(p, p, 1.3, 2.0).value == 0.0
-    assert egamma_optimal(p, p, 1.3, 0.4).value == pytest.approx(0.6, abs=1e-15)
-    assert egamma_optimal([1.0], [1.0], 2.0, 0.5).value == pytest.approx(0.5)
+    assert egamma_optimal(p, p, 1.3, gamma=0.0).value == 1.0
+    assert egamma_optimal(p, p, 1.3, gamma=2.0).value == 0.0
+    assert egamma_optimal(p, p, 1.3, gamma=0.4).value == pytest.approx(0.6, abs=1e-15)
+    assert egamma_optimal([1.0], [1.0], 2.0, gamma=0.5).value == pytest.approx(0.5)
 
 
 def test_linear_contraction_bound_is_implied():
     "E*_γ ≤ (e^ε − γ)₊/(e^ε + 1) E_γ(p‖q) for γ ≥ 1, with equality for disjoint supports."
     for p, q, eps, gamma in random_instances(200, seed=7, gamma_low=1.0):
-        e = divergence(p, q, "egamma", gamma=gamma)
+        e = divergence(p, q, kind="egamma", gamma=gamma)
         bound = max(np.exp(eps) - gamma, 0) / (np.exp(eps) + 1) * e
-        assert egamma_optimal(p, q, eps, gamma).value <= bound + 1e-12
+        assert egamma_optimal(p, q, eps, gamma=gamma).value <= bound + 1e-12
     for eps, gamma in ((0.5, 1.2), (2.0, 3.0), (4.0, 1.0)):
-        assert egamma_optimal([1, 0], [0, 1], eps, gamma).value == pytest.approx(
+        assert egamma_optimal([1, 0], [0, 1], eps, gamma=gamma).value == pytest.approx(
             max(np.exp(eps) - gamma, 0) / (np.exp(eps) + 1), rel=1e-14)
 
 
@@ -202,13 +204,13 @@ def test_swap_identity(a, b, gamma):
     P, Q = np.array(a[:k]) + 1e-3, np.array(b[:k])
     P /= P.sum()
     Q = Q / Q.sum() if Q.sum() > 0 else np.full(k, 1 / k)
-    lhs = divergence(P, Q, "egamma", gamma=gamma)
-    rhs = (1 - gamma) + gamma * divergence(Q, P, "egamma", gamma=1 / gamma)
+    lhs = divergence(P, Q, kind="egamma", gamma=gamma)
+    rhs = (1 - gamma) + gamma * divergence(Q, P, kind="egamma", gamma=1 / gamma)
     assert abs(lhs - rhs) <= 1e-12 * max(1.0, gamma)
 
 
 def test_sample_frequencies_and_reproducibility():
-    mech = egamma_optimal([0.5, 0.3, 0.2], [0.2, 0.3, 0.5], 1.0, 1.0)
+    mech = egamma_optimal([0.5, 0.3, 0.2], [0.2, 0.3, 0.5], 1.0, gamma=1.0)
     x = np.repeat([0, 2], 20_000)
     y = mech.sample(x, rng=0)
     assert np.array_equal(y, mech.sample(x, rng=0))
@@ -217,7 +219,7 @@ def test_sample_frequencies_and_reproducibility():
 
 
 def test_results_are_frozen():
-    mech = egamma_optimal([0.5, 0.5], [0.2, 0.8], 1.0, 1.5)
+    mech = egamma_optimal([0.5, 0.5], [0.2, 0.8], 1.0, gamma=1.5)
     with pytest.raises(AttributeError):
         mech.value = 1.0
     with pytest.raises(ValueError):
@@ -246,12 +248,12 @@ def test_private_curve_is_the_envelope_and_dominates_every_mechanism():
         with np.errstate(divide="ignore", invalid="ignore"):
             slopes = np.diff(roc.tpr) / np.diff(roc.fpr)
         grid = np.concatenate((np.geomspace(1e-3, 1e3, 121), slopes[np.isfinite(slopes)], [0.0]))
-        values = np.array([egamma_optimal(p, q, eps, g).value for g in grid])
+        values = np.array([egamma_optimal(p, q, eps, gamma=g).value for g in grid])
         envelope = np.min(values[None, :] + grid[None, :] * alphas[:, None], axis=1)
         assert np.max(np.abs(envelope - roc.tpr_at(alphas))) <= 1e-12
         # support function = E*_γ
         for g in (0.2, 1.0, 3.0):
-            assert abs(np.max(roc.tpr - g * roc.fpr) - egamma_optimal(p, q, eps, g).value) <= 1e-12
+            assert abs(np.max(roc.tpr - g * roc.fpr) - egamma_optimal(p, q, eps, gamma=g).value) <= 1e-12
         # concave: slopes non-increasing
         finite = slopes[np.isfinite(slopes)]
         assert np.all(np.diff(finite) <= 1e-9)
@@ -260,24 +262,24 @@ def test_private_curve_is_the_envelope_and_dominates_every_mechanism():
                 Q = (random_ldp_channel(k, int(rng.integers(2, 6)), eps, rng) if rng.random() < 0.5
                      else random_boundary_ldp_channel(k, eps, rng))
                 other = privatized_roc(p, q, eps, channel=Q)
-                assert np.all(other.tpr_at(alphas, "channel") <= roc.tpr_at(alphas) + 1e-12)
+                assert np.all(other.tpr_at(alphas, curve="channel") <= roc.tpr_at(alphas) + 1e-12)
         # the non-private curve dominates the private one
-        assert np.all(roc.tpr_at(alphas) <= roc.tpr_at(alphas, "nonprivate") + 1e-12)
+        assert np.all(roc.tpr_at(alphas) <= roc.tpr_at(alphas, curve="nonprivate") + 1e-12)
 
 
 def test_roc_limits_and_gamma_points():
     p, q = np.array([0.04, 0.09, 0.22, 0.47, 0.18]), np.array([0.25, 0.49, 0.13, 0.10, 0.03])
     alphas = np.linspace(0, 1, 51)
     roc_inf = privatized_roc(p, q, np.inf)
-    assert np.allclose(roc_inf.tpr_at(alphas), roc_inf.tpr_at(alphas, "nonprivate"), atol=1e-15)
+    assert np.allclose(roc_inf.tpr_at(alphas), roc_inf.tpr_at(alphas, curve="nonprivate"), atol=1e-15)
     roc0 = privatized_roc(p, q, 0.0)
     assert np.allclose(roc0.tpr_at(alphas), alphas, atol=1e-15)
     roc = privatized_roc(p, q, 1.5, gammas=np.geomspace(0.05, 20, 25))
     assert np.allclose(roc.tpr_at(roc.gamma_fpr), roc.gamma_tpr, atol=1e-12)
     assert np.allclose(roc.gamma_tpr - roc.gammas * roc.gamma_fpr, roc.gamma_values, atol=1e-12)
     # the default fixed mechanism is the binary one on {p ≥ q}: it touches the optimal curve
-    assert np.allclose(roc.channel, egamma_optimal(p, q, 1.5, 1.0).channel)
-    assert np.max(roc.channel_tpr - roc.channel_fpr) == pytest.approx(egamma_optimal(p, q, 1.5, 1.0).value)
+    assert np.allclose(roc.channel, egamma_optimal(p, q, 1.5, gamma=1.0).channel)
+    assert np.max(roc.channel_tpr - roc.channel_fpr) == pytest.approx(egamma_optimal(p, q, 1.5, gamma=1.0).value)
 
 
 # ---------------------------------------------------------------- ℓ_r
@@ -289,24 +291,24 @@ def test_lr_bound_holds_on_random_ldp_channels_and_is_attained(r):
         k = int(rng.integers(2, 9))
         p, q = random_pair(rng, k)
         eps = float(rng.uniform(0.01, 6))
-        b = lr_distance_bound(p, q, eps, r)
+        b = lr_distance_optimal(p, q, eps, r=r)
         assert isinstance(b, LrDistanceBound)
-        assert b.value == pytest.approx(2 ** (1 / r) * np.tanh(eps / 2) * divergence(p, q, "tv"), rel=1e-14)
-        assert rel_diff(lr_distance(b.channel, p, q, r), b.value) <= 1e-12
+        assert b.value == pytest.approx(2 ** (1 / r) * np.tanh(eps / 2) * divergence(p, q, kind="tv"), rel=1e-14)
+        assert rel_diff(lr_distance(p, q, b.channel, r=r), b.value) <= 1e-12
         assert is_ldp(b.channel, eps)
         channels = [random_ldp_channel(k, int(rng.integers(2, 9)), eps, rng) for _ in range(4)]
         channels += [random_boundary_ldp_channel(k, eps, rng) for _ in range(6)]
         channels += [randomized_response(k, eps), random_partition_channel(k, eps, rng)]
         for Q in channels:
             assert is_ldp(Q, eps)
-            assert lr_distance(Q, p, q, r) <= b.value * (1 + 1e-12) + 1e-15
+            assert lr_distance(p, q, Q, r=r) <= b.value * (1 + 1e-12) + 1e-15
 
 
 def test_lr_r1_is_twice_the_tv_contraction():
     rng = np.random.default_rng(10)
     p, q = random_pair(rng, 6, zeros=False)
-    b = lr_distance_bound(p, q, 0.7, 1)
-    assert b.value == pytest.approx(2 * egamma_optimal(p, q, 0.7, 1.0).value, rel=1e-14)
+    b = lr_distance_optimal(p, q, 0.7, r=1)
+    assert b.value == pytest.approx(2 * egamma_optimal(p, q, 0.7, gamma=1.0).value, rel=1e-14)
 
 
 def test_lr_bound_fails_below_r_one():
@@ -323,18 +325,18 @@ def test_lr_bound_fails_below_r_one():
                                         ("2", TypeError), (True, TypeError), (None, TypeError)])
 def test_bad_gamma(gamma, err):
     with pytest.raises(err, match="gamma"):
-        egamma_optimal([0.5, 0.5], [0.2, 0.8], 1.0, gamma)
+        egamma_optimal([0.5, 0.5], [0.2, 0.8], 1.0, gamma=gamma)
     with pytest.raises(err, match="gamma"):
-        egamma_lp([0.5, 0.5], [0.2, 0.8], 1.0, gamma)
+        egamma_lp([0.5, 0.5], [0.2, 0.8], 1.0, gamma=gamma)
     with pytest.raises(err, match="gamma"):
         privatized_roc([0.5, 0.5], [0.2, 0.8], 1.0, gammas=[1.0, gamma])
 
 
 @pytest.mark.parametrize("eps, err", [(-1.0, ValueError), (np.nan, ValueError), ("1", TypeError), (None, TypeError)])
 def test_bad_eps(eps, err):
-    for call in (lambda: egamma_optimal([0.5, 0.5], [0.2, 0.8], eps, 1.0),
+    for call in (lambda: egamma_optimal([0.5, 0.5], [0.2, 0.8], eps, gamma=1.0),
                  lambda: privatized_roc([0.5, 0.5], [0.2, 0.8], eps),
-                 lambda: lr_distance_bound([0.5, 0.5], [0.2, 0.8], eps, 2),
+                 lambda: lr_distance_optimal([0.5, 0.5], [0.2, 0.8], eps, r=2),
                  lambda: binary_rr_channel(np.array([True, False]), eps)):
         with pytest.raises(err, match="eps"):
             call()
@@ -350,8 +352,8 @@ def test_bad_eps(eps, err):
     ([], [], "non-empty"),
 ])
 def test_bad_distributions(p, q, match):
-    for call in (lambda: egamma_optimal(p, q, 1.0, 1.0), lambda: egamma_lp(p, q, 1.0, 1.0),
-                 lambda: privatized_roc(p, q, 1.0), lambda: lr_distance_bound(p, q, 1.0, 2),
+    for call in (lambda: egamma_optimal(p, q, 1.0, gamma=1.0), lambda: egamma_lp(p, q, 1.0, gamma=1.0),
+                 lambda: privatized_roc(p, q, 1.0), lambda: lr_distance_optimal(p, q, 1.0, r=2),
                  lambda: neyman_pearson_curve(p, q)):
         with pytest.raises(ValueError, match=match):
             call()
@@ -359,18 +361,18 @@ def test_bad_distributions(p, q, match):
 
 def test_bad_distribution_types():
     with pytest.raises(TypeError, match="p must be"):
-        egamma_optimal(["a", "b"], [0.5, 0.5], 1.0, 1.0)
+        egamma_optimal(["a", "b"], [0.5, 0.5], 1.0, gamma=1.0)
     with pytest.raises(TypeError, match="p must be"):
-        egamma_optimal([0.5 + 0j, 0.5], [0.5, 0.5], 1.0, 1.0)
+        egamma_optimal([0.5 + 0j, 0.5], [0.5, 0.5], 1.0, gamma=1.0)
 
 
 @pytest.mark.parametrize("r, err", [(0.5, ValueError), (0, ValueError), (np.nan, ValueError), (-np.inf, ValueError),
                                     ("2", TypeError), (True, TypeError)])
 def test_bad_r(r, err):
     with pytest.raises(err, match="r"):
-        lr_distance_bound([0.5, 0.5], [0.2, 0.8], 1.0, r)
+        lr_distance_optimal([0.5, 0.5], [0.2, 0.8], 1.0, r=r)
     with pytest.raises(err, match="r"):
-        lr_distance(np.eye(2), [0.5, 0.5], [0.2, 0.8], r)
+        lr_distance([0.5, 0.5], [0.2, 0.8], np.eye(2), r=r)
 
 
 def test_bad_channels_and_misc():
@@ -379,7 +381,7 @@ def test_bad_channels_and_misc():
     with pytest.raises(ValueError, match="channel"):
         privatized_roc([0.5, 0.5], [0.2, 0.8], 1.0, channel=[[0.5, 0.6], [0.5, 0.5]])
     with pytest.raises(ValueError, match="rows"):
-        lr_distance(np.eye(3), [0.5, 0.5], [0.2, 0.8], 2)
+        lr_distance([0.5, 0.5], [0.2, 0.8], np.eye(3), r=2)
     with pytest.raises(ValueError, match="gammas"):
         privatized_roc([0.5, 0.5], [0.2, 0.8], 1.0, gammas=[])
     with pytest.raises(TypeError, match="inside"):
@@ -403,3 +405,108 @@ def test_bad_channels_and_misc():
 def test_bad_closed_form_arguments(kwargs, match):
     with pytest.raises(ValueError, match=match):
         egamma_closed_form(**kwargs)
+
+
+# ---------------------------------------------------------------- the API of ldpbook 0.2.0 and its deprecations
+
+P_API, Q_API = np.array([0.04, 0.09, 0.22, 0.47, 0.18]), np.array([0.25, 0.49, 0.13, 0.10, 0.03])
+
+
+def test_public_functions_have_keyword_only_options_and_type_hints():
+    "After the first parameter with a default every parameter is keyword-only; every parameter and return is hinted."
+    assert "lr_distance_optimal" in ldpbook.egamma.__all__ and "lr_distance_bound" not in ldpbook.egamma.__all__
+    for name in ldpbook.egamma.__all__:
+        obj = getattr(ldpbook.egamma, name)
+        if not inspect.isfunction(obj):
+            continue
+        signature, defaulted = inspect.signature(obj), False
+        assert signature.return_annotation is not inspect.Signature.empty, name
+        for param in signature.parameters.values():
+            assert param.annotation is not inspect.Parameter.empty, (name, param.name)
+            assert not defaulted or param.kind is param.KEYWORD_ONLY, (name, param.name)
+            defaulted = defaulted or param.default is not param.empty
+
+
+def test_gamma_by_position_warns_and_gives_the_same_result():
+    new = egamma_optimal(P_API, Q_API, 2.0, gamma=2.0)
+    with pytest.warns(DeprecationWarning, match="^ldpbook.*gamma=") as record:
+        old = egamma_optimal(P_API, Q_API, 2.0, 2.0)
+    assert record[0].filename == __file__                      # the warning points at the caller
+    assert old.value == new.value and np.array_equal(old.channel, new.channel) and old.partition == new.partition
+    with pytest.warns(DeprecationWarning, match="^ldpbook.*gamma="):
+        assert egamma_lp(P_API, Q_API, 2.0, 2.0) == egamma_lp(P_API, Q_API, 2.0, gamma=2.0)
+    with pytest.raises(TypeError, match="multiple values"):
+        egamma_optimal(P_API, Q_API, 2.0, 2.0, gamma=2.0)
+
+
+def test_closed_form_old_argument_order_warns_and_is_reordered():
+    e = np.array([0.7, 0.3])
+    new = egamma_closed_form(e, 1.5, gamma=[0.5, 2.0])
+    message = r"^ldpbook.*egamma_closed_form\(eps, gamma, e_gamma\).*egamma_closed_form\(e_gamma, eps, gamma=\.\.\.\)"
+    with pytest.warns(DeprecationWarning, match=message) as record:
+        old = egamma_closed_form(1.5, [0.5, 2.0], e)
+    assert record[0].filename == __file__
+    assert np.array_equal(old, new)
+    for call in (lambda: egamma_closed_form(1.5, [0.5, 2.0], e_gamma=e),
+                 lambda: egamma_closed_form(1.5, gamma=[0.5, 2.0], e_gamma=e)):
+        with pytest.warns(DeprecationWarning, match="^ldpbook"):
+            assert np.array_equal(call(), new)
+    assert np.array_equal(egamma_closed_form(eps=1.5, gamma=[0.5, 2.0], e_gamma=e), new)     # all by name: fine
+    with pytest.raises(TypeError, match="gamma"):
+        egamma_closed_form(0.5, 1.0)                                   # γ is required, by name
+    with pytest.raises(TypeError, match="multiple values"):
+        egamma_closed_form(1.5, [0.5, 2.0], e, gamma=1.0)
+
+
+def test_lr_distance_old_argument_order_warns_and_is_reordered():
+    Q = egamma_optimal(P_API, Q_API, 1.0, gamma=1.0).channel
+    new = lr_distance(P_API, Q_API, Q, r=3)
+    with pytest.warns(DeprecationWarning, match=r"^ldpbook.*lr_distance\(p, q, Q, r=\.\.\.\)") as record:
+        assert lr_distance(Q, P_API, Q_API, 3) == new
+    assert record[0].filename == __file__
+    with pytest.warns(DeprecationWarning, match="^ldpbook"):
+        assert lr_distance(Q.tolist(), P_API, Q_API, r=3) == new
+    assert lr_distance(P_API, Q_API, Q) == lr_distance(P_API, Q_API, Q, r=2.0)         # r = 2 by default
+    with pytest.raises(TypeError, match="positional"):
+        lr_distance(P_API, Q_API, Q, 3)
+
+
+def test_lr_distance_bound_is_the_old_name_of_lr_distance_optimal():
+    from ldpbook.egamma import lr_distance_bound
+    new = lr_distance_optimal(P_API, Q_API, 1.0, r=3)
+    assert isinstance(new, LrDistanceBound) and new.num_outputs == 2 == len(new.partition)
+    assert new.partition == ((0, 1), (2, 3, 4)) and new.partition[1] == new.threshold_set
+    assert np.array_equal(new.sample(np.arange(5), rng=0), new.sample(np.arange(5), rng=0))
+    assert lr_distance(P_API, Q_API, new.channel, r=3) == pytest.approx(new.value, rel=1e-14)   # it attains the value
+    with pytest.warns(DeprecationWarning, match="^ldpbook.*lr_distance_bound.*lr_distance_optimal"):
+        old = lr_distance_bound(P_API, Q_API, 1.0, r=3)
+    assert old.value == new.value and np.array_equal(old.channel, new.channel)
+    with pytest.warns(DeprecationWarning, match="^ldpbook") as record:
+        old = lr_distance_bound(P_API, Q_API, 1.0, 3)                  # the book's old call: name and r by position
+    messages = [str(w.message) for w in record]
+    assert any("lr_distance_bound is deprecated" in m for m in messages) and any("passing r" in m for m in messages)
+    assert old.value == new.value
+    constant = lr_distance_optimal(P_API, P_API, 1.0)                  # p = q: one block, the constant channel
+    assert constant.value == 0.0 and constant.partition == (tuple(range(5)),) and constant.num_outputs == 1
+
+
+def test_tpr_at_curve_by_position_warns():
+    roc = privatized_roc(P_API, Q_API, 1.0)
+    alphas = np.linspace(0, 1, 11)
+    with pytest.warns(DeprecationWarning, match="^ldpbook.*curve="):
+        old = roc.tpr_at(alphas, "channel")
+    assert np.array_equal(old, roc.tpr_at(alphas, curve="channel"))
+
+
+@pytest.mark.parametrize("call", [
+    lambda: privatized_roc(P_API, Q_API, 1.0, [1.0]),
+    lambda: privatized_roc(P_API, Q_API, 1.0, None, np.eye(5)),
+    lambda: lr_distance_optimal(P_API, Q_API, 1.0, 2.0),
+    lambda: lr_distance(P_API, Q_API, np.eye(5), 2.0),
+    lambda: egamma_optimal(P_API, Q_API, 1.0, 2.0, 3.0),
+    lambda: egamma_lp(P_API, Q_API, 1.0, 2.0, 3.0),
+    lambda: privatized_roc(P_API, Q_API, 1.0).tpr_at(0.5, "private", 1),
+])
+def test_options_refuse_positional_use_where_there_was_no_positional_form(call):
+    with pytest.raises(TypeError, match="positional"):
+        call()

@@ -36,7 +36,7 @@ def instances(n, seed, gamma_range=(1.0, 20.0)):
 def test_closed_form_equals_kov_lp_and_spr_dp(gamma_range, seed):
     n = 300 if gamma_range == (1.0, 20.0) else 60
     for p, q, eps, gamma in instances(n, seed, gamma_range):
-        mech = egamma_optimal(p, q, eps, gamma)
+        mech = egamma_optimal(p, q, eps, gamma=gamma)
         dp = spr.divergence_optimal(p, q, eps, divergence="egamma", gamma=gamma)
         lp = spr.kov_lp(p, q, eps, divergence="egamma", gamma=gamma)
         assert rel_diff(mech.value, dp.value) <= 1e-9, (p, q, eps, gamma)
@@ -51,7 +51,7 @@ def test_closed_form_equals_kov_lp_and_spr_dp(gamma_range, seed):
 
 def test_every_output_budget_at_least_two_is_enough():
     for p, q, eps, gamma in itertools.islice(instances(40, 3), 40):
-        value = egamma_optimal(p, q, eps, gamma).value
+        value = egamma_optimal(p, q, eps, gamma=gamma).value
         for ell in range(2, p.size + 1):
             assert rel_diff(spr.divergence_optimal(p, q, eps, divergence="egamma", ell=ell, gamma=gamma).value, value) <= 1e-9
         assert spr.divergence_optimal(p, q, eps, divergence="egamma", ell=1, gamma=gamma).value == pytest.approx(
@@ -65,13 +65,14 @@ def test_batch_values_equal_the_vectorised_closed_form():
     for gamma in (0.5, 1.0, 3.0):
         batch = spr.divergence_optimal_values(P0, P1, eps, divergence="egamma", gamma=gamma)
         e = np.array([divergence(a, b, "egamma", gamma=gamma) for a, b in zip(P0, P1)])
-        closed = egamma_closed_form(eps[None, :], gamma, e[:, None])
+        closed = egamma_closed_form(e[:, None], eps[None, :], gamma=gamma)
         assert np.max(np.abs(batch - closed) / np.maximum(np.abs(closed), 1e-6)) <= 1e-9
 
 
 def test_binary_mechanism_of_chapter_1_is_the_gamma_one_case():
     for p, q, eps, _ in itertools.islice(instances(50, 5), 50):
-        assert rel_diff(spr.binary_mechanism(p, q, eps, divergence="tv").value, egamma_optimal(p, q, eps, 1.0).value) <= 1e-12
+        assert rel_diff(spr.binary_mechanism(p, q, eps, divergence="tv").value,
+                        egamma_optimal(p, q, eps, gamma=1.0).value) <= 1e-12
 
 
 def _contiguous_partitions(order):

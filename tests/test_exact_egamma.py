@@ -147,7 +147,7 @@ def edge_instances(n, seed, k_max=5):
 @pytest.mark.parametrize("seed, n, k_max", [(0, 150, 5), (1, 150, 5), (2, 25, 6)])
 def test_egamma_optimal_is_exact_against_all_set_partitions(seed, n, k_max):
     for p, q, eps, gamma in edge_instances(n, seed, k_max):
-        mech = egamma_optimal(p, q, eps, gamma)
+        mech = egamma_optimal(p, q, eps, gamma=gamma)
         reference = reference_optimum(p, q, eps, gamma)
         where = f"p={p.tolist()}, q={q.tolist()}, eps={eps}, gamma={gamma}"
         assert mech.value >= 0 and math.copysign(1.0, mech.value) == 1.0, where
@@ -158,13 +158,13 @@ def test_egamma_optimal_is_exact_against_all_set_partitions(seed, n, k_max):
 
 
 def test_egamma_closed_form_against_the_theorem_in_arbitrary_precision():
-    "egamma_closed_form(ε, γ, E) = max{0, 1 − γ, ((1 − γ) + (e^ε − 1)E)/(e^ε + 1)}, the theorem's first form."
+    "egamma_closed_form(E, ε, gamma=γ) = max{0, 1 − γ, ((1 − γ) + (e^ε − 1)E)/(e^ε + 1)}, the theorem's first form."
     rng = np.random.default_rng(7)
     for _ in range(400):
         eps, gamma = edge_eps(rng), float(10.0 ** rng.uniform(-6, 6)) if rng.random() < 0.7 else float(rng.uniform(0, 2))
         floor = max(1 - gamma, 0.0)
         e_gamma = float(rng.choice([floor, 1.0, floor + (1 - floor) * 10.0 ** rng.uniform(-300, 0)]))
-        value = float(egamma_closed_form(eps, gamma, e_gamma))
+        value = float(egamma_closed_form(e_gamma, eps, gamma=gamma))
         with mpmath.workdps(DIGITS):
             g, E = mpmath.mpf(gamma), mpmath.mpf(e_gamma)
             if math.isinf(eps):
@@ -185,7 +185,7 @@ def test_egamma_optimal_at_the_largest_gamma_and_the_smallest_eps():
              ([1e-300, 1.0], [1.0, 1e-300], math.inf, 1e6)]
     for p, q, eps, gamma in cases:
         p, q = np.array(p), np.array(q)
-        mech = egamma_optimal(p, q, eps, gamma)
+        mech = egamma_optimal(p, q, eps, gamma=gamma)
         assert close(mech.value, reference_optimum(p, q, eps, gamma)), (p, q, eps, gamma, mech.value)
 
 
@@ -197,7 +197,7 @@ def test_gaps_are_not_lost_to_the_rounding_of_gamma_q():
     q = np.array([0.3, 0.7, 0.0])
     for eps in (1.0, math.inf):
         for g in (gamma, 1 / gamma):
-            mech = egamma_optimal(p, q, eps, g)
+            mech = egamma_optimal(p, q, eps, gamma=g)
             reference = reference_optimum(p, q, eps, g)
             assert close(mech.value, reference), (eps, g, mech.value, float(reference))
             assert close(partition_value(p, q, eps, g, mech.partition), reference)
@@ -271,12 +271,12 @@ def test_egamma_lp_within_solver_tolerance_and_never_negative():
     for p, q, eps, gamma in edge_instances(80, seed=6, k_max=5):
         if gamma > 1e3 or (not math.isinf(eps) and eps > 700):
             continue                               # γ ≫ 1 makes the objective badly scaled for an LP solver
-        value = egamma_lp(p, q, eps, gamma)
+        value = egamma_lp(p, q, eps, gamma=gamma)
         assert value >= 0 and math.copysign(1.0, value) == 1.0
         with mpmath.workdps(DIGITS):
             assert abs(mpmath.mpf(value) - reference_optimum(p, q, eps, gamma)) <= 1e-8, (p, q, eps, gamma)
-    assert math.copysign(1.0, egamma_lp([0.5, 0.5], [0.5, 0.5], 1.0, 1.0)) == 1.0
-    assert math.copysign(1.0, egamma_lp([1.0], [1.0], 1.0, 3.0)) == 1.0
+    assert math.copysign(1.0, egamma_lp([0.5, 0.5], [0.5, 0.5], 1.0, gamma=1.0)) == 1.0
+    assert math.copysign(1.0, egamma_lp([1.0], [1.0], 1.0, gamma=3.0)) == 1.0
 
 
 def test_egamma_optimal_on_large_alphabets_against_the_exact_theorem():
@@ -285,7 +285,7 @@ def test_egamma_optimal_on_large_alphabets_against_the_exact_theorem():
     for _ in range(12):
         p, q = edge_pair(rng, 1000)
         eps, gamma = edge_eps(rng), edge_gamma(rng, p, q)
-        mech = egamma_optimal(p, q, eps, gamma)
+        mech = egamma_optimal(p, q, eps, gamma=gamma)
         with mpmath.workdps(DIGITS):
             P, Q = [mpmath.mpf(float(v)) for v in p], [mpmath.mpf(float(v)) for v in q]
             g = mpmath.mpf(float(gamma))
@@ -324,5 +324,5 @@ def kink_instances(n, seed):
 
 def test_egamma_optimal_is_exact_where_the_closed_form_cancels():
     for p, q, eps, gamma in kink_instances(60, 11):
-        value = egamma_optimal(p, q, eps, gamma).value
+        value = egamma_optimal(p, q, eps, gamma=gamma).value
         assert value >= 0 and close(value, reference_optimum(p, q, eps, gamma)), (eps, gamma)

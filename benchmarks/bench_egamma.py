@@ -1,7 +1,7 @@
 """Speed of the E_γ closed form (ldpbook.egamma) against the general solvers it replaces, run side by side.
 
 Baselines, all computing the same optimum max_Q E_γ(Qᵀp‖Qᵀq):
-  * `ldpbook.spr.optimal_mechanism(..., 'egamma')` — chapter 1's exact SPR solver (any f-divergence);
+  * `ldpbook.spr.divergence_optimal(..., 'egamma')` — chapter 1's exact SPR solver (any f-divergence);
   * `ldpbook.spr.kov_lp(..., 'egamma')` — the exponential Kairouz–Oh–Viswanath staircase LP (small k only);
   * `ldpbook.egamma.egamma_lp` — the k-variable LP over binary channels (this chapter's independent check).
 Contender: `ldpbook.egamma.egamma_optimal` (O(k)) and the vectorised `egamma_closed_form` for a batch of instances.
@@ -19,7 +19,7 @@ import numpy as np
 
 from ldpbook.egamma import egamma_closed_form, egamma_lp, egamma_optimal
 from ldpbook.foundations import divergence
-from ldpbook.spr import kov_lp, optimal_mechanism
+from ldpbook.spr import kov_lp, divergence_optimal
 
 
 def cpu_per_call(fn, min_time=0.2, repeats=3):
@@ -49,10 +49,10 @@ def main(quick=False):
     print(f"{'k':>7} {'closed form':>12} {'baseline':>22} {'time':>11} {'ratio':>9} {'rel. diff':>10}")
     sizes = {"kov_lp": (6, 10) if quick else (6, 10, 14),
              "egamma_lp": (8, 32) if quick else (8, 32, 128),
-             "optimal_mechanism": (50, 200) if quick else (50, 200, 1000, 2000)}
+             "divergence_optimal": (50, 200) if quick else (50, 200, 1000, 2000)}
     baselines = {"kov_lp": lambda p, q: kov_lp(p, q, eps, divergence="egamma", gamma=gamma).value,
                  "egamma_lp": lambda p, q: egamma_lp(p, q, eps, gamma=gamma),
-                 "optimal_mechanism": lambda p, q: optimal_mechanism(p, q, eps, divergence="egamma",
+                 "divergence_optimal": lambda p, q: divergence_optimal(p, q, eps, divergence="egamma",
                                                                      gamma=gamma).value}
     for name, ks in sizes.items():
         for k in ks:

@@ -13,7 +13,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .foundations import as_generator, check_eps, check_int, check_pair, readonly
-from .spr import (PartitionMechanism, binary_mechanism, optimal_mechanism, randomized_response_mechanism,
+from .spr import (PartitionMechanism, binary_mechanism, divergence_optimal, randomized_response_mechanism,
                          sort_by_likelihood_ratio, spr_channel)
 
 # %% auto #0
@@ -330,7 +330,7 @@ class _Search:
 
     def H(self, lam):
         "H(λ): the DP's optimal partition at λ (Rényi order λ), its exponent evaluated exactly."
-        partition = optimal_mechanism(self.p, self.q, self.eps, divergence="renyi", ell=self.ell, alpha=lam).partition
+        partition = divergence_optimal(self.p, self.q, self.eps, divergence="renyi", ell=self.ell, alpha=lam).partition
         self.calls += 1
         pair = self.consider(partition)
         return -_log_affinity(pair, lam)
@@ -353,7 +353,7 @@ class _Search:
 # %% ../nbs/06_chernoff.ipynb #ch6-026
 def _branch_and_bound(search, lipschitz, curvature, tol, max_dp_calls, grid=8):
     """Certified max over λ ∈ [0, 1] of H: returns the upper bound (the lower bound is ``search.best``)."""
-    search.consider(optimal_mechanism(search.p, search.q, search.eps, divergence="hellinger", ell=search.ell).partition)
+    search.consider(divergence_optimal(search.p, search.q, search.eps, divergence="hellinger", ell=search.ell).partition)
     search.calls += 1                  # λ = 1/2 in the cancellation-free Hellinger form: a seed for tiny ε
     lams = np.linspace(0.0, 1.0, grid + 1)
     values = [0.0] + [search.H(float(lam)) for lam in lams[1:-1]] + [0.0]        # H(0) = H(1) = 0
@@ -446,8 +446,8 @@ class ChernoffFigureData:
 def _figure_mechanisms(p: np.ndarray, q: np.ndarray, eps: float, tol: float) -> tuple:
     "The partitions of the five mechanisms compared in the figure, and the DP calls and gap of Chernoff's."
     best = chernoff_optimal(p, q, eps, tol=tol)
-    return ({"Chernoff": best.partition, "KL": optimal_mechanism(p, q, eps, divergence="kl").partition,
-             "TV": optimal_mechanism(p, q, eps, divergence="tv").partition, "binary": binary_mechanism(p, q, eps).partition,
+    return ({"Chernoff": best.partition, "KL": divergence_optimal(p, q, eps, divergence="kl").partition,
+             "TV": divergence_optimal(p, q, eps, divergence="tv").partition, "binary": binary_mechanism(p, q, eps).partition,
              "RR": randomized_response_mechanism(p, q, eps).partition}, best.dp_calls, best.gap / best.value)
 
 # %% ../nbs/06_chernoff.ipynb #ch6-043

@@ -13,7 +13,7 @@ import ldpbook.chernoff
 from ldpbook.chernoff import (bayes_error, chernoff_figure_data, chernoff_information, chernoff_optimal,
                               log_ratio_range, spr_chernoff_information)
 from ldpbook.foundations import is_ldp
-from ldpbook.spr import kov_lp, optimal_mechanism, spr_channel
+from ldpbook.spr import kov_lp, divergence_optimal, spr_channel
 from test_spr import random_pair   # ties, zeros, p = q = 0 symbols and, now and then, p = q
 
 mp.mp.dps = 50
@@ -186,7 +186,7 @@ def test_fixed_lambda_agrees_with_kov_lp(seed):
     p, q = random_pair(rng, 6)
     for eps, lam in ((0.4, 0.3), (2.0, 0.5), (5.0, 0.85)):
         lp = kov_lp(p, q, eps, divergence="renyi", alpha=lam).value * (1 - lam)
-        part = optimal_mechanism(p, q, eps, divergence="renyi", alpha=lam).partition
+        part = divergence_optimal(p, q, eps, divergence="renyi", alpha=lam).partition
         u, v = mp_spr_outputs(p, q, eps, part)
         assert abs(float(mp_exponent(u, v, lam)) - lp) <= 1e-8 * lp
 
@@ -200,7 +200,7 @@ def test_certificate_never_beaten_by_a_fine_grid(seed):
     best = chernoff_optimal(p, q, eps)
     seen = set()
     for lam in np.linspace(0.005, 0.995, 199):
-        seen.add(optimal_mechanism(p, q, eps, divergence="renyi", alpha=lam).partition)
+        seen.add(divergence_optimal(p, q, eps, divergence="renyi", alpha=lam).partition)
     values = [spr_chernoff_information(p, q, eps, part).value for part in seen]
     assert max(values) <= best.upper_bound
     assert max(values) <= best.value * (1 + 1e-12)

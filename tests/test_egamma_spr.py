@@ -42,7 +42,7 @@ def test_closed_form_equals_kov_lp_and_spr_dp(gamma_range, seed):
         assert rel_diff(mech.value, dp.value) <= 1e-9, (p, q, eps, gamma)
         assert rel_diff(mech.value, lp.value) <= 1e-9, (p, q, eps, gamma)
         assert is_ldp(mech.channel, eps)
-        achieved = divergence(mech.channel.T @ p, mech.channel.T @ q, "egamma", gamma=gamma)
+        achieved = divergence(mech.channel.T @ p, mech.channel.T @ q, kind="egamma", gamma=gamma)
         assert rel_diff(achieved, mech.value) <= 1e-9
         # chapter 1's evaluation of the same two-block partition gives the same value
         blocks = [b for b in mech.partition if b]
@@ -64,7 +64,7 @@ def test_batch_values_equal_the_vectorised_closed_form():
     eps = np.array([0.05, 0.5, 1.0, 2.0, 5.0])
     for gamma in (0.5, 1.0, 3.0):
         batch = spr.divergence_optimal_values(P0, P1, eps, divergence="egamma", gamma=gamma)
-        e = np.array([divergence(a, b, "egamma", gamma=gamma) for a, b in zip(P0, P1)])
+        e = np.array([divergence(a, b, kind="egamma", gamma=gamma) for a, b in zip(P0, P1)])
         closed = egamma_closed_form(e[:, None], eps[None, :], gamma=gamma)
         assert np.max(np.abs(batch - closed) / np.maximum(np.abs(closed), 1e-6)) <= 1e-9
 
@@ -97,7 +97,7 @@ def test_renyi_optimum_of_the_dp_is_the_true_optimum(alpha):
         p, q = rng.dirichlet(np.ones(k)), rng.dirichlet(np.ones(k))
         eps = float(rng.choice([0.3, 1.0, 3.0, 6.0]))
         mech = spr.divergence_optimal(p, q, eps, divergence="renyi", alpha=alpha)
-        direct = divergence(mech.channel.T @ p, mech.channel.T @ q, "renyi", alpha=alpha)
+        direct = divergence(mech.channel.T @ p, mech.channel.T @ q, kind="renyi", alpha=alpha)
         assert rel_diff(direct, mech.value) <= 1e-9
         order = list(np.argsort(p / q))
         best = 0.0
@@ -106,10 +106,10 @@ def test_renyi_optimum_of_the_dp_is_the_true_optimum(alpha):
             Q = np.full((k, s), 1 / (np.exp(eps) + s - 1))
             for j, block in enumerate(blocks):
                 Q[block, j] = np.exp(eps) / (np.exp(eps) + s - 1)
-            best = max(best, divergence(Q.T @ p, Q.T @ q, "renyi", alpha=alpha))
+            best = max(best, divergence(Q.T @ p, Q.T @ q, kind="renyi", alpha=alpha))
         assert rel_diff(best, mech.value) <= 1e-9
         assert rel_diff(spr.kov_lp(p, q, eps, divergence="renyi", alpha=alpha).value, mech.value) <= 1e-9
         for _ in range(20):
             A = np.exp(rng.uniform(0, eps / 2, (k, 4))) * rng.exponential(size=4)
             Q = A / A.sum(axis=1, keepdims=True)
-            assert divergence(Q.T @ p, Q.T @ q, "renyi", alpha=alpha) <= mech.value * (1 + 1e-12)
+            assert divergence(Q.T @ p, Q.T @ q, kind="renyi", alpha=alpha) <= mech.value * (1 + 1e-12)

@@ -111,15 +111,15 @@ def _shift(w, kind, params):
 @moved_to_keywords("divergence")
 def block_score(mass_p: ArrayLike, mass_q: ArrayLike, mass_diff: ArrayLike, eps: float, *,
                 divergence: str | LinearFree | Callable = "kl", **params: float) -> np.ndarray:
-    """The score μ̃(B) = v f̄(u/v) of blocks with masses P(B), Q(B) and difference Σ_B (p − γq) (γ = 1 except for
-    E_γ), at u = e^{−ε} + (1 − e^{−ε}) P(B), v = e^{−ε} + (1 − e^{−ε}) Q(B) and u − γv formed without cancellation.
+    """The score μ̃(B) = v f̄(u/v) of blocks with masses p(B), q(B) and difference Σ_B (p − γq) (γ = 1 except for
+    E_γ), at u = e^{−ε} + (1 − e^{−ε}) p(B), v = e^{−ε} + (1 − e^{−ε}) q(B) and u − γv formed without cancellation.
 
     The value of a partition is Σ_j μ̃(B_j) / (1 + (s − 1) e^{−ε}) (transformed by `renyi_from_parts` for Rényi).
 
     Parameters
     ----------
     mass_p, mass_q, mass_diff : array_like
-        The block masses P(B) ≥ 0, Q(B) ≥ 0 and differences Σ_B (p − γq), one entry per block.
+        The block masses p(B) ≥ 0, q(B) ≥ 0 and differences Σ_B (p − γq), one entry per block.
     eps : float
         Privacy level ε ≥ 0 (``inf`` allowed).
     divergence : str, LinearFree or callable, keyword-only
@@ -441,7 +441,7 @@ def divergence_optimal(p: ArrayLike, q: ArrayLike, eps: float, *, divergence: st
         refused with an error; `divergence_optimal_values` still returns the value there.
     divergence : str, LinearFree or callable, keyword-only
         Any kind accepted by `ldpbook.foundations.divergence` ('tv', 'kl', 'chi2', 'hellinger',
-        'egamma' with ``gamma=``, 'renyi' with ``alpha=``), a `foundations.LinearFree` form φ(δ) = f̄(1 + δ)
+        'egamma' with ``gamma=``, 'renyi' with ``alpha=``), a `foundations.LinearFree` form φ(t) = f̄(1 + t)
         (exact at the edges, like the named kinds), or a convex f with f(1) = 0. A plain f is evaluated at the
         rounded ratios u/v: the value is accurate only to about 1e-16 times the size of the block terms, so a
         value far below that (small ε, or p and q differing only in tiny masses) is round-off.
@@ -1016,7 +1016,7 @@ def _renyi_scale(a, b, w, c, kind, params, logw):
 def _scores(U, V, D, w, kind, params, K, logw):
     """Block scores from block arguments U, V and differences D for the optimisation: `divergence_terms`,
     except for Rényi with α > 1 at scale K > 0 (scores times e^{−K}) and for the internal objective
-    'renyi-cross' (−u^α v^{1−α}, minimised S for α < 1 when S is far below 1)."""
+    'renyi-cross' (−u^α v^{1−α}, minimised Σ_α for α < 1 when Σ_α is far below 1)."""
     if kind == "renyi-cross":
         a = params["alpha"]
         both = (U > 0) & (V > 0)
@@ -1240,8 +1240,8 @@ def _dinkelbach(S, ratio, ptr, rtol=1e-14):
     """Maximise Σ_j μ̃(B_j) / (1 + (s − 1) w) over all contiguous partitions by Dinkelbach's iteration.
 
     Starts from feasible partitions (back-pointers `ptr`, ratios `ratio`); each pass solves the parametric
-    problem max_π Σ_j (μ̃(B_j) − λw) exactly and moves λ to the ratio of its maximiser. It stops when a pass
-    finds no partition better than λ by more than a relative `rtol`: λ is then optimal up to round-off.
+    problem max_π Σ_j (μ̃(B_j) − ρw) exactly and moves ρ (``lam`` below) to the ratio of its maximiser. It stops
+    when a pass finds no partition better than ρ by more than a relative `rtol`: ρ is then optimal up to round-off.
     Later passes run only on the instances still improving."""
     ratio, ptr = ratio.astype(float).copy(), ptr.copy()
     w = S.batch.w
@@ -1313,8 +1313,8 @@ def _layered(batch, ell):
 def _optimise(batch, ell, warm=None, workspace=None):
     """Block boundaries (n, n_groups+1) of optimal partitions with at most `ell` blocks, and the back-pointers of the
     unconstrained optima (the warm start of a sweep's next batch). For Rényi with α < 1, instances whose
-    S = Σ u^α v^{1−α}/(1 + (s − 1)w) lies far below 1 are solved again by minimising S itself, so that a
-    tiny S (a huge divergence) is compared in relative, not absolute, precision."""
+    Σ_α = Σ_j u_j^α v_j^{1−α}/(1 + (s − 1)w) lies far below 1 are solved again by minimising Σ_α itself, so
+    that a tiny Σ_α (a huge divergence) is compared in relative, not absolute, precision."""
     if warm is None:
         ratio, ptr = _solve(batch, workspace=workspace)
     else:
@@ -1393,7 +1393,7 @@ def _padded_groups(P0, P1, gamma):
 # %% ../nbs/01_spr.ipynb #d18093bf
 def _engine_solution(p, q, eps, divergence, params, ell):
     """The value and block boundaries of an optimal contiguous partition, by the engine: the contract of
-    `_plain_solution`. Rényi with α < 1 far from 0 is re-evaluated as the minimised S (see `_optimise`), and
+    `_plain_solution`. Rényi with α < 1 far from 0 is re-evaluated as the minimised Σ_α (see `_optimise`), and
     exact ties between partitions (TV, E_γ) are resolved towards fewer blocks by `_merge_ties`."""
     batch, _, _ = _single_batch(p, q, eps, divergence, params)
     cuts = np.flatnonzero(_optimise(batch, ell)[0][0])

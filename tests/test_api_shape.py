@@ -33,19 +33,39 @@ def public_functions():
 FUNCTIONS = list(public_functions())
 
 
+def public_methods():
+    "The public methods (and classmethods) that the classes of `__all__` define themselves."
+    for name in MODULES:
+        module = importlib.import_module(f"ldpbook.{name}")
+        for attr in module.__all__:
+            cls = getattr(module, attr)
+            if not inspect.isclass(cls) or cls.__module__ != module.__name__:
+                continue
+            for method_name, value in vars(cls).items():
+                if method_name.startswith("_"):
+                    continue
+                func = value.__func__ if isinstance(value, (classmethod, staticmethod)) else value
+                if inspect.isfunction(func):
+                    yield name, f"{attr}.{method_name}", func
+
+
+METHODS = list(public_methods())
+
+
 def test_there_is_an_api_to_check():
     assert len(FUNCTIONS) > 80
 
 
-@pytest.mark.parametrize("module, name, func", FUNCTIONS, ids=[f"{m}.{n}" for m, n, _ in FUNCTIONS])
+@pytest.mark.parametrize("module, name, func", FUNCTIONS + METHODS, ids=[f"{m}.{n}" for m, n, _ in FUNCTIONS + METHODS])
 def test_every_public_function_has_type_hints(module, name, func):
     signature = inspect.signature(func)
-    missing = [p.name for p in signature.parameters.values() if p.annotation is inspect.Parameter.empty]
+    missing = [p.name for p in signature.parameters.values()
+               if p.annotation is inspect.Parameter.empty and p.name not in ("self", "cls")]
     assert not missing, f"ldpbook.{module}.{name}: parameters without a type hint: {missing}"
     assert signature.return_annotation is not inspect.Signature.empty, f"ldpbook.{module}.{name}: no return type"
 
 
-@pytest.mark.parametrize("module, name, func", FUNCTIONS, ids=[f"{m}.{n}" for m, n, _ in FUNCTIONS])
+@pytest.mark.parametrize("module, name, func", FUNCTIONS + METHODS, ids=[f"{m}.{n}" for m, n, _ in FUNCTIONS + METHODS])
 def test_options_are_keyword_only(module, name, func):
     "After the first parameter with a default, every parameter is keyword-only (options never go by position)."
     if name in POSITIONAL_EXCEPTIONS.get(module, ()):

@@ -346,20 +346,6 @@ def test_bad_input_other_functions():
 
 # ---------------------------------------------------------------- the API of ldpbook 0.2.0
 
-def test_public_functions_have_keyword_only_options_and_type_hints():
-    "After the first parameter with a default every parameter is keyword-only; every parameter and return is hinted."
-    for name in ldpbook.chernoff.__all__:
-        obj = getattr(ldpbook.chernoff, name)
-        if not inspect.isfunction(obj):
-            continue
-        signature, defaulted = inspect.signature(obj), False
-        assert signature.return_annotation is not inspect.Signature.empty, name
-        for param in signature.parameters.values():
-            assert param.annotation is not inspect.Parameter.empty, (name, param.name)
-            assert not defaulted or param.kind is param.KEYWORD_ONLY, (name, param.name)
-            defaulted = defaulted or param.default is not param.empty
-
-
 def test_figure_helpers_are_not_in_all_but_importable():
     from ldpbook.chernoff import FIGURE_MECHANISMS, ChernoffFigureData, plot_chernoff_figure  # noqa: F401
     helpers = {"FIGURE_MECHANISMS", "ChernoffFigureData", "chernoff_figure_data", "plot_chernoff_figure"}

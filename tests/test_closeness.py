@@ -560,7 +560,7 @@ def test_keyword_only_options_refuse_positional_use(call):
 
 
 def test_api_shape_of_the_module():
-    "__all__ is the API: typed, options keyword-only after the first default, no figure helper, no old name."
+    "__all__ is the API: no figure helper, no old name, a numpy-style docstring for every function."
     import inspect
     import ldpbook.closeness as closeness
     helpers = {"FIGURE2_SETTINGS", "Figure2", "figure2", "write_figure2_data", "read_figure2_data", "dp_pvalue"}
@@ -568,16 +568,8 @@ def test_api_shape_of_the_module():
     for name in helpers:
         assert hasattr(closeness, name)                                      # importable all the same
     functions = [getattr(closeness, name) for name in closeness.__all__ if inspect.isfunction(getattr(closeness, name))]
-    assert len(functions) >= 18
+    assert len(functions) >= 18                  # type hints and keyword-only options: tests/test_api_shape.py
     for function in functions:
-        signature = inspect.signature(function)
-        assert signature.return_annotation is not inspect.Signature.empty, function.__name__
-        defaulted = False
-        for p in signature.parameters.values():
-            assert p.annotation is not inspect.Parameter.empty, f"{function.__name__}({p.name})"
-            defaulted = defaulted or p.default is not inspect.Parameter.empty
-            if defaulted:
-                assert p.kind is p.KEYWORD_ONLY, f"{function.__name__}({p.name}) must be keyword-only"
         assert "Parameters\n    ----------" in function.__doc__ and "Returns\n    -------" in function.__doc__, \
             function.__name__
 

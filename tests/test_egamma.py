@@ -412,19 +412,9 @@ def test_bad_closed_form_arguments(kwargs, match):
 P_API, Q_API = np.array([0.04, 0.09, 0.22, 0.47, 0.18]), np.array([0.25, 0.49, 0.13, 0.10, 0.03])
 
 
-def test_public_functions_have_keyword_only_options_and_type_hints():
-    "After the first parameter with a default every parameter is keyword-only; every parameter and return is hinted."
+def test_lr_distance_optimal_is_in_the_api_and_its_old_name_is_not():
+    "Type hints and keyword-only options of every public function: tests/test_api_shape.py."
     assert "lr_distance_optimal" in ldpbook.egamma.__all__ and "lr_distance_bound" not in ldpbook.egamma.__all__
-    for name in ldpbook.egamma.__all__:
-        obj = getattr(ldpbook.egamma, name)
-        if not inspect.isfunction(obj):
-            continue
-        signature, defaulted = inspect.signature(obj), False
-        assert signature.return_annotation is not inspect.Signature.empty, name
-        for param in signature.parameters.values():
-            assert param.annotation is not inspect.Parameter.empty, (name, param.name)
-            assert not defaulted or param.kind is param.KEYWORD_ONLY, (name, param.name)
-            defaulted = defaulted or param.default is not param.empty
 
 
 def test_gamma_by_position_warns_and_gives_the_same_result():

@@ -505,20 +505,8 @@ def test_renamed_and_moved_to_keywords_helpers():
 
 
 def test_public_api_has_type_hints_and_keyword_only_options():
+    "The rules for every module are in tests/test_api_shape.py; here what is particular to foundations."
     from ldpbook import foundations
-    for name in foundations.__all__:
-        obj = getattr(foundations, name)
-        if not inspect.isfunction(obj):
-            continue
-        sig = inspect.signature(obj)
-        assert sig.return_annotation is not inspect.Signature.empty, name
-        seen_default = False
-        for p in sig.parameters.values():
-            assert p.annotation is not inspect.Parameter.empty, (name, p.name)
-            if p.kind is p.POSITIONAL_OR_KEYWORD:
-                if seen_default and not name.startswith("check_"):
-                    raise AssertionError(f"{name}: {p.name} follows a parameter with a default but is positional")
-                seen_default = seen_default or p.default is not p.empty
     assert "moved_to_keywords" not in foundations.__all__ and "renamed" not in foundations.__all__
     params = list(inspect.signature(privatize).parameters)
     assert params == ["x", "Q", "rng"] and inspect.signature(privatize).parameters["rng"].kind is \

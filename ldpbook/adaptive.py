@@ -49,17 +49,17 @@ def _check_alternative(scale, r):
 
 
 def alternating_density(t: ArrayLike, scale: int, r: float) -> np.ndarray:
-    """g_{M,r}(t) = 1 + 2 r phi_M(t) with phi_M(t) = (pi/4) sin(2 pi M t) on [0, 1].
+    """g_{omega,r}(t) = 1 + (pi r / 2) sin(2 pi omega t) on [0, 1].
 
-    phi_M is a row of 2M bumps of alternating sign, each of width 1/(2M); its L1 norm is 1/2, so that
-    ||g_{M,r} - 1||_1 = r (the convention of the paper's Figure 2).
+    g_{omega,r} - 1 is a row of 2 omega bumps of alternating sign, each of width 1/(2 omega), with
+    ||g_{omega,r} - 1||_1 = r (the convention of the paper's Figure 2).
 
     Parameters
     ----------
     t : array_like
         Points of [0, 1].
     scale : int >= 1
-        M, the number of sign changes per unit length divided by 2.
+        omega, the frequency: the number of sign changes per unit length divided by 2.
     r : float in [0, 2/pi]
         L1 distance to the uniform density.
     """
@@ -68,7 +68,7 @@ def alternating_density(t: ArrayLike, scale: int, r: float) -> np.ndarray:
 
 # %% ../nbs/05_adaptivity.ipynb #c010b
 def alternating_cell_masses(scale: int, r: float, kappa: int) -> np.ndarray:
-    """Exact probabilities of the kappa cells [i/kappa, (i+1)/kappa) under g_{M,r}."""
+    """Exact probabilities of the kappa cells [i/kappa, (i+1)/kappa) under g_{omega,r}."""
     scale, r = _check_alternative(scale, r)
     kappa = check_int(kappa, "kappa", 1)
     if kappa > MAX_CELLS:
@@ -81,7 +81,7 @@ def alternating_cell_masses(scale: int, r: float, kappa: int) -> np.ndarray:
 # %% ../nbs/05_adaptivity.ipynb #c010c
 @moved_to_keywords("rng")
 def sample_alternating(n: int, scale: int, r: float, *, rng: np.random.Generator | int | None = None) -> np.ndarray:
-    """n i.i.d. draws from g_{M,r} by rejection from the uniform density (acceptance >= 1/2)."""
+    """n i.i.d. draws from g_{omega,r} by rejection from the uniform density (acceptance >= 1/2)."""
     n = check_int(n, "n", 1)
     scale, r = _check_alternative(scale, r)
     rng = as_generator(rng)
@@ -211,9 +211,9 @@ def multiscale_statistics(partitions: DyadicPartitions, is_x: ArrayLike, n_x: in
 
     Notes
     -----
-    Each row is a sum of closeness cell values h(T^X, T^Y) over cells with >= 2 points (lonely points
-    contribute 0). X-counts are differences of one cumulative sum along the Z-order. Every distinct
-    (cell size, T^X) pair is evaluated once, for all levels and labellings together.
+    Each row is a sum of closeness cell values h(u_i, v_i) (u_i, v_i: the X- and Y-counts of cell i) over cells
+    with >= 2 points (lonely points contribute 0). X-counts are differences of one cumulative sum along the
+    Z-order. Every distinct (cell size, X-count) pair is evaluated once, for all levels and labellings together.
     """
     if not isinstance(partitions, DyadicPartitions):
         raise TypeError(f"partitions must be a DyadicPartitions, got {type(partitions).__name__}")
@@ -229,7 +229,7 @@ def multiscale_statistics(partitions: DyadicPartitions, is_x: ArrayLike, n_x: in
     if partitions.n_shared_levels == 0:
         return out
     chunk = max(1, min(n_labellings, 4_000_000 // n))
-    # one table for all levels: the cell value depends on (cell size, T^X) only; code = offsets[size] + T^X
+    # one table for all levels: the cell value depends on (cell size, X-count u) only; code = offsets[size] + u
     level_sizes = [hi - lo for lo, hi in zip(partitions.starts, partitions.stops)]
     sizes = np.unique(np.concatenate(level_sizes))
     offsets = np.zeros(sizes.size + 1, dtype=np.int64)
@@ -243,7 +243,7 @@ def multiscale_statistics(partitions: DyadicPartitions, is_x: ArrayLike, n_x: in
             yield b0, [running[:, hi] - running[:, lo] for lo, hi in zip(partitions.starts, partitions.stops)]
 
     seen = np.zeros(offsets[-1], dtype=bool)
-    for _, counts in x_counts():                     # pass 1: which (size, T^X) pairs occur
+    for _, counts in x_counts():                     # pass 1: which (size, X-count) pairs occur
         for base, tx in zip(bases, counts):
             seen[(base + tx).ravel()] = True
     codes = np.flatnonzero(seen)
@@ -279,9 +279,10 @@ def _check_level(level, name: str) -> float:
 # %% ../nbs/05_adaptivity.ipynb #c019b
 @moved_to_keywords("level")
 def centering_offsets(null_statistics: ArrayLike, *, level: float = 0.2) -> np.ndarray:
-    """Centering offsets q_kappa: an upper-`level` quantile of each row of centering statistics.
+    """Centering offsets o_kappa: an upper-`level` quantile of each row of centering statistics.
 
-    q is the m-th smallest value of the row, m = min(B_cen, ceil((1 - level)(B_cen + 1))).
+    o_kappa is the value of rank i_u (from 0, increasing) in the row, i_u = min(B_cen, ceil((1 - u)(B_cen + 1))) - 1
+    with u = `level`.
 
     Parameters
     ----------
@@ -299,20 +300,21 @@ def centering_offsets(null_statistics: ArrayLike, *, level: float = 0.2) -> np.n
         raise ValueError("null_statistics must have at least one column (B_cen >= 1)")
     level = _check_level(level, "level")
     n_centering = s.shape[1]
-    # m = ceil((1 - u)(B + 1)) = B + 1 - floor(u (B + 1)), the floor guarded against rounding (0.05 * 200)
-    m = min(n_centering, n_centering + 1 - math.floor(level * (n_centering + 1) + 1e-9))
-    return np.partition(s, m - 1, axis=1)[:, m - 1]
+    # i_u + 1 = min(B_cen, ceil((1 - u)(B_cen + 1))), with ceil((1 - u)(B_cen + 1)) = B_cen + 1 - floor(u (B_cen + 1)),
+    # the floor guarded against rounding (0.05 * 200)
+    i_u = min(n_centering, n_centering + 1 - math.floor(level * (n_centering + 1) + 1e-9)) - 1
+    return np.partition(s, i_u, axis=1)[:, i_u]
 
 # %% ../nbs/05_adaptivity.ipynb #c019c
 def adaptive_scores(statistics: ArrayLike, offsets: ArrayLike) -> tuple:
-    """Multiscale scores A = max over resolutions of the centred statistics, and the arg-max level.
+    """Multiscale scores T_b = max over resolutions of the centred statistics, and the arg-max level.
 
     Parameters
     ----------
     statistics : array_like, shape (G, B)
         Statistics of B labellings at G resolutions kappa = 2^0, ..., 2^(G-1).
     offsets : array_like, shape (G,)
-        Centering offsets q_kappa.
+        Centering offsets o_kappa.
 
     Returns
     -------
@@ -347,7 +349,7 @@ def _balanced_relabellings(observed: np.ndarray, size: int, rng: np.random.Gener
     return out
 
 
-SCORE_SENSITIVITY = 8.0     # sensitivity of the multiscale score A (adapt-lem-sensitivity)
+SCORE_SENSITIVITY = 8.0     # sensitivity of the multiscale score T (adapt-lem-sensitivity)
 
 # %% ../nbs/05_adaptivity.ipynb #c026a
 def _check_samples(x, y) -> tuple:
@@ -394,7 +396,7 @@ def adaptive_test(x: ArrayLike, y: ArrayLike, eps: float, *, alpha: float = 0.05
     n_centering, n_permutations : int >= 1
         B_cen (centering stage) and B (rank stage).
     centering_level : float in (0, 1)
-        u: q_kappa is the upper-u quantile of the centering statistics.
+        u: o_kappa is the upper-u quantile of the centering statistics.
     rng : None, int or numpy.random.Generator
         For a private release pass None (fresh entropy) or a Generator whose state is secret: with a known seed
         the released bit is a deterministic function of the data. Fixed seeds reproduce runs; they protect no one.

@@ -286,19 +286,19 @@ def _check_convex_f(f: Callable) -> None:
 # %% ../nbs/00_foundations.ipynb #8fee6fc4
 @dataclass(frozen=True)
 class LinearFree:
-    """An f-divergence given by its linear-free form φ(δ) = f(1 + δ) − f'(1)·δ, for exact values at the edges.
+    """An f-divergence given by its linear-free form φ(t) = f(1 + t) − f'(1)·t, for exact values at the edges.
 
     Parameters
     ----------
     phi : callable
-        δ ↦ φ(δ) for δ ≥ −1 (a float to a float): φ(0) = 0, φ ≥ 0, convex. It is evaluated at δ = (u − v)/v
-        computed without cancellation, so the divergence is as exact as φ is at small δ.
+        t ↦ φ(t) for t ≥ −1 (a float to a float): φ(0) = 0, φ ≥ 0, convex. It is evaluated at t = (u − v)/v
+        computed without cancellation, so the divergence is as exact as φ is at small t.
     slope_at_inf : float
-        lim φ(δ)/δ as δ → ∞ (= f'(∞) − f'(1)), the term per unit mass u of a symbol with v = 0 < u; ∞ by default.
+        lim φ(t)/t as t → ∞ (= f'(∞) − f'(1)), the term per unit mass u of a symbol with v = 0 < u; ∞ by default.
     name : str
         A label for printing.
 
-    Calling the object evaluates f̄(t) = φ(t − 1), so it is also a valid (but rounded) plain f."""
+    Calling the object evaluates f̄, f̄(1 + t) = φ(t), so it is also a valid (but rounded) plain f."""
     phi: Callable
     slope_at_inf: float = np.inf
     name: str = "custom"
@@ -307,7 +307,7 @@ class LinearFree:
         return self.phi(t - 1)
 
     def terms(self, delta: ArrayLike) -> np.ndarray:
-        "φ elementwise on an array of δ, never below 0 (φ ≥ 0: a negative value is round-off of φ)."
+        "φ elementwise on an array of offsets t (`delta`), never below 0 (φ ≥ 0: a negative value is round-off of φ)."
         values = np.vectorize(lambda d: float(self.phi(float(d))), otypes=[float])(np.asarray(delta, dtype=float))
         return np.maximum(values, 0.0)
 
@@ -456,8 +456,8 @@ def _phi(t, alpha=1.0, ratio=None) -> np.ndarray:
 
     The linear-free f_α(1 + t) of KL (α = 1) and Rényi: always ≥ 0, and ≈ αt²/2 near t = 0. `ratio` = 1 + t
     computed directly (as u/v), which keeps its relative precision when t is within rounding of −1. Direct forms
-    (relative error ≤ 4 ulp/|t|): (1 + t)·expm1((α − 1) L)/(α − 1) − t for α ≥ 1/2 and (expm1(αL) − αt)/(α − 1)
-    for α < 1/2, with L = log(1 + t); where |t|·max(α, 2) < 0.05, the Taylor series instead."""
+    (relative error ≤ 4 ulp/|t|): (1 + t)·expm1((α − 1) log(1 + t))/(α − 1) − t for α ≥ 1/2 and
+    (expm1(α log(1 + t)) − αt)/(α − 1) for α < 1/2; where |t|·max(α, 2) < 0.05, the Taylor series instead."""
     t = np.asarray(t, dtype=float)
     r = 1 + t if ratio is None else np.asarray(ratio, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -588,13 +588,14 @@ def _log_renyi_cross(u, v, alpha) -> float:
 
 # %% ../nbs/00_foundations.ipynb #5515907d
 def renyi_from_parts(total: ArrayLike, log_cross: ArrayLike, alpha: float) -> np.ndarray:
-    """Rényi divergence log S/(α − 1) from both of its forms: G = Σ v f̄_α(u/v) (S = 1 + (α − 1)G, accurate
-    when S is near 1) and log S = `log_cross` (accurate when S is far from 1, also beyond float range).
+    """Rényi divergence log Σ_α/(α − 1), Σ_α = Σ_y u^α v^(1−α), from both of its forms: D_{f_α} = Σ_y v f̄_α(u/v)
+    (Σ_α = 1 + (α − 1)D_{f_α}, accurate when Σ_α is near 1) and log Σ_α = `log_cross` (accurate when Σ_α is far
+    from 1, also beyond float range).
 
     Parameters
     ----------
     total : array_like
-        G, the sum of the linear-free Rényi terms.
+        D_{f_α}, the sum of the linear-free Rényi terms.
     log_cross : array_like
         log Σ u^α v^(1−α) (broadcastable with `total`).
     alpha : float
@@ -645,11 +646,11 @@ def _check_linear_free(kind: LinearFree) -> None:
         raise TypeError(f"LinearFree phi must be callable, got {type(kind.phi).__name__}")
     s = kind.slope_at_inf
     if not isinstance(s, numbers.Real) or np.isnan(s) or s < 0:
-        raise ValueError("LinearFree slope_at_inf must be a real number ≥ 0 or inf (lim φ(δ)/δ of a φ ≥ 0)")
+        raise ValueError("LinearFree slope_at_inf must be a real number ≥ 0 or inf (lim φ(t)/t of a φ ≥ 0)")
     _check_convex_f(kind)                                      # f(t) = φ(t − 1): finite, f(1) = φ(0) = 0, convex
     grid = np.concatenate([-np.geomspace(1e-3, 1, 13)[::-1], [0.0], np.geomspace(1e-3, 1e3, 19)])
     if min(float(kind.phi(float(d))) for d in grid) < 0:
-        raise ValueError("LinearFree phi must be ≥ 0 (the linear-free form: remove the tangent f'(1)·δ)")
+        raise ValueError("LinearFree phi must be ≥ 0 (the linear-free form: remove the tangent f'(1)·t)")
 
 # %% ../nbs/00_foundations.ipynb #c021-8b9d0ca5
 def check_int(n: int, name: str, minimum: int | None = 0) -> int:

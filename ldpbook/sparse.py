@@ -414,8 +414,8 @@ def range_defect(mechanism: SparseKernelMechanism, eps: float, H: int, *, center
     H : int
         The range, H ≥ 1.
     center : int, keyword-only
-        Mechanisms on ℤ: the pairs (c, c ± h) and (c ± h, c), h = 1..H, with c = `center` — all of the range-H
-        relation when the mechanism is translation invariant.
+        Mechanisms on ℤ: the pairs (`center`, `center` ± h) and (`center` ± h, `center`), h = 1..H — all of the
+        range-H relation when the mechanism is translation invariant.
     distances : array_like, shape (k, k), optional, keyword-only
         Finite alphabets: d(x, x') (e.g. `graph_distances`, rows in the order of `mechanism.inputs`); default
         |x − x'| on the integer labels.
@@ -486,14 +486,14 @@ def graph_ball_supports(adjacency: ArrayLike, r: int) -> np.ndarray:
 # %% ../nbs/03_sparse_kernels.ipynb #spk023
 def sparse_exponential(score: ArrayLike | Callable, eta: float, support: ArrayLike | Callable | int, *,
                        inputs: ArrayLike | None = None) -> SparseKernelMechanism:
-    """Sparse exponential mechanism (13): Q(y|x) ∝ e^{η u(x, y)} on S(x).
+    """Sparse exponential mechanism (13): Q(y|x) ∝ e^{η·score(x, y)} on S(x).
 
-    Computed in the log domain, so large η·u never overflows.
+    Computed in the log domain, so large η·score never overflows.
 
     Parameters
     ----------
     score : array_like or callable
-        A k×m array u[x, y] (finite alphabets) or a callable ``score(x, ys)``.
+        A k×m array score[x, y] (finite alphabets) or a callable ``score(x, ys)``.
     eta : float
         The inverse temperature η > 0.
     support : array_like of bool, callable or int
@@ -542,11 +542,11 @@ def _check_shell_weights(shell_weights, r: int) -> np.ndarray:
 
 
 def shell_ratio_epsilon(shell_weights: ArrayLike, H: int) -> float:
-    "Left side of the shell-ratio condition (18): max over 0 ≤ j, k ≤ r with |j − k| ≤ H of log(a_j / a_k)."
+    "Left side of the shell-ratio condition (18): max over 0 ≤ j, j' ≤ r with |j − j'| ≤ H of log(a_j / a_j')."
     a = np.asarray(shell_weights, dtype=float)
     a = _check_shell_weights(a, a.size - 1 if a.ndim == 1 else 0)
     H = check_int(H, "H", minimum=1)
-    log_a = np.log(a)                       # non-increasing: for each j the largest ratio is at k = min(j + H, r)
+    log_a = np.log(a)                       # non-increasing: for each j the largest ratio is at j' = min(j + H, r)
     j = np.arange(a.size)
     return float(np.max(log_a - log_a[np.minimum(j + H, a.size - 1)]))
 
@@ -729,7 +729,7 @@ def _window_values(pmf, r: int) -> np.ndarray:
     if phi.shape != k.shape:
         raise ValueError(f"pmf must give 2r + 1 = {k.size} values φ(−r..r), got shape {phi.shape}")
     if not np.allclose(phi, phi[::-1], rtol=1e-12, atol=0):
-        raise ValueError("pmf must be symmetric, φ(k) = φ(−k)")
+        raise ValueError("pmf must be symmetric, φ(j) = φ(−j)")
     if phi.sum() <= 0:
         raise ValueError("pmf must have positive mass Z_r on the window {−r..r}")
     return phi
@@ -744,7 +744,7 @@ def truncated_additive(pmf: ArrayLike | Callable, r: int) -> SparseKernelMechani
 
 
 def truncated_additive_defect(pmf: ArrayLike | Callable, r: int, eps: float, h: int) -> DefectDecomposition:
-    """Proposition 5: δ^φ_h(ε, r) = Σ_{k=−r}^{h−r−1} φ(k)/Z + Σ_{k=h−r}^{r} [φ(k) − e^ε φ(k−h)]₊/Z (h ≤ 2r); 1 if h > 2r.
+    """Proposition 5: δ^φ_h(ε, r) = Σ_{j=−r}^{h−r−1} φ(j)/Z + Σ_{j=h−r}^{r} [φ(j) − e^ε φ(j−h)]₊/Z (h ≤ 2r); 1 if h > 2r.
 
     The split follows the truncation windows (as in (22)); it equals Theorem 1's split when φ > 0 on the window."""
     r, h = _check_radius(r), check_int(h, "h", minimum=1)
@@ -753,8 +753,8 @@ def truncated_additive_defect(pmf: ArrayLike | Callable, r: int, eps: float, h: 
     if h > 2 * r:
         return DefectDecomposition(1.0, 0.0)
     Z = phi.sum()
-    leak = phi[:h].sum() / Z                               # k = −r … h−r−1
-    overlap = _hockey_terms(phi[h:], phi[:2 * r + 1 - h], eps).sum() / Z   # k = h−r … r vs k − h
+    leak = phi[:h].sum() / Z                               # j = −r … h−r−1
+    overlap = _hockey_terms(phi[h:], phi[:2 * r + 1 - h], eps).sum() / Z   # j = h−r … r vs j − h
     return DefectDecomposition(leak, overlap)
 
 # %% ../nbs/03_sparse_kernels.ipynb #spk035
@@ -845,33 +845,33 @@ def skellam_logpmf(k: ArrayLike, mu: float) -> np.ndarray:
 
 # %% ../nbs/03_sparse_kernels.ipynb #880c6fce
 def _skellam_upper_tail(n, mu: float) -> np.ndarray:
-    "P(Z > n) for n ≥ 0: the noncentral χ² identity P(Z ≥ n+1) = P(χ'²_{2(n+1)}(μ) ≤ μ)."
+    "P(Ξ > n) for n ≥ 0: the noncentral χ² identity P(Ξ ≥ n+1) = P(χ'²_{2(n+1)}(μ) ≤ μ)."
     return ncx2.cdf(mu, 2.0 * (np.asarray(n, dtype=float) + 1.0), mu)    # float degrees: no int64 overflow
 
 
 def skellam_sf(m: ArrayLike, mu: float) -> np.ndarray:
-    "1 − F_μ(m) = P(Z > m), accurate in the upper tail."
+    "1 − F_μ(m) = P(Ξ > m), accurate in the upper tail."
     mu = _check_mu(mu)
     m = _check_int_array(m, "m")
     return np.where(m >= 0, _skellam_upper_tail(np.maximum(m, 0), mu), 1.0 - _skellam_upper_tail(np.maximum(-m - 1, 0), mu))
 
 
 def skellam_cdf(m: ArrayLike, mu: float) -> np.ndarray:
-    "F_μ(m) = P(Z ≤ m), accurate in the lower tail (symmetry F_μ(−m−1) = 1 − F_μ(m))."
+    "F_μ(m) = P(Ξ ≤ m), accurate in the lower tail (symmetry F_μ(−m−1) = 1 − F_μ(m))."
     mu = _check_mu(mu)
     m = _check_int_array(m, "m")
     return np.where(m >= 0, 1.0 - _skellam_upper_tail(np.maximum(m, 0), mu), _skellam_upper_tail(np.maximum(-m - 1, 0), mu))
 
 # %% ../nbs/03_sparse_kernels.ipynb #60229cba
 def truncated_skellam_normalizer(mu: float, r: int) -> float:
-    "Proposition 7, (27): Z_r = F_μ(r) − F_μ(−r−1) = 2F_μ(r) − 1 (= 1 − 2P(Z > r))."
+    "Proposition 7, (27): Z_r = F_μ(r) − F_μ(−r−1) = 2F_μ(r) − 1 (= 1 − 2P(Ξ > r))."
     r = check_int(r, "r")
     return float(1.0 - 2.0 * skellam_sf(r, mu))
 
 
 def _skellam_leakage_and_normalizer(mu, r: int, h: int) -> tuple:
     "(F_μ(r) − F_μ(r−h)) / (2F_μ(r) − 1) and 2F_μ(r) − 1 from one call of the tail function."
-    upper = skellam_sf(np.array([r - h, r]), mu)              # Pr[Z > r − h], Pr[Z > r]
+    upper = skellam_sf(np.array([r - h, r]), mu)              # Pr[Ξ > r − h], Pr[Ξ > r]
     normalizer = 1.0 - 2.0 * upper[1]
     return float((upper[0] - upper[1]) / normalizer), float(normalizer)
 
@@ -892,7 +892,7 @@ def skellam_privacy_loss(k: ArrayLike, h: int, mu: float) -> np.ndarray:
 
 
 def truncated_skellam_defect(mu: float, r: int, eps: float, h: int) -> DefectDecomposition:
-    "Proposition 8, (29): CDF leakage + Σ_{k=h−r}^{r} [ψ(k) − e^ε ψ(k−h)]₊ / (2F_μ(r) − 1); (1, 0) for h > 2r."
+    "Proposition 8, (29): CDF leakage + Σ_{j=h−r}^{r} [ψ(j) − e^ε ψ(j−h)]₊ / (2F_μ(r) − 1); (1, 0) for h > 2r."
     r, h = _check_radius(r), check_int(h, "h", minimum=1)
     eps = check_eps(eps, allow_inf=True)
     mu = _check_mu(mu)
@@ -915,7 +915,7 @@ def truncated_skellam(mu: float, r: int) -> SparseKernelMechanism:
 
 # %% ../nbs/03_sparse_kernels.ipynb #spk042
 def poisson_binomial_pmf(success_probabilities: ArrayLike) -> np.ndarray:
-    "Row x: the pmf β_x on {0..n} of a sum of independent Bernoulli(π_i(x)), i = 1..n (exact convolution)."
+    "Row x: the pmf β_x on {0..n} of a sum of independent Bernoulli(b_i(x)), i = 1..n (exact convolution)."
     P = check_nonnegative(success_probabilities, "success_probabilities")
     if P.ndim != 2 or P.shape[0] == 0:
         raise ValueError(f"success_probabilities must be a 2-D array (inputs × trials), got shape {P.shape}")
@@ -940,10 +940,10 @@ def poisson_binomial(success_probabilities: ArrayLike, *,
     Parameters
     ----------
     success_probabilities : array_like, shape (k, n)
-        π_i(x) ∈ [0, 1]: row x holds the n Bernoulli success probabilities of input x.
+        b_i(x) ∈ [0, 1]: row x holds the n Bernoulli success probabilities of input x.
     support : array_like of bool, int or None, keyword-only
-        None (all of {0..n}), a k×(n+1) boolean mask, or an int radius r meaning S(x) = {y : |y − c_x| ≤ r}
-        around the rounded mean c_x = ⌊Σ_i π_i(x) + 1/2⌋.
+        None (all of {0..n}), a k×(n+1) boolean mask, or an int radius r meaning
+        S(x) = {y : |y − ⌊Σ_i b_i(x) + 1/2⌋| ≤ r} around the rounded mean.
     """
     beta = poisson_binomial_pmf(success_probabilities)
     k, m = beta.shape
@@ -962,7 +962,7 @@ def poisson_binomial(success_probabilities: ArrayLike, *,
 def table_one(radii: Iterable[int] = range(0, 12), *, eps: float = 1.0, H: int = 3,
               mu: float = 2.0) -> tuple[list[RangeDefect], list[RangeDefect]]:
     """Table I: range-H defects of calibrated sparse RR and of the truncated Skellam mechanism for support sizes
-    s = 2r + 1 (a reproduction helper, not part of the API).
+    |S| = 2r + 1 (a reproduction helper, not part of the API).
 
     Parameters
     ----------

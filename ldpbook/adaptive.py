@@ -453,7 +453,7 @@ def _log_log(N) -> np.ndarray:
 
 # %% ../nbs/05_adaptivity.ipynb #c037-b922a55d
 def _figure3_sample(scenario, rng, n):
-    "f = 1 against g_{M,r}; r = 0 is the null."
+    "f = 1 against the alternating density g_{ω,r} (`sample_alternating`); r = 0 is the null."
     scale, r = scenario
     return rng.random(n), sample_alternating(n, scale, r, rng=rng)
 
@@ -509,7 +509,7 @@ def figure3_power(n_reps=200, n=1000, eps_values=(np.inf, 1.0), scenarios=((1, 0
                   backend=None, progress=None, *, keep=False) -> Figure3:
     """Reproduce Figure 3 of the paper: null rejection rate and power of fixed resolutions and of the adaptive test.
 
-    Each scenario (M, r) draws n points from f = 1 and n from g_{M,r} = 1 + 2 r phi_M (r = 0: the null) and runs,
+    Each scenario (ω, r) draws n points from f = 1 and n from g_{ω,r} (`alternating_density`; r = 0: the null) and runs,
     on the same data, the chapter-4 RB permutation test binned at each kappa in `resolutions` and `adaptive_test`,
     at every privacy level in `eps_values` (the same statistics, fresh Laplace noise per eps). Repetitions go
     through `closeness.power_curve` (seeded per repetition, parallel with `n_jobs`); keep=True also keeps every
@@ -530,7 +530,7 @@ def plot_figure3(result: Figure3, title: str):
     "Bar charts of Figure 3: one panel per privacy level, one bar per test and scenario, with ±1 s.e. error bars."
     import matplotlib.pyplot as plt
 
-    names = ["null" if r == 0 else f"M = {m}, r = {r:g}" for m, r in result.scenarios]
+    names = ["null" if r == 0 else f"ω = {m}\nr = {r:g}" for m, r in result.scenarios]
     n_eps = len({label.split(" eps=")[1] for label in result.labels})
     n_tests = len(result.labels) // n_eps
     fig, axes = plt.subplots(1, n_eps, figsize=(5.5 * n_eps, 3.6), sharey=True, squeeze=False)
@@ -538,7 +538,7 @@ def plot_figure3(result: Figure3, title: str):
         for t in range(n_tests):
             col = panel * n_tests + t
             ax.bar(np.arange(len(names)) + (t - (n_tests - 1) / 2) * 0.2, result.power.rejection_rate[:, col], 0.2,
-                   yerr=result.power.standard_error[:, col], capsize=2, label=result.labels[col].split(" eps=")[0])
+                   yerr=result.power.standard_error[:, col], capsize=2, label=result.labels[col].split(" eps=")[0].replace("kappa=", "κ = "))
         ax.axhline(0.05, color="k", lw=0.8, ls="--")
         ax.set_xticks(np.arange(len(names)), names, fontsize=8)
         ax.set_title("ε = " + result.labels[panel * n_tests].split(" eps=")[1].replace("inf", "∞ (non-private)"))
@@ -551,7 +551,7 @@ def plot_figure3(result: Figure3, title: str):
 
 def figure3_table(result: Figure3) -> str:
     "The rejection rates of Figure 3 as text: one block per privacy level, one row per scenario."
-    names = ["null" if r == 0 else f"M = {m}, r = {r:g}" for m, r in result.scenarios]
+    names = ["null" if r == 0 else f"ω = {m}, r = {r:g}" for m, r in result.scenarios]
     n_eps = len({label.split(" eps=")[1] for label in result.labels})
     n_tests = len(result.labels) // n_eps
     lines = []

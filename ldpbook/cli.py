@@ -438,7 +438,7 @@ def _fig3(full, progress, out):
     rows = [{"scale_M": m, "r": r, "test": label, "rejection_rate": float(rate[i, j]),
              "standard_error": float(se[i, j])}
             for i, (m, r) in enumerate(result.scenarios) for j, label in enumerate(result.labels)]
-    size = "n = 1000, 5000 repetitions, B = 199" if full else "reduced: n = 500, 64 repetitions, B = 99"
+    size = "N = 1000, 5000 repetitions, B = 199" if full else "reduced: N = 500, 64 repetitions, B = 99"
     return plot_figure3(result, f"Figure 3, {size}")[0].figure, rows
 
 

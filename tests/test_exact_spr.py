@@ -415,7 +415,7 @@ def test_large_partition_admits_no_improving_single_boundary_move(k, name):
 # ---------------------------------------------------------------- a user's f given exactly: LinearFree
 
 def _phi_kl(d):
-    "KL's φ(δ) = (1 + δ) log1p(δ) − δ, by its Taylor series Σ_{n≥2} (−δ)^n/(n(n−1)) near 0 (no cancellation)."
+    "KL's φ(t) = (1 + t) log1p(t) − t, by its Taylor series Σ_{n≥2} (−t)^n/(n(n−1)) near 0 (no cancellation)."
     if abs(d) < 0.01:
         return sum((-d) ** n / (n * (n - 1)) for n in range(2, 12))
     return (1 + d) * math.log1p(d) - d if d > -1 else 1.0

@@ -206,9 +206,9 @@ def log_ratio_range(p: ArrayLike, q: ArrayLike, eps: float) -> tuple[float, floa
 # %% ../nbs/06_chernoff.ipynb #ch6-017
 def interval_upper_bound(a: float, b: float, H_a: float, H_b: float, lipschitz: float,
                          curvature: float) -> float:
-    """An upper bound on max_{λ∈[a,b]} H(λ) for H a maximum of concave functions g with |g'| ≤ `lipschitz`,
-    g'' ≥ −`curvature`, from H(a) and H(b) alone: the smaller of the Lipschitz tent and the curvature bound
-    max_λ [chord(λ) + (curvature/2)(λ − a)(b − λ)]."""
+    """An upper bound on max_{λ∈[a,b]} H(λ) for H(λ) = max_π g_π(λ), a maximum of concave functions g_π with
+    |g_π'| ≤ `lipschitz` and g_π'' ≥ −`curvature`, from H(a) and H(b) alone: the smaller of the Lipschitz tent
+    and the curvature bound max_λ [chord(λ) + (curvature/2)(λ − a)(b − λ)]."""
     h = b - a
     tent = 0.5 * (H_a + H_b + lipschitz * h)
     if curvature <= 0 or h <= 0:
@@ -220,9 +220,9 @@ def interval_upper_bound(a: float, b: float, H_a: float, H_b: float, lipschitz: 
 def _spr_pair(p, q, eps, partition) -> _LogPair:
     """The `_LogPair` of the outputs (u, v) = (Qᵀp, Qᵀq) of the SPR mechanism of `partition` at level ε.
 
-    Block j outputs u_j = (w + c·p(B_j))/N, v_j = (w + c·q(B_j))/N with w = e^{−ε}, c = 1 − e^{−ε},
-    N = 1 + (s − 1)w; the logs are formed as log(e^{−ε} + c·p(B_j)) − log N and the differences
-    u_j − v_j = c·(p(B_j) − q(B_j))/N from exactly rounded block sums, so nothing cancels."""
+    Block j outputs u_j = (w + c·p(B_j))/(1 + (s − 1)w), v_j = (w + c·q(B_j))/(1 + (s − 1)w) with w = e^{−ε},
+    c = 1 − e^{−ε}; the logs are formed as log(e^{−ε} + c·p(B_j)) − log1p((s − 1)w) and the differences
+    u_j − v_j = c·(p(B_j) − q(B_j))/(1 + (s − 1)w) from exactly rounded block sums, so nothing cancels."""
     s = len(partition)
     w, c = math.exp(-eps), -math.expm1(-eps)
     blocks = [np.asarray(b, dtype=np.intp) for b in partition]
@@ -352,7 +352,7 @@ class _Search:
 
 # %% ../nbs/06_chernoff.ipynb #ch6-026
 def _branch_and_bound(search, lipschitz, curvature, tol, max_dp_calls, grid=8):
-    """Certified max over λ ∈ [0, 1] of H: returns the upper bound (the lower bound is ``search.best``)."""
+    """Certified max over λ ∈ [0, 1] of H(λ): returns the upper bound (the lower bound is ``search.best``)."""
     search.consider(divergence_optimal(search.p, search.q, search.eps, divergence="hellinger", ell=search.ell).partition)
     search.calls += 1                  # λ = 1/2 in the cancellation-free Hellinger form: a seed for tiny ε
     lams = np.linspace(0.0, 1.0, grid + 1)
@@ -407,7 +407,7 @@ def chernoff_optimal(p: ArrayLike, q: ArrayLike, eps: float, *, ell: int | None 
     ell, tol = _check_budget(ell, k), _check_tol(tol)
     max_dp_calls = check_int(max_dp_calls, "max_dp_calls", 1)
     groups, null = sort_by_likelihood_ratio(p, q)
-    if eps == 0 or len(groups) == 1 or ell == 1:            # every channel gives C = 0: one block
+    if eps == 0 or len(groups) == 1 or ell == 1:            # every channel gives C(Qᵀp, Qᵀq) = 0: one block
         return _mechanism(p, q, eps, (tuple(range(k)),), ChernoffInformation(0.0, 0.5), 0.0, 0)
     if eps == math.inf:
         if ell < len(groups):
@@ -531,8 +531,9 @@ def bayes_error(u: ArrayLike, v: ArrayLike, n: int, *, reps: int = 4000,
                 rng: np.random.Generator | int | None = None) -> BayesErrorEstimate:
     """Bayes error of the likelihood-ratio test between uⁿ and vⁿ (equal priors), by importance sampling.
 
-    P_err = ½ Σ min(uⁿ, vⁿ) = ½ Sⁿ E_t[min(e^{(1−λ)Λ}, e^{−λΛ})], where t ∝ u^λ v^{1−λ} is the tilted law at
-    the Chernoff maximiser λ*, S = e^{−C(u,v)} its normaliser and Λ = Σ_i log(u/v)(Y_i) for Y_1..Y_n ~ t.
+    P_err = ½ Σ min(uⁿ, vⁿ) = ½ Σ(λ*)ⁿ E_t[min(e^{(1−λ*)Λ}, e^{−λ*Λ})], where t ∝ u^{λ*} v^{1−λ*} is the tilted
+    law at the Chernoff maximiser λ*, Σ(λ*) = e^{−C(u,v)} its normaliser and Λ = Σ_i log(u/v)(Y_i) for
+    Y_1..Y_n ~ t.
     The weight is at most 1, so the estimate has a bounded relative error for every n (plain Monte Carlo
     would need ~1/P_err samples).
 

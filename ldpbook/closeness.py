@@ -65,7 +65,8 @@ def _check_smoothness(s, d) -> tuple:
 # %% ../nbs/04_closeness.ipynb #ch4-006b
 @dataclass(frozen=True)
 class MinimaxSeparation:
-    "The four terms of the rate (axis 0, in the order of `RATE_TERMS`), their maximum, and which term is largest (1–4)."
+    """The four terms of the rate (axis 0, in the order of `RATE_TERMS`), their maximum, and which term is largest:
+    its term number 1–4 (axis-0 index + 1), as numbered in the theorem."""
     terms: np.ndarray
     rate: np.ndarray
     dominant: np.ndarray
@@ -88,7 +89,8 @@ def minimax_separation(N: ArrayLike, eps: ArrayLike, s: float, d: int) -> Minima
     MinimaxSeparation
         ``terms`` of shape ``(4,) + shape``: N^(-2s/(4s+d)), (N sqrt(eps))^(-2s/(2s+d)),
         (N^(3/2) eps)^(-2s/(4s+d)), (N eps)^(-1); ``rate`` their maximum (constants omitted);
-        ``dominant`` the index 1..4 of the largest term.  The theorem holds for N eps ≥ 1.
+        ``dominant`` the term number 1..4 of the largest term
+        (its axis-0 index + 1).  The theorem holds for N eps ≥ 1.
     """
     N = _check_positive_real(N, "N")
     eps = _check_positive_real(eps, "eps", allow_inf=True)
@@ -103,7 +105,8 @@ def minimax_separation(N: ArrayLike, eps: ArrayLike, s: float, d: int) -> Minima
 # %% ../nbs/04_closeness.ipynb #ch4-006c
 @dataclass(frozen=True)
 class SampleComplexity:
-    "The four sample-size terms (axis 0), their maximum `n`, and which term is largest (1–4)."
+    """The four sample-size terms (axis 0), their maximum `n` (the sample size N*), and which term is largest: its
+    term number 1–4 (axis-0 index + 1)."""
     terms: np.ndarray
     n: np.ndarray
     dominant: np.ndarray
@@ -125,7 +128,7 @@ def sample_complexity(r: ArrayLike, eps: ArrayLike, s: float, d: int) -> SampleC
     -------
     SampleComplexity
         ``terms`` r^(-(4s+d)/(2s)), eps^(-1/2) r^(-(2s+d)/(2s)), eps^(-2/3) r^(-(4s+d)/(3s)), (eps r)^(-1)
-        (axis 0), ``n`` their maximum and ``dominant`` the index 1..4 of the largest.
+        (axis 0), ``n`` their maximum N* and ``dominant`` the term number 1..4 of the largest (axis-0 index + 1).
     """
     r = _check_positive_real(r, "r")
     eps = _check_positive_real(eps, "eps", allow_inf=True)
@@ -140,7 +143,8 @@ def sample_complexity(r: ArrayLike, eps: ArrayLike, s: float, d: int) -> SampleC
 # %% ../nbs/04_closeness.ipynb #ch4-006d
 @dataclass(frozen=True)
 class PhaseExponents:
-    "ρ₁..ρ₄ (axis 0), the rate exponent min ρⱼ, the active phase (1–4) and the crossing points of the envelope."
+    """ρ₁..ρ₄ (axis 0), the rate exponent min ρⱼ, the active phase (its term number 1–4 = axis-0 index + 1) and the
+    crossing points of the envelope."""
     rho: np.ndarray
     exponent: np.ndarray
     phase: np.ndarray
@@ -161,7 +165,8 @@ def phase_exponents(alpha: ArrayLike, s: float, d: int) -> PhaseExponents:
     -------
     PhaseExponents
         ``rho`` (4, ...) with rho_1 = 2s/(4s+d), rho_2 = 2s/(2s+d) (1 - alpha/2), rho_3 = 2s/(4s+d) (3/2 - alpha),
-        rho_4 = 1 - alpha; ``exponent`` their minimum; ``phase`` the active term 1..4; ``crossings`` the
+        rho_4 = 1 - alpha; ``exponent`` their minimum; ``phase`` the term number 1..4 of the
+        active term (axis-0 index of ``rho`` + 1); ``crossings`` the
         envelope's break points: alpha_12, alpha_23, alpha_34 if s < d/4, else alpha_13 = 1/2 and alpha_34.
     """
     arr = np.asarray(alpha)
@@ -440,17 +445,17 @@ def _hypergeom_pmf(population: int, successes: int, draws: int) -> tuple:
 
 @lru_cache(maxsize=32)
 def _within_block_mad(n: int, s_max: int | None = None) -> np.ndarray:
-    """d_n(s) = E|2H - s|, H ~ Hyp(2n, s, n), for s = 0..s_max (default 2n), by the telescoped recursion.
+    """e_n(j) = E|2J - j|, J ~ Hyp(2n, j, n), for j = 0..s_max (default 2n), by the telescoped recursion.
 
     Read-only and cached; only the prefix that is needed is computed (a cell holds at most max(u) points)."""
     s_max = 2 * n if s_max is None else min(int(s_max), 2 * n)
     n_even = (s_max + 1) // 2                                     # even j in [0, s_max - 1]
     h = np.arange(n_even, dtype=float)
-    log_rho = np.zeros(n_even)                                    # log rho_n(2h)
+    log_rho = np.zeros(n_even)                                    # log a_n(2h)
     np.cumsum(np.log((n - h[:-1]) * (2 * h[:-1] + 1)) - np.log((h[:-1] + 1) * (2 * n - 2 * h[:-1] - 1)),
               out=log_rho[1:])
     terms = np.zeros(s_max)
-    terms[0::2] = np.exp(log_rho) / (2 * n - 2 * h - 1)          # odd j: rho_n(j) = 0
+    terms[0::2] = np.exp(log_rho) / (2 * n - 2 * h - 1)          # odd j: a_n(j) = 0
     d = np.zeros(s_max + 1)
     d[1:] = (2 * n - np.arange(1, s_max + 1)) * np.cumsum(terms)
     d.flags.writeable = False
@@ -466,7 +471,7 @@ def _expected_abs_diff_reference(n_x: int, u: int, n_y: int, v: int, n: int) -> 
 
 
 def _within_reference(population: int, u: int, n: int) -> float:
-    "D_N(u) = E d_n(S), S ~ Hyp(N, u, 2n): the mean |C^1 - C^2| of one sample's two blocks."
+    "D_N(u) = E e_n(I), I ~ Hyp(N, u, 2n): the mean |C^1 - C^2| of one sample's two blocks."
     lo, p = _hypergeom_pmf(population, u, 2 * n)
     return float(p @ _within_block_mad(n)[lo:lo + p.size])
 
@@ -963,7 +968,7 @@ def _check_sine_r(r) -> float:
 
 @moved_to_keywords("rng")
 def sample_sine_alternative(n: int, r: float, *, rng: np.random.Generator | int | None = None) -> np.ndarray:
-    """n points from g_r(x) = 1 + (pi r / 2) sin(4 pi x) on [0, 1], for which ||1 - g_r||_1 = r.
+    """``n`` points from g_r(x) = 1 + (pi r / 2) sin(4 pi x) on [0, 1], for which ||1 - g_r||_1 = r.
 
     Parameters
     ----------
@@ -989,7 +994,7 @@ def sample_sine_alternative(n: int, r: float, *, rng: np.random.Generator | int 
 
 # %% ../nbs/04_closeness.ipynb #ch4-035b
 def _figure2_sample(r, rng, n, kappa) -> tuple:
-    "Binned samples of size n from f = 1 and from g_r."
+    "Binned samples of size N = ``n`` from f = 1 and from g_r."
     return bin_samples(rng.random(n), kappa), bin_samples(sample_sine_alternative(n, r, rng=rng), kappa)
 
 
@@ -1031,7 +1036,8 @@ def figure2(*, n_reps: int = 100, r_values: tuple = (0.0, 0.05, 0.1, 0.15, 0.2, 
             eps_values: tuple = (1.0, 0.25, 0.1, np.inf), n: int = 1000, kappa: int = 16, n_permutations: int = 199,
             alpha: float = 0.05, rng: np.random.SeedSequence | np.random.Generator | int | None = 2026,
             n_jobs: int = 1, backend: str | None = None, progress: bool | None = None, keep: bool = False) -> Figure2:
-    """Figure 2 of Kim: power of the private split and RB permutation tests against f = 1 vs g_r, N_X = N_Y = n.
+    """Figure 2 of Kim: power of the private split and RB permutation tests against f = 1 vs g_r,
+    N_X = N_Y = N (the keyword ``n``).
 
     The paper uses n_reps=5000 (about 2-3 minutes with n_jobs=2); the defaults are the paper's other settings.
     Returns rates for tests labelled 'split eps=...' and 'RB eps=...' (eps=inf: non-private); keep=True also keeps
@@ -1091,8 +1097,8 @@ class _Laws:
     offset: np.ndarray
     support: np.ndarray
     pmf: np.ndarray
-    cdf: np.ndarray          # P(H <= x)
-    partial_mean: np.ndarray  # E[H 1{H <= x}]
+    cdf: np.ndarray          # P(J <= x)
+    partial_mean: np.ndarray  # E[J 1{J <= x}]
     mean: np.ndarray
 
 
@@ -1115,7 +1121,7 @@ def _hypergeom_laws(population: int, successes: np.ndarray, draws: int) -> _Laws
 
 # %% ../nbs/04_closeness.ipynb #ch4-fast-1b
 def _expected_abs_diff_chunk(i_sum, i_look, laws_sum: _Laws, laws_look: _Laws) -> np.ndarray:
-    "E|A - B| for pairs, summing over the support of A (laws_sum) and reading E|x - B| off B's cdf and partial means."
+    "E|U - V| for pairs: sums over the support of U ~ laws_sum, reading E|x - V| off the cdf and partial means of V."
     width = laws_sum.width[i_sum]
     starts = np.zeros(i_sum.size + 1, dtype=np.int64)
     np.cumsum(width, out=starts[1:])
@@ -1134,7 +1140,7 @@ def _expected_abs_diff_chunk(i_sum, i_look, laws_sum: _Laws, laws_look: _Laws) -
 
 
 def _expected_abs_diff(ia, ib, laws_a: _Laws, laws_b: _Laws, chunk: int = 1 << 16) -> np.ndarray:
-    "E|A - B|, A ~ laws_a[ia[p]], B ~ laws_b[ib[p]] independent, for every pair p; sums over the smaller support."
+    "E|U - V|, U ~ laws_a[ia[p]], V ~ laws_b[ib[p]] independent, for every pair p; sums over the smaller support."
     out = np.empty(ia.size)
     over_a = laws_a.width[ia] <= laws_b.width[ib]
     for flag, i_sum, i_look, l_sum, l_look in ((True, ia, ib, laws_a, laws_b), (False, ib, ia, laws_b, laws_a)):
@@ -1150,7 +1156,7 @@ def _expected_abs_diff(ia, ib, laws_a: _Laws, laws_b: _Laws, chunk: int = 1 << 1
 
 # %% ../nbs/04_closeness.ipynb #ch4-fast-1c
 def _within_term(population: int, successes: np.ndarray, n: int) -> np.ndarray:
-    "D_N(u) = E d_n(S), S ~ Hyp(N, u, 2n): the mean |C^1 - C^2| of one sample's two blocks, for each u."
+    "D_N(u) = E e_n(I), I ~ Hyp(N, u, 2n): the mean |C^1 - C^2| of one sample's two blocks, for each u."
     laws = _hypergeom_laws(population, successes, 2 * n)
     segment = np.repeat(np.arange(len(successes)), laws.width)
     largest = int(laws.support.max()) if laws.support.size else 0

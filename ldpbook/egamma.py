@@ -70,7 +70,8 @@ def _rr_weights(eps: float):
 
 
 def _optimal_from_excess(eps, balance, excess):
-    "Σ₊ + [tanh(ε/2)·Ē − |Σ|/(e^ε+1)]₊ with Σ = Σ_x(p(x) − γq(x)) = 1 − γ and Ē = E_γ(p‖q) − Σ₊ ≥ 0 (broadcasting)."
+    """(Σ_γ)₊ + [tanh(ε/2)·Ē_γ − |Σ_γ|/(e^ε+1)]₊ with Σ_γ = Σ_x (p(x) − γq(x)) = 1 − γ (`balance`) and
+    Ē_γ = E_γ(p‖q) − (Σ_γ)₊ ≥ 0 (`excess`), broadcasting."""
     slope, offset = _rr_weights(eps)
     balance = np.asarray(balance, dtype=float)
     return np.maximum(balance, 0) + np.maximum(slope * excess - np.abs(balance) * offset, 0)
@@ -292,7 +293,7 @@ def egamma_optimal(p: ArrayLike, q: ArrayLike, eps: float, *, gamma: float) -> E
     gamma = _check_gamma(gamma)
     gaps, balance = _likelihood_gaps(p, q, gamma)               # balance Σ_γ = Σ(p − γq) = 1 − γ
     inside = gaps >= 0
-    # Ē_γ without cancellation: Σ(p − γq)₊ when D ≤ 0 (γ ≥ 1), Σ(γq − p)₊ = γ E_{1/γ}(q‖p) when D > 0
+    # Ē_γ without cancellation: Σ(p − γq)₊ when Σ_γ ≤ 0 (γ ≥ 1), Σ(γq − p)₊ = γ E_{1/γ}(q‖p) when Σ_γ > 0
     excess = float(np.maximum(gaps, 0).sum() if balance <= 0 else np.maximum(-gaps, 0).sum())
     value = float(_optimal_from_excess(eps, balance, excess))
     slope, offset = _rr_weights(eps)
@@ -307,7 +308,7 @@ def egamma_optimal(p: ArrayLike, q: ArrayLike, eps: float, *, gamma: float) -> E
 
 # %% ../nbs/02_egamma.ipynb #c015-ad8d2f94
 def _binary_ldp_constraints(k: int, eps: float):
-    "A θ ≤ b: θ_x ≤ e^ε θ_x' and 1 − θ_x ≤ e^ε (1 − θ_x') for x ≠ x', divided by e^ε (well scaled for every ε)."
+    "(A_ub, b_ub) of linprog: θ_x ≤ e^ε θ_x' and 1 − θ_x ≤ e^ε (1 − θ_x') for x ≠ x', divided by e^ε (well scaled)."
     shrink = np.exp(-eps)
     x, xp = np.nonzero(~np.eye(k, dtype=bool))
     rows = np.arange(x.size)
@@ -442,7 +443,7 @@ class PrivatizedROC:
 def _gamma_points(p, q, eps: float, gammas: np.ndarray):
     "For each γ: the operating point of the E_γ-optimal mechanism on the optimal curve, and E*_γ."
     slope, offset = _rr_weights(eps)
-    gaps, balance = _likelihood_gaps(p, q, gammas)                     # (G, k): p(x) − γ q(x); D per γ
+    gaps, balance = _likelihood_gaps(p, q, gammas)                     # (G, k): p(x) − γ q(x); Σ_γ per γ
     inside = gaps >= 0                                                 # indicators of S_γ
     g_fpr = np.clip(offset + slope * (inside @ q), 0, 1)
     g_tpr = np.clip(offset + slope * (inside @ p), 0, 1)

@@ -19,7 +19,7 @@ from scipy.optimize import linprog
 from scipy.special import expit
 
 from .foundations import (check_channel, check_eps, check_pair, divergence, moved_to_keywords,
-                                 randomized_response, readonly, renamed)
+                                 randomized_response, readonly, renamed, reordered)
 from .spr import PartitionMechanism
 
 # %% auto #0
@@ -90,33 +90,12 @@ def _check_real_array(a, name: str) -> np.ndarray:
     return arr
 
 # %% ../nbs/02_egamma.ipynb #773ee500
-def _old_argument_order(old_names: tuple, is_old: Callable, new_form: str) -> Callable:
-    """Decorator for a function whose arguments were reordered in ldpbook 0.2.0: a call in the old order
-    `old_names`, recognised by `is_old(args, kwargs)`, is passed on by name, with a DeprecationWarning."""
-    def decorate(func):
-        @functools.wraps(func)
-        def wrapper(*args, **kwargs):
-            if not is_old(args, kwargs):
-                return func(*args, **kwargs)
-            if len(args) > len(old_names):
-                raise TypeError(f"{func.__name__}() takes at most {len(old_names)} positional arguments in its "
-                                f"old form, got {len(args)}")
-            for name in old_names[:len(args)]:
-                if name in kwargs:
-                    raise TypeError(f"{func.__name__}() got multiple values for argument {name!r}")
-            warnings.warn(f"ldpbook 0.2.0: {func.__name__}({', '.join(old_names)}) is deprecated; write {new_form}",
-                          DeprecationWarning, stacklevel=2)
-            return func(**dict(zip(old_names, args)), **kwargs)
-        return wrapper
-    return decorate
-
-
 def _closed_form_old_order(args: tuple, kwargs: dict) -> bool:
     "egamma_closed_form(eps, gamma, e_gamma): three positional arguments, or e_gamma by name after positional ones."
     return len(args) == 3 or (len(args) > 0 and "e_gamma" in kwargs)
 
 # %% ../nbs/02_egamma.ipynb #33f6f0af
-@_old_argument_order(("eps", "gamma", "e_gamma"), _closed_form_old_order, "egamma_closed_form(e_gamma, eps, gamma=...)")
+@reordered(("eps", "gamma", "e_gamma"), _closed_form_old_order, "egamma_closed_form(e_gamma, eps, gamma=...)")
 def egamma_closed_form(e_gamma: ArrayLike, eps: ArrayLike, *, gamma: ArrayLike) -> np.ndarray:
     """The optimal privatized hockey-stick value as a function of E_γ(P0‖P1), ε and γ.
 
@@ -518,7 +497,7 @@ def _channel_first(args: tuple, kwargs: dict) -> bool:
         return False
 
 
-@_old_argument_order(("Q", "p", "q", "r"), _channel_first, "lr_distance(p, q, Q, r=...)")
+@reordered(("Q", "p", "q", "r"), _channel_first, "lr_distance(p, q, Q, r=...)")
 def lr_distance(p: ArrayLike, q: ArrayLike, Q: ArrayLike, *, r: float = 2.0) -> float:
     """‖Qᵀp − Qᵀq‖_r, the ℓ_r distance between the output distributions of channel `Q` under p and q.
 

@@ -182,6 +182,29 @@ def renamed(func: Callable, old_name: str, since: str = "0.2.0") -> Callable:
     old.__doc__ = f"Deprecated alias of `{func.__name__}` (since ldpbook {since}); removed in the next version."
     return old
 
+
+def reordered(old_names: tuple, is_old: Callable, new_form: str, since: str = "0.2.0") -> Callable:
+    """Decorator for a function whose arguments were reordered: a call in the old order `old_names`, recognised by
+    `is_old(args, kwargs)`, still works for one version (passed on by name) and raises a DeprecationWarning that
+    shows `new_form`."""
+    def decorate(func):
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            if not is_old(args, kwargs):
+                return func(*args, **kwargs)
+            if len(args) > len(old_names):
+                raise TypeError(f"{func.__name__}() takes at most {len(old_names)} positional arguments in its "
+                                f"old form, got {len(args)}")
+            for name in old_names[:len(args)]:
+                if name in kwargs:
+                    raise TypeError(f"{func.__name__}() got multiple values for argument {name!r}")
+            warnings.warn(f"ldpbook {since}: {func.__name__}({', '.join(old_names)}) is deprecated; write {new_form}",
+                          DeprecationWarning, stacklevel=2)
+            return func(**dict(zip(old_names, args)), **kwargs)
+        return wrapper
+    return decorate
+
+
 # %% ../nbs/00_foundations.ipynb #c008-66173df3
 def _column_log_ratios(Q: np.ndarray) -> np.ndarray:
     "Per column: log(max_x Q / min_x Q); 0 for an all-zero column, inf if the column has zeros and non-zeros."
@@ -713,6 +736,8 @@ def _privatize_old_order(first, second) -> bool:
     return rows_a and not rows_b
 
 
+@reordered(("Q", "x", "rng"), lambda args, kwargs: len(args) >= 2 and _privatize_old_order(*args[:2]),
+           "privatize(x, Q, rng=...)")
 @moved_to_keywords("rng")
 def privatize(x: ArrayLike, Q: ArrayLike, *, rng: np.random.Generator | int | None = None) -> np.ndarray:
     """Draw one output of channel `Q` for each input symbol in `x` (any shape); returns an int array like `x`.
@@ -735,10 +760,6 @@ def privatize(x: ArrayLike, Q: ArrayLike, *, rng: np.random.Generator | int | No
     -----
     The pre-0.2.0 order `privatize(Q, x, rng)` is recognised (a 2-D channel first) and still works in 0.2.0, with
     a DeprecationWarning."""
-    if _privatize_old_order(x, Q):
-        warnings.warn("ldpbook 0.2.0: privatize(Q, x) is deprecated (the channel came first); write privatize(x, Q)",
-                      DeprecationWarning, stacklevel=3)
-        x, Q = Q, x
     Q = check_channel(Q)
     x = _check_symbols(x, Q.shape[0])
     rng = as_generator(rng)

@@ -96,9 +96,9 @@ def test_results_name_the_same_things_alike():
     from ldpbook.adaptive import AdaptiveTestResult
     from ldpbook.chernoff import ChernoffMechanism
     from ldpbook.closeness import DPPermutationTestResult
-    from ldpbook.egamma import EgammaMechanism
+    from ldpbook.egamma import EgammaMechanism, LrDistanceBound
     from ldpbook.spr import SPRMechanism
-    for cls in (SPRMechanism, EgammaMechanism, ChernoffMechanism):
+    for cls in (SPRMechanism, EgammaMechanism, ChernoffMechanism, LrDistanceBound):
         fields = set(cls.__dataclass_fields__) | set(dir(cls))
         assert {"value", "channel", "partition", "eps", "num_outputs", "sample"} <= fields, cls.__name__
     for cls in (DPPermutationTestResult, AdaptiveTestResult):

@@ -487,8 +487,6 @@ def run_reproduce(args) -> str:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-
-    import ldpbook.figures  # noqa: F401  (all of it imported before the folder exists: Ctrl-C then meets our code)
     entry, out = REPRODUCTIONS[args.name], _output_folder(args.out)
     fig, rows = entry.compute(args.full, not args.quiet, out)
     png, table = out / f"{entry.name}.png", out / f"{entry.name}.csv"

@@ -395,8 +395,11 @@ def test_a_full_disk_or_a_closed_stdout_is_one_line(files):
 
 def test_ctrl_c_ends_quietly_with_status_130(tmp_path):
     out = tmp_path / "figures"
+    # As from a terminal: SIGINT at its default disposition. A process inherits an ignored SIGINT (Unix keeps it
+    # ignored, as for a background job), and a pytest worker may run with SIGINT ignored after other tests.
     child = subprocess.Popen([str(SCRIPT), "reproduce", "fig2", "--out", out, "--quiet"],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     for _ in range(600):                       # the folder is made after parsing, before the long computation
         if out.is_dir() or child.poll() is not None:
             break

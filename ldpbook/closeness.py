@@ -686,12 +686,28 @@ def permutation_statistics(x: ArrayLike, y: ArrayLike, *, k: int | None = None, 
 class DPPermutationTestResult:
     """Result of `dp_permutation_test`, shaped like scipy.stats.permutation_test's plus `reject`.
 
-    reject : bool — THE eps-DP RELEASE (for finite eps).
-    pvalue, statistic, null_distribution : NOT private (None unless requested with return_nonprivate=True):
-        the noisy-permutation p-value (its thresholding is private, the number is not), the raw observed
-        statistic T_0 (a number) and the raw permuted statistics T_1..T_B.
-    statistic_name : which statistic was used ('rb' or 'split').
-    private_fields / nonprivate_fields : names of the fields in each group."""
+    Attributes
+    ----------
+    reject : bool
+        The decision: THE ε-DP RELEASE (for finite eps).
+    pvalue : float or None
+        NOT private: the noisy-permutation p-value (its thresholding is private, the number is not); None unless
+        requested with ``return_nonprivate=True``.
+    statistic : float or None
+        NOT private: the raw observed statistic T_0; None unless requested.
+    null_distribution : numpy.ndarray or None
+        NOT private: the raw permuted statistics T_1..T_B; None unless requested.
+    eps, alpha : float
+        The privacy level and the level of the test.
+    noise_scale : float
+        The scale of the Laplace noise added to each statistic, 2Δ/ε.
+    statistic_name : str
+        Which statistic was used ('rb' or 'split').
+    n_permutations : int
+        The number B of relabellings.
+    private_fields, nonprivate_fields : tuple of str
+        The names of the fields in each group.
+    """
     reject: bool
     pvalue: float | None
     statistic: float | None

@@ -3,7 +3,6 @@
 # %% ../nbs/05_adaptivity.ipynb #c002-484ef2b9
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 
@@ -576,26 +575,16 @@ def write_figure3_data(path, n_reps=5000, rng=2026, n_jobs=2, progress=None, n=1
     settings = dict(n=n, n_permutations=n_permutations, n_centering=n_centering, alpha=alpha, n_reps=n_reps,
                     resolutions=list(resolutions), entropy=result.power.entropy,
                     spawn_key=list(result.power.spawn_key), eps_values=[repr(float(e)) for e in eps_values])
-    g, j = np.meshgrid(np.arange(len(result.scenarios)), np.arange(n_reps), indexing="ij")
-    scenario = np.array(result.scenarios)[g.ravel()]
-    rows = np.column_stack([g.ravel(), scenario, j.ravel(),
-                            result.power.decisions.astype(int).reshape(-1, len(result.labels))])
-    header = "# " + json.dumps(settings) + "\n" + ",".join(("scenario_index", "scale", "r", "rep") + result.labels)
-    np.savetxt(path, rows, fmt=["%d", "%d", "%.10g", "%d"] + ["%d"] * len(result.labels), delimiter=",",
-               header=header, comments="")
+    keys = np.column_stack([np.arange(len(result.scenarios)), np.array(result.scenarios)])
+    closeness._write_decision_table(path, result.power, keys, ("scenario_index", "scale", "r"), ("%d", "%d", "%.10g"),
+                                    result.labels, settings)
     return result
 
 
 def read_figure3_data(path) -> tuple:
     "The Figure 3 of a file written by `write_figure3_data`, and the recorded settings (a dict)."
-    with open(path) as file:
-        settings = json.loads(file.readline().lstrip("# "))
-        labels = tuple(file.readline().strip().split(",")[4:])
-    table = np.loadtxt(path, delimiter=",", skiprows=2, ndmin=2)
-    first = table[table[:, 3] == 0]                                      # rows are ordered by (scenario, rep)
-    scenarios = tuple((int(m), float(r)) for m, r in first[:, 1:3])
-    decisions = table[:, 4:].reshape(len(scenarios), settings["n_reps"], len(labels)).astype(bool)
-    rate = decisions.mean(axis=1)
-    power = closeness.PowerCurve(scenarios, rate, np.sqrt(rate * (1 - rate) / settings["n_reps"]),
-                                 settings["n_reps"], settings["entropy"], tuple(settings["spawn_key"]), decisions)
+    settings, labels, keys, decisions = closeness._read_decision_table(path, 3)
+    scenarios = tuple((int(m), float(r)) for m, r in keys[:, 1:])
+    power = closeness._power_from_counts(scenarios, decisions.sum(axis=1), settings["n_reps"], settings["entropy"],
+                                         settings["spawn_key"], decisions)
     return Figure3(scenarios, labels, power), settings

@@ -851,6 +851,13 @@ class PowerCurve:
     decisions: np.ndarray | None = None
 
 
+
+def _power_from_counts(grid, counts, n_reps, entropy, spawn_key, decisions=None) -> PowerCurve:
+    "The rates counts / n_reps over `grid` and their Monte Carlo standard errors sqrt(rate (1 - rate) / n_reps)."
+    rate = counts / n_reps
+    return PowerCurve(tuple(grid), rate, np.sqrt(rate * (1 - rate) / n_reps), n_reps, entropy, tuple(spawn_key),
+                      decisions)
+
 def _decision(result) -> np.ndarray:
     "The boolean decision(s) of a test's output: a bool, an array of bools, or an object with `reject`."
     arr = np.asarray(getattr(result, "reject", result))
@@ -969,9 +976,7 @@ def power_curve(test: Callable, sample: Callable, grid: Iterable, *, n_reps: int
         counts = decisions.sum(axis=1, dtype=np.int64)
     else:
         decisions, counts = None, np.stack([np.sum(list(p.values()), axis=0, dtype=np.int64) for p in parts])
-    rate = counts / n_reps
-    return PowerCurve(grid, rate, np.sqrt(rate * (1 - rate) / n_reps), n_reps, root.entropy, tuple(root.spawn_key),
-                      decisions)
+    return _power_from_counts(grid, counts, n_reps, root.entropy, root.spawn_key, decisions)
 
 # %% ../nbs/04_closeness.ipynb #ch4-035
 def _check_sine_r(r) -> float:
@@ -1067,6 +1072,32 @@ def figure2(*, n_reps: int = 100, r_values: tuple = (0.0, 0.05, 0.1, 0.15, 0.2, 
 FIGURE2_SETTINGS = ("n", "kappa", "n_permutations", "alpha")
 
 
+def _write_decision_table(path, power: PowerCurve, keys: np.ndarray, key_names: tuple, key_formats: tuple,
+                          labels: tuple, settings: dict) -> None:
+    """Every decision of `power` (run with keep_decisions=True) as CSV: one row per (grid point g, repetition j) with
+    the key columns ``keys[g]``, then j, then one 0/1 column per test label. The first line holds `settings` (with
+    the root seed), so that any row can be recomputed with `one_repetition`."""
+    n_grid, n_reps = power.decisions.shape[:2]
+    g, j = np.meshgrid(np.arange(n_grid), np.arange(n_reps), indexing="ij")
+    rows = np.column_stack([keys[g.ravel()], j.ravel(), power.decisions.astype(int).reshape(-1, len(labels))])
+    header = "# " + json.dumps(settings) + "\n" + ",".join(key_names + ("rep",) + tuple(labels))
+    np.savetxt(path, rows, fmt=list(key_formats) + ["%d"] * (1 + len(labels)), delimiter=",", header=header,
+               comments="")
+
+
+def _read_decision_table(path, n_keys: int) -> tuple:
+    """The settings, test labels, key columns (one row per grid point) and every decision (grid × repetition ×
+    test) of a file written by `_write_decision_table` with `n_keys` key columns."""
+    with open(path) as file:
+        settings = json.loads(file.readline().lstrip("# "))
+        labels = tuple(file.readline().strip().split(",")[n_keys + 1:])
+    table = np.loadtxt(path, delimiter=",", skiprows=2, ndmin=2)
+    keys = table[table[:, n_keys] == 0, :n_keys]                         # rows are ordered by (grid point, rep)
+    decisions = table[:, n_keys + 1:].reshape(len(keys), settings["n_reps"], len(labels)).astype(bool)
+    return settings, labels, keys, decisions
+
+
+
 def write_figure2_data(path, *, n_reps: int = 5000, rng: int = 2026, n_jobs: int = 2, progress: bool | None = None,
                        n: int = 1000, kappa: int = 16, n_permutations: int = 199, alpha: float = 0.05,
                        r_values: tuple = (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5),
@@ -1080,27 +1111,17 @@ def write_figure2_data(path, *, n_reps: int = 5000, rng: int = 2026, n_jobs: int
     settings = dict(n=n, kappa=kappa, n_permutations=n_permutations, alpha=alpha, n_reps=n_reps,
                     entropy=result.power.entropy, spawn_key=list(result.power.spawn_key),
                     eps_values=[repr(float(e)) for e in result.eps_values])
-    decisions = result.power.decisions.astype(int)                       # (len(r), n_reps, tests)
-    g, j = np.meshgrid(np.arange(len(result.r_values)), np.arange(n_reps), indexing="ij")
-    rows = np.column_stack([g.ravel(), np.array(result.r_values)[g.ravel()], j.ravel(),
-                            decisions.reshape(-1, len(result.labels))])
-    header = "# " + json.dumps(settings) + "\n" + ",".join(("r_index", "r", "rep") + result.labels)
-    np.savetxt(path, rows, fmt=["%d", "%.10g", "%d"] + ["%d"] * len(result.labels), delimiter=",",
-               header=header, comments="")
+    keys = np.column_stack([np.arange(len(result.r_values)), result.r_values])
+    _write_decision_table(path, result.power, keys, ("r_index", "r"), ("%d", "%.10g"), result.labels, settings)
     return result
 
 # %% ../nbs/04_closeness.ipynb #ch4-037c
 def read_figure2_data(path) -> tuple:
     """The Figure 2 of a file written by `write_figure2_data`, and the recorded settings (a dict)."""
-    with open(path) as file:
-        settings = json.loads(file.readline().lstrip("# "))
-        labels = tuple(file.readline().strip().split(",")[3:])
-    table = np.loadtxt(path, delimiter=",", skiprows=2, ndmin=2)
-    r_values = tuple(table[table[:, 2] == 0, 1].tolist())                  # rows are ordered by (r_index, rep)
-    decisions = table[:, 3:].reshape(len(r_values), settings["n_reps"], len(labels)).astype(bool)
-    rate = decisions.mean(axis=1)
-    power = PowerCurve(r_values, rate, np.sqrt(rate * (1 - rate) / settings["n_reps"]), settings["n_reps"],
-                       settings["entropy"], tuple(settings["spawn_key"]), decisions)
+    settings, labels, keys, decisions = _read_decision_table(path, 2)
+    r_values = tuple(keys[:, 1].tolist())
+    power = _power_from_counts(r_values, decisions.sum(axis=1), settings["n_reps"], settings["entropy"],
+                               settings["spawn_key"], decisions)
     eps_values = tuple(float(e) for e in settings["eps_values"])
     return Figure2(r_values, eps_values, labels, power), settings
 

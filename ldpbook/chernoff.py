@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .foundations import as_generator, check_eps, check_int, check_pair, readonly
+from .foundations import as_generator, check_eps, check_int, check_pair, moved_to_keywords, readonly
 from .spr import (PartitionMechanism, binary_mechanism, divergence_optimal, randomized_response_mechanism,
                          sort_by_likelihood_ratio, spr_channel)
 
@@ -379,6 +379,7 @@ def _mechanism(p, q, eps, partition, top, upper, calls) -> ChernoffMechanism:
                              gap=float(upper - top.value), dp_calls=int(calls), eps=eps)
 
 # %% ../nbs/06_chernoff.ipynb #ch6-028
+@moved_to_keywords("ell", "tol", "max_dp_calls")
 def chernoff_optimal(p: ArrayLike, q: ArrayLike, eps: float, *, ell: int | None = None, tol: float = 1e-12,
                      max_dp_calls: int = 2000) -> ChernoffMechanism:
     """An ε-LDP mechanism maximising the Chernoff information C(Qᵀp, Qᵀq), with a certified optimality gap.
@@ -451,6 +452,7 @@ def _figure_mechanisms(p: np.ndarray, q: np.ndarray, eps: float, tol: float) -> 
              "RR": randomized_response_mechanism(p, q, eps).partition}, best.dp_calls, best.gap / best.value)
 
 # %% ../nbs/06_chernoff.ipynb #ch6-043
+@moved_to_keywords("T", "eps", "full", "seed", "tol")
 def chernoff_figure_data(k: int = 6, *, T: int = 5, eps: ArrayLike | None = None, full: bool = False, seed: int = 0,
                          tol: float = 1e-9) -> ChernoffFigureData:
     """Chernoff-optimal against KL-optimal, TV-optimal, binary and k-ary RR on the pairs of Figure 1.
@@ -527,6 +529,7 @@ class BayesErrorEstimate:
     relative_se: float
 
 # %% ../nbs/06_chernoff.ipynb #ch6-051
+@moved_to_keywords("reps", "rng")
 def bayes_error(u: ArrayLike, v: ArrayLike, n: int, *, reps: int = 4000,
                 rng: np.random.Generator | int | None = None) -> BayesErrorEstimate:
     """Bayes error of the likelihood-ratio test between uⁿ and vⁿ (equal priors), by importance sampling.

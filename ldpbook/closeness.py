@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+from fractions import Fraction
 import numbers
 import warnings
 from collections.abc import Callable, Iterable
@@ -385,12 +386,11 @@ def smallest_n_permutations(alpha: float) -> int:
         The smallest number B ≥ 1 of relabellings with 1/(B + 1) <= α.
     """
     alpha = _check_alpha(alpha)
-    b = max(1, math.ceil(1.0 / alpha) - 1)
-    while 1 / (b + 1) > alpha:                          # guard the ceiling against rounding
-        b += 1
-    while b > 1 and 1 / b <= alpha:
-        b -= 1
-    return b
+    lo, hi = 0, max(1, math.ceil(1 / Fraction(alpha)) - 1)   # 1/(hi + 1) <= α exactly; lo never qualifies
+    while hi - lo > 1:                                  # bisection on the rounded test 1/(B + 1) <= α of the
+        mid = (lo + hi) // 2                            # p-values (within about 85 steps for any float α)
+        lo, hi = (lo, mid) if 1 / (mid + 1) <= alpha else (mid, hi)
+    return hi
 
 
 def _check_can_reject(alpha: float, n_permutations: int) -> None:
@@ -1053,6 +1053,8 @@ class Figure2:
     power: PowerCurve
 
 
+@moved_to_keywords("n_reps", "r_values", "eps_values", "n", "kappa", "n_permutations", "alpha", "rng",
+                   "n_jobs", "backend", "progress")
 def figure2(*, n_reps: int = 100, r_values: tuple = (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5),
             eps_values: tuple = (1.0, 0.25, 0.1, np.inf), n: int = 1000, kappa: int = 16, n_permutations: int = 199,
             alpha: float = 0.05, rng: np.random.SeedSequence | np.random.Generator | int | None = 2026,

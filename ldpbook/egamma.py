@@ -434,6 +434,7 @@ def _gamma_points(p, q, eps: float, gammas: np.ndarray):
     return np.where(trivial, corner, g_fpr), np.where(trivial, corner, g_tpr), values
 
 # %% ../nbs/02_egamma.ipynb #ff24de53
+@moved_to_keywords("gammas", "channel")
 def privatized_roc(p: ArrayLike, q: ArrayLike, eps: float, *, gammas: ArrayLike | None = None,
                    channel: ArrayLike | None = None) -> PrivatizedROC:
     """The ROC region achievable after the best ε-LDP mechanism, next to the non-private and a fixed mechanism's.

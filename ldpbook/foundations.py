@@ -215,6 +215,7 @@ def _column_log_ratios(Q: np.ndarray) -> np.ndarray:
     return ratios
 
 
+@moved_to_keywords("rtol")
 def is_ldp(Q: ArrayLike, eps: float, *, rtol: float = 1e-9) -> bool:
     """Exact ε-LDP check of a channel: max_x Q(y|x) ≤ e^ε (1+rtol) min_x Q(y|x) in every column y.
 
@@ -262,6 +263,7 @@ def privacy_defect(Q: ArrayLike, eps: float) -> np.ndarray:
     return out
 
 # %% ../nbs/00_foundations.ipynb #67a84017
+@moved_to_keywords("atol")
 def is_approx_ldp(Q: ArrayLike, eps: float, delta: float, *, atol: float = 1e-12) -> bool:
     """(ε, δ)-LDP check: every entry of `privacy_defect(Q, eps)` is at most δ + atol.
 

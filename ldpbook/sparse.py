@@ -442,6 +442,7 @@ def range_defect(mechanism: SparseKernelMechanism, eps: float, H: int, *, center
                        h, (a, b), r1, per_h)
 
 
+@moved_to_keywords("center")
 def sweep_radius(factory: Callable[[int], SparseKernelMechanism], radii: Iterable[int], eps: float, H: int, *,
                  center: int = 0) -> list[RangeDefect]:
     """`range_defect(factory(r), eps, H, center=center)` for every support radius r in `radii` (Table I / Figure 1).
@@ -484,6 +485,7 @@ def graph_ball_supports(adjacency: ArrayLike, r: int) -> np.ndarray:
     return graph_distances(adjacency) <= r
 
 # %% ../nbs/03_sparse_kernels.ipynb #spk023
+@moved_to_keywords("inputs")
 def sparse_exponential(score: ArrayLike | Callable, eta: float, support: ArrayLike | Callable | int, *,
                        inputs: ArrayLike | None = None) -> SparseKernelMechanism:
     """Sparse exponential mechanism (13): Q(y|x) ∝ e^{η·score(x, y)} on S(x).
@@ -704,6 +706,7 @@ def sparse_rr_line_defect(h: int, t: int, eps: float, *, p: float | None = None)
     return DefectDecomposition(h * q, float(_hockey_terms(p, q, eps)))
 
 
+@moved_to_keywords("p")
 def sparse_rr_r1(t: int, eps: float, *, p: float | None = None) -> float:
     """R₁ of sparse RR on S_t(x): E|Y − X| = 2q Σ_{j=1}^t j = q t (t + 1).
 

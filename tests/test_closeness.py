@@ -2,6 +2,7 @@
 privacy audits, reproducible parallel power curves, rates, every bad-input path, and the API shape (old call forms
 warn and give the same results)."""
 import dataclasses
+from fractions import Fraction
 from functools import partial
 from itertools import combinations, product
 
@@ -642,3 +643,14 @@ def test_power_curve_keeps_decisions_that_sum_to_the_rates():
     b = power_curve(test, _sample_pair, [0.0, 0.6], n_reps=10, rng=4, progress=False)
     assert a.decisions.shape == (2, 10) and np.array_equal(a.decisions.mean(axis=1), b.rejection_rate)
     assert b.decisions is None
+
+
+@pytest.mark.parametrize("alpha", [1e-9, 1e-20, 1e-25, 3e-100, 1e-300, 5e-324])
+def test_smallest_n_permutations_at_tiny_levels_is_exact_and_bounded(alpha):
+    "A bisection between 0 and ⌈1/α⌉ − 1 (exact rationals): the minimum of the rounded test, for any float α."
+    smallest = smallest_n_permutations(alpha)
+    assert 1 / (smallest + 1) <= alpha < 1 / smallest
+    assert 2 * (smallest + 1) * Fraction(alpha) >= 1                 # not far below 1/α either
+    x, y = np.array([0, 0, 0, 0]), np.array([1, 1, 1, 1])
+    with pytest.raises(ValueError, match="n_permutations >= "):      # refused at once, no hang
+        dp_permutation_test(x, y, 1.0, alpha=alpha)

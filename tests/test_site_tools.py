@@ -124,7 +124,7 @@ import lint_code_lines  # noqa: E402
 def test_code_line_lint_reads_the_lines_a_reader_sees():
     v4 = nbformat.v4
     nb = v4.new_notebook(cells=[v4.new_code_cell("#| export\n# NBVAL_IGNORE_OUTPUT\nx = 1  # " + "a" * 111),  # 120
-                                v4.new_code_cell("def f():\n    return 2  # " + "b" * 102),                   # 121
+                                v4.new_code_cell("def f():\n    return 2  # " + "b" * 105),                   # 121
                                 v4.new_code_cell("#| hide\nz = " + "c" * 200),
                                 v4.new_code_cell("#| echo: false\nz = " + "c" * 200),
                                 v4.new_markdown_cell("d" * 300)])

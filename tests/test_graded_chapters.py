@@ -6,11 +6,12 @@ ignores eps, returns the uniform channel, forgets a convention...) fail at least
 every test is attributed with `@grades` to a function the chapter exports, takes one parameter named as that
 function, and every graded function has 3 to 6 tests, at least one of them hidden.
 
-The function reaches a test as a proxy: its arguments and its return value travel through a data-only codec, and its
-exceptions arrive as `StudentError`, as in the grading harness.
+(a)-(c) run in this process: the function reaches a test as a proxy whose arguments and return value travel through
+the harness's own data-only codec (`ldpbook.grading`), its exceptions arriving as `StudentError`. One end-to-end test
+per chapter runs the real harness, `run_graded`, on the chapter's own export cells (full marks) and on a stub (zero).
 """
-import base64
 import dataclasses
+import functools
 import importlib
 import importlib.util
 import inspect
@@ -22,126 +23,37 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ldpbook import assignments
+from ldpbook import assignments, grading
 
 GRADING = Path(__file__).resolve().parent / "grading"
 MODULES = ("foundations", "spr", "egamma", "sparse", "closeness", "adaptive", "chernoff")
 
 
 # ------------------------------------------------------------------------------------ contract objects, in-process
-class LocalStudentError(Exception):
-    "An exception raised by the function under test, as the grader sees it: its type's name and its message."
-
-    def __init__(self, type_name, message):
-        super().__init__(f"{type_name}: {message}")
-        self.type_name, self.message = type_name, message
-
-
-def local_grades(function, *, points=1, hidden=False):
-    "Record (function, points, hidden) on the test as `__grades__`."
-    def mark(test):
-        test.__grades__ = (function, points, hidden)
-        return test
-    return mark
-
-
-if not hasattr(assignments, "grades"):                  # until the harness provides them
-    assignments.grades, assignments.StudentError = local_grades, LocalStudentError
+if not hasattr(assignments, "grades"):              # until ldpbook.assignments re-exports the contract's names
+    assignments.grades, assignments.StudentError = grading.grades, grading.StudentError
 
 
 def grading_of(test):
-    "(function, points, hidden) recorded by @grades, whatever form the record takes."
-    record = test.__grades__
-    if isinstance(record, tuple):
-        return record
-    return record.function, record.points, record.hidden
-
-
-def encode(value, depth=0):
-    "A JSON-able form of a value: data kinds as themselves, any other object as a record of its public data."
-    if depth > 20:
-        raise ValueError("value nested too deeply to transport")
-    if value is None or isinstance(value, (bool, str)):
-        return value
-    if isinstance(value, np.generic):
-        return {"scalar": encode(np.asarray(value), depth + 1)}
-    if isinstance(value, int):
-        return {"int": str(value)}
-    if isinstance(value, float):
-        return {"float": repr(value)}
-    if isinstance(value, complex):
-        return {"complex": [repr(value.real), repr(value.imag)]}
-    if isinstance(value, bytes):
-        return {"bytes": base64.b64encode(value).decode()}
-    if isinstance(value, np.ndarray):
-        if value.dtype == object:
-            raise ValueError("object arrays cannot be transported")
-        return {"array": base64.b64encode(np.ascontiguousarray(value).tobytes()).decode(),
-                "dtype": value.dtype.str, "shape": list(value.shape)}
-    if isinstance(value, (list, tuple)):
-        return {"list" if isinstance(value, list) else "tuple": [encode(v, depth + 1) for v in value]}
-    if isinstance(value, (dict, types.MappingProxyType)):
-        if not all(isinstance(k, str) for k in value):
-            raise ValueError("only dicts with str keys can be transported")
-        return {"dict": {k: encode(v, depth + 1) for k, v in value.items()}}
-    if callable(value):
-        raise ValueError("callables cannot be transported")
-    names = [f.name for f in dataclasses.fields(value)] if dataclasses.is_dataclass(value) else []
-    names += [n for n, a in inspect.getmembers(type(value)) if isinstance(a, property)]
-    names += [n for n in getattr(value, "__dict__", {}) if n not in names]
-    record = {}
-    for name in names:
-        if name.startswith("_"):
-            continue
-        attribute = getattr(value, name)
-        if not callable(attribute):
-            record[name] = encode(attribute, depth + 1)
-    return {"record": record}
-
-
-def decode(data):
-    "The value `encode` described (records become read-only namespaces, arrays read-only)."
-    if data is None or isinstance(data, (bool, str)):
-        return data
-    if "array" in data:
-        out = np.frombuffer(base64.b64decode(data["array"]), dtype=np.dtype(data["dtype"])).reshape(data["shape"])
-        out = out.copy()
-        out.setflags(write=False)
-        return out
-    (kind, body), = data.items()
-    if kind == "int":
-        return int(body)
-    if kind == "float":
-        return float(body)
-    if kind == "complex":
-        return complex(float(body[0]), float(body[1]))
-    if kind == "bytes":
-        return base64.b64decode(body)
-    if kind == "scalar":
-        return decode(body)[()]
-    if kind in ("list", "tuple"):
-        items = [decode(v) for v in body]
-        return items if kind == "list" else tuple(items)
-    if kind == "dict":
-        return {k: decode(v) for k, v in body.items()}
-    if kind == "record":
-        return types.SimpleNamespace(**{k: decode(v) for k, v in body.items()})
-    raise ValueError(f"unknown kind {kind}")
+    "(function, points, hidden) recorded by @grades."
+    function, points, hidden = test.__grades__
+    return function, points, hidden
 
 
 def transport(value):
-    "value -> JSON text -> value, as across the process boundary."
-    return decode(json.loads(json.dumps(encode(value))))
+    "value -> the harness's tagged JSON text -> value, as across the process boundary (TransportError if it cannot)."
+    text = json.dumps(grading._encode(value, [grading.LIMITS["items"], grading.LIMITS["bytes"]]))
+    return grading._decode(json.loads(text), [0])
 
 
 def proxy(function):
-    "The function as a graded test sees it: data in, data out, its exceptions as StudentError."
+    "The function as a graded test sees it, in this process: data in, data out, its exceptions as StudentError."
     def call(*args, **kwargs):
-        args, kwargs = transport(list(args)), transport(kwargs)
+        args, kwargs = transport(args), transport(kwargs)
         try:
             result = function(*args, **kwargs)
-        except Exception as err:                         # the student's exception, reported by type and message
-            raise assignments.StudentError(type(err).__name__, str(err)) from None
+        except Exception as err:                         # the function's exception, reported by type and message
+            raise grading.StudentError(type(err).__name__, str(err)) from None
         return transport(result)
     call.__name__ = getattr(function, "__name__", "function")
     return call
@@ -152,8 +64,9 @@ def stub(*args, **kwargs):
 
 
 # --------------------------------------------------------------------------------------------- the graded files
+@functools.cache
 def graded_module(module):
-    "The graded test file of a chapter, imported."
+    "The graded test file of a chapter, imported (once)."
     path = GRADING / f"graded_{module}.py"
     spec = importlib.util.spec_from_file_location(f"graded_{module}", path)
     loaded = importlib.util.module_from_spec(spec)
@@ -601,3 +514,40 @@ def test_mutant_is_caught(module, function, mutant):
     names = [name for name, test in graded_tests(module) if grading_of(test)[0] == function]
     assert names
     assert any(run(module, name, mutant) is not None for name in names), f"no test of {function} catches it"
+
+
+# ------------------------------------------------------------------------------ end to end, through the harness
+NOTEBOOKS = {"foundations": "00_foundations", "spr": "01_spr", "egamma": "02_egamma", "sparse": "03_sparse_kernels",
+             "closeness": "04_closeness", "adaptive": "05_adaptivity", "chernoff": "06_chernoff"}
+
+
+def chapter_code(module):
+    "The source of the chapter's export cells, as a submission would hold it (directives dropped, __future__ first)."
+    import nbformat
+    from ldpbook.assignments import is_export_cell
+    nb = nbformat.read(Path(__file__).resolve().parents[1] / "nbs" / f"{NOTEBOOKS[module]}.ipynb", as_version=4)
+    lines = [line for cell in nb.cells if is_export_cell(cell) for line in cell.source.splitlines() + [""]
+             if not line.lstrip().startswith("#|")]
+    future = sorted({line for line in lines if line.startswith("from __future__ import")})
+    return "\n".join(future + [line for line in lines if not line.startswith("from __future__ import")])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("module", MODULES)
+def test_run_graded_end_to_end(module):
+    "Through run_graded: the chapter's own export cells score full marks, a stub of every graded function 0."
+    path = GRADING / f"graded_{module}.py"
+    tests = {name: grading_of(test) for name, test in graded_tests(module)}
+    functions = sorted({function for function, _, _ in tests.values()})
+    total = sum(points for _, points, _ in tests.values())
+    outcomes = grading.run_graded(path, chapter_code(module), functions)
+    assert {o.name for o in outcomes} == set(tests)
+    failed = [(o.name, o.reason) for o in outcomes if not o.passed]
+    assert not failed, failed
+    assert sum(o.points for o in outcomes if o.passed) == total
+    stubs = "\n".join(f"def {f}(*args, **kwargs):\n    raise NotImplementedError()\n" for f in functions)
+    outcomes = grading.run_graded(path, stubs, functions)
+    assert len(outcomes) == len(tests)
+    passed = [o.name for o in outcomes if o.passed]
+    assert not passed, f"a stub passes {passed}"
+    assert all(o.reason for o in outcomes)

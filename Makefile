@@ -58,7 +58,7 @@ site: export
 	$(BIN)/jupyter-book build . -W
 
 browser: chromium
-	$(BIN)/python tools/check_site.py _build/html
+	$(BIN)/python tools/check_site.py _build/html --layout report
 
 chromium:
 	@if command -v chromium >/dev/null 2>&1; then :; \

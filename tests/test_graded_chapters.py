@@ -503,8 +503,8 @@ MUTANTS = {"foundations": _foundations_mutants, "spr": _spr_mutants, "egamma": _
 
 
 def mutant_cases():
-    for module, make in MUTANTS.items():
-        for function, what, mutant in make():
+    for module in MODULES:
+        for function, what, mutant in MUTANTS[module]():
             yield pytest.param(module, function, mutant, id=f"{module}.{function}: {what}")
 
 
@@ -532,21 +532,39 @@ def chapter_code(module):
     return "\n".join(future + [line for line in lines if not line.startswith("from __future__ import")])
 
 
+def stub_code(functions):
+    "A submission that defines every graded function as a stub."
+    return "\n".join(f"def {f}(*args, **kwargs):\n    raise NotImplementedError()\n" for f in functions)
+
+
+@pytest.fixture(scope="module")
+def harness_runs():
+    """{(module, 'chapter' or 'stub'): future of run_graded's outcomes}, all started at once on a few threads (each
+    test runs in its own child process, so the chapters are graded side by side)."""
+    from concurrent.futures import ThreadPoolExecutor
+    pool = ThreadPoolExecutor(max_workers=4)
+    runs = {}
+    for module in MODULES:
+        functions = sorted({grading_of(test)[0] for _, test in graded_tests(module)})
+        path = GRADING / f"graded_{module}.py"
+        runs[module, "chapter"] = pool.submit(grading.run_graded, path, chapter_code(module), functions)
+        runs[module, "stub"] = pool.submit(grading.run_graded, path, stub_code(functions), functions)
+    yield runs
+    pool.shutdown(cancel_futures=True)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("module", MODULES)
-def test_run_graded_end_to_end(module):
+def test_run_graded_end_to_end(module, harness_runs):
     "Through run_graded: the chapter's own export cells score full marks, a stub of every graded function 0."
-    path = GRADING / f"graded_{module}.py"
     tests = {name: grading_of(test) for name, test in graded_tests(module)}
-    functions = sorted({function for function, _, _ in tests.values()})
     total = sum(points for _, points, _ in tests.values())
-    outcomes = grading.run_graded(path, chapter_code(module), functions)
+    outcomes = harness_runs[module, "chapter"].result()
     assert {o.name for o in outcomes} == set(tests)
     failed = [(o.name, o.reason) for o in outcomes if not o.passed]
     assert not failed, failed
     assert sum(o.points for o in outcomes if o.passed) == total
-    stubs = "\n".join(f"def {f}(*args, **kwargs):\n    raise NotImplementedError()\n" for f in functions)
-    outcomes = grading.run_graded(path, stubs, functions)
+    outcomes = harness_runs[module, "stub"].result()
     assert len(outcomes) == len(tests)
     passed = [o.name for o in outcomes if o.passed]
     assert not passed, f"a stub passes {passed}"

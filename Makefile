@@ -10,7 +10,7 @@ NBS    ?= nbs/
 # pytest-xdist: tests (and whole notebooks, one per worker) run on $(JOBS) processes
 XDIST  := -n $(JOBS) --dist loadfile
 
-.PHONY: book test export sync outputs unit notebooks portable site browser chromium bubblewrap package benchmarks execute clean
+.PHONY: book test export sync outputs lines unit notebooks portable site browser chromium bubblewrap package benchmarks execute clean
 
 $(STAMP): requirements-dev.txt settings.ini setup.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -52,6 +52,10 @@ portable: $(STAMP) bubblewrap
 outputs: $(STAMP)
 	$(BIN)/python tools/lint_outputs.py --self-test
 	$(BIN)/python tools/lint_outputs.py $(if $(filter %.ipynb,$(NBS)),$(NBS),$(NBS:%/=%)/*.ipynb)
+
+# Chapter code is seen whole on the site: no shown code line over 120 characters (tools/lint_code_lines.py).
+lines: $(STAMP)
+	$(BIN)/python tools/lint_code_lines.py --self-test $(if $(filter %.ipynb,$(NBS)),$(NBS),$(NBS:%/=%)/[0-9]*.ipynb)
 
 site: export
 	rm -rf _build/html          # no stale page of a chapter that has left the toc

@@ -187,7 +187,7 @@ def dyadic_partitions(z: ArrayLike, max_level: int) -> DyadicPartitions:
 
 # %% ../nbs/05_adaptivity.ipynb #c016-0a07fe6d
 def _rb_cell_values(u, v, n_x, n_y):
-    "Chapter 4's cell values h(u, v) of the RB statistic for sample sizes (n_x, n_y) (cached per size there)."
+    "Chapter 4's cell values h(u, v) of the RB statistic for sample sizes (n_x, n_y)."
     return closeness.rb_cell_values(np.asarray(u, dtype=np.int64), np.asarray(v, dtype=np.int64), n_x, n_y)
 
 
@@ -241,6 +241,13 @@ def multiscale_statistics(partitions: DyadicPartitions, is_x: ArrayLike, n_x: in
             np.cumsum(is_x[b0:b0 + chunk, partitions.order], axis=1, out=running[:, 1:])
             yield b0, [running[:, hi] - running[:, lo] for lo, hi in zip(partitions.starts, partitions.stops)]
 
+    whole = closeness._rb_cell_table(n_x, n_y)      # h of every pair, for moderate sizes: one pass, direct lookups
+    if whole is not None:
+        flat = whole.ravel()                         # h(u, s - u) sits at u (n_y + 1) + s - u = u n_y + s
+        for b0, counts in x_counts():
+            for j, (size, tx) in enumerate(zip(level_sizes, counts)):
+                out[j, b0:b0 + tx.shape[0]] = flat[tx * n_y + size].sum(axis=1)
+        return out
     seen = np.zeros(offsets[-1], dtype=bool)
     for _, counts in x_counts():                     # pass 1: which (size, X-count) pairs occur
         for base, tx in zip(bases, counts):

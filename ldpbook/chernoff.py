@@ -537,8 +537,9 @@ def bayes_error(u: ArrayLike, v: ArrayLike, n: int, *, reps: int = 4000,
     P_err = ½ Σ min(uⁿ, vⁿ) = ½ Σ(λ*)ⁿ E_t[min(e^{(1−λ*)Λ}, e^{−λ*Λ})], where t ∝ u^{λ*} v^{1−λ*} is the tilted
     law at the Chernoff maximiser λ*, Σ(λ*) = e^{−C(u,v)} its normaliser and Λ = Σ_i log(u/v)(Y_i) for
     Y_1..Y_n ~ t.
-    The weight is at most 1, so the estimate has a bounded relative error for every n (plain Monte Carlo
-    would need ~1/P_err samples).
+    The weight is at most 1, so no ~1/P_err samples are needed as in plain Monte Carlo; but the relative
+    standard deviation of one sample grows like n^{1/4} (the weight is of order 1 only where Λ = O(1), which
+    has probability ~n^{−1/2} under t), so ``relative_se`` grows like n^{1/4}/√reps at fixed ``reps``.
 
     Parameters
     ----------

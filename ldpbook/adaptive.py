@@ -11,7 +11,7 @@ import numpy as np
 from . import closeness
 from numpy.typing import ArrayLike
 
-from .foundations import as_generator, check_int, moved_to_keywords
+from .foundations import as_generator, check_int, check_real_array, moved_to_keywords
 
 # %% auto #0
 __all__ = ['MAX_CELLS', 'SCORE_SENSITIVITY', 'dyadic_max_level', 'alternating_density', 'alternating_cell_masses',
@@ -63,7 +63,10 @@ def alternating_density(t: ArrayLike, scale: int, r: float) -> np.ndarray:
         L1 distance to the uniform density.
     """
     scale, r = _check_alternative(scale, r)
-    return 1 + (math.pi * r / 2) * np.sin(2 * math.pi * scale * np.asarray(t, dtype=float))
+    t = check_real_array(t, "t")
+    if ((t < 0) | (t > 1)).any():
+        raise ValueError("t must lie in [0, 1], where the density is defined")
+    return 1 + (math.pi * r / 2) * np.sin(2 * math.pi * scale * t)
 
 # %% ../nbs/05_adaptivity.ipynb #c010b
 def alternating_cell_masses(scale: int, r: float, kappa: int) -> np.ndarray:

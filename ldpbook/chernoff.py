@@ -12,7 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .foundations import as_generator, check_eps, check_int, check_pair, moved_to_keywords, readonly
+from .foundations import (as_generator, check_eps, check_int, check_pair, check_real, check_real_array,
+                                 moved_to_keywords, readonly)
 from .spr import (PartitionMechanism, binary_mechanism, divergence_optimal, randomized_response_mechanism,
                          sort_by_likelihood_ratio, spr_channel)
 
@@ -209,6 +210,8 @@ def interval_upper_bound(a: float, b: float, H_a: float, H_b: float, lipschitz: 
     """An upper bound on max_{λ∈[a,b]} H(λ) for H(λ) = max_π g_π(λ), a maximum of concave functions g_π with
     |g_π'| ≤ `lipschitz` and g_π'' ≥ −`curvature`, from H(a) and H(b) alone: the smaller of the Lipschitz tent
     and the curvature bound max_λ [chord(λ) + (curvature/2)(λ − a)(b − λ)]."""
+    a, b, H_a, H_b = (check_real(v, n) for v, n in ((a, "a"), (b, "b"), (H_a, "H_a"), (H_b, "H_b")))
+    lipschitz, curvature = check_real(lipschitz, "lipschitz", low=0), check_real(curvature, "curvature", low=0)
     h = b - a
     tent = 0.5 * (H_a + H_b + lipschitz * h)
     if curvature <= 0 or h <= 0:
@@ -460,10 +463,13 @@ def chernoff_figure_data(k: int = 6, *, T: int = 5, eps: ArrayLike | None = None
     The pairs are those of `ldpbook.spr.figure1_data`: ``rng = numpy.random.default_rng(seed)``, 100 pairs
     P0 = rng.dirichlet(1_k, 100), then P1 likewise; the first ``T`` are used. ε grid: {0.5, 1, …, 10} by
     default; ``full=True`` uses all 100 pairs and ε ∈ {0.1, 0.2, …, 10} (Figure 1's grid without ε = 0)."""
-    k, T = check_int(k, "k", 2), check_int(T, "T", 1)
+    k, T = check_int(k, "k", 2, maximum=10**4), check_int(T, "T", 1, maximum=10**4)     # a figure's sizes
+    tol = check_real(tol, "tol", low=1e-15, high=1, open_high=True)
     if full:
         T, eps = 100, np.round(np.arange(1, 101) * 0.1, 10)
-    eps_arr = np.round(np.arange(1, 21) * 0.5, 10) if eps is None else np.asarray(eps, dtype=float)
+    eps_arr = np.round(np.arange(1, 21) * 0.5, 10) if eps is None else check_real_array(eps, "eps", ndim=1)
+    if eps_arr.size == 0 or (eps_arr <= 0).any():
+        raise ValueError("eps must be a non-empty 1-D array of positive finite privacy levels")
     rng = np.random.default_rng(seed)
     P0, P1 = rng.dirichlet(np.ones(k), max(T, 100)), rng.dirichlet(np.ones(k), max(T, 100))
     E = eps_arr.size

@@ -18,8 +18,8 @@ from numpy.typing import ArrayLike
 from scipy.optimize import linprog
 from scipy.special import expit
 
-from .foundations import (check_channel, check_eps, check_pair, divergence, moved_to_keywords,
-                                 randomized_response, readonly, renamed, reordered)
+from .foundations import (check_channel, check_eps, check_pair, check_real_array, divergence,
+                                 moved_to_keywords, randomized_response, readonly, renamed, reordered)
 from .spr import PartitionMechanism
 
 # %% auto #0
@@ -412,8 +412,8 @@ class PrivatizedROC:
                   "channel": (self.channel_fpr, self.channel_tpr)}
         if curve not in curves:
             raise ValueError(f"curve must be one of {tuple(curves)}, got {curve!r}")
-        alpha = np.asarray(alpha, dtype=float)
-        if np.any(np.isnan(alpha)) or np.any((alpha < 0) | (alpha > 1)):
+        alpha = check_real_array(alpha, "alpha")
+        if np.any((alpha < 0) | (alpha > 1)):
             raise ValueError("alpha must lie in [0, 1]")
         x, y = curves[curve]
         return np.interp(alpha, x, y)
@@ -460,10 +460,9 @@ def privatized_roc(p: ArrayLike, q: ArrayLike, eps: float, *, gammas: ArrayLike 
     eps = check_eps(eps, allow_inf=True)
     if gammas is None:
         gammas = np.exp(np.linspace(-min(eps, 3.0), min(eps, 3.0), 7))
-    raw = np.atleast_1d(np.asarray(gammas, dtype=object))
-    if raw.ndim != 1 or raw.size == 0:
-        raise ValueError("gammas must be a non-empty 1-D array")
-    gammas = np.array([_check_gamma(g) for g in raw.tolist()])
+    gammas = np.atleast_1d(check_real_array(gammas, "gammas"))
+    if gammas.ndim != 1 or gammas.size == 0 or (gammas < 0).any():
+        raise ValueError("gammas must be a non-empty 1-D array of finite numbers >= 0")
     if channel is None:
         channel = binary_rr_channel(_likelihood_gaps(p, q, 1.0)[0] >= 0, eps)
     else:

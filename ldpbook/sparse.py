@@ -15,7 +15,8 @@ from scipy.special import gammaln, ive, logsumexp
 from scipy.stats import ncx2
 
 from .foundations import as_generator, check_eps, check_nonnegative
-from .foundations import check_int, moved_to_keywords
+from .foundations import (check_callable, check_instance, check_int, check_int_array, check_real_array,
+                                 moved_to_keywords)
 
 # %% auto #0
 __all__ = ['SupportPmf', 'DefectDecomposition', 'KernelChannel', 'SparseKernelMechanism', 'RangeDefect', 'first_distance_moment',
@@ -27,14 +28,6 @@ __all__ = ['SupportPmf', 'DefectDecomposition', 'KernelChannel', 'SparseKernelMe
            'truncated_skellam_defect', 'truncated_skellam', 'poisson_binomial_pmf', 'poisson_binomial']
 
 # %% ../nbs/03_sparse_kernels.ipynb #spk007
-def _check_int_array(a, name: str) -> np.ndarray:
-    "Validate a 1-D array of integers (int64 out)."
-    arr = np.asarray(a)
-    if arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer):
-        raise TypeError(f"{name} must be an array of integers, got dtype {arr.dtype}")
-    return arr.astype(np.int64)
-
-
 _MAX_WINDOW = 2 ** 20       # points in one support window (8 MiB per float array): memory must not follow a radius
 
 
@@ -100,10 +93,10 @@ def _sorted_support(x: int, support: Callable) -> np.ndarray:
     "S(x) as a sorted array of distinct integers; error if it is empty."
     ys = np.ravel(support(x))
     if ys.size == 0:
-        raise ValueError(f"support S(x) must be non-empty, but S({x}) is empty")
+        raise ValueError("support S(x) must be non-empty for every input x")
     if ys.size > _MAX_WINDOW:
-        raise ValueError(f"support S({x}) has {ys.size} points; at most {_MAX_WINDOW} are supported (memory)")
-    return np.unique(_check_int_array(ys, f"support S({x})"))
+        raise ValueError(f"a support S(x) has {ys.size} points; at most {_MAX_WINDOW} are supported (memory)")
+    return np.unique(check_int_array(ys, "support S(x)"))
 
 
 def _normalise(x: int, ys: np.ndarray, values: np.ndarray, log_kernel: bool) -> SupportPmf:
@@ -113,19 +106,19 @@ def _normalise(x: int, ys: np.ndarray, values: np.ndarray, log_kernel: bool) -> 
         raise ValueError(f"kernel(x, ys) must return one value per output; got shape {values.shape} for {ys.shape}")
     if log_kernel:
         if np.any(np.isnan(values)) or np.any(values == np.inf):
-            raise ValueError(f"log-kernel values must be < +inf and not NaN (input x={x})")
+            raise ValueError(f"log-kernel values must be < +inf and not NaN (at some input x)")
         keep = values > -np.inf
         log_k = values[keep]
     else:
         if not np.all(np.isfinite(values)):
-            raise ValueError(f"kernel values must be finite (input x={x} has NaN or inf)")
+            raise ValueError(f"kernel values must be finite (NaN or inf at some input x)")
         if np.any(values < 0):
-            raise ValueError(f"kernel values must be non-negative (input x={x} has a negative value)")
+            raise ValueError(f"kernel values must be non-negative (a negative value at some input x)")
         keep = values > 0
         with np.errstate(divide="ignore"):
             log_k = np.log(values[keep])
     if not np.any(keep):
-        raise ValueError(f"the kernel has zero mass on all of S({x}): after removing zero-mass points "
+        raise ValueError(f"the kernel has zero mass on all of S(x) for some input x: after removing zero-mass points "
                          "nothing remains, so Q(·|x) is undefined")
     top = log_k.max()
     log_p = log_k - (top + np.log(np.exp(log_k - top).sum()))      # log-sum-exp, no overflow
@@ -141,8 +134,8 @@ def _check_kernel_arrays(kernel, support, inputs, outputs, log_kernel: bool) -> 
     mask = (K > (-np.inf if log_kernel else 0)) if support is None else np.asarray(support)
     if mask.shape != K.shape or mask.dtype != bool:
         raise ValueError(f"support must be a boolean mask of the kernel's shape {K.shape}")
-    inputs = np.arange(k) if inputs is None else _check_int_array(inputs, "inputs")
-    outputs = np.arange(m) if outputs is None else _check_int_array(outputs, "outputs")
+    inputs = np.arange(k) if inputs is None else check_int_array(inputs, "inputs")
+    outputs = np.arange(m) if outputs is None else check_int_array(outputs, "outputs")
     if inputs.shape != (k,) or outputs.shape != (m,):
         raise ValueError(f"inputs / outputs must have lengths {k} / {m}")
     if np.unique(outputs).size != m or np.unique(inputs).size != k:
@@ -212,8 +205,10 @@ class SparseKernelMechanism:
     def __post_init__(self):
         if not callable(self.kernel) or not callable(self.support):
             raise TypeError("kernel and support must be callables (use SparseKernelMechanism.from_arrays for matrices)")
+        if not isinstance(self.name, str) or not isinstance(self.log_kernel, (bool, np.bool_)):
+            raise TypeError("name must be a str and log_kernel a bool")
         if self.inputs is not None:
-            inputs = _check_int_array(np.ravel(self.inputs), "inputs")
+            inputs = check_int_array(np.ravel(self.inputs), "inputs")
             if inputs.size == 0 or np.unique(inputs).size != inputs.size:
                 raise ValueError("inputs must be a non-empty sequence of distinct integers")
             object.__setattr__(self, "inputs", tuple(int(v) for v in inputs))
@@ -244,7 +239,7 @@ class SparseKernelMechanism:
     def _check_input(self, x, name="x") -> int:
         x = check_int(x, name, minimum=None)
         if self.inputs is not None and x not in self.inputs:
-            raise ValueError(f"{name}={x} is not in the input alphabet of {self.name}")
+            raise ValueError(f"{name} is not in the input alphabet of {self.name}")
         return x
 
     def pmf(self, x: int) -> SupportPmf:
@@ -321,7 +316,7 @@ def _inputs_or_alphabet(mechanism: SparseKernelMechanism, inputs) -> np.ndarray:
         if mechanism.inputs is None:
             raise ValueError("inputs must be given for a mechanism on all of ℤ")
         inputs = mechanism.inputs
-    return _check_int_array(np.ravel(inputs), "inputs")
+    return check_int_array(np.ravel(inputs), "inputs")
 
 
 def _materialise(mechanism: SparseKernelMechanism, inputs: np.ndarray) -> KernelChannel:
@@ -373,7 +368,7 @@ _MAX_RANGE = 2 ** 16        # largest H on ℤ: 4H pairs, each two laws
 
 def first_distance_moment(mechanism: SparseKernelMechanism, x: int) -> float:
     "R₁ = E[|Y − X| | X = x]."
-    law = mechanism.pmf(x)
+    law = check_instance(mechanism, SparseKernelMechanism, "mechanism").pmf(x)
     return float(law.probabilities @ np.abs(law.outputs - law.x))
 
 # %% ../nbs/03_sparse_kernels.ipynb #484cb132
@@ -427,6 +422,7 @@ def range_defect(mechanism: SparseKernelMechanism, eps: float, H: int, *, center
         `center` on ℤ, its maximum over a finite alphabet. `totals[h − 1]` is the worst total at separation h,
         and 0 where no pair is at separation h.
     """
+    check_instance(mechanism, SparseKernelMechanism, "mechanism")
     eps = check_eps(eps, allow_inf=True)
     H = check_int(H, "H", minimum=1)
     pairs, r1 = _range_pairs(mechanism, H, center, distances)
@@ -460,7 +456,11 @@ def sweep_radius(factory: Callable[[int], SparseKernelMechanism], radii: Iterabl
     center : int, keyword-only
         As in `range_defect`.
     """
-    return [range_defect(factory(check_int(r, "radius")), eps, H, center=center) for r in radii]
+    check_callable(factory, "factory")
+    radii = check_int_array(radii, "radii", ndim=1)
+    if (radii < 0).any():
+        raise ValueError("radii must be non-negative")
+    return [range_defect(factory(int(r)), eps, H, center=center) for r in radii]
 
 # %% ../nbs/03_sparse_kernels.ipynb #spk020
 _MAX_DENSE = 2 ** 26        # entries of a dense distance matrix (512 MiB)
@@ -509,7 +509,7 @@ def sparse_exponential(score: ArrayLike | Callable, eta: float, support: ArrayLi
         def log_kernel(x, ys):
             u = np.asarray(score(x, ys), dtype=float)
             if not np.all(np.isfinite(u)):
-                raise ValueError(f"score must be finite (input x={x})")
+                raise ValueError(f"score must be finite (at some input x)")
             return eta * u
         if radius is not None:
             support_fn = lambda x: np.arange(x - radius, x + radius + 1)
@@ -577,12 +577,14 @@ def sparse_staircase(shell_weights: ArrayLike, metric_or_graph: ArrayLike | str,
             raise ValueError(f"metric_or_graph must be 'line' or a square matrix, got {metric_or_graph!r}")
         return SparseKernelMechanism(lambda x, ys: a[np.abs(ys - x)], lambda x: np.arange(x - r, x + r + 1),
                                      name="sparse staircase on ℤ")
+    if kind == "distance" or (kind == "adjacency" and not _sp.issparse(metric_or_graph)):
+        matrix = check_real_array(metric_or_graph, "metric_or_graph", ndim=2, allow_inf=kind == "distance")
+        if matrix.shape[0] != matrix.shape[1] or matrix.size == 0:
+            raise ValueError("metric_or_graph must be a non-empty square matrix")
     if kind == "adjacency":
         d = graph_distances(metric_or_graph)
     elif kind == "distance":
-        d = np.asarray(metric_or_graph, dtype=float)
-        if d.ndim != 2 or d.shape[0] != d.shape[1] or d.size == 0:
-            raise ValueError(f"a distance matrix must be square and non-empty, got shape {d.shape}")
+        d = matrix
         finite = np.isfinite(d)
         if np.any(np.isnan(d)) or np.any(d < 0) or np.any(d[finite] != np.round(d[finite])) \
                 or np.any(np.diag(d) != 0) or np.any(d != d.T):
@@ -660,7 +662,7 @@ def sparse_rr_defect(x: int, x_prime: int, support: ArrayLike, support_prime: Ar
     x, x_prime = check_int(x, "x", minimum=None), check_int(x_prime, "x_prime", minimum=None)
     if x == x_prime:
         raise ValueError("x and x_prime must differ")
-    S, Sp = (np.unique(_check_int_array(np.ravel(s), name)) for s, name in ((support, "support"), (support_prime, "support_prime")))
+    S, Sp = (np.unique(check_int_array(np.ravel(s), name)) for s, name in ((support, "support"), (support_prime, "support_prime")))
     if x not in S or x_prime not in Sp:
         raise ValueError("each support must contain its own input (x ∈ S(x), x' ∈ S(x'))")
     if S.size != Sp.size:
@@ -776,7 +778,7 @@ def _check_mu(mu) -> float:
 def skellam_pmf(k: ArrayLike, mu: float) -> np.ndarray:
     "Symmetric Skellam pmf (23), ψ_μ(k) = e^{−μ} I_|k|(μ) = ive(|k|, μ): no overflow for large μ or |k|."
     mu = _check_mu(mu)
-    v = np.abs(_check_int_array(k, "k"))
+    v = np.abs(check_int_array(k, "k"))
     values = ive(v, mu)
     tail = ~(values > 1e-280)                     # underflow, or NaN where |k| ≥ 2^30: the log-domain tail below
     return np.where(tail, np.exp(skellam_logpmf(np.where(tail, v, 0), mu)), values) if np.any(tail) else values
@@ -836,7 +838,7 @@ def _log_ive(v: np.ndarray, z: float) -> np.ndarray:
 def skellam_logpmf(k: ArrayLike, mu: float) -> np.ndarray:
     "log ψ_μ(k); exact also far in the tail, where ive underflows (log I_|k| computed directly there)."
     mu = _check_mu(mu)
-    v = np.abs(_check_int_array(k, "k")).astype(float)
+    v = np.abs(check_int_array(k, "k")).astype(float)
     flat = v.ravel()
     values = ive(flat, mu)
     out = np.empty_like(flat)
@@ -855,14 +857,14 @@ def _skellam_upper_tail(n, mu: float) -> np.ndarray:
 def skellam_sf(m: ArrayLike, mu: float) -> np.ndarray:
     "1 − F_μ(m) = P(Ξ > m), accurate in the upper tail."
     mu = _check_mu(mu)
-    m = _check_int_array(m, "m")
+    m = check_int_array(m, "m")
     return np.where(m >= 0, _skellam_upper_tail(np.maximum(m, 0), mu), 1.0 - _skellam_upper_tail(np.maximum(-m - 1, 0), mu))
 
 
 def skellam_cdf(m: ArrayLike, mu: float) -> np.ndarray:
     "F_μ(m) = P(Ξ ≤ m), accurate in the lower tail (symmetry F_μ(−m−1) = 1 − F_μ(m))."
     mu = _check_mu(mu)
-    m = _check_int_array(m, "m")
+    m = check_int_array(m, "m")
     return np.where(m >= 0, 1.0 - _skellam_upper_tail(np.maximum(m, 0), mu), _skellam_upper_tail(np.maximum(-m - 1, 0), mu))
 
 # %% ../nbs/03_sparse_kernels.ipynb #60229cba
@@ -889,7 +891,7 @@ def truncated_skellam_leakage(mu: float, r: int, h: int) -> float:
 # %% ../nbs/03_sparse_kernels.ipynb #addc783e
 def skellam_privacy_loss(k: ArrayLike, h: int, mu: float) -> np.ndarray:
     "Proposition 9, (30): L_h(k) = log(I_|k|(μ) / I_|k−h|(μ)) on the overlap; positive excess iff L_h(k) > ε (31)."
-    k = _check_int_array(k, "k")
+    k = check_int_array(k, "k")
     h = check_int(h, "h", minimum=None)
     return skellam_logpmf(k, mu) - skellam_logpmf(k - h, mu)
 

@@ -16,8 +16,8 @@ from scipy.optimize import linprog
 
 from .foundations import (
     LinearFree, _beyond_float_range, check_divergence, check_eps, check_int, check_nonnegative, check_pair,
-    divergence_from_sum, divergence_terms, moved_to_keywords, perspective, privatize, randomized_response, readonly,
-    renamed, renyi_from_parts)
+    check_real_array, divergence_from_sum, divergence_terms, moved_to_keywords, perspective, privatize,
+    randomized_response, readonly, renamed, renyi_from_parts)
 
 # %% auto #0
 __all__ = ['KOV_MAX_K', 'sort_by_likelihood_ratio', 'block_score', 'interval_scores', 'PartitionMechanism', 'SPRMechanism',
@@ -136,7 +136,11 @@ def block_score(mass_p: ArrayLike, mass_q: ArrayLike, mass_diff: ArrayLike, eps:
     eps = check_eps(eps, allow_inf=True)
     w, c = np.exp(-eps), -np.expm1(-eps)
     mass_p, mass_q = check_nonnegative(mass_p, "mass_p"), check_nonnegative(mass_q, "mass_q")
-    mass_diff = np.asarray(mass_diff, dtype=float)
+    mass_diff = check_real_array(mass_diff, "mass_diff")
+    try:
+        np.broadcast_shapes(mass_p.shape, mass_q.shape, mass_diff.shape)
+    except ValueError:
+        raise ValueError("mass_p, mass_q and mass_diff must have the same (or broadcastable) shapes") from None
     return divergence_terms(w + c * mass_p, w + c * mass_q, _shift(w, divergence, params) + c * mass_diff,
                             kind=divergence, check=False, **params)
 
@@ -380,7 +384,7 @@ def spr_dp(p: ArrayLike, q: ArrayLike, eps: float, *, divergence: str | LinearFr
     p, q = check_pair(p, q)
     params, eps = check_divergence(divergence, params), check_eps(eps, allow_inf=True)
     n_groups, w = M.shape[0] - 1, np.exp(-eps)
-    ell = n_groups if ell is None else min(ell, n_groups)
+    ell = n_groups if ell is None else min(check_int(ell, "ell", 1), n_groups)
     F, back = np.full((ell + 1, n_groups + 1), -np.inf), np.zeros((ell + 1, n_groups + 1), dtype=int)
     F[0, 0] = 0.0
     for s in range(1, ell + 1):
@@ -808,8 +812,10 @@ def figure5_data(p: ArrayLike = (0.04, 0.09, 0.22, 0.47, 0.18), q: ArrayLike = (
     """
     from scipy.spatial import ConvexHull
     p, q = check_pair(p, q)
-    n = check_int(n, "n", minimum=1)
+    n = check_int(n, "n", minimum=1, maximum=10**7)               # n × k random channels are held in memory
     eps = [check_eps(e) for e in np.atleast_1d(np.asarray(eps, dtype=object)).tolist()]
+    if not eps or min(eps) <= 0:
+        raise ValueError("eps must hold at least one privacy level, each positive")
     rng = np.random.default_rng(check_int(seed, "seed", minimum=0))
     panels = []
     for e in eps:
@@ -913,8 +919,8 @@ def figure1_data(k: int = 6, *, T: int = 100, eps: ArrayLike | None = None, full
     ``n_boot`` resamples, the same resamples for every mechanism. ``progress=True`` shows a progress bar over
     the LP cells (the slow part of the full run).
     """
-    k, T = check_int(k, "k", minimum=2), check_int(T, "T", minimum=1)
-    n_boot = check_int(n_boot, "n_boot", minimum=1)
+    k, T = check_int(k, "k", minimum=2, maximum=10**4), check_int(T, "T", minimum=1, maximum=10**4)   # figure sizes
+    n_boot = check_int(n_boot, "n_boot", minimum=1, maximum=10**6)
     eps_arr = np.round(np.arange(101) * 0.1, 10) if eps is None else _eps_vector(eps)
     rng = np.random.default_rng(check_int(seed, "seed", minimum=0))
     boot_seed = check_int(boot_seed, "boot_seed", minimum=0)

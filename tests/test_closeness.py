@@ -578,7 +578,7 @@ def test_old_positional_call_forms_warn_and_give_the_same_result(function, old, 
     lambda: dp_permutation_decision(OBSERVED, PERMUTED, 1.0, 4.0, 0.05, 3, 1),
     lambda: sample_sine_alternative(30, 0.4, 8, 1),
     lambda: power_curve(_pass_flip, _coin_flip, [0.5], 10, 6, 1, None, False, 7, True),   # keep_decisions
-    lambda: figure2(2),                                                      # figure helpers: keywords only
+    lambda: figure2(2, (0.0,), (1.0,), 20, 4, 19, 0.05, 1, 1, None, False, 9),  # more than the 0.1 form (which warns)
     lambda: write_figure2_data("unused.csv", 2),
     lambda: dp_permutation_decision(OBSERVED, PERMUTED, 1.0),                # sensitivity is required
     lambda: noisy_permutation_pvalue(OBSERVED, PERMUTED, 1.0),

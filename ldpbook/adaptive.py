@@ -100,10 +100,7 @@ def _check_points(z, name: str) -> np.ndarray:
     """Points of [0, 1]^d as a float (N, d) array; a 1-D array is N points in [0, 1]."""
     if z is None or isinstance(z, (str, bytes)):
         raise TypeError(f"{name} must be an array of points in [0, 1]^d, got {type(z).__name__}")
-    arr = np.asarray(z)
-    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)):
-        raise TypeError(f"{name} must be a real array of points in [0, 1]^d, got dtype {arr.dtype}")
-    arr = arr.astype(float)
+    arr = check_real_array(z, name, allow_inf=True)
     if arr.ndim == 1:
         arr = arr[:, None]
     if arr.ndim != 2 or arr.shape[0] == 0 or arr.shape[1] == 0:
@@ -268,14 +265,7 @@ def multiscale_statistics(partitions: DyadicPartitions, is_x: ArrayLike, n_x: in
 # %% ../nbs/05_adaptivity.ipynb #c019-12b57b32
 def _check_statistics_array(values, name: str, ndim: int) -> np.ndarray:
     "A finite real array with `ndim` axes (NaN or infinite statistics are an error, never a silent rejection)."
-    arr = np.asarray(values)
-    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)):
-        raise TypeError(f"{name} must be an array of real numbers, got dtype {arr.dtype}")
-    if arr.ndim != ndim:
-        raise ValueError(f"{name} must have {ndim} axes, got shape {arr.shape}")
-    if not np.isfinite(arr).all():
-        raise ValueError(f"{name} must be finite (no NaN or infinite statistics)")
-    return arr.astype(float)
+    return check_real_array(values, name, ndim=ndim)
 
 
 def _check_level(level, name: str) -> float:

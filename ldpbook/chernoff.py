@@ -470,7 +470,7 @@ def chernoff_figure_data(k: int = 6, *, T: int = 5, eps: ArrayLike | None = None
     eps_arr = np.round(np.arange(1, 21) * 0.5, 10) if eps is None else check_real_array(eps, "eps", ndim=1)
     if eps_arr.size == 0 or (eps_arr <= 0).any():
         raise ValueError("eps must be a non-empty 1-D array of positive finite privacy levels")
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(check_int(seed, "seed"))
     P0, P1 = rng.dirichlet(np.ones(k), max(T, 100)), rng.dirichlet(np.ones(k), max(T, 100))
     E = eps_arr.size
     exponent = {name: np.zeros((T, E)) for name in FIGURE_MECHANISMS}

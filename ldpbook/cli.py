@@ -712,7 +712,7 @@ def _run(argv, pressed: list) -> int:
 
 
 def main(argv=None) -> int:
-    "Entry point of the `ldpbook` console script: exit 0, 2 for a user's mistake, 130 for Ctrl-C, 141 for a closed pipe."
+    "The `ldpbook` console script: exit 0, 2 for a user's mistake, 130 for Ctrl-C, 141 for a closed pipe."
     pressed = []
     own = threading.current_thread() is threading.main_thread() and \
         signal.getsignal(signal.SIGINT) is signal.default_int_handler

@@ -55,8 +55,8 @@ def _check_positive_real(value, name: str, allow_inf: bool = False) -> np.ndarra
 def _check_smoothness(s, d) -> tuple:
     "Validate the smoothness s > 0 (a finite real) and the dimension d ≥ 1 (an integer)."
     s = _check_positive_real(s, "s")
-    if s.ndim:
-        raise ValueError(f"s must be a scalar, got shape {s.shape}")
+    if s.ndim or s > 1e300:                          # 4s + d must stay a float
+        raise ValueError("s must be a scalar of at most 1e300")
     return float(s), check_int(d, "d", 1)
 
 # %% ../nbs/04_closeness.ipynb #ch4-006b
@@ -166,11 +166,8 @@ def phase_exponents(alpha: ArrayLike, s: float, d: int) -> PhaseExponents:
         active term (axis-0 index of ``rho`` + 1); ``crossings`` the
         envelope's break points: alpha_12, alpha_23, alpha_34 if s < d/4, else alpha_13 = 1/2 and alpha_34.
     """
-    arr = np.asarray(alpha)
-    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)):
-        raise TypeError(f"alpha must be a real number or an array of real numbers, got {type(alpha).__name__}")
-    a = arr.astype(float)
-    if np.isnan(a).any() or (a < 0).any() or (a > 1).any():
+    a = check_real_array(alpha, "alpha")
+    if (a < 0).any() or (a > 1).any():
         raise ValueError("alpha must lie in [0, 1] (eps = N^-alpha with N eps >= 1)")
     s, d = _check_smoothness(s, d)
     rho = np.stack(np.broadcast_arrays(np.full_like(a, 2 * s / (4 * s + d)),
@@ -857,7 +854,7 @@ def one_repetition(test: Callable, sample: Callable, param: object, entropy: int
     """
     if not callable(test) or not callable(sample):
         raise TypeError(f"test and sample must be callable, got {type(test).__name__} and {type(sample).__name__}")
-    g, j, entropy = check_int(g, "g", 0), check_int(j, "j", 0), check_int(entropy, "entropy", 0, maximum=2**128)
+    g, j, entropy = check_int(g, "g", 0), check_int(j, "j", 0), check_int(entropy, "entropy", 0, maximum=2**4096)
     spawn_key = tuple(check_int(s, "spawn_key", 0) for s in check_iterable(spawn_key, "spawn_key"))
     data_seed, test_seed = np.random.SeedSequence(entropy, spawn_key=spawn_key + (g, j)).spawn(2)
     data = sample(param, np.random.default_rng(data_seed))

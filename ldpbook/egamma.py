@@ -18,7 +18,7 @@ from numpy.typing import ArrayLike
 from scipy.optimize import linprog
 from scipy.special import expit
 
-from .foundations import (check_channel, check_eps, check_pair, check_real_array, divergence,
+from .foundations import (check_channel, check_eps, check_pair, check_real, check_real_array, divergence,
                                  moved_to_keywords, randomized_response, readonly, renamed, reordered)
 from .spr import PartitionMechanism
 
@@ -79,12 +79,7 @@ def _optimal_from_excess(eps, balance, excess):
 # %% ../nbs/02_egamma.ipynb #35cb945f
 def _check_real_array(a, name: str) -> np.ndarray:
     "A float array of real numbers ≥ 0 (inf allowed, NaN not): no bools, strings or objects."
-    arr = np.asarray(a)
-    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
-        raise TypeError(f"{name} must be a real number or an array of real numbers, got dtype {arr.dtype}")
-    arr = arr.astype(float)
-    if np.any(np.isnan(arr)):
-        raise ValueError(f"{name} must not contain NaN")
+    arr = check_real_array(a, name, allow_inf=True)
     if np.any(arr < 0):
         raise ValueError(f"{name} must be non-negative")
     return arr
@@ -410,8 +405,8 @@ class PrivatizedROC:
         "Detection probability at false-alarm level(s) `alpha` on the 'private', 'nonprivate' or 'channel' curve."
         curves = {"private": (self.fpr, self.tpr), "nonprivate": (self.nonprivate_fpr, self.nonprivate_tpr),
                   "channel": (self.channel_fpr, self.channel_tpr)}
-        if curve not in curves:
-            raise ValueError(f"curve must be one of {tuple(curves)}, got {curve!r}")
+        if not isinstance(curve, str) or curve not in curves:
+            raise ValueError(f"curve must be one of {tuple(curves)}")
         alpha = check_real_array(alpha, "alpha")
         if np.any((alpha < 0) | (alpha > 1)):
             raise ValueError("alpha must lie in [0, 1]")
@@ -481,12 +476,7 @@ def privatized_roc(p: ArrayLike, q: ArrayLike, eps: float, *, gammas: ArrayLike 
 # %% ../nbs/02_egamma.ipynb #c030-dac911c7
 def _check_r(r) -> float:
     "Validate the norm order: a real number r ≥ 1 or inf."
-    if isinstance(r, (bool, np.bool_)) or not isinstance(r, (numbers.Real, np.floating, np.integer)):
-        raise TypeError(f"r must be a real number, got {type(r).__name__}")
-    r = float(r)
-    if np.isnan(r) or r < 1:
-        raise ValueError(f"r must satisfy r ≥ 1 (inf allowed), got {r}")
-    return r
+    return check_real(r, "r", low=1, allow_inf=True)
 
 
 def _channel_first(args: tuple, kwargs: dict) -> bool:

@@ -55,9 +55,9 @@ def check_eps(eps: float, name: str = "eps", allow_inf: bool = False) -> float:
     if np.isnan(eps):
         raise ValueError(f"{name} must not be NaN")
     if eps < 0:
-        raise ValueError(f"{name} must be non-negative, got {eps}")
+        raise ValueError(f"{name} must be non-negative")
     if np.isinf(eps) and not allow_inf:
-        raise ValueError(f"{name} must be finite, got {eps}")
+        raise ValueError(f"{name} must be finite")
     return eps
 
 # %% ../nbs/00_foundations.ipynb #3962fd9c
@@ -128,7 +128,7 @@ def check_pair(p: ArrayLike, q: ArrayLike, names: tuple[str, str] = ("p", "q"),
 # %% ../nbs/00_foundations.ipynb #f89e9df0
 def readonly(a: ArrayLike) -> np.ndarray:
     "A read-only float copy of `a`: the arrays held by frozen result objects cannot be changed either."
-    a = np.array(a, dtype=float)
+    a = _as_float_array(a, "a").copy()
     a.setflags(write=False)
     return a
 
@@ -148,6 +148,10 @@ def check_channel(Q: ArrayLike, name: str = "Q", atol: float = 1e-9) -> np.ndarr
 def check_real(x: float, name: str, *, low: float = -np.inf, high: float = np.inf, open_low: bool = False,
                open_high: bool = False, allow_inf: bool = False) -> float:
     "A real number (not a bool, string or complex) in the interval [low, high] (ends open if asked), as a float."
+    try:
+        low, high = float(low), float(high)
+    except (TypeError, ValueError, OverflowError):
+        raise TypeError("low and high must be real numbers within the floating-point range") from None
     if isinstance(x, (bool, np.bool_)) or not isinstance(x, (numbers.Real, np.floating, np.integer)):
         raise TypeError(f"{name} must be a real number, got {type(x).__name__}")
     try:
@@ -155,7 +159,8 @@ def check_real(x: float, name: str, *, low: float = -np.inf, high: float = np.in
     except OverflowError:                                 # an integer beyond the float range
         raise ValueError(f"{name} is beyond the floating-point range") from None
     if np.isnan(x) or (np.isinf(x) and not allow_inf):
-        raise ValueError(f"{name} must be a number, not NaN" if allow_inf else f"{name} must be finite (not NaN or inf)")
+        raise ValueError(f"{name} must be a number, not NaN" if allow_inf else
+                         f"{name} must be finite (not NaN or inf)")
     if not low <= x <= high or (open_low and x == low) or (open_high and x == high):
         raise ValueError(f"{name} must lie in {'(' if open_low else '['}{low:g}, {high:g}{')' if open_high else ']'}")
     return x
@@ -163,7 +168,7 @@ def check_real(x: float, name: str, *, low: float = -np.inf, high: float = np.in
 
 def check_real_array(a: ArrayLike, name: str, *, ndim: int | None = None, allow_inf: bool = False) -> np.ndarray:
     "A float array of real numbers (no NaN; finite unless `allow_inf`), with `ndim` dimensions if given."
-    arr = _as_float_array(a, name)
+    arr, ndim = _as_float_array(a, name), None if ndim is None else check_int(ndim, "ndim")
     if np.isnan(arr).any() or (not allow_inf and np.isinf(arr).any()):
         raise ValueError(f"{name} must hold {'' if allow_inf else 'finite '}numbers (found NaN or inf)")
     if ndim is not None and arr.ndim != ndim:
@@ -173,6 +178,7 @@ def check_real_array(a: ArrayLike, name: str, *, ndim: int | None = None, allow_
 
 def check_int_array(a: ArrayLike, name: str, *, ndim: int | None = None) -> np.ndarray:
     "An int64 array of integers (no bools, floats or integers beyond 64 bits), with `ndim` dimensions if given."
+    ndim = None if ndim is None else check_int(ndim, "ndim")
     try:
         arr = np.asarray(a)
     except (ValueError, OverflowError):
@@ -203,6 +209,8 @@ def check_iterable(x: object, name: str) -> tuple:
 
 def check_instance(obj: object, cls: type, name: str) -> object:
     "An instance of `cls` (e.g. a mechanism object), or a TypeError naming the argument and the class."
+    if not isinstance(cls, type):
+        raise TypeError(f"cls must be a class, got {type(cls).__name__}")
     if not isinstance(obj, cls):
         raise TypeError(f"{name} must be a {cls.__name__}, got {type(obj).__name__}")
     return obj
@@ -365,7 +373,7 @@ def _check_convex_f(f: Callable) -> None:
     if not np.all(np.isfinite(ft)):
         raise ValueError("divergence f must be finite on (0, ∞)")
     if abs(f1) > 1e-12:
-        raise ValueError(f"divergence f must satisfy f(1) = 0, got f(1) = {f1!r}")
+        raise ValueError("divergence f must satisfy f(1) = 0")
     left, mid, right = t[:-2], t[1:-1], t[2:]
     chord = ft[:-2] + (ft[2:] - ft[:-2]) * (mid - left) / (right - left)
     if np.any(ft[1:-1] > chord + 1e-9 * (1 + np.abs(chord))):
@@ -390,6 +398,12 @@ class LinearFree:
     phi: Callable
     slope_at_inf: float = np.inf
     name: str = "custom"
+
+    def __post_init__(self):
+        check_callable(self.phi, "phi")
+        object.__setattr__(self, "slope_at_inf", check_real(self.slope_at_inf, "slope_at_inf", low=0, allow_inf=True))
+        if not isinstance(self.name, str):
+            raise TypeError(f"name must be a str, got {type(self.name).__name__}")
 
     def __call__(self, t: float) -> float:
         return self.phi(t - 1)
@@ -492,6 +506,8 @@ def perspective(u: ArrayLike, v: ArrayLike, *, kind: str | Callable = "kl", chec
     -------
     np.ndarray
         The terms v·f(u/v), of the broadcast shape of `u` and `v`."""
+    if not isinstance(check, (bool, np.bool_)):
+        raise TypeError(f"check must be a bool, got {type(check).__name__}")
     if check:
         params = check_divergence(kind, params)
         u, v = check_nonnegative(u, "u"), check_nonnegative(v, "v")
@@ -537,10 +553,12 @@ def divergence_from_sum(total: ArrayLike, *, kind: str | Callable = "kl", **para
     -------
     float or np.ndarray
         `total` unchanged, or log(1 + (α − 1)·total)/(α − 1) for Rényi."""
-    if kind != "renyi":
-        return total
+    params = check_divergence(kind, params)
+    total = check_real_array(total, "total", allow_inf=True)
+    if not isinstance(kind, str) or kind != "renyi":
+        return total if total.ndim else float(total)
     alpha = params["alpha"]
-    x = (alpha - 1.0) * np.asarray(total, dtype=float)
+    x = (alpha - 1.0) * total
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.log1p(np.maximum(x, -1.0)) / (alpha - 1.0)
 
@@ -622,6 +640,8 @@ def divergence_terms(u: ArrayLike, v: ArrayLike, diff: ArrayLike, *, kind: str |
     -------
     np.ndarray
         The terms v·f̄(u/v) (≥ 0), of the broadcast shape."""
+    if not isinstance(check, (bool, np.bool_)):
+        raise TypeError(f"check must be a bool, got {type(check).__name__}")
     if check:
         params = check_divergence(kind, params)
         u, v = check_nonnegative(u, "u"), check_nonnegative(v, "v")
@@ -756,6 +776,8 @@ def check_int(n: int, name: str, minimum: int | None = 0, maximum: int = 2**63 -
     """Validate an integer (not a bool, not a float) in [`minimum`, `maximum`] (`minimum` None: no lower bound). The
     default `maximum` is the largest 64-bit integer: a larger one is refused by size, never overflowed in numpy.
     The message names the rule, not the value (which may be a private input)."""
+    if not (minimum is None or isinstance(minimum, (int, np.integer))) or not isinstance(maximum, (int, np.integer)):
+        raise TypeError("minimum (or None) and maximum must be integers")
     if isinstance(n, (bool, np.bool_)) or not isinstance(n, (numbers.Integral, np.integer)):
         raise TypeError(f"{name} must be an integer, got {type(n).__name__}")
     if minimum is not None and n < minimum:
@@ -788,9 +810,7 @@ def randomized_response(k: int, eps: float) -> np.ndarray:
 # %% ../nbs/00_foundations.ipynb #c024-7b653bc5
 def _check_symbols(x: ArrayLike, k: int, name: str = "x") -> np.ndarray:
     "Validate an integer array of symbols in [0, k)."
-    arr = np.asarray(x)
-    if arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer):
-        raise TypeError(f"{name} must be an array of integer symbols, got dtype {arr.dtype}")
+    arr = check_int_array(x, name)
     if arr.size and (arr.min() < 0 or arr.max() >= k):
         raise ValueError(f"{name} must contain symbols in [0, {k})")
     return arr

@@ -232,6 +232,8 @@ class SparseKernelMechanism:
         name : str, keyword-only
             A label used in printing.
         """
+        if not isinstance(log_kernel, (bool, np.bool_)) or not isinstance(name, str):
+            raise TypeError("log_kernel must be a bool and name a str")
         K, mask, inputs, outputs = _check_kernel_arrays(kernel, support, inputs, outputs, log_kernel)
         return cls(*_array_callables(K, mask, inputs, outputs), inputs=tuple(int(v) for v in inputs),
                    log_kernel=log_kernel, name=name)
@@ -468,7 +470,11 @@ _MAX_DENSE = 2 ** 26        # entries of a dense distance matrix (512 MiB)
 
 def graph_distances(adjacency: ArrayLike) -> np.ndarray:
     "Shortest-path (hop) distances d_G of an undirected graph given by an adjacency matrix; inf if unreachable."
-    A = _sp.csr_matrix(adjacency) if _sp.issparse(adjacency) else _sp.csr_matrix(check_nonnegative(adjacency, "adjacency"))
+    if not _sp.issparse(adjacency):
+        adjacency = check_nonnegative(adjacency, "adjacency")
+        if adjacency.ndim != 2:
+            raise ValueError("adjacency must be a non-empty square matrix")
+    A = _sp.csr_matrix(adjacency)
     if A.ndim != 2 or A.shape[0] != A.shape[1] or A.shape[0] == 0:
         raise ValueError(f"adjacency must be a non-empty square matrix, got shape {A.shape}")
     if A.shape[0] ** 2 > _MAX_DENSE:
@@ -518,7 +524,7 @@ def sparse_exponential(score: ArrayLike | Callable, eta: float, support: ArrayLi
         else:
             raise TypeError("with a callable score, support must be a callable or an int radius")
         return SparseKernelMechanism(log_kernel, support_fn, inputs=inputs, log_kernel=True, name="sparse exponential")
-    U = np.asarray(score, dtype=float)
+    U = check_real_array(score, "score", allow_inf=True)
     if U.ndim != 2 or U.size == 0:
         raise ValueError(f"score must be a non-empty 2-D array or a callable, got shape {U.shape}")
     if not np.all(np.isfinite(U)):
@@ -545,8 +551,8 @@ def _check_shell_weights(shell_weights, r: int) -> np.ndarray:
 
 def shell_ratio_epsilon(shell_weights: ArrayLike, H: int) -> float:
     "Left side of the shell-ratio condition (18): max over 0 ≤ j, j' ≤ r with |j − j'| ≤ H of log(a_j / a_j')."
-    a = np.asarray(shell_weights, dtype=float)
-    a = _check_shell_weights(a, a.size - 1 if a.ndim == 1 else 0)
+    a = check_real_array(shell_weights, "shell_weights")
+    a = _check_shell_weights(a, max(a.size - 1, 0) if a.ndim == 1 else 0)
     H = check_int(H, "H", minimum=1)
     log_a = np.log(a)                       # non-increasing: for each j the largest ratio is at j' = min(j + H, r)
     j = np.arange(a.size)
@@ -662,7 +668,8 @@ def sparse_rr_defect(x: int, x_prime: int, support: ArrayLike, support_prime: Ar
     x, x_prime = check_int(x, "x", minimum=None), check_int(x_prime, "x_prime", minimum=None)
     if x == x_prime:
         raise ValueError("x and x_prime must differ")
-    S, Sp = (np.unique(check_int_array(np.ravel(s), name)) for s, name in ((support, "support"), (support_prime, "support_prime")))
+    S, Sp = (np.unique(check_int_array(s, name).ravel())
+             for s, name in ((support, "support"), (support_prime, "support_prime")))
     if x not in S or x_prime not in Sp:
         raise ValueError("each support must contain its own input (x ∈ S(x), x' ∈ S(x'))")
     if S.size != Sp.size:

@@ -1012,11 +1012,13 @@ def _renyi_scale(a, b, w, c, kind, params, logw):
     """Per instance, the log-scale K ≥ 0 of Rényi (α > 1) scores, divided by e^{(α−1)K}: u^α v^{1−α} =
     u r^{α−1} ≤ u R^{α−1} for the largest ratio R = u/v of any block, so with K = log R − 300/(α − 1) no scaled
     score exceeds e^{300}. R is that of a prefix or a suffix of the ratio-sorted groups: the set maximising
-    (w + cA)/(w + cB) holds exactly the groups whose ratio a/b exceeds the maximum. Scaled scores are formed as u e^{(α−1)(log r − K)}, without the factor 1/(α − 1) (which would
-    take them below the float range for α = 1e300): no cancellation between huge terms for any α."""
+    (w + cA)/(w + cB) holds exactly the groups whose ratio a/b exceeds the maximum. Scaled scores are formed as
+    u e^{(α−1)(log r − K)}, without the factor 1/(α − 1) (which would take them below the float range for
+    α = 1e300): no cancellation between huge terms for any α."""
     n = a.shape[0]
     if kind != "renyi" or params["alpha"] <= 1:
         return np.zeros(n)
+
     def ends(x):                                                  # prefix and suffix sums of the groups
         return np.concatenate((np.cumsum(x, axis=1), np.cumsum(x[:, ::-1], axis=1)), axis=1)
 

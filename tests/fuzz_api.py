@@ -6,7 +6,7 @@ value of `BAD` (NaN, ±inf, empty, ragged, wrong shape and dtype, bool, str, com
 and an address-space limit. A call is *handled* iff it returns a value without NaN, or raises ValueError/TypeError
 whose message names the argument and repeats none of the data's values (the catalogue's arrays carry the marker
 0.31415926; no message may show it). Anything else (another exception, NaN, a crash, a timeout, exhausted memory,
-a message that names none of the call's arguments) is *mishandled*; an error raised inside a callable the call
+a message that names none of the call's arguments, or for a validator the `name` it was given) is *mishandled*; an error raised inside a callable the call
 received (a user's `sample` refusing a grid value) is passed on, as it should be. (A message may name another argument: an
 unusual but valid value, a tolerance of 0 say, can make the call fail because of another argument.)
 
@@ -30,7 +30,7 @@ from functools import partial
 
 import numpy as np
 
-from ldpbook import adaptive, chernoff, closeness, egamma, foundations, sparse, spr
+from ldpbook import adaptive, chernoff, closeness, egamma, estimated, foundations, sparse, spr
 
 TIME_LIMIT = 20                  # seconds of one call (a valid call takes well under one)
 MEMORY_LIMIT = 3 * 2**30         # bytes of address space of one call
@@ -90,6 +90,13 @@ CASES = {
     "foundations.check_pair": (foundations.check_pair, (P, Q), {"atol": 1e-9}),
     "foundations.readonly": (foundations.readonly, (P,), {}),
     "foundations.check_channel": (foundations.check_channel, (RR,), {"name": "Q", "atol": 1e-9}),
+    "foundations.check_real": (foundations.check_real, (0.5, "x"), {"low": 0.0, "high": 1.0, "open_low": True,
+                                                                  "open_high": False, "allow_inf": False}),
+    "foundations.check_real_array": (foundations.check_real_array, ([0.5, 1.5], "a"), {"ndim": 1, "allow_inf": False}),
+    "foundations.check_int_array": (foundations.check_int_array, ([1, 2], "a"), {"ndim": 1}),
+    "foundations.check_iterable": (foundations.check_iterable, ([1, 2], "a"), {}),
+    "foundations.check_callable": (foundations.check_callable, (len, "f"), {}),
+    "foundations.check_instance": (foundations.check_instance, (3, int, "n"), {}),
     "foundations.is_ldp": (foundations.is_ldp, (RR, 1.0), {"rtol": 1e-9}),
     "foundations.ldp_epsilon": (foundations.ldp_epsilon, (RR,), {}),
     "foundations.privacy_defect": (foundations.privacy_defect, (RR, 0.5), {}),
@@ -207,6 +214,15 @@ CASES = {
     "chernoff.chernoff_optimal": (chernoff.chernoff_optimal, (P, Q, 1.0), {"ell": 3, "tol": 1e-9,
                                                                            "max_dp_calls": 200}),
     "chernoff.bayes_error": (chernoff.bayes_error, (P, Q, 5), {"reps": 100, "rng": 1}),
+    "estimated.divergence_constants": (estimated.divergence_constants, (1.0,), {"divergence": "kl"}),
+    "estimated.output_lipschitz": (estimated.output_lipschitz, (1.0,), {"divergence": "kl"}),
+    "estimated.l1_radius": (estimated.l1_radius, (100, 4, 0.05), {}),
+    "estimated.plugin_optimal": (estimated.plugin_optimal, ([0, 1, 1, 2, 3, 0], [3, 2, 2, 1, 3, 3], 1.0),
+                                 {"k": 4, "divergence": "kl", "confidence": 0.9, "ell": 2}),
+    "estimated.np_power": (estimated.np_power, (np.array([0.1, 0.5, 0.9]), np.array([0.5, 0.3, 0.2]),
+                                                np.array([0.2, 0.3, 0.5]), 0.1), {}),
+    "estimated.sample_size_details": (estimated.sample_size_details, (P, Q, 1.0), {"alpha": 0.05, "beta": 0.2}),
+    "estimated.sample_size": (estimated.sample_size, (P, Q, 1.0), {"alpha": 0.05, "beta": 0.2}),
     "figures.figure1_data": (spr.figure1_data, (3,), {"T": 2, "eps": [1.0], "n_boot": 10, "seed": 0, "boot_seed": 1}),
     "figures.figure5_data": (spr.figure5_data, (P, Q, (1.0,)), {"n": 200, "seed": 1}),
     "figures.table_one": (sparse.table_one, ([1, 2],), {"eps": 1.0, "H": 2, "mu": 2.0}),
@@ -235,8 +251,7 @@ def _param_name(name, slot):
     if isinstance(slot, str):
         return slot
     func = getattr(case[1](), case[2]) if case[0] == "method" else case[0]
-    params = [p for p in inspect.signature(func).parameters.values() if p.name not in ("self", "cls")]
-    return params[slot].name
+    return list(inspect.signature(func).parameters)[slot]          # bound methods: without self or cls
 
 
 def _raised_by_user_code(err):
@@ -253,7 +268,7 @@ def _param_names(func):
     "The names of a callable's parameters (a value refused because of another argument names that one)."
     import inspect
     try:
-        return [p.name for p in inspect.signature(func).parameters.values() if p.name not in ("self", "cls")]
+        return list(inspect.signature(func).parameters)
     except (TypeError, ValueError):
         return []
 
@@ -297,8 +312,11 @@ def _run_in_child(name, slot, label):
             message = str(err)
             if str(MARKER)[2:8] in message:
                 return "bad", f"message repeats the data: {message[:160]}"
+            names = _param_names(func)
+            given_names = [v for k, v in kwargs.items() if k == "name" and isinstance(v, str)] + \
+                [v for i, v in enumerate(args) if i < len(names) and names[i] == "name" and isinstance(v, str)]
             if not any(re.search(rf"(?<![A-Za-z0-9_]){re.escape(n)}(?![A-Za-z0-9_])", message)
-                       for n in [argument, *_param_names(func)]):
+                       for n in [argument, *_param_names(func), *given_names]):
                 return "bad", f"message does not name {argument!r}: {type(err).__name__}: {message[:160]}"
             return "error", type(err).__name__
         except MemoryError:

@@ -515,3 +515,35 @@ def test_public_api_has_type_hints_and_keyword_only_options():
         inspect.Parameter.KEYWORD_ONLY
     for func in (divergence, perspective, divergence_terms, divergence_from_sum):
         assert inspect.signature(func).parameters["kind"].kind is inspect.Parameter.KEYWORD_ONLY
+
+
+def test_the_validation_rules_name_the_argument_and_the_rule_never_the_value():
+    from ldpbook.foundations import (check_callable, check_instance, check_int, check_int_array, check_iterable,
+                                     check_real, check_real_array)
+    secret = 0.7182818
+    for call, error, needle in [
+        (lambda: check_real(secret, "level", low=0, high=0.5), ValueError, "level must lie in [0, 0.5]"),
+        (lambda: check_real(0.0, "level", low=0, open_low=True), ValueError, "level must lie in (0, inf]"),
+        (lambda: check_real(float("nan"), "level"), ValueError, "level must be finite"),
+        (lambda: check_real(10**400, "level"), ValueError, "level is beyond the floating-point range"),
+        (lambda: check_real(True, "level"), TypeError, "level must be a real number, got bool"),
+        (lambda: check_real_array([[secret], [secret, 1]], "x"), TypeError, "x must be an array of real numbers"),
+        (lambda: check_real_array([secret, float("inf")], "x"), ValueError, "x must hold finite numbers"),
+        (lambda: check_real_array([secret], "x", ndim=2), ValueError, "x must be a 2-D array"),
+        (lambda: check_int_array([1, 10**400], "labels"), TypeError, "labels must be an array of 64-bit integers"),
+        (lambda: check_int_array([True], "labels"), TypeError, "labels must be an array of 64-bit integers"),
+        (lambda: check_int(2**64, "n"), ValueError, "n must be at most 9223372036854775807"),
+        (lambda: check_int(10**6, "n", maximum=1000), ValueError, "n must be at most 1000"),
+        (lambda: check_int(-7182818, "n"), ValueError, "n must be at least 0"),
+        (lambda: check_int(7182818.0, "n"), TypeError, "n must be an integer, got float"),
+        (lambda: check_iterable(3.5, "grid"), TypeError, "grid must be an iterable"),
+        (lambda: check_iterable("abc", "grid"), TypeError, "grid must be an iterable"),
+        (lambda: check_callable(secret, "factory"), TypeError, "factory must be callable, got float"),
+        (lambda: check_instance(secret, dict, "mechanism"), TypeError, "mechanism must be a dict, got float"),
+    ]:
+        with pytest.raises(error) as info:
+            call()
+        assert needle in str(info.value), (needle, str(info.value))
+        assert "7182818" not in str(info.value)
+    assert check_real(2, "x") == 2.0 and check_iterable(range(3), "r") == (0, 1, 2)
+    assert check_int_array(np.array([1, 2], dtype=np.int32), "a").dtype == np.int64

@@ -72,7 +72,7 @@ def _not_numbers(a: ArrayLike) -> bool:
     if raw.dtype.kind in "bUSV":
         return True
     if raw.dtype.kind == "O":
-        return any(isinstance(x, (bool, np.bool_, str, bytes)) for x in raw.ravel())
+        return any(x is None or isinstance(x, (bool, np.bool_, str, bytes)) for x in raw.ravel())
     return False
 
 # %% ../nbs/00_foundations.ipynb #a68c7d86

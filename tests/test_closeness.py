@@ -463,7 +463,7 @@ def test_public_rb_cell_values_sum_to_the_statistic_and_validate():
     assert rb_cell_values(u[None, :].repeat(3, 0), v[None, :].repeat(3, 0), 40, 31).shape == (3, 6)
     with pytest.raises(ValueError, match="counts must satisfy"):
         rb_cell_values(np.array([41]), np.array([0]), 40, 31)
-    with pytest.raises(TypeError, match="integer arrays"):
+    with pytest.raises(TypeError, match="u must be an array of 64-bit integers"):
         rb_cell_values(np.array([1.0]), np.array([0]), 40, 31)
 
 

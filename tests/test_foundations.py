@@ -393,7 +393,7 @@ def test_bad_randomized_response_and_privatize_arguments():
         privatize([0, 3], Q)
     with pytest.raises(ValueError, match=r"x must contain symbols in \[0, 3\)"):
         privatize([-1], Q)
-    with pytest.raises(TypeError, match="integer symbols"):
+    with pytest.raises(TypeError, match="x must be an array of 64-bit integers"):
         privatize([0.0, 1.0], Q)
     with pytest.raises(TypeError, match="rng must be"):
         privatize([0], Q, rng="seed")

@@ -1,8 +1,8 @@
 """Tests of ldpbook.assignments without nbgrader's commands: the source transformations, the attribution of tests to
 functions, the isolation scope, the assignment notebook `make` writes, and the `check` command on real and broken
-notebooks. The nbgrader workflow end to end is in test_grading_e2e.py."""
+notebooks. The nbgrader workflow end to end is in test_grading_e2e.py; the tests written for grading
+(tests/grading/graded_<module>.py) are tested in test_graded_chapters.py."""
 import ast
-import importlib.util
 import re
 import subprocess
 import sys
@@ -10,7 +10,6 @@ import textwrap
 from pathlib import Path
 
 import nbformat
-import numpy as np
 import pytest
 
 from ldpbook.assignments import (chapter_module, exported_functions, grading_scope, graded_tests, main,
@@ -18,7 +17,6 @@ from ldpbook.assignments import (chapter_module, exported_functions, grading_sco
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTER4 = ROOT / "nbs" / "04_closeness.ipynb"
-GRADING = ROOT / "tests" / "grading"
 FUNCTIONS = ("noisy_permutation_pvalue", "dp_permutation_decision", "dp_permutation_test")
 
 
@@ -187,21 +185,6 @@ def test_graded_cells_copy_what_they_import_from_a_module_next_to_the_tests(tmp_
         space = {"f": lambda x: x}
         exec(test.code + "\ntest_f()", space)                          # runs on its own, as a graded cell does
         assert space["_inner"](1.5) == 1
-
-
-def _graded_test_functions():
-    for path in (GRADING / "graded_closeness.py", GRADING / "graded_spr.py"):     # the files still in the old format
-        spec = importlib.util.spec_from_file_location(path.stem, path)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        for name in sorted(vars(module)):
-            if name.startswith("test_"):
-                yield pytest.param(getattr(module, name), id=f"{path.stem}.{name}")
-
-
-@pytest.mark.parametrize("test", list(_graded_test_functions()))
-def test_graded_tests_pass_on_the_reference(test):
-    test()
 
 
 def test_grading_scope_swaps_in_the_reference_and_puts_everything_back():
@@ -375,107 +358,3 @@ def test_course_commands_refuse_a_missing_gradebook_or_assignment(tmp_path, caps
         run = command(capsys, *args)
         assert run.returncode == 2 and run.stderr.count("\n") == 1, (args, run.stderr)
     assert not (tmp_path / "gradebook.db").exists()                 # nothing created by asking
-
-
-def _graded_module(stem):
-    spec = importlib.util.spec_from_file_location(stem, GRADING / f"{stem}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def _null_symbols_last(p, q, eps, *, divergence="kl", ell=None, **params):
-    "divergence_optimal with the symbols p = q = 0 moved from the first block (as documented) to the last."
-    import dataclasses
-    from ldpbook.spr import divergence_optimal, spr_channel
-    mech = divergence_optimal(p, q, eps, divergence=divergence, ell=ell, **params)
-    null = {x for x in range(len(p)) if p[x] == 0 and q[x] == 0}
-    blocks = [tuple(x for x in block if x not in null) for block in mech.partition]
-    blocks[-1] += tuple(sorted(null))
-    blocks = [b for b in blocks if b]
-    return dataclasses.replace(mech, partition=tuple(blocks), channel=spr_channel(blocks, len(p), eps))
-
-
-def _mutants():
-    from ldpbook.closeness import dp_permutation_decision, dp_permutation_test, noisy_permutation_pvalue
-    from ldpbook.spr import spr_channel, spr_mechanism
-    pvalue_tests = {"test_noisy_permutation_pvalue_adds_laplace_noise_of_scale_2_delta_over_eps",
-                    "test_noisy_permutation_pvalue_threshold_events_are_private"}
-    scale_test = {"test_dp_permutation_test_adds_laplace_noise_of_scale_8_over_eps"}
-    yield "graded_closeness", "noisy_permutation_pvalue", lambda o, t, e, *, sensitivity, rng=None: \
-        noisy_permutation_pvalue(o, t, 2 * e, sensitivity=sensitivity, rng=rng), pvalue_tests          # 4/eps
-    yield "graded_closeness", "noisy_permutation_pvalue", lambda o, t, e, *, sensitivity, rng=None: \
-        noisy_permutation_pvalue(o, t, e, sensitivity=0.75 * sensitivity, rng=rng), pvalue_tests       # 6/eps
-    ties_test = {"test_noisy_permutation_pvalue_without_noise_counts_ties_against_the_null"}
-    yield "graded_closeness", "noisy_permutation_pvalue", lambda o, t, e, *, sensitivity, rng=None: \
-        noisy_permutation_pvalue(o, t, e, sensitivity=sensitivity, rng=rng) - 1 / (len(t) + 1), ties_test
-    yield "graded_closeness", "dp_permutation_decision", lambda o, t, e, *, sensitivity, alpha=0.05, rng=None: \
-        dp_permutation_decision(o, t, 2 * e, sensitivity=sensitivity, alpha=alpha, rng=rng), \
-        {"test_dp_permutation_decision_is_private"}
-    yield "graded_closeness", "dp_permutation_test", \
-        lambda x, y, eps, **kw: dp_permutation_test(x, y, 2 * eps, **kw), scale_test                    # 4/eps
-    yield "graded_closeness", "dp_permutation_test", \
-        lambda x, y, eps, **kw: dp_permutation_test(x, y, np.inf, **kw), scale_test                     # no noise
-    yield "graded_spr", "divergence_optimal", _null_symbols_last, {"test_divergence_optimal_null_symbols_join_first_block"}
-    yield "graded_spr", "divergence_optimal", lambda p, q, eps, *, divergence="kl", ell=None: spr_mechanism(
-        p, q, eps, [range(len(p) // 2), range(len(p) // 2, len(p))], divergence=divergence), \
-        {"test_divergence_optimal_beats_every_partition"}
-    yield "graded_spr", "spr_channel", lambda blocks, k, eps: spr_channel(blocks, k, eps / 2), \
-        {"test_spr_channel_is_randomized_response_on_block_labels"}
-
-
-@pytest.mark.parametrize("stem, name, mutant, failing", list(_mutants()))
-def test_graded_tests_catch_planted_bugs(stem, name, mutant, failing):
-    "Each planted bug fails the graded tests named, through the public function only (the tests are not vacuous)."
-    module = _graded_module(stem)
-    setattr(module, name, mutant)
-    for test in failing:
-        with pytest.raises(AssertionError):
-            getattr(module, test)()
-
-
-def _other_pvalue(observed, permuted, eps, *, sensitivity, rng=None):
-    "A correct noisy p-value that draws its noise otherwise: one value at a time, permuted first, subtracted."
-    from ldpbook.closeness import noisy_permutation_pvalue
-    from ldpbook.foundations import as_generator
-    reference = noisy_permutation_pvalue(observed, permuted, eps, sensitivity=sensitivity, rng=0)   # validates the input
-    if np.isinf(eps):
-        return reference
-    rng, scale = as_generator(rng), 2 * sensitivity / eps
-    noisy_permuted = [t - scale * rng.laplace() for t in np.asarray(permuted, dtype=float)]
-    noisy_observed = observed - rng.laplace(0.0, scale)
-    return (1 + sum(t > noisy_observed for t in noisy_permuted)) / (len(noisy_permuted) + 1)
-
-
-def _other_test(x, y, eps, *, k=None, statistic_name="rb", n_permutations=199, alpha=0.05, rng=None,
-                return_nonprivate=False):
-    "A correct DP permutation test that draws its noise first, as one array, and uses the last value for T_0."
-    from ldpbook import closeness
-    from ldpbook.foundations import as_generator
-    rng = as_generator(rng)
-    noise = rng.laplace(0.0, 2 * 4.0 / eps, size=n_permutations + 1)
-    perm = closeness.permutation_statistics(x, y, k=k, statistic_name=statistic_name, n_permutations=n_permutations,
-                                            rng=rng)
-    pvalue = (1 + np.count_nonzero(perm.permuted + noise[:-1] >= perm.observed + noise[-1])) / (n_permutations + 1)
-    keep = return_nonprivate
-    return closeness.DPPermutationTestResult(bool(pvalue <= alpha), pvalue if keep else None,
-                                             perm.observed if keep else None, perm.permuted if keep else None, eps,
-                                             alpha, 8.0 / eps, statistic_name, n_permutations, ("reject",), ())
-
-
-def _other_decision(observed, permuted, eps, *, sensitivity, alpha=0.05, rng=None):
-    "A correct decision on `_other_pvalue`."
-    from ldpbook.closeness import dp_permutation_decision
-    dp_permutation_decision(observed, permuted, eps, sensitivity=sensitivity, alpha=alpha, rng=0)   # validates the input
-    return bool(_other_pvalue(observed, permuted, eps, sensitivity=sensitivity, rng=rng) <= alpha)
-
-
-def test_correct_solutions_that_draw_their_noise_otherwise_pass():
-    "The exact checks find the observed statistic's noise from the decisions: the order of the draws is free."
-    module = _graded_module("graded_closeness")
-    module.noisy_permutation_pvalue, module.dp_permutation_decision = _other_pvalue, _other_decision
-    module.dp_permutation_test = _other_test
-    tests = [name for name in sorted(vars(module)) if name.startswith("test_")]
-    assert len(tests) == 10
-    for name in tests:
-        getattr(module, name)()

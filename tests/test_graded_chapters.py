@@ -423,6 +423,13 @@ def _closeness_mutants():
         c.noisy_permutation_pvalue(o, t, e, sensitivity=sensitivity, rng=rng) - 1 / (len(t) + 1)
     yield "noisy_permutation_pvalue", "a fixed seed whatever rng", lambda o, t, e, *, sensitivity, rng=None: \
         c.noisy_permutation_pvalue(o, t, e, sensitivity=sensitivity, rng=0)
+    yield "dp_permutation_decision", "noise 4/eps", lambda o, t, e, *, sensitivity, alpha=0.05, rng=None: \
+        c.dp_permutation_decision(o, t, 2 * e, sensitivity=sensitivity, alpha=alpha, rng=rng)
+    yield "dp_permutation_decision", "p < alpha instead of p <= alpha", _decision_strict
+    yield "dp_permutation_decision", "alpha ignored (0.05)", lambda o, t, e, *, sensitivity, alpha=0.05, rng=None: \
+        c.dp_permutation_decision(o, t, e, sensitivity=sensitivity, rng=rng)
+    yield "dp_permutation_decision", "accepts any B", lambda o, t, e, *, sensitivity, alpha=0.05, rng=None: bool(
+        c.noisy_permutation_pvalue(o, t, e, sensitivity=sensitivity, rng=rng) <= alpha)
     yield "dp_permutation_test", "noise 4/eps", lambda x, y, eps, **kw: c.dp_permutation_test(x, y, 2 * eps, **kw)
     yield "dp_permutation_test", "noise 4/eps, reported as 8/eps", lambda x, y, eps, **kw: _report_scale(
         c.dp_permutation_test(x, y, 2 * eps, **kw), 8 / eps)
@@ -456,6 +463,12 @@ def _pvalue_strict(o, t, e, *, sensitivity, rng=None):
     gen = as_generator(rng)
     noise = gen.laplace(scale=scale, size=t.size + 1) if scale > 0 else np.zeros(t.size + 1)
     return (1 + np.sum(t + noise[1:] > o + noise[0])) / (t.size + 1)
+
+
+def _decision_strict(o, t, e, *, sensitivity, alpha=0.05, rng=None):
+    from ldpbook.closeness import dp_permutation_decision, noisy_permutation_pvalue
+    dp_permutation_decision(o, t, e, sensitivity=sensitivity, alpha=alpha, rng=0)      # validates the input
+    return bool(noisy_permutation_pvalue(o, t, e, sensitivity=sensitivity, rng=rng) < alpha)
 
 
 def _report_scale(result, scale):
@@ -514,6 +527,110 @@ def test_mutant_is_caught(module, function, mutant):
     names = [name for name, test in graded_tests(module) if grading_of(test)[0] == function]
     assert names
     assert any(run(module, name, mutant) is not None for name in names), f"no test of {function} catches it"
+
+
+# ------------------------------------------------------------------ correct implementations written otherwise pass
+def _alternatives():
+    "(module, function, what, implementation): correct, but not the chapter's code (other draw orders, brute force)."
+    yield "foundations", "randomized_response", "written with np.where", _rr_where
+    yield "spr", "divergence_optimal", "brute force over every partition", _brute_divergence_optimal
+    yield "closeness", "noisy_permutation_pvalue", "noise drawn one value at a time, permuted first", _other_pvalue
+    yield "closeness", "dp_permutation_test", "noise drawn first, the last value for T_0", _other_test
+    yield "closeness", "dp_permutation_decision", "on the p-value drawn otherwise", _other_decision
+    yield "closeness", "rb_statistic", "the average over every split, by enumeration", _rb_by_enumeration
+
+
+def _rr_where(k, eps):
+    from ldpbook.foundations import randomized_response
+    randomized_response(k, eps)                                           # validates the input
+    keep = 1.0 / (1.0 + (k - 1) * math.exp(-eps))
+    return np.where(np.eye(k, dtype=bool), keep, (1.0 - keep) / (k - 1) if k > 1 else 0.0)
+
+
+def _brute_divergence_optimal(p, q, eps, *, divergence="kl", ell=None, **params):
+    "The best SPR mechanism over every partition (small k), null symbols joining the first block."
+    from ldpbook import spr
+    spr.divergence_optimal(p, q, eps, divergence=divergence, ell=ell, **params)    # validates the input
+    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
+    null = [x for x in range(p.size) if p[x] == 0 and q[x] == 0]
+    live = [x for x in range(p.size) if x not in null]
+    best = None
+    for blocks in _set_partitions(live):
+        if ell is not None and len(blocks) > ell:
+            continue
+        blocks = [blocks[0] + null] + blocks[1:]
+        mech = spr.spr_mechanism(p, q, eps, blocks, divergence=divergence, **params)
+        if best is None or mech.value > best.value * (1 + 1e-12):
+            best = mech
+    return best
+
+
+def _set_partitions(items):
+    if not items:
+        yield []
+        return
+    first, rest = items[0], items[1:]
+    for smaller in _set_partitions(rest):
+        for j in range(len(smaller)):
+            yield smaller[:j] + [[first] + smaller[j]] + smaller[j + 1:]
+        yield [[first]] + smaller
+
+
+def _other_pvalue(observed, permuted, eps, *, sensitivity, rng=None):
+    "A correct noisy p-value that draws its noise otherwise: one value at a time, permuted first, subtracted."
+    from ldpbook.closeness import noisy_permutation_pvalue
+    from ldpbook.foundations import as_generator
+    reference = noisy_permutation_pvalue(observed, permuted, eps, sensitivity=sensitivity, rng=0)   # validates the input
+    if np.isinf(eps):
+        return reference
+    rng, scale = as_generator(rng), 2 * sensitivity / eps
+    noisy_permuted = [t - scale * rng.laplace() for t in np.asarray(permuted, dtype=float)]
+    noisy_observed = observed - rng.laplace(0.0, scale)
+    return (1 + sum(t >= noisy_observed for t in noisy_permuted)) / (len(noisy_permuted) + 1)
+
+
+def _other_test(x, y, eps, *, k=None, statistic_name="rb", n_permutations=199, alpha=0.05, rng=None,
+                return_nonprivate=False):
+    "A correct DP permutation test that draws its noise first, as one array, and uses the last value for T_0."
+    from ldpbook import closeness
+    from ldpbook.foundations import as_generator
+    closeness.dp_permutation_test(x, y, eps, k=k, statistic_name=statistic_name, n_permutations=n_permutations,
+                                  alpha=alpha, rng=0)                      # validates the input
+    rng = as_generator(rng)
+    scale = 2 * 4.0 / eps
+    noise = rng.laplace(0.0, scale, size=n_permutations + 1) if scale > 0 else np.zeros(n_permutations + 1)
+    perm = closeness.permutation_statistics(x, y, k=k, statistic_name=statistic_name, n_permutations=n_permutations,
+                                            rng=rng)
+    pvalue = (1 + np.count_nonzero(perm.permuted + noise[:-1] >= perm.observed + noise[-1])) / (n_permutations + 1)
+    keep = return_nonprivate
+    return closeness.DPPermutationTestResult(bool(pvalue <= alpha), pvalue if keep else None,
+                                             perm.observed if keep else None, perm.permuted if keep else None, eps,
+                                             alpha, scale, statistic_name, n_permutations, ("reject",), ())
+
+
+def _other_decision(observed, permuted, eps, *, sensitivity, alpha=0.05, rng=None):
+    "A correct decision on `_other_pvalue`."
+    from ldpbook.closeness import dp_permutation_decision
+    dp_permutation_decision(observed, permuted, eps, sensitivity=sensitivity, alpha=alpha, rng=0)   # validates the input
+    return bool(_other_pvalue(observed, permuted, eps, sensitivity=sensitivity, rng=rng) <= alpha)
+
+
+def _rb_by_enumeration(x, y, *, k=None):
+    from ldpbook.closeness import rb_statistic
+    value = rb_statistic(x, y, k=k)                                       # validates the input
+    if len(x) + len(y) > 10:
+        return value
+    graded = graded_module("closeness")
+    return graded.split_statistic_average(list(x), list(y))
+
+
+@pytest.mark.parametrize("module, function, implementation",
+                         [pytest.param(m, f, i, id=f"{m}.{f}: {w}") for m, f, w, i in _alternatives()])
+def test_correct_alternatives_pass(module, function, implementation):
+    "A correct implementation that is not the chapter's code passes every test of its function."
+    names = [name for name, test in graded_tests(module) if grading_of(test)[0] == function]
+    failures = {name: run(module, name, implementation) for name in names}
+    assert not any(failures.values()), failures
 
 
 # ------------------------------------------------------------------------------ end to end, through the harness

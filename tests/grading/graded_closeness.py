@@ -179,6 +179,58 @@ def test_noisy_permutation_pvalue_rejects_bad_input(noisy_permutation_pvalue):
         assert refused(noisy_permutation_pvalue, *args, sensitivity=delta) == "ValueError", (args, delta)
 
 
+# ---------------------------------------------------------------------------------- dp_permutation_decision
+def reject_probability(observed, permuted_value, B, alpha, scale, n_grid=20000):
+    """P(p <= alpha) when every T_b equals `permuted_value`, the xi i.i.d. Laplace(scale): given xi_0, C is
+    binomial, and p <= alpha means C <= floor(alpha (B + 1)) - 1."""
+    from scipy.stats import binom
+    largest = math.floor(alpha * (B + 1) + 1e-9) - 1
+    u = (np.arange(n_grid) + 0.5) / n_grid
+    z = np.where(u < 0.5, np.log(2 * u), -np.log(2 - 2 * u))
+    return float(binom.cdf(largest, B, laplace_sf((observed - permuted_value) / scale + z)).mean())
+
+
+@grades("dp_permutation_decision", points=2)
+def test_dp_permutation_decision_without_noise(dp_permutation_decision):
+    "eps = inf: reject iff (1 + #{T_b >= T_0})/(B + 1) <= alpha, ties counted against the null."
+    for observed, alpha in [(3.0, 0.05), (3.0, 0.4), (5.5, 0.1), (-10.0, 0.5), (9.0, 0.05), (10.0, 0.05)]:
+        expected = (1 + np.sum(TB >= observed)) / 20 <= alpha
+        assert bool(dp_permutation_decision(observed, TB, np.inf, sensitivity=4.0, alpha=alpha)) == expected, \
+            (observed, alpha)
+
+
+@grades("dp_permutation_decision", points=3, hidden=True)
+def test_dp_permutation_decision_rejects_as_often_as_laplace_noise_of_scale_2_delta_over_eps(dp_permutation_decision):
+    "Over 300 seeds, the number of rejections matches its law under Laplace noise of scale 2 Delta / eps."
+    for eps, delta in [(1.0, 2.0), (0.5, 1.0)]:
+        scale = 2 * delta / eps
+        permuted = np.full(19, -scale)                 # every T_b one noise scale below T_0 = 0: the most telling
+        chance = reject_probability(0.0, -scale, 19, 0.25, scale)
+        rejections = sum(bool(dp_permutation_decision(0.0, permuted, eps, sensitivity=delta, alpha=0.25, rng=seed))
+                         for seed in range(300))
+        z = (rejections - 300 * chance) / math.sqrt(300 * chance * (1 - chance))
+        assert abs(z) <= 5, f"eps={eps}, Delta={delta}: {rejections} rejections, {300 * chance:.0f} expected"
+
+
+@grades("dp_permutation_decision")
+def test_dp_permutation_decision_is_a_reproducible_bool(dp_permutation_decision):
+    "A bool; the same int seed gives the same decision; over seeds both decisions occur near the threshold."
+    decisions = [dp_permutation_decision(0.0, np.full(19, -4.0), 1.0, sensitivity=2.0, alpha=0.25, rng=seed)
+                 for seed in range(30)]
+    assert all(isinstance(d, (bool, np.bool_)) for d in decisions)
+    assert decisions == [dp_permutation_decision(0.0, np.full(19, -4.0), 1.0, sensitivity=2.0, alpha=0.25, rng=seed)
+                         for seed in range(30)]
+    assert 0 < sum(map(bool, decisions)) < 30
+
+
+@grades("dp_permutation_decision", hidden=True)
+def test_dp_permutation_decision_refuses_a_test_that_cannot_reject(dp_permutation_decision):
+    "1/(B + 1) > alpha, alpha outside (0, 1), eps <= 0: ValueError."
+    assert refused(dp_permutation_decision, 0.0, np.zeros(5), 1.0, sensitivity=1.0, alpha=0.05) == "ValueError"
+    assert refused(dp_permutation_decision, 0.0, np.zeros(19), 1.0, sensitivity=1.0, alpha=1.5) == "ValueError"
+    assert refused(dp_permutation_decision, 0.0, np.zeros(19), 0.0, sensitivity=1.0) == "ValueError"
+
+
 # -------------------------------------------------------------------------------------- dp_permutation_test
 X_DIFF = [0, 0, 0, 1, 1, 0, 2, 0, 1, 0, 0, 3, 0, 1, 0, 0, 2, 0, 0, 1]
 Y_DIFF = [3, 2, 3, 3, 1, 3, 2, 3, 2, 3, 3, 0, 3, 2, 3, 3, 1, 2, 3, 3]

@@ -2,7 +2,8 @@
 
 Each test grades one function, which it receives as its only argument (the student's function, called in another
 process, with int seeds as `rng`). The Rao-Blackwellized statistic is checked against the average of the split
-statistic over every split, enumerated here. The noise of the DP permutation test is checked by its law, not by its
+statistic over every split, enumerated here (in hidden tests only: it would compute the assigned function; the
+visible ones check values worked out by hand). The noise of the DP permutation test is checked by its law, not by its
 draws: given the statistics T_0 (observed) and T_1..T_B (permuted), the count C = #{b : T_b + xi_b >= T_0 + xi_0}
 behind the p-value (1 + C)/(B + 1) has a known mean and variance when the xi are i.i.d. Laplace of scale s
 (`count_law`, exact up to a quadrature error below 1e-6). Over many seeds, the standardised sum of C - E[C] must stay
@@ -87,10 +88,18 @@ SAMPLES = [([0, 1, 1, 2], [0, 0, 1, 2]), ([0, 0, 0, 1, 1], [1, 1, 2, 2]), ([3, 3
            ([0, 0, 1, 1], [2, 2, 3, 3]), ([4, 4, 4, 4], [4, 4, 4, 4, 4])]
 
 
-@grades("rb_statistic", points=3)
+@grades("rb_statistic", points=2)
+def test_rb_statistic_examples(rb_statistic):
+    """Every split gives the same Z here: samples in two different cells, Z = 2 + 2 + 2 + 2 = 8; everything in one
+    cell, Z = 0."""
+    assert math.isclose(rb_statistic([0, 0, 0, 0], [1, 1, 1, 1]), 8.0, rel_tol=1e-12)
+    assert abs(rb_statistic([4, 4, 4, 4], [4, 4, 4, 4, 4])) <= 1e-12
+
+
+@grades("rb_statistic", points=3, hidden=True)
 def test_rb_statistic_is_the_average_over_all_splits(rb_statistic):
-    "Exactly the average of the split statistic over every split of small samples."
-    for x, y in SAMPLES:
+    "Exactly the average of the split statistic over every split of small samples (up to 6 and 7: 2800 splits)."
+    for x, y in SAMPLES + [([0, 1, 1, 2, 2, 2], [0, 0, 1, 3, 3, 2, 2])]:
         expected = split_statistic_average(x, y)
         assert math.isclose(rb_statistic(x, y), expected, rel_tol=1e-9, abs_tol=1e-12), f"x={x}, y={y}"
 
@@ -118,13 +127,6 @@ def test_rb_statistic_sensitivity_at_most_4(rb_statistic):
         x2 = x.copy()
         x2[rng.integers(10)] = rng.integers(4)
         assert abs(rb_statistic(x, y) - rb_statistic(x2, y)) <= 4 + 1e-9
-
-
-@grades("rb_statistic", points=2, hidden=True)
-def test_rb_statistic_on_larger_samples(rb_statistic):
-    "Samples of 6 and 7 observations (2800 splits), against the average over every split."
-    x, y = [0, 1, 1, 2, 2, 2], [0, 0, 1, 3, 3, 2, 2]
-    assert math.isclose(rb_statistic(x, y), split_statistic_average(x, y), rel_tol=1e-9, abs_tol=1e-12)
 
 
 @grades("rb_statistic", hidden=True)

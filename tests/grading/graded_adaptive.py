@@ -126,18 +126,20 @@ def test_centering_offsets_rejects_a_level_outside_the_open_interval(centering_o
 # ------------------------------------------------------------------------------------------------ adaptive_test
 SAMPLE_RNG = np.random.default_rng(0)
 X, Y = SAMPLE_RNG.uniform(size=30), SAMPLE_RNG.uniform(size=30) ** 3            # different laws on [0, 1]
+X_FAR, Y_FAR = SAMPLE_RNG.uniform(size=40), SAMPLE_RNG.uniform(size=40) ** 6    # told apart by every run seen
 OPTIONS = {"n_centering": 19, "n_permutations": 19}
 
 
 @grades("adaptive_test", points=2)
 def test_adaptive_test_without_noise(adaptive_test):
-    "eps = inf: p = (1 + #{T_b >= T_0})/(B + 1), reject iff p <= alpha; these samples are told apart."
-    for seed in (0, 1, 2):
-        got = adaptive_test(X, Y, np.inf, rng=seed, return_nonprivate=True, **OPTIONS)
+    "eps = inf: p = (1 + #{T_b >= T_0})/(B + 1), reject iff p <= alpha; very different samples are told apart."
+    for x, y, seed in [(X, Y, 0), (X, Y, 1), (X_FAR, Y_FAR, 2)]:
+        got = adaptive_test(x, y, np.inf, rng=seed, return_nonprivate=True, **OPTIONS)
         null = np.asarray(got.null_distribution, dtype=float)
         assert null.shape == (19,)
         assert math.isclose(got.pvalue, (1 + np.sum(null >= got.statistic - 1e-9)) / 20, rel_tol=1e-12)
-        assert bool(got.reject) == (got.pvalue <= 0.05) and bool(got.reject)
+        assert bool(got.reject) == (got.pvalue <= 0.05)
+    assert bool(got.reject), "samples of U(0, 1) and of U(0, 1)^6, 40 points each, without noise: rejected"
 
 
 @grades("adaptive_test", points=3, hidden=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import base64
+import glob
 import importlib.util
 import inspect
 import json
@@ -499,6 +500,8 @@ class _Box:
         os.chmod(self.folder, 0o755)
         real = {str(path.parent) for path in sources.values()}
         real |= {os.path.join(folder, "ldpbook") for folder in _site_folders()}
+        for prefix in {sys.base_prefix, "/usr", "/usr/local"}:     # other installs
+            real |= set(glob.glob(f"{prefix}/lib/python3*/*-packages/ldpbook"))
         self.hidden = [str(path) for path in hidden] + sorted(real)
 
     def command(self, requests: int, replies: int, scratch: str) -> list:

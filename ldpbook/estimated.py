@@ -306,7 +306,7 @@ class CertificateSimulation:
     Per pilot size (``sizes``, the same n for both samples): the fraction of pilots
     whose certificate holds (``coverage``), the mean actual regret (``regret``), the
     mean ``regret_bound`` and the mean |estimate − value| (``error``), over ``reps``
-    pilots, at privacy ``eps`` and ``confidence``."""
+    pilots, at privacy ``eps`` and ``confidence``, on an alphabet of ``k`` symbols."""
 
     sizes: np.ndarray
     coverage: np.ndarray
@@ -316,6 +316,7 @@ class CertificateSimulation:
     reps: int
     eps: float
     confidence: float
+    k: int
 
 
 def certificate_simulation(
@@ -366,6 +367,7 @@ def certificate_simulation(
         reps=reps,
         eps=float(eps),
         confidence=confidence,
+        k=int(p.size),
     )
 
 # %% ../nbs/07_estimated.ipynb #est-024
@@ -375,24 +377,17 @@ def plot_certificate_simulation(sim: CertificateSimulation):
     Mean actual regret, regret bound and plug-in error against the pilot size
     (log–log)."""
     import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6.5, 4))
-    ax.loglog(sim.sizes, sim.regret_bound, "o-", label="regret bound 2ζ (certified)")
+    fig, ax = plt.subplots(figsize=(9, 4))
+    ax.loglog(sim.sizes, sim.regret_bound, "o-", label="regret bound (certified)")
     ax.loglog(sim.sizes, sim.error, "s--", label="|plug-in estimate − true value|")
     shown = sim.regret > 0
     ax.loglog(sim.sizes[shown], sim.regret[shown], "^:", label="actual regret")
-    ax.loglog(
-        sim.sizes,
-        sim.regret_bound[0] * np.sqrt(sim.sizes[0] / sim.sizes),
-        color="0.6",
-        lw=0.8,
-        label=r"$\propto n^{-1/2}$",
-    )
+    reference = sim.regret_bound[-1] * np.sqrt(sim.sizes[-1] / sim.sizes)
+    ax.loglog(sim.sizes, reference, color="0.6", lw=0.8, label=r"$\propto n^{-1/2}$")
     ax.set_xlabel("pilot size n (per hypothesis)"), ax.set_ylabel("KL (nats)")
-    ax.set_title(
-        f"Certified plug-in design, k = 6, ε = {sim.eps:g}, {sim.reps} pilots per size"
-    )
-    ax.legend(fontsize=8)
+    ax.set_title(f"Certified plug-in design, k = {sim.k}, ε = {sim.eps:g}, "
+                 f"{sim.reps} pilots per size")
+    ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.02, 0.5))
     return ax
 
 # %% ../nbs/07_estimated.ipynb #est-028
@@ -654,8 +649,8 @@ def sample_size_details(
     log-likelihood ratio; if at that n there are at most `MAX_TYPES` multinomial types,
     the exact
     Neyman–Pearson n by enumerating them. Arguments as for `sample_size`."""
-    u, v = _output_pair(p, q, eps, channel)
     alpha, beta = _check_probability(alpha, "alpha"), _check_probability(beta, "beta")
+    u, v = _output_pair(p, q, eps, channel)
     if alpha + beta >= 1:
         return SampleSize(n=0, method="trivial", lower_bound=0, power=alpha)
     if u.size == 2:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import base64
+import glob
 import importlib.util
 import inspect
 import json
@@ -131,7 +132,8 @@ def _encode(value, budget: list, depth: int = 0) -> list:
         _charge(budget, 0, 2 * len(value))
         text = value if kind is str else base64.b64encode(value).decode()
         return ["str" if kind is str else "bytes", text]
-    if isinstance(value, (np.ndarray, np.generic)) and value.dtype.kind in "biufc":
+    if isinstance(value, (np.ndarray, np.generic)) and \
+            value.dtype.newbyteorder("<").str[1:] in _ARRAY_CODES:
         _charge(budget, 0, 2 * value.nbytes)
         array = np.array(value, dtype=value.dtype.newbyteorder("<"), order="C")
         return ["array" if isinstance(value, np.ndarray) else "scalar",
@@ -249,9 +251,12 @@ def _decode_array(code, shape, data) -> np.ndarray:
 _MAGIC = b"LDPG"
 
 
-def _send(fd: int, message: dict, deadline: float | None) -> None:
+def _send(fd: int, message: dict, deadline: float | None, limit: int = 0) -> None:
     "Write one framed message to `fd` by `deadline` (monotonic; None: block)."
     text = json.dumps(message, separators=(",", ":")).encode()
+    if limit and len(text) > limit:
+        raise TransportError(f"the value is larger than the transport's limit "
+                             f"({limit // 2**20} MB as JSON)")
     data = memoryview(_MAGIC + struct.pack(">Q", len(text)) + text)
     while data:
         _wait(fd, deadline, write=True)
@@ -313,7 +318,11 @@ def _child_main(requests: int, replies: int) -> None:
             request = _receive(requests, None)
         except EOFError:
             return
-        _send(replies, _answer(module.__dict__, request), None)
+        answer = _answer(module.__dict__, request)
+        try:
+            _send(replies, answer, None, LIMITS["bytes"])
+        except TransportError as error:
+            _send(replies, {"nonce": answer["nonce"], "refused": str(error)}, None)
 
 
 def _answer(namespace: dict, request: dict) -> dict:
@@ -393,13 +402,21 @@ def _imports_and_names(tree: ast.Module) -> tuple:
     return imported, names
 
 
+_SCANNED: dict = {}
+
+
 def default_blocked(functions) -> tuple:
     """The ldpbook modules that define or re-export one of `functions`, and every
     module that imports one of those (read from the source, transitively)."""
     functions = set(functions)
-    scanned = {name: _imports_and_names(ast.parse(path.read_text(encoding="utf-8")))
-               for name, path in _package_sources().items()
-               if name != "ldpbook.grading"}
+    scanned = {}
+    for name, path in _package_sources().items():
+        key = (str(path), path.stat().st_mtime_ns)
+        if key not in _SCANNED:
+            source = path.read_text(encoding="utf-8")
+            _SCANNED[key] = _imports_and_names(ast.parse(source))
+        if name != "ldpbook.grading":
+            scanned[name] = _SCANNED[key]
     blocked = {name for name, (_, names) in scanned.items() if names & functions}
     while True:
         more = {name for name, (imports, _) in scanned.items() if imports & blocked}
@@ -425,30 +442,47 @@ def _inside(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip("/") + "/")
 
 
-def _bwrap_mounts(lib: str, hidden) -> list:
-    "bubblewrap's mounts: system, Python, the scratch copy; hidden paths emptied."
-    args, sources = [], []
+def _bwrap_command(lib: str, hidden, uid: int) -> list:
+    "bubblewrap up to the program: namespaces, read-only mounts, a user of its own."
+    links, sources = [], []
     for path in _SYSTEM:
         if os.path.islink(path):
-            args += ["--symlink", os.readlink(path), path]
+            links += ["--symlink", os.readlink(path), path]
         elif os.path.isdir(path):
             sources.append(path)
     python = [os.path.realpath(p) for p in (sys.base_prefix, sys.exec_prefix)]
     for path in python + ["/etc/ld.so.cache"] + _site_folders():
         if os.path.exists(path) and not any(_inside(path, s) for s in sources):
             sources.append(path)
-    for path in sources:
-        args += ["--ro-bind", path, path]
+    above = sorted({str(p) for s in sources for p in Path(s).parents} - {"/"})
+    args = [a for path in above for a in ("--perms", "0755", "--dir", path)] + links
+    args += [a for path in sources for a in ("--ro-bind", path, path)]
     for path in sorted({os.path.realpath(p) for p in hidden}):
-        if os.path.exists(path) and any(_inside(path, s) for s in sources) and \
-                path not in sources:
+        if os.path.exists(path) and path not in sources and \
+                any(_inside(path, s) for s in sources):
             args += ["--tmpfs", path] if os.path.isdir(path) else \
                 ["--ro-bind", "/dev/null", path]
-    size = str(64 * 2**20)
-    return args + ["--ro-bind", lib, "/submission",
-                   "--proc", "/proc", "--dev", "/dev",
-                   "--size", size, "--tmpfs", "/tmp",
-                   "--size", size, "--tmpfs", "/scratch", "--chdir", "/scratch"]
+    for path in ("/tmp", "/scratch"):
+        args += ["--perms", "1777", "--size", str(64 * 2**20), "--tmpfs", path]
+    args += ["--ro-bind", lib, "/submission", "--proc", "/proc", "--dev", "/dev",
+             "--chdir", "/scratch", "--die-with-parent", "--hostname", "submission"]
+    bwrap = shutil.which("bwrap")
+    if os.geteuid() != 0:
+        return [bwrap, "--unshare-all", "--unshare-user", "--disable-userns",
+                "--uid", "65534", "--gid", "65534"] + args + ["--"]
+    drop = [shutil.which("setpriv") or "setpriv", f"--reuid={uid}", "--regid=65534",
+            "--clear-groups", "--inh-caps=-all", "--bounding-set=-all", "--"]
+    spaces = ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
+              "--unshare-cgroup-try"]
+    return [bwrap] + spaces + args + ["--"] + drop
+
+
+_UIDS = iter(range(2**62))
+
+
+def _fresh_uid() -> int:
+    "A user id for one child (when the grader is root): no other process has it."
+    return 2**31 + (os.getpid() % 2**22) * 512 + next(_UIDS) % 512
 
 # %% ../nbs/93_grading.ipynb #grading-box-class
 class _Box:
@@ -466,6 +500,8 @@ class _Box:
         os.chmod(self.folder, 0o755)
         real = {str(path.parent) for path in sources.values()}
         real |= {os.path.join(folder, "ldpbook") for folder in _site_folders()}
+        for prefix in {sys.base_prefix, "/usr", "/usr/local"}:     # other installs
+            real |= set(glob.glob(f"{prefix}/lib/python3*/*-packages/ldpbook"))
         self.hidden = [str(path) for path in hidden] + sorted(real)
 
     def command(self, requests: int, replies: int, scratch: str) -> list:
@@ -476,10 +512,7 @@ class _Box:
                  str(replies), json.dumps([lib] + _site_folders())]
         if not sandboxed:
             return inner
-        return ([shutil.which("bwrap"), "--unshare-all", "--unshare-user",
-                 "--disable-userns", "--uid", "65534", "--gid", "65534",
-                 "--die-with-parent", "--hostname", "submission"]
-                + _bwrap_mounts(self.folder, self.hidden) + ["--"] + inner)
+        return _bwrap_command(self.folder, self.hidden, _fresh_uid()) + inner
 
     def environment(self, scratch: str) -> dict:
         home = "/scratch" if self.isolation == "sandbox" else scratch
@@ -516,13 +549,15 @@ def _isolation(sandbox: str) -> str:
 def _probe() -> str:
     if sys.platform != "linux" or not shutil.which("bwrap"):
         return "none: bubblewrap (bwrap) is not installed"
+    if os.geteuid() == 0 and not shutil.which("setpriv"):
+        return ("none: setpriv (util-linux), which drops root in the sandbox, "
+                "is not installed")
     folder = tempfile.mkdtemp(prefix="ldpbook-grading-probe-")
     try:
         os.chmod(folder, 0o755)
-        command = [shutil.which("bwrap"), "--unshare-all", "--unshare-user",
-                   "--disable-userns", "--uid", "65534", "--gid", "65534",
-                   "--die-with-parent"] + _bwrap_mounts(folder, []) + [
-            "--", os.path.realpath(sys.executable), "-s", "-S", "-c", "import os"]
+        python = os.path.realpath(sys.executable)
+        command = _bwrap_command(folder, [], _fresh_uid()) + [
+            python, "-s", "-S", "-c", "import os"]
         done = subprocess.run(command, capture_output=True, text=True,
                               timeout=_STARTUP)
     except (OSError, subprocess.TimeoutExpired) as error:

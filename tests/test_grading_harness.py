@@ -59,6 +59,17 @@ def forks():
         except OSError:
             pass
 
+def spawns():
+    "Sleeping processes until the system refuses one: how many it got."
+    made = 0
+    while True:
+        try:
+            if os.fork() == 0:
+                time.sleep(600)
+            made += 1
+        except OSError:
+            return made
+
 def escapes():
     "A daemon that leaves the process group and sleeps, then a wrong answer."
     _name(MARKER)
@@ -135,6 +146,9 @@ def endless():
 def huge():
     return np.zeros(10**8)
 
+def wide():
+    return "é" * 7_000_000
+
 def deep():
     value = 42
     for _ in range(10**5):
@@ -209,6 +223,7 @@ SANDBOXED = {
     "exits_politely": r"exits_politely raised SystemExit",
     "loops": r"did not finish within 2 s \(timeout\)",
     "forks": r"did not finish within 2 s \(timeout\)",
+    "spawns": r"assert ([0-9]|[1-5][0-9]|6[0-3]) == 42",           # RLIMIT_NPROC = 64, with the child itself
     "escapes": r"assertion failed",
     "hogs": r"hogs raised MemoryError",
     "prints": r"assertion failed",
@@ -220,6 +235,7 @@ SANDBOXED = {
     "hostile": None,
     "endless": r"cannot be transported: the value is (larger than the transport's limit|nested deeper)|\(timeout\)",
     "huge": r"cannot be transported: the value is larger than the transport's limit",
+    "wide": r"cannot be transported: the value is larger than the transport's limit \(32 MB as JSON\)",
     "deep": r"cannot be transported: the value is nested deeper than 32 levels",
     "reference": r"ModuleNotFoundError: ldpbook.spr is not available to submissions",
     "reexport": r"ModuleNotFoundError: ldpbook.egamma is not available to submissions",
@@ -231,7 +247,7 @@ SANDBOXED = {
     "home": r"FileNotFoundError|assertion failed",
     "network": r"network raised (ConnectionRefusedError|OSError)",
     "kills_everything": r"kills_everything raised ProcessLookupError|process (exited|was killed).* during the call",
-    "kills_parent": r"assertion failed|process (exited|was killed).* during the call",
+    "kills_parent": r"kills_parent raised PermissionError|assertion failed|process (exited|was killed).* during",
 }
 # Without the sandbox the child can read files and signal the grader: only what does not depend on it.
 PLAIN = ("exits", "loops", "hogs", "garbage", "forged", "patches", "hostile", "huge", "reference", "reexport")
@@ -584,6 +600,9 @@ def roundtrip(value):
 
 
 def test_the_transport_keeps_values_exactly():
+    for value in (np.longdouble(1), np.array(["a"]), np.array([1], dtype="datetime64[s]")):
+        with pytest.raises(TransportError, match="an array of dtype"):
+            grading._encode(value, [10, 2**20])
     values = [None, True, 0, -2**200, 0.1, float("inf"), -0.0, 1e-300, complex(1, -2), "é\ud800", b"\x00\xff",
               [1, (2, "a")], {"k": [None]}, np.arange(6, dtype=">i4").reshape(2, 3), np.float32(0.1),
               np.bool_(True), np.array([1 + 2j], dtype=np.complex64), np.zeros((0, 3))]
@@ -622,8 +641,46 @@ def test_the_transport_refuses_code_and_oversized_values():
 
 def test_hidden_paths_inside_a_mounted_folder_are_covered(tmp_path):
     site = grading._site_folders()[0]
-    mounts = grading._bwrap_mounts(str(tmp_path), [site + "/numpy", site + "/numpy/__init__.py", "/nowhere",
-                                                   str(tmp_path)])
+    mounts = grading._bwrap_command(str(tmp_path), [site + "/numpy", site + "/numpy/__init__.py", "/nowhere",
+                                                   str(tmp_path)], 2**31)
     assert mounts[mounts.index(site + "/numpy") - 1] == "--tmpfs"
     assert ("--ro-bind", "/dev/null", site + "/numpy/__init__.py") in list(zip(mounts, mounts[1:], mounts[2:]))
     assert "/nowhere" not in mounts and mounts.count(str(tmp_path)) == 1     # only as the scratch copy's source
+
+
+def test_grading_next_to_a_fork_bomb_gives_the_same_outcomes(behaviour, tmp_path):
+    "Two gradings at once in one grader (as `--jobs` does): a fork bomb in one changes nothing in the other."
+    from concurrent.futures import ThreadPoolExecutor
+    bomb_file = attack_test_file(tmp_path, ["forks"])
+    test_file = tmp_path / "graded_behaviour.py"
+    test_file.write_text(BEHAVIOUR_TESTS)
+    bomb = f"MARKER = {MARKER!r}\n" + ATTACKS.split("class Hostile")[0] + textwrap.dedent('''
+        def forks():
+            "Processes up to the limit, sleeping (a spinning bomb would only add CPU load)."
+            _name(MARKER)
+            while True:
+                try:
+                    if os.fork() == 0:
+                        time.sleep(600)
+                except OSError:
+                    time.sleep(600)
+        ''')
+    with ThreadPoolExecutor(2) as pool:
+        bombing = pool.submit(run_graded, bomb_file, bomb, ["forks", "good"], timeout=4, sandbox="bubblewrap")
+        time.sleep(1)
+        graded = pool.submit(run_graded, test_file, HONEST, ["channel", "record", "buggy", "absent"], timeout=5)
+        assert graded.result() == behaviour[1]
+        assert [o.passed for o in bombing.result()] == [False, True]
+    assert survivors() == []
+
+
+def test_without_bubblewrap_grading_says_why_or_refuses(monkeypatch, tmp_path):
+    monkeypatch.setattr(grading.shutil, "which", lambda name: None)
+    assert grading._probe() == "none: bubblewrap (bwrap) is not installed"
+    monkeypatch.setitem(grading._ISOLATION, "auto", "none: bubblewrap (bwrap) is not installed")
+    test_file = tmp_path / "graded_empty.py"
+    test_file.write_text("")
+    with pytest.raises(RuntimeError, match="the sandbox is not available: none: bubblewrap"):
+        run_graded(test_file, "def f(): pass", ["f"], sandbox="bubblewrap")
+    with pytest.warns(GradingWarning, match=r"without a sandbox \(bubblewrap \(bwrap\) is not installed\)"):
+        assert run_graded(test_file, "def f(): pass", ["f"]) == []

@@ -190,7 +190,7 @@ def test_graded_cells_copy_what_they_import_from_a_module_next_to_the_tests(tmp_
 
 
 def _graded_test_functions():
-    for path in sorted(GRADING.glob("graded_*.py")):
+    for path in (GRADING / "graded_closeness.py", GRADING / "graded_spr.py"):     # the files still in the old format
         spec = importlib.util.spec_from_file_location(path.stem, path)
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)

@@ -26,7 +26,7 @@ book: export
 	$(BIN)/jupyter-book build . -W
 	@echo "The book is at $(CURDIR)/_build/html/index.html"
 
-test: sync outputs unit notebooks portable site browser package
+test: sync outputs lines unit notebooks portable site browser package
 	@echo "make test: all checks passed"
 
 sync: export
@@ -62,7 +62,7 @@ site: export
 	$(BIN)/jupyter-book build . -W
 
 browser: chromium
-	$(BIN)/python tools/check_site.py _build/html --layout report
+	$(BIN)/python tools/check_site.py _build/html
 
 chromium:
 	@if command -v chromium >/dev/null 2>&1; then :; \

@@ -689,7 +689,8 @@ def _error_text(cell, reply) -> str:
         return f"CellTimeoutError: {content.get('evalue', '')}".strip()
     if not errors and content.get("status") != "error":
         return ""
-    ename, evalue = (errors[0]["ename"], errors[0]["evalue"]) if errors else (content.get("ename"), content.get("evalue"))
+    ename, evalue = ((errors[0]["ename"], errors[0]["evalue"]) if errors
+                     else (content.get("ename"), content.get("evalue")))
     return f"{ename}: {str(evalue).splitlines()[0] if evalue else ''}".strip().rstrip(":")[:160]
 
 
@@ -735,7 +736,8 @@ def _check_rows(nb, replies: dict, dead: str = "") -> list[CheckRow]:
         error = _error_text(cell, replies[index]) if index in replies else "not run"
         graded = meta.get("grade") and meta.get("points") is not None and _has_code(cell.source)
         if graded:
-            tests.setdefault(meta["grade_id"].split("-")[0], []).append((meta["grade_id"], float(meta["points"]), error))
+            tests.setdefault(meta["grade_id"].split("-")[0], []).append(
+                (meta["grade_id"], float(meta["points"]), error))
         if error.startswith("CellTimeoutError") or (error and error != "not run" and not graded):
             rows.append(CheckRow(f"cell {index}", 0, 1, 0.0, 0.0, "ERROR", error))
     if dead:

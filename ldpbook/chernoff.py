@@ -353,7 +353,8 @@ class _Search:
 # %% ../nbs/06_chernoff.ipynb #ch6-026
 def _branch_and_bound(search, lipschitz, curvature, tol, max_dp_calls, grid=8):
     """Certified max over λ ∈ [0, 1] of H(λ): returns the upper bound (the lower bound is ``search.best``)."""
-    search.consider(divergence_optimal(search.p, search.q, search.eps, divergence="hellinger", ell=search.ell).partition)
+    search.consider(divergence_optimal(search.p, search.q, search.eps, divergence="hellinger",
+                                       ell=search.ell).partition)
     search.calls += 1                  # λ = 1/2 in the cancellation-free Hellinger form: a seed for tiny ε
     lams = np.linspace(0.0, 1.0, grid + 1)
     values = [0.0] + [search.H(float(lam)) for lam in lams[1:-1]] + [0.0]        # H(0) = H(1) = 0
@@ -447,7 +448,8 @@ def _figure_mechanisms(p: np.ndarray, q: np.ndarray, eps: float, tol: float) -> 
     "The partitions of the five mechanisms compared in the figure, and the DP calls and gap of Chernoff's."
     best = chernoff_optimal(p, q, eps, tol=tol)
     return ({"Chernoff": best.partition, "KL": divergence_optimal(p, q, eps, divergence="kl").partition,
-             "TV": divergence_optimal(p, q, eps, divergence="tv").partition, "binary": binary_mechanism(p, q, eps).partition,
+             "TV": divergence_optimal(p, q, eps, divergence="tv").partition,
+             "binary": binary_mechanism(p, q, eps).partition,
              "RR": randomized_response_mechanism(p, q, eps).partition}, best.dp_calls, best.gap / best.value)
 
 # %% ../nbs/06_chernoff.ipynb #ch6-043

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import base64
+import glob
 import importlib.util
 import inspect
 import json
@@ -36,10 +37,10 @@ __all__ = ['LIMITS', 'grades', 'StudentError', 'SubmissionFailure', 'GradingWarn
 # %% ../nbs/93_grading.ipynb #grading-grades
 def grades(function: str, *, points: int = 1, hidden: bool = False):
     """Mark a test as grading `function`, worth `points`, hidden from the release if
-    `hidden`. Records `(function, points, hidden)` as the test's `__grades__` and returns
-    the test unchanged."""
+    `hidden`. Records `(function, points, hidden)` as the test's `__grades__` and
+    returns the test unchanged."""
     if not isinstance(function, str) or not function.isidentifier():
-        raise TypeError("grades: `function` must be the graded function's name (a str)")
+        raise TypeError("grades: `function` must be the graded function's name")
     if isinstance(points, bool) or not isinstance(points, int) or points < 0:
         raise ValueError("grades: `points` must be an int >= 0")
 
@@ -50,7 +51,7 @@ def grades(function: str, *, points: int = 1, hidden: bool = False):
 
 
 class StudentError(Exception):
-    "An exception raised by the student's function: its type's name and its message."
+    "An exception raised by the student's function: its type's name and message."
 
     def __init__(self, type_name: str, message: str):
         super().__init__(f"{type_name}: {message}" if message else type_name)
@@ -58,8 +59,8 @@ class StudentError(Exception):
 
 
 class SubmissionFailure(BaseException):
-    """A call to the student's function that did not return a value or raise an exception:
-    a crash, a timeout, a reply that is not a transported value. The test fails."""
+    """A call to the student's function that neither returned a value nor raised an
+    exception: a crash, a timeout, a reply that is not a value. The test fails."""
 
 
 class GradingWarning(UserWarning):
@@ -75,10 +76,10 @@ class Call:
 
 @dataclass(frozen=True)
 class TestOutcome:
-    """The verdict on one graded test. `reason` is empty when it passed, else one line.
-    `doc` (the test's first docstring line), `calls` and `output` (the first lines the
-    student's code printed) are feedback for visible tests and empty for hidden ones.
-    `isolation` says how the student's code ran: `"sandbox"`, or why it ran without one."""
+    """The verdict on one graded test. `reason` is empty when it passed, else one
+    line. `doc` (the test's first docstring line), `calls` and `output` (the start
+    of what the student's code printed) are feedback for visible tests, empty for
+    hidden ones. `isolation`: how the student's code ran, `"sandbox"` or why not."""
     __test__ = False            # a result, not a test for pytest to collect
     function: str
     name: str
@@ -93,10 +94,11 @@ class TestOutcome:
 
 # %% ../nbs/93_grading.ipynb #grading-codec
 class TransportError(Exception):
-    "A value that cannot cross between the grader and the student's process as data."
+    "A value that cannot cross between the grader and the student's process."
 
 
-LIMITS = {"bytes": 32 * 2**20, "items": 2**20, "depth": 32, "digits": 4000, "fields": 256}
+LIMITS = {"bytes": 32 * 2**20, "items": 2**18, "depth": 32, "digits": 4000,
+          "fields": 256}
 _ARRAY_CODES = frozenset("b1 i1 i2 i4 i8 u1 u2 u4 u8 f2 f4 f8 c8 c16".split())
 
 
@@ -104,15 +106,17 @@ def _charge(budget: list, items: int, size: int) -> None:
     budget[0] -= items
     budget[1] -= size
     if budget[0] < 0 or budget[1] < 0:
+        megabytes, items = LIMITS["bytes"] // 2**20, LIMITS["items"]
         raise TransportError("the value is larger than the transport's limit "
-                             f"({LIMITS['bytes'] // 2**20} MB, {LIMITS['items']} items)")
+                             f"({megabytes} MB, {items} items)")
 
 
 def _encode(value, budget: list, depth: int = 0) -> list:
     "`value` as a tagged JSON node; `budget` = [items left, bytes left]."
     _charge(budget, 1, 16)
     if depth > LIMITS["depth"]:
-        raise TransportError(f"the value is nested deeper than {LIMITS['depth']} levels")
+        depth = LIMITS["depth"]
+        raise TransportError(f"the value is nested deeper than {depth} levels")
     kind = type(value)
     if value is None or kind is bool:
         return ["none" if value is None else "bool", value]
@@ -128,14 +132,15 @@ def _encode(value, budget: list, depth: int = 0) -> list:
         _charge(budget, 0, 2 * len(value))
         text = value if kind is str else base64.b64encode(value).decode()
         return ["str" if kind is str else "bytes", text]
-    if isinstance(value, (np.ndarray, np.generic)) and value.dtype.kind in "biufc":
+    if isinstance(value, (np.ndarray, np.generic)) and \
+            value.dtype.newbyteorder("<").str[1:] in _ARRAY_CODES:
         _charge(budget, 0, 2 * value.nbytes)
         array = np.array(value, dtype=value.dtype.newbyteorder("<"), order="C")
         return ["array" if isinstance(value, np.ndarray) else "scalar",
                 [array.dtype.str[1:], list(array.shape),
                  base64.b64encode(array.tobytes()).decode()]]
-    if kind in (list, tuple) or (kind is not dict and isinstance(value, (list, tuple))
-                                 and not hasattr(value, "_fields")):
+    sequence = isinstance(value, (list, tuple)) and not hasattr(value, "_fields")
+    if kind in (list, tuple) or sequence:
         tag = "tuple" if isinstance(value, tuple) else "list"
         return [tag, [_encode(item, budget, depth + 1) for item in value]]
     if isinstance(value, dict):
@@ -151,7 +156,7 @@ def _encode(value, budget: list, depth: int = 0) -> list:
 
 # %% ../nbs/93_grading.ipynb #grading-fields
 def _fields(value, budget: list, depth: int) -> list:
-    "The public non-callable attributes of `value`, encoded; the ones that raise are left out."
+    "The public non-callable attributes of `value` (those that raise: left out)."
     names = sorted(name for name in dir(value) if type(name) is str
                    and name.isidentifier() and not name.startswith("_"))
     fields = []
@@ -227,7 +232,8 @@ def _decode(node, count: list, depth: int = 0):
 
 
 def _strings(body, n: int) -> bool:
-    return type(body) is list and len(body) == n and all(type(s) is str for s in body)
+    return type(body) is list and len(body) == n and \
+        all(type(s) is str for s in body)
 
 
 def _decode_array(code, shape, data) -> np.ndarray:
@@ -238,15 +244,19 @@ def _decode_array(code, shape, data) -> np.ndarray:
     dtype, raw = np.dtype("<" + code), base64.b64decode(data, validate=True)
     if int(np.prod(shape, dtype=object)) * dtype.itemsize != len(raw):
         raise TransportError("an array whose data does not match its shape")
-    return np.frombuffer(raw, dtype=dtype).reshape(shape).astype(dtype.newbyteorder("="))
+    array = np.frombuffer(raw, dtype=dtype).reshape(shape)
+    return array.astype(dtype.newbyteorder("="))
 
 # %% ../nbs/93_grading.ipynb #grading-frames-code
 _MAGIC = b"LDPG"
 
 
-def _send(fd: int, message: dict, deadline: float | None) -> None:
-    "Write one framed message to `fd` before `deadline` (time.monotonic(); None: block)."
+def _send(fd: int, message: dict, deadline: float | None, limit: int = 0) -> None:
+    "Write one framed message to `fd` by `deadline` (monotonic; None: block)."
     text = json.dumps(message, separators=(",", ":")).encode()
+    if limit and len(text) > limit:
+        raise TransportError(f"the value is larger than the transport's limit "
+                             f"({limit // 2**20} MB as JSON)")
     data = memoryview(_MAGIC + struct.pack(">Q", len(text)) + text)
     while data:
         _wait(fd, deadline, write=True)
@@ -254,11 +264,11 @@ def _send(fd: int, message: dict, deadline: float | None) -> None:
 
 
 def _receive(fd: int, deadline: float | None, limit: int = 0) -> dict:
-    "Read one framed message from `fd`; `EOFError` if the other side closed the pipe."
+    "Read one framed message from `fd`; `EOFError` if the other side closed it."
     head = _read_exactly(fd, 12, deadline)
     (length,) = struct.unpack(">Q", head[4:])
     if head[:4] != _MAGIC or length > (limit or LIMITS["bytes"]):
-        raise TransportError("a message that is not framed or larger than the limit")
+        raise TransportError("a message not framed or larger than the limit")
     message = json.loads(_read_exactly(fd, length, deadline))
     if type(message) is not dict:
         raise TransportError("a message that is not a JSON object")
@@ -289,6 +299,7 @@ def _wait(fd: int, deadline: float | None, write: bool) -> None:
 # %% ../nbs/93_grading.ipynb #grading-child-main
 def _child_main(requests: int, replies: int) -> None:
     "The student's process: load the code, then answer calls until the pipe closes."
+    _send(replies, {"nonce": "", "ready": []}, None)
     config = _receive(requests, None, 4 * LIMITS["bytes"])
     _limit_resources(config["limits"])
     sys.meta_path.insert(0, _Refuse(config["blocked"]))
@@ -307,13 +318,18 @@ def _child_main(requests: int, replies: int) -> None:
             request = _receive(requests, None)
         except EOFError:
             return
-        _send(replies, _answer(module.__dict__, request), None)
+        answer = _answer(module.__dict__, request)
+        try:
+            _send(replies, answer, None, LIMITS["bytes"])
+        except TransportError as error:
+            _send(replies, {"nonce": answer["nonce"], "refused": str(error)}, None)
 
 
 def _answer(namespace: dict, request: dict) -> dict:
     reply = {"nonce": request["nonce"]}
     try:
-        args, kwargs = _decode(request["args"], [0]), _decode(request["kwargs"], [0])
+        args = _decode(request["args"], [0])
+        kwargs = _decode(request["kwargs"], [0])
         value = namespace[request["call"]](*args, **kwargs)
     except BaseException as error:
         reply["raised"] = _describe(error)
@@ -344,14 +360,15 @@ def _limit_resources(limits: dict) -> None:
 
 
 class _Refuse:
-    "A meta path finder that refuses the blocked modules with a message naming them."
+    "A meta path finder that refuses the blocked modules, naming them."
 
     def __init__(self, names):
         self.names = frozenset(names)
 
     def find_spec(self, name, path=None, target=None):
         if name in self.names:
-            raise ModuleNotFoundError(f"{name} is not available to submissions", name=name)
+            message = f"{name} is not available to submissions"
+            raise ModuleNotFoundError(message, name=name)
         return None
 
 # %% ../nbs/93_grading.ipynb #grading-default-blocked
@@ -364,7 +381,7 @@ def _package_sources() -> dict:
 
 
 def _imports_and_names(tree: ast.Module) -> tuple:
-    "The ldpbook modules a module imports anywhere, and the names it binds at top level."
+    "The ldpbook modules a module imports anywhere; the names it binds at the top."
     imported, names = set(), set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -372,34 +389,44 @@ def _imports_and_names(tree: ast.Module) -> tuple:
         elif isinstance(node, ast.ImportFrom):
             base = "ldpbook" if node.level else ""
             module = ".".join(part for part in (base, node.module or "") if part)
-            imported |= {module} | {f"{module}.{alias.name}" for alias in node.names}
+            imported |= {module} | {f"{module}.{a.name}" for a in node.names}
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             names.add(node.name)
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            names |= {(alias.asname or alias.name).split(".")[0] for alias in node.names}
+            names |= {(a.asname or a.name).split(".")[0] for a in node.names}
         elif isinstance(node, (ast.Assign, ast.AnnAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            names |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+            targets = getattr(node, "targets", None) or [node.target]
+            names |= {n.id for target in targets for n in ast.walk(target)
+                      if isinstance(n, ast.Name)}
     return imported, names
 
 
+_SCANNED: dict = {}
+
+
 def default_blocked(functions) -> tuple:
-    """The ldpbook modules that define or re-export one of `functions`, and every module
-    that imports one of those (read from the source, transitively)."""
+    """The ldpbook modules that define or re-export one of `functions`, and every
+    module that imports one of those (read from the source, transitively)."""
     functions = set(functions)
-    scanned = {name: _imports_and_names(ast.parse(path.read_text(encoding="utf-8")))
-               for name, path in _package_sources().items() if name != "ldpbook.grading"}
+    scanned = {}
+    for name, path in _package_sources().items():
+        key = (str(path), path.stat().st_mtime_ns)
+        if key not in _SCANNED:
+            source = path.read_text(encoding="utf-8")
+            _SCANNED[key] = _imports_and_names(ast.parse(source))
+        if name != "ldpbook.grading":
+            scanned[name] = _SCANNED[key]
     blocked = {name for name, (_, names) in scanned.items() if names & functions}
     while True:
-        more = {name for name, (imported, _) in scanned.items() if imported & blocked}
+        more = {name for name, (imports, _) in scanned.items() if imports & blocked}
         if more <= blocked:
             return tuple(sorted(blocked))
         blocked |= more
 
 # %% ../nbs/93_grading.ipynb #grading-box
 _SYSTEM = ("/usr", "/lib", "/lib64", "/lib32", "/libx32", "/bin", "/sbin")
-_STARTUP = 30.0        # seconds for the interpreter and numpy to start, on a busy machine
+_STARTUP = 30.0    # seconds for the interpreter and numpy to start (busy machine)
 _BOOT = ("import sys, json; sys.path[:0] = json.loads(sys.argv[3]); "
          "from ldpbook.grading import _child_main; "
          "_child_main(int(sys.argv[1]), int(sys.argv[2]))")
@@ -415,63 +442,87 @@ def _inside(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip("/") + "/")
 
 
-def _bwrap_mounts(lib: str, hidden) -> list:
-    "bubblewrap's arguments: the read-only system, Python and scratch copy; empty hidden paths."
-    args, sources = [], []
+def _bwrap_command(lib: str, hidden, uid: int) -> list:
+    "bubblewrap up to the program: namespaces, read-only mounts, a user of its own."
+    links, sources = [], []
     for path in _SYSTEM:
         if os.path.islink(path):
-            args += ["--symlink", os.readlink(path), path]
+            links += ["--symlink", os.readlink(path), path]
         elif os.path.isdir(path):
             sources.append(path)
     python = [os.path.realpath(p) for p in (sys.base_prefix, sys.exec_prefix)]
     for path in python + ["/etc/ld.so.cache"] + _site_folders():
         if os.path.exists(path) and not any(_inside(path, s) for s in sources):
             sources.append(path)
-    for path in sources:
-        args += ["--ro-bind", path, path]
+    private = ("/tmp", "/scratch")      # first: a folder below /tmp is mounted over it
+    args = [a for path in private
+            for a in ("--perms", "1777", "--size", str(64 * 2**20), "--tmpfs", path)]
+    above = sorted({str(p) for s in sources for p in Path(s).parents} - {"/", *private})
+    args += [a for path in above for a in ("--perms", "0755", "--dir", path)] + links
+    args += [a for path in sources for a in ("--ro-bind", path, path)]
     for path in sorted({os.path.realpath(p) for p in hidden}):
-        if os.path.exists(path) and any(_inside(path, s) and path != s for s in sources):
+        if os.path.exists(path) and path not in sources and \
+                any(_inside(path, s) for s in sources):
             args += ["--tmpfs", path] if os.path.isdir(path) else \
                 ["--ro-bind", "/dev/null", path]
-    return args + ["--ro-bind", lib, "/submission", "--proc", "/proc", "--dev", "/dev",
-                   "--size", str(64 * 2**20), "--tmpfs", "/tmp",
-                   "--size", str(64 * 2**20), "--tmpfs", "/scratch", "--chdir", "/scratch"]
+    args += ["--ro-bind", lib, "/submission", "--proc", "/proc", "--dev", "/dev",
+             "--chdir", "/scratch", "--die-with-parent", "--hostname", "submission"]
+    bwrap = shutil.which("bwrap")
+    if os.geteuid() != 0:
+        return [bwrap, "--unshare-all", "--unshare-user", "--disable-userns",
+                "--uid", "65534", "--gid", "65534"] + args + ["--"]
+    drop = [shutil.which("setpriv") or "setpriv", f"--reuid={uid}", "--regid=65534",
+            "--clear-groups", "--inh-caps=-all", "--bounding-set=-all", "--"]
+    spaces = ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
+              "--unshare-cgroup-try"]
+    return [bwrap] + spaces + args + ["--"] + drop
+
+
+_UIDS = iter(range(2**62))
+
+
+def _fresh_uid() -> int:
+    "A user id for one child (when the grader is root): no other process has it."
+    return 2**31 + (os.getpid() % 2**22) * 512 + next(_UIDS) % 512
 
 # %% ../nbs/93_grading.ipynb #grading-box-class
 class _Box:
-    "The scratch copy of ldpbook and the command that starts a child for one run of tests."
+    "The scratch copy of ldpbook and the command that starts a child, for one run."
 
     def __init__(self, blocked, hidden, sandbox: str):
+        self.isolation = _isolation(sandbox)
         self.folder = tempfile.mkdtemp(prefix="ldpbook-grading-")
         sources = _package_sources()
         os.makedirs(os.path.join(self.folder, "ldpbook"))
         for name, path in sources.items():
             if name not in blocked or name == "ldpbook.grading":
-                shutil.copyfile(path, os.path.join(self.folder, "ldpbook", path.name))
+                copy = os.path.join(self.folder, "ldpbook", path.name)
+                shutil.copyfile(path, copy)
         os.chmod(self.folder, 0o755)
         real = {str(path.parent) for path in sources.values()}
         real |= {os.path.join(folder, "ldpbook") for folder in _site_folders()}
+        for prefix in {sys.base_prefix, "/usr", "/usr/local"}:     # other installs
+            real |= set(glob.glob(f"{prefix}/lib/python3*/*-packages/ldpbook"))
         self.hidden = [str(path) for path in hidden] + sorted(real)
-        self.isolation = _isolation(sandbox)
 
     def command(self, requests: int, replies: int, scratch: str) -> list:
         sandboxed = self.isolation == "sandbox"
         lib = "/submission" if sandboxed else self.folder
-        inner = [os.path.realpath(sys.executable), "-s", "-S", "-P", "-B", "-c", _BOOT,
-                 str(requests), str(replies), json.dumps([lib] + _site_folders())]
+        python = os.path.realpath(sys.executable)
+        inner = [python, "-s", "-S", "-P", "-B", "-c", _BOOT, str(requests),
+                 str(replies), json.dumps([lib] + _site_folders())]
         if not sandboxed:
             return inner
-        return ([shutil.which("bwrap"), "--unshare-all", "--unshare-user",
-                 "--disable-userns", "--uid", "65534", "--gid", "65534",
-                 "--die-with-parent", "--hostname", "submission"]
-                + _bwrap_mounts(self.folder, self.hidden) + ["--"] + inner)
+        return _bwrap_command(self.folder, self.hidden, _fresh_uid()) + inner
 
     def environment(self, scratch: str) -> dict:
         home = "/scratch" if self.isolation == "sandbox" else scratch
-        return {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": home, "TMPDIR": home,
-                "LANG": "C.UTF-8", "PYTHONHASHSEED": "0", "OMP_NUM_THREADS": "1",
-                "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "MPLBACKEND": "Agg",
-                "MPLCONFIGDIR": os.path.join(home, ".matplotlib")}
+        one = {name: "1" for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+                                      "MKL_NUM_THREADS")}
+        return one | {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": home,
+                      "TMPDIR": home, "LANG": "C.UTF-8", "PYTHONHASHSEED": "0",
+                      "MPLBACKEND": "Agg",
+                      "MPLCONFIGDIR": os.path.join(home, ".matplotlib")}
 
     def close(self) -> None:
         shutil.rmtree(self.folder, ignore_errors=True)
@@ -499,14 +550,17 @@ def _isolation(sandbox: str) -> str:
 def _probe() -> str:
     if sys.platform != "linux" or not shutil.which("bwrap"):
         return "none: bubblewrap (bwrap) is not installed"
+    if os.geteuid() == 0 and not shutil.which("setpriv"):
+        return ("none: setpriv (util-linux), which drops root in the sandbox, "
+                "is not installed")
     folder = tempfile.mkdtemp(prefix="ldpbook-grading-probe-")
     try:
         os.chmod(folder, 0o755)
-        command = [shutil.which("bwrap"), "--unshare-all", "--unshare-user",
-                   "--disable-userns", "--uid", "65534", "--gid", "65534",
-                   "--die-with-parent"] + _bwrap_mounts(folder, []) + [
-            "--", os.path.realpath(sys.executable), "-s", "-S", "-c", "import os"]
-        done = subprocess.run(command, capture_output=True, text=True, timeout=_STARTUP)
+        python = os.path.realpath(sys.executable)
+        command = _bwrap_command(folder, [], _fresh_uid()) + [
+            python, "-s", "-S", "-c", "import os"]
+        done = subprocess.run(command, capture_output=True, text=True,
+                              timeout=_STARTUP)
     except (OSError, subprocess.TimeoutExpired) as error:
         return f"none: bubblewrap did not start ({type(error).__name__})"
     finally:
@@ -523,7 +577,7 @@ def sandbox_status() -> str:
 
 # %% ../nbs/93_grading.ipynb #grading-child-helpers
 class _Sink:
-    "Drains the child's standard output and error; keeps the first 4 kB as feedback."
+    "Drains the child's standard output and error; keeps the first 4 kB."
 
     def __init__(self, fd: int, keep: int = 4096):
         self.fd, self.keep, self.kept = fd, keep, bytearray()
@@ -542,7 +596,7 @@ class _Sink:
 
 
 def _how_it_ended(pid: int) -> str:
-    "How a child ended, read without reaping it (so its process group stays killable)."
+    "How a child ended, read without reaping it (its group stays killable)."
     for _ in range(100):
         info = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
         if info is not None:
@@ -562,11 +616,12 @@ def _well_formed(reply: dict, nonce: str) -> bool:
     body = reply[key]
     return (key == "value" or key == "raised" and _strings(body, 2)
             or key == "refused" and type(body) is str
-            or key == "loaded" and type(body) is list and _strings(body, len(body)))
+            or key in ("loaded", "ready") and type(body) is list
+            and _strings(body, len(body)))
 
 # %% ../nbs/93_grading.ipynb #grading-child-class
 class _Child:
-    "The grader's end of one student process, started for one test and killed after it."
+    "The grader's end of one student process, started for one test, killed after."
 
     def __init__(self, box: _Box, config: dict, timeout: float):
         self.timeout, self.failure = timeout, ""
@@ -585,11 +640,12 @@ class _Child:
                 os.close(fd)
         os.set_blocking(self.requests, False)
         self.sink = _Sink(output_read)
+        self._exchange(None, _STARTUP, "the start")
         config = dict(config, nonce=secrets.token_hex(16))
-        self.loaded = self._exchange(config, _STARTUP + timeout, "loading")
+        self.loaded = self._exchange(config, timeout, "loading")
 
     def call(self, function: str, args: tuple, kwargs: dict) -> dict:
-        "The child's reply to one call: {'value': node} or {'raised': [type, message]}."
+        "The child's reply to one call: {'value': node}, {'raised': [type, text]}."
         if self.failure:
             raise SubmissionFailure(self.failure)
         budget = [LIMITS["items"], LIMITS["bytes"] // 2]
@@ -597,14 +653,16 @@ class _Child:
             message = {"call": function, "args": _encode(list(args), budget),
                        "kwargs": _encode(dict(kwargs), budget)}
         except TransportError as error:
-            raise TypeError(f"an argument for {function} cannot be sent: {error}") from None
+            why = f"an argument for {function} cannot be sent: {error}"
+            raise TypeError(why) from None
         message["nonce"] = secrets.token_hex(16)
         return self._exchange(message, self.timeout, "the call")
 
     def _exchange(self, message: dict, seconds: float, what: str) -> dict:
         deadline = time.monotonic() + seconds
         try:
-            _send(self.requests, message, deadline)
+            if message is not None:
+                _send(self.requests, message, deadline)
             reply = _receive(self.replies, deadline)
         except TimeoutError:
             self.fail(f"{what} did not finish within {seconds:g} s (timeout)")
@@ -612,8 +670,9 @@ class _Child:
             self.fail(f"the submission's process {_how_it_ended(self.process.pid)} "
                       f"during {what}")
         except (TransportError, ValueError, RecursionError, MemoryError):
-            self.fail(f"the submission's process sent a malformed message during {what}")
-        if not _well_formed(reply, message["nonce"]):
+            self.fail(f"the submission's process sent a malformed message during "
+                      f"{what}")
+        if not _well_formed(reply, message["nonce"] if message else ""):
             self.fail(f"the submission's process sent a forged reply during {what}")
         return reply
 
@@ -648,7 +707,7 @@ class _Proxy:
 
     def __call__(self, *args, **kwargs):
         shown = ", ".join([_short(a) for a in args] +
-                          [f"{key}={_short(value)}" for key, value in kwargs.items()])
+                          [f"{key}={_short(v)}" for key, v in kwargs.items()])
         try:
             result = self._result(self._child.call(self.__name__, args, kwargs))
         except StudentError as error:
@@ -694,13 +753,14 @@ def _short(value) -> str:
     return text if len(text) <= 200 else text[:197] + "..."
 
 # %% ../nbs/93_grading.ipynb #grading-import-tests
-_IMPORT_LOCK, _PROFILE_LOCK, _PROFILE_USERS = threading.Lock(), threading.Lock(), [0, None]
+_IMPORT_LOCK, _PROFILE_LOCK = threading.Lock(), threading.Lock()
+_PROFILE_USERS = [0, None]     # runs under the grading profile; the profile before
 _COUNTER = iter(range(1, 2**62))
 
 
 @contextmanager
 def _test_module(test_file: Path):
-    "The test file imported as a fresh module (asserts rewritten by pytest when installed)."
+    "The test file as a fresh module (asserts rewritten by pytest if installed)."
     name = f"_ldpbook_graded_{next(_COUNTER)}_{test_file.stem}"
     source = test_file.read_bytes()
     tree = ast.parse(source, filename=str(test_file))
@@ -732,14 +792,15 @@ def _test_module(test_file: Path):
 @contextmanager
 def _derandomized_hypothesis():
     "Hypothesis's derandomized profile while test files are imported and run."
-    if "hypothesis" not in sys.modules and importlib.util.find_spec("hypothesis") is None:
+    if importlib.util.find_spec("hypothesis") is None:
         yield
         return
     from hypothesis import settings
     with _PROFILE_LOCK:
         if _PROFILE_USERS[0] == 0:
-            settings.register_profile("ldpbook-grading", derandomize=True, database=None,
-                                      deadline=None, print_blob=False)
+            settings.register_profile("ldpbook-grading", derandomize=True,
+                                      database=None, deadline=None,
+                                      print_blob=False)
             _PROFILE_USERS[1] = settings._current_profile
             settings.load_profile("ldpbook-grading")
         _PROFILE_USERS[0] += 1
@@ -759,11 +820,14 @@ def _graded_tests(module: types.ModuleType, functions) -> list:
         grading = getattr(test, "__grades__", None)
         if not name.startswith("test_") or not callable(test) or grading is None:
             continue
-        if getattr(test, "__module__", None) != module.__name__ or grading[0] not in functions:
+        if getattr(test, "__module__", None) != module.__name__:
+            continue
+        if grading[0] not in functions:
             continue
         parameters = list(inspect.signature(test).parameters)
         if parameters != [grading[0]]:
-            raise ValueError(f"{name}: a graded test takes one parameter, named {grading[0]}")
+            raise ValueError(f"{name}: a graded test takes one parameter, "
+                             f"named {grading[0]}")
         tests.append((inspect.unwrap(test).__code__.co_firstlineno, name, test))
     return [test for _, _, test in sorted(tests, key=lambda item: item[:2])]
 
@@ -801,7 +865,7 @@ def _run_test(box: _Box, test, code: str, blocked, timeout: float, limits: dict)
     return TestOutcome(
         function, test.__name__, points, hidden, not reason,
         reason[:297] + "..." if len(reason) > 300 else reason,
-        doc=((test.__doc__ or "").strip().splitlines() or [""])[0] if not hidden else "",
+        doc="" if hidden else (test.__doc__ or "").strip().partition("\n")[0],
         calls=tuple(proxy._calls) if show else (),
         output=child.sink.text() if show else "", isolation=box.isolation)
 
@@ -809,37 +873,43 @@ def _run_test(box: _Box, test, code: str, blocked, timeout: float, limits: dict)
 def run_graded(test_file, code: str, functions, *, blocked=None, hidden_paths=(),
                timeout: float = 10.0, memory_mb: int = 2048,
                sandbox: str = "auto") -> list[TestOutcome]:
-    """Grade `code` (the student's source) with the `@grades` tests in `test_file` that
-    grade one of `functions`; one `TestOutcome` per test, in the file's order.
+    """Grade `code` (the student's source) with the `@grades` tests in `test_file`
+    that grade one of `functions`; one `TestOutcome` per test, in the file's order.
 
-    Each test gets a fresh child process that runs `code`; the test runs here and calls
-    the student's function through a proxy, each call within `timeout` seconds. The
-    child cannot import `blocked` (default: `default_blocked(functions)`) nor, in the
-    sandbox, read `hidden_paths`, the project or the grader's files; it has `memory_mb`
-    of address space. `sandbox`: 'auto' (bubblewrap when it works, otherwise a plain
-    process and a `GradingWarning`), 'bubblewrap' (refuse to run without it) or 'none'.
+    Each test gets a fresh child process that runs `code`; the test runs here and
+    calls the student's function through a proxy, each call within `timeout`
+    seconds. The child cannot import `blocked` (default:
+    `default_blocked(functions)`) nor, in the sandbox, read `hidden_paths`, the
+    project or the grader's files; it has `memory_mb` of address space. `sandbox`:
+    'auto' (bubblewrap when it works, otherwise a plain process and a
+    `GradingWarning`), 'bubblewrap' (refuse to run without it) or 'none'.
     """
     test_file = Path(test_file)
     if not isinstance(code, str):
         raise TypeError("code must be the submission's source, a str")
     functions = (functions,) if isinstance(functions, str) else tuple(functions)
-    if not functions or not all(isinstance(f, str) and f.isidentifier() for f in functions):
+    if not functions or not all(isinstance(f, str) and f.isidentifier()
+                                for f in functions):
         raise ValueError("functions must be a non-empty list of function names")
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or \
             not 0 < timeout <= 3600:
         raise ValueError("timeout must be a number of seconds in (0, 3600]")
-    if isinstance(memory_mb, bool) or not isinstance(memory_mb, int) or memory_mb < 256:
+    if isinstance(memory_mb, bool) or not isinstance(memory_mb, int) or \
+            memory_mb < 256:
         raise ValueError("memory_mb must be an int >= 256")
     blocked = default_blocked(functions) if blocked is None else tuple(blocked)
     hidden = [Path(path) for path in hidden_paths] + [test_file.resolve()]
     box = _Box(blocked, hidden, sandbox)
     if box.isolation != "sandbox":
-        warnings.warn(f"the submission runs without a sandbox ({box.isolation[6:]}): "
-                      "it can read every file the grader can", GradingWarning, stacklevel=2)
+        why = box.isolation.removeprefix("none: ")
+        warnings.warn(f"the submission runs without a sandbox ({why}): it can read "
+                      "every file the grader can", GradingWarning, stacklevel=2)
     sandboxed = box.isolation == "sandbox"
     limits = {"RLIMIT_AS": memory_mb * 2**20, "RLIMIT_FSIZE": 16 * 2**20,
               "RLIMIT_NOFILE": 256, "RLIMIT_CORE": 0,
-              "RLIMIT_CPU": int(60 + 30 * timeout)} | ({"RLIMIT_NPROC": 64} if sandboxed else {})
+              "RLIMIT_CPU": int(60 + 30 * timeout)}
+    if sandboxed:            # counted per user namespace: the child's own processes
+        limits["RLIMIT_NPROC"] = 64
     try:
         with _derandomized_hypothesis(), _test_module(test_file) as module:
             return [_run_test(box, test, code, blocked, float(timeout), limits)

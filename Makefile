@@ -10,7 +10,7 @@ NBS    ?= nbs/
 # pytest-xdist: tests (and whole notebooks, one per worker) run on $(JOBS) processes
 XDIST  := -n $(JOBS) --dist loadfile
 
-.PHONY: book test export sync outputs unit notebooks portable site browser chromium package benchmarks execute clean
+.PHONY: book test export sync outputs lines unit notebooks portable site browser chromium bubblewrap package benchmarks execute clean
 
 $(STAMP): requirements-dev.txt settings.ini setup.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -26,7 +26,7 @@ book: export
 	$(BIN)/jupyter-book build . -W
 	@echo "The book is at $(CURDIR)/_build/html/index.html"
 
-test: sync outputs unit notebooks portable site browser package
+test: sync outputs lines unit notebooks portable site browser package
 	@echo "make test: all checks passed"
 
 sync: export
@@ -36,15 +36,15 @@ sync: export
 	  echo "$$changed"; exit 1; fi
 	@echo "export sync: ldpbook/ matches the notebooks"
 
-unit: $(STAMP)
+unit: $(STAMP) bubblewrap
 	$(BIN)/pytest $(XDIST) tests/
 
-notebooks: $(STAMP)
+notebooks: $(STAMP) bubblewrap
 	$(BIN)/pytest $(XDIST) $(NBVAL) $(NBS)
 
 # Portability gate: the same strict nbval run with numpy's SIMD dispatch held to its baseline, as on another CPU.
 # The feature names are read from numpy at run time (they differ between numpy builds and architectures).
-portable: $(STAMP)
+portable: $(STAMP) bubblewrap
 	NPY_DISABLE_CPU_FEATURES="$$($(BIN)/python -c 'from numpy._core._multiarray_umath import __cpu_dispatch__ as d; print(" ".join(d))')" \
 	  $(BIN)/pytest $(XDIST) $(NBVAL) $(NBS)
 
@@ -52,6 +52,10 @@ portable: $(STAMP)
 outputs: $(STAMP)
 	$(BIN)/python tools/lint_outputs.py --self-test
 	$(BIN)/python tools/lint_outputs.py $(if $(filter %.ipynb,$(NBS)),$(NBS),$(NBS:%/=%)/*.ipynb)
+
+# Chapter code is seen whole on the site: no shown code line over 120 characters (tools/lint_code_lines.py).
+lines: $(STAMP)
+	$(BIN)/python tools/lint_code_lines.py --self-test $(if $(filter %.ipynb,$(NBS)),$(NBS),$(NBS:%/=%)/[0-9]*.ipynb)
 
 site: export
 	rm -rf _build/html          # no stale page of a chapter that has left the toc
@@ -68,6 +72,17 @@ chromium:
 	   (apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq chromium >/dev/null 2>&1)) || \
 	  { echo "could not install chromium with apt-get"; exit 1; }; \
 	else echo "chromium is missing: install it with 'sudo apt-get install -y chromium' and rerun"; exit 1; fi
+
+# The grading harness runs students' code in a bubblewrap sandbox (nbs/93_grading.ipynb). As root it is installed
+# here; without it grading still works, without the sandbox, and says so.
+bubblewrap:
+	@if command -v bwrap >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "installing bubblewrap with apt-get (the sandbox of the grading harness)"; \
+	  (apt-get install -y -qq bubblewrap >/dev/null 2>&1 || \
+	   (apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq bubblewrap >/dev/null 2>&1)) || \
+	  { echo "could not install bubblewrap with apt-get"; exit 1; }; \
+	else echo "bubblewrap is missing: grading runs without its sandbox ('sudo apt-get install -y bubblewrap' adds it)"; fi
 
 # The sdist and the wheel (python -m build), the wheel installed into a fresh virtual environment where the README
 # tour and `ldpbook --help` run, __version__ is settings.ini's and py.typed ships.

@@ -187,7 +187,7 @@ def dyadic_partitions(z: ArrayLike, max_level: int) -> DyadicPartitions:
 
 # %% ../nbs/05_adaptivity.ipynb #c016-0a07fe6d
 def _rb_cell_values(u, v, n_x, n_y):
-    "Chapter 4's cell values h(u, v) of the RB statistic for sample sizes (n_x, n_y) (cached per size there)."
+    "Chapter 4's cell values h(u, v) of the RB statistic for sample sizes (n_x, n_y)."
     return closeness.rb_cell_values(np.asarray(u, dtype=np.int64), np.asarray(v, dtype=np.int64), n_x, n_y)
 
 
@@ -241,6 +241,13 @@ def multiscale_statistics(partitions: DyadicPartitions, is_x: ArrayLike, n_x: in
             np.cumsum(is_x[b0:b0 + chunk, partitions.order], axis=1, out=running[:, 1:])
             yield b0, [running[:, hi] - running[:, lo] for lo, hi in zip(partitions.starts, partitions.stops)]
 
+    whole = closeness._rb_cell_table(n_x, n_y)      # h of every pair, for moderate sizes: one pass, direct lookups
+    if whole is not None:
+        flat = whole.ravel()                         # h(u, s - u) sits at u (n_y + 1) + s - u = u n_y + s
+        for b0, counts in x_counts():
+            for j, (size, tx) in enumerate(zip(level_sizes, counts)):
+                out[j, b0:b0 + tx.shape[0]] = flat[tx * n_y + size].sum(axis=1)
+        return out
     seen = np.zeros(offsets[-1], dtype=bool)
     for _, counts in x_counts():                     # pass 1: which (size, X-count) pairs occur
         for base, tx in zip(bases, counts):
@@ -491,7 +498,8 @@ def _figure3_setup(n, eps_values, scenarios, resolutions, n_permutations, n_cent
     n_centering = check_int(n_centering, "n_centering", 1)
     test = partial(_figure3_test, eps_values=eps_values, resolutions=resolutions, n_permutations=n_permutations,
                    n_centering=n_centering, alpha=alpha)
-    labels = tuple(f"{name} eps={e:g}" for e in eps_values for name in [f"kappa={k}" for k in resolutions] + ["adaptive"])
+    labels = tuple(f"{name} eps={e:g}"
+                   for e in eps_values for name in [f"kappa={k}" for k in resolutions] + ["adaptive"])
     return scenarios, labels, sample, test
 
 
@@ -537,7 +545,8 @@ def plot_figure3(result: Figure3, title: str):
         for t in range(n_tests):
             col = panel * n_tests + t
             ax.bar(np.arange(len(names)) + (t - (n_tests - 1) / 2) * 0.2, result.power.rejection_rate[:, col], 0.2,
-                   yerr=result.power.standard_error[:, col], capsize=2, label=result.labels[col].split(" eps=")[0].replace("kappa=", "κ = "))
+                   yerr=result.power.standard_error[:, col], capsize=2,
+                   label=result.labels[col].split(" eps=")[0].replace("kappa=", "κ = "))
         ax.axhline(0.05, color="k", lw=0.8, ls="--")
         ax.set_xticks(np.arange(len(names)), names, fontsize=8)
         ax.set_title("ε = " + result.labels[panel * n_tests].split(" eps=")[1].replace("inf", "∞ (non-private)"))
@@ -556,7 +565,8 @@ def figure3_table(result: Figure3) -> str:
     lines = []
     for panel in range(n_eps):
         block = result.labels[panel * n_tests:(panel + 1) * n_tests]
-        lines.append("eps = " + block[0].split(" eps=")[1] + ":  " + " | ".join(label.split(" eps=")[0] for label in block))
+        lines.append("eps = " + block[0].split(" eps=")[1] + ":  "
+                     + " | ".join(label.split(" eps=")[0] for label in block))
         for name, row in zip(names, result.power.rejection_rate[:, panel * n_tests:(panel + 1) * n_tests]):
             lines.append(f"{name:>18s}: " + "  ".join(f"{float(v):10.2f}" for v in row))
     return "\n".join(lines)

@@ -353,7 +353,8 @@ class _Search:
 # %% ../nbs/06_chernoff.ipynb #ch6-026
 def _branch_and_bound(search, lipschitz, curvature, tol, max_dp_calls, grid=8):
     """Certified max over λ ∈ [0, 1] of H(λ): returns the upper bound (the lower bound is ``search.best``)."""
-    search.consider(divergence_optimal(search.p, search.q, search.eps, divergence="hellinger", ell=search.ell).partition)
+    search.consider(divergence_optimal(search.p, search.q, search.eps, divergence="hellinger",
+                                       ell=search.ell).partition)
     search.calls += 1                  # λ = 1/2 in the cancellation-free Hellinger form: a seed for tiny ε
     lams = np.linspace(0.0, 1.0, grid + 1)
     values = [0.0] + [search.H(float(lam)) for lam in lams[1:-1]] + [0.0]        # H(0) = H(1) = 0
@@ -447,7 +448,8 @@ def _figure_mechanisms(p: np.ndarray, q: np.ndarray, eps: float, tol: float) -> 
     "The partitions of the five mechanisms compared in the figure, and the DP calls and gap of Chernoff's."
     best = chernoff_optimal(p, q, eps, tol=tol)
     return ({"Chernoff": best.partition, "KL": divergence_optimal(p, q, eps, divergence="kl").partition,
-             "TV": divergence_optimal(p, q, eps, divergence="tv").partition, "binary": binary_mechanism(p, q, eps).partition,
+             "TV": divergence_optimal(p, q, eps, divergence="tv").partition,
+             "binary": binary_mechanism(p, q, eps).partition,
              "RR": randomized_response_mechanism(p, q, eps).partition}, best.dp_calls, best.gap / best.value)
 
 # %% ../nbs/06_chernoff.ipynb #ch6-043
@@ -534,8 +536,9 @@ def bayes_error(u: ArrayLike, v: ArrayLike, n: int, *, reps: int = 4000,
     P_err = ½ Σ min(uⁿ, vⁿ) = ½ Σ(λ*)ⁿ E_t[min(e^{(1−λ*)Λ}, e^{−λ*Λ})], where t ∝ u^{λ*} v^{1−λ*} is the tilted
     law at the Chernoff maximiser λ*, Σ(λ*) = e^{−C(u,v)} its normaliser and Λ = Σ_i log(u/v)(Y_i) for
     Y_1..Y_n ~ t.
-    The weight is at most 1, so the estimate has a bounded relative error for every n (plain Monte Carlo
-    would need ~1/P_err samples).
+    The weight is at most 1, so no ~1/P_err samples are needed as in plain Monte Carlo; but the relative
+    standard deviation of one sample grows like n^{1/4} (the weight is of order 1 only where Λ = O(1), which
+    has probability ~n^{−1/2} under t), so ``relative_se`` grows like n^{1/4}/√reps at fixed ``reps``.
 
     Parameters
     ----------

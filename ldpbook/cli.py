@@ -390,7 +390,8 @@ def _table1(full, progress, out):
     sizes = [row["s"] for row in rows]
     left.plot(sizes, [row["rr_total"] for row in rows], "o-", label=r"sparse RR $\delta_H$")
     left.plot(sizes, [row["rr_r1"] for row in rows], "s--", label=r"sparse RR $R_1$")
-    for key, label in (("skellam_leakage", "leakage"), ("skellam_overlap", "overlap excess"), ("skellam_total", "total")):
+    for key, label in (("skellam_leakage", "leakage"), ("skellam_overlap", "overlap excess"),
+                       ("skellam_total", "total")):
         right.plot(sizes, [row[key] for row in rows], "o-", label=f"truncated Skellam {label}")
     for ax in (left, right):
         ax.set_xlabel("support size s"), ax.legend(fontsize=8)

@@ -227,10 +227,18 @@ def occupied_cell_counts(x: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.nda
         ``u[i]`` and ``v[i]``: the counts of x and of y in the i-th smallest label that occurs in either sample.
     """
     x, y = _check_labels(x, None, "x"), _check_labels(y, None, "y")
+    return _occupied_counts(x, y)
+
+
+def _occupied_counts_reference(x: np.ndarray, y: np.ndarray) -> tuple:
+    "The distinct labels of both samples (one sort), then the counts of each sample in them."
     cells, index = np.unique(np.concatenate([x, y]), return_inverse=True)
     index = index.reshape(-1)
     return (np.bincount(index[:len(x)], minlength=cells.size),
             np.bincount(index[len(x):], minlength=cells.size))
+
+
+_occupied_counts = _occupied_counts_reference   # replaced by the linear-time engine of "Making it fast"
 
 # %% ../nbs/04_closeness.ipynb #ch4-012c
 def _split_from_table(c: np.ndarray) -> np.ndarray:
@@ -249,7 +257,7 @@ def _split_blocks(counts: np.ndarray, n: int, rng) -> np.ndarray:
 def _observed_split_table(x, y, rng) -> np.ndarray:
     "The (cells, 4) table of block counts (X1, X2, Y1, Y2) of a uniformly random split, over the occupied cells."
     n = min(x.size, y.size) // 2
-    u, v = occupied_cell_counts(x, y)
+    u, v = _occupied_counts(x, y)
     return np.concatenate([_split_blocks(u, n, rng), _split_blocks(v, n, rng)], axis=1)
 
 # %% ../nbs/04_closeness.ipynb #ch4-012d
@@ -443,11 +451,10 @@ def _hypergeom_pmf(population: int, successes: int, draws: int) -> tuple:
     return lo, p / p.sum()
 
 
-@lru_cache(maxsize=32)
 def _within_block_mad(n: int, s_max: int | None = None) -> np.ndarray:
     """e_n(j) = E|2J - j|, J ~ Hyp(2n, j, n), for j = 0..s_max (default 2n), by the telescoped recursion.
 
-    Read-only and cached; only the prefix that is needed is computed (a cell holds at most max(u) points)."""
+    Only the prefix that is needed is computed (a cell holds at most max(u) points)."""
     s_max = 2 * n if s_max is None else min(int(s_max), 2 * n)
     n_even = (s_max + 1) // 2                                     # even j in [0, s_max - 1]
     h = np.arange(n_even, dtype=float)
@@ -458,7 +465,6 @@ def _within_block_mad(n: int, s_max: int | None = None) -> np.ndarray:
     terms[0::2] = np.exp(log_rho) / (2 * n - 2 * h - 1)          # odd j: a_n(j) = 0
     d = np.zeros(s_max + 1)
     d[1:] = (2 * n - np.arange(1, s_max + 1)) * np.cumsum(terms)
-    d.flags.writeable = False
     return d
 
 # %% ../nbs/04_closeness.ipynb #ch4-020b
@@ -501,11 +507,11 @@ def rb_statistic(x: ArrayLike, y: ArrayLike, *, k: int | None = None) -> float:
     -------
     float
         Z̄ = sum over occupied cells of 2 E|U_u - V_v| - D_{N_X}(u) - D_{N_Y}(v) (closed form of
-        Proposition 8), block size n = min(N_X, N_Y) // 2.  Exact; O((N_X + N_Y) log(N_X + N_Y)) time, O(N_X + N_Y) memory.
+        Proposition 8), block size n = min(N_X, N_Y) // 2.  Exact; O(N_X + N_Y) time and memory.
         Global sensitivity at most 4.
     """
     x, y = _check_samples(x, y, k)
-    u, v = occupied_cell_counts(x, y)
+    u, v = _occupied_counts(x, y)
     return float(_rb_cell_values(u, v, x.size, y.size).sum())
 
 # %% ../nbs/04_closeness.ipynb #ch4-024
@@ -527,40 +533,15 @@ def _check_statistic_name(statistic_name, statistic=None) -> str:
     return statistic_name
 
 # %% ../nbs/04_closeness.ipynb #ch4-024t
-class _RBCellTable:
-    """h(u, v) for fixed (N_X, N_Y), filled lazily and kept: each value is computed once, by the same arithmetic
-    whatever else is computed with it, so results never depend on what happens to be cached."""
-
-    MAX_DENSE = 1 << 22
-
-    def __init__(self, n_x: int, n_y: int):
-        self.n_x, self.n_y = n_x, n_y
-        dense = (n_x + 1) * (n_y + 1) <= self.MAX_DENSE
-        self.table = np.full((n_x + 1, n_y + 1), np.nan) if dense else None
-
-    def __call__(self, u: np.ndarray, v: np.ndarray) -> np.ndarray:
-        if self.table is None:
-            return _rb_cell_values(u.ravel(), v.ravel(), self.n_x, self.n_y).reshape(u.shape)
-        values = self.table[u, v]
-        missing = np.isnan(values)
-        if missing.any():
-            key = np.unique(u[missing] * (self.n_y + 1) + v[missing])
-            mu, mv = key // (self.n_y + 1), key % (self.n_y + 1)
-            self.table[mu, mv] = _rb_cell_values(mu, mv, self.n_x, self.n_y)
-            values = self.table[u, v]
-        return values
+def _cell_values_reference(u: np.ndarray, v: np.ndarray, n_x: int, n_y: int) -> np.ndarray:
+    "h(u, v) for integer count arrays of any shape: each distinct pair (u, v) is evaluated once, and nothing is kept."
+    key, index = np.unique(u * (n_y + 1) + v, return_inverse=True)
+    return _rb_cell_values(key // (n_y + 1), key % (n_y + 1), n_x, n_y)[index.reshape(u.shape)]
 
 
-@lru_cache(maxsize=8)
-def _rb_cell_table(n_x: int, n_y: int) -> _RBCellTable:
-    return _RBCellTable(n_x, n_y)
+_cell_values = _cell_values_reference   # "Making it fast" reads small sizes from a table of every pair
 
 # %% ../nbs/04_closeness.ipynb #ch4-024a
-def _cell_values(u: np.ndarray, v: np.ndarray, n_x: int, n_y: int) -> np.ndarray:
-    "h(u, v) for integer count arrays of any shape, read from the shared table of the sample sizes (n_x, n_y)."
-    return _rb_cell_table(n_x, n_y)(u, v)
-
-
 def rb_cell_values(u: ArrayLike, v: ArrayLike, n_x: int, n_y: int) -> np.ndarray:
     """Per-cell terms h(u, v) of the Rao–Blackwellized statistic, for samples of sizes (n_x, n_y).
 
@@ -574,9 +555,9 @@ def rb_cell_values(u: ArrayLike, v: ArrayLike, n_x: int, n_y: int) -> np.ndarray
     Returns
     -------
     numpy.ndarray
-        h(u, v), of the shape of `u`; the RB statistic of a data set is the sum of h over its cells. Values are
-        cached per (n_x, n_y), so evaluating many relabellings of the same samples (permutation tests, multiscale
-        tests) costs one lookup per cell.
+        h(u, v), of the shape of `u`; the RB statistic of a data set is the sum of h over its cells. For
+        moderate sizes the table of h over every pair (u, v) is computed once per (n_x, n_y) (it depends on the
+        sizes alone), so evaluating many relabellings of the same samples costs one lookup per cell.
     """
     n_x, n_y = check_int(n_x, "n_x", 1), check_int(n_y, "n_y", 1)
     u, v = np.asarray(u), np.asarray(v)
@@ -612,7 +593,7 @@ def _balanced_tables(pooled: np.ndarray, n: int, rng, size: int) -> np.ndarray:
 # %% ../nbs/04_closeness.ipynb #ch4-024c
 def _rb_permutation_values(x, y, n_permutations: int, rng) -> np.ndarray:
     "RB statistic of the observed labelling and of B relabellings of all N_X + N_Y records (occupied cells only)."
-    u0, v0 = occupied_cell_counts(x, y)
+    u0, v0 = _occupied_counts(x, y)
     pooled = u0 + v0                                   # fixed under relabelling; empty cells contribute 0
     u = np.empty((n_permutations + 1, pooled.size), dtype=np.int64)
     u[0] = u0
@@ -1196,8 +1177,7 @@ def _within_term(population: int, successes: np.ndarray, n: int) -> np.ndarray:
     "D_N(u) = E e_n(I), I ~ Hyp(N, u, 2n): the mean |C^1 - C^2| of one sample's two blocks, for each u."
     laws = _hypergeom_laws(population, successes, 2 * n)
     segment = np.repeat(np.arange(len(successes)), laws.width)
-    largest = int(laws.support.max()) if laws.support.size else 0
-    d = _within_block_mad(n, 1 << max(largest, 1).bit_length())          # a cached prefix covering the support
+    d = _within_block_mad(n, int(laws.support.max()) if laws.support.size else 0)   # the prefix the support needs
     return np.bincount(segment, weights=laws.pmf * d[laws.support], minlength=len(successes))
 
 
@@ -1221,4 +1201,50 @@ def _rb_cell_values_fast(u: np.ndarray, v: np.ndarray, n_x: int, n_y: int) -> np
 
 
 _rb_cell_values = _rb_cell_values_fast      # from here on the library evaluates the closed form with the engine
-_rb_cell_table.cache_clear()
+
+# %% ../nbs/04_closeness.ipynb #ch4-fast-1d
+def _occupied_counts_fast(x: np.ndarray, y: np.ndarray) -> tuple:
+    "Counts in the occupied cells, sorted by label: one bincount per sample when the labels are dense, else a sort."
+    top = int(max(x.max(), y.max()))
+    if top >= 2 * (x.size + y.size) + (1 << 16):          # sparse labels: memory stays with the occupied cells
+        return _occupied_counts_reference(x, y)
+    u, v = np.bincount(x, minlength=top + 1), np.bincount(y, minlength=top + 1)
+    occupied = np.flatnonzero(u + v)
+    return u[occupied], v[occupied]
+
+
+def _rb_cell_values_all(n_x: int, n_y: int) -> np.ndarray:
+    "h(u, v) for every 0 <= u <= N_X, 0 <= v <= N_Y: E|U_u - V_v| = sum_a Pr{U_u = a} E|a - V_v|, one matrix product."
+    n = min(n_x, n_y) // 2
+    laws_x, laws_y = _hypergeom_laws(n_x, np.arange(n_x + 1), n), _hypergeom_laws(n_y, np.arange(n_y + 1), n)
+    pmf_x = np.zeros((n_x + 1, n + 1))
+    pmf_x[np.repeat(np.arange(n_x + 1), laws_x.width), laws_x.support] = laws_x.pmf
+    a = np.arange(n + 1)
+    rel = a - laws_y.lo[:, None]                                          # (N_Y + 1, n + 1)
+    inside = (rel >= 0) & (rel < laws_y.width[:, None])
+    pos = laws_y.offset[:, None] + np.clip(rel, 0, laws_y.width[:, None] - 1)
+    cdf = np.where(inside, laws_y.cdf[pos], (rel >= 0).astype(float))
+    partial = np.where(inside, laws_y.partial_mean[pos], np.where(rel >= 0, laws_y.mean[:, None], 0.0))
+    e_abs = laws_y.mean[:, None] - 2.0 * partial + a * (2.0 * cdf - 1.0)  # E|a - V_v|
+    within_x, within_y = _within_term(n_x, np.arange(n_x + 1), n), _within_term(n_y, np.arange(n_y + 1), n)
+    return 2.0 * (pmf_x @ e_abs.T) - within_x[:, None] - within_y[None, :]
+
+
+@lru_cache(maxsize=4)
+def _rb_cell_table(n_x: int, n_y: int) -> np.ndarray | None:
+    "The read-only table of h over every pair for moderate sizes (a function of (N_X, N_Y) alone), else None."
+    entries, n = (n_x + 1) * (n_y + 1), min(n_x, n_y) // 2
+    if entries > 1 << 22 or entries * (n + 1) > 1 << 30:                 # memory, and the work of one fill
+        return None
+    table = _rb_cell_values_all(n_x, n_y)
+    table.flags.writeable = False
+    return table
+
+
+def _cell_values_fast(u: np.ndarray, v: np.ndarray, n_x: int, n_y: int) -> np.ndarray:
+    "h(u, v) for count arrays of any shape: a lookup in the table of the sizes, or each distinct pair once."
+    table = _rb_cell_table(n_x, n_y)
+    return _cell_values_reference(u, v, n_x, n_y) if table is None else table[u, v]
+
+
+_occupied_counts, _cell_values = _occupied_counts_fast, _cell_values_fast

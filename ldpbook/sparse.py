@@ -467,7 +467,8 @@ _MAX_DENSE = 2 ** 26        # entries of a dense distance matrix (512 MiB)
 
 def graph_distances(adjacency: ArrayLike) -> np.ndarray:
     "Shortest-path (hop) distances d_G of an undirected graph given by an adjacency matrix; inf if unreachable."
-    A = _sp.csr_matrix(adjacency) if _sp.issparse(adjacency) else _sp.csr_matrix(check_nonnegative(adjacency, "adjacency"))
+    A = (_sp.csr_matrix(adjacency) if _sp.issparse(adjacency)
+         else _sp.csr_matrix(check_nonnegative(adjacency, "adjacency")))
     if A.ndim != 2 or A.shape[0] != A.shape[1] or A.shape[0] == 0:
         raise ValueError(f"adjacency must be a non-empty square matrix, got shape {A.shape}")
     if A.shape[0] ** 2 > _MAX_DENSE:
@@ -502,7 +503,8 @@ def sparse_exponential(score: ArrayLike | Callable, eta: float, support: ArrayLi
         The input alphabet of a callable score (None: all of ℤ).
     """
     eta = _check_positive_real(eta, "eta")
-    radius = None if callable(support) or isinstance(support, np.ndarray) or isinstance(support, list) else _check_radius(support, "support radius")
+    radius = (None if callable(support) or isinstance(support, np.ndarray) or isinstance(support, list)
+              else _check_radius(support, "support radius"))
     if callable(score):
         def log_kernel(x, ys):
             u = np.asarray(score(x, ys), dtype=float)
@@ -584,7 +586,8 @@ def sparse_staircase(shell_weights: ArrayLike, metric_or_graph: ArrayLike | str,
         finite = np.isfinite(d)
         if np.any(np.isnan(d)) or np.any(d < 0) or np.any(d[finite] != np.round(d[finite])) \
                 or np.any(np.diag(d) != 0) or np.any(d != d.T):
-            raise ValueError("a distance matrix must be symmetric with non-negative integer entries and a zero diagonal")
+            raise ValueError("a distance matrix must be symmetric with non-negative integer entries "
+                             "and a zero diagonal")
     else:
         raise ValueError(f"kind must be 'adjacency' or 'distance', got {kind!r}")
     inside = d <= r
@@ -646,7 +649,8 @@ def sparse_randomized_response(t: int, eps: float | None = None, *, p: float | N
         log_p = np.log(p)
         log_q = np.log(q) if q > 0 else -np.inf
     return SparseKernelMechanism(lambda x, ys: np.where(ys == x, log_p, log_q),
-                                 lambda x: np.arange(x - t, x + t + 1), log_kernel=True, name="sparse randomized response")
+                                 lambda x: np.arange(x - t, x + t + 1), log_kernel=True,
+                                 name="sparse randomized response")
 
 # %% ../nbs/03_sparse_kernels.ipynb #915d1f91
 def sparse_rr_defect(x: int, x_prime: int, support: ArrayLike, support_prime: ArrayLike, p: float, q: float,
@@ -658,7 +662,8 @@ def sparse_rr_defect(x: int, x_prime: int, support: ArrayLike, support_prime: Ar
     x, x_prime = check_int(x, "x", minimum=None), check_int(x_prime, "x_prime", minimum=None)
     if x == x_prime:
         raise ValueError("x and x_prime must differ")
-    S, Sp = (np.unique(_check_int_array(np.ravel(s), name)) for s, name in ((support, "support"), (support_prime, "support_prime")))
+    S, Sp = (np.unique(_check_int_array(np.ravel(s), name))
+             for s, name in ((support, "support"), (support_prime, "support_prime")))
     if x not in S or x_prime not in Sp:
         raise ValueError("each support must contain its own input (x ∈ S(x), x' ∈ S(x'))")
     if S.size != Sp.size:
@@ -676,7 +681,8 @@ def sparse_rr_defect(x: int, x_prime: int, support: ArrayLike, support_prime: Ar
 # %% ../nbs/03_sparse_kernels.ipynb #e5d2894f
 @moved_to_keywords("p")
 def sparse_rr_line_defect(h: int, t: int, eps: float, *, p: float | None = None) -> DefectDecomposition:
-    """Sparse RR on ℤ with S_t(x) = {x−t..x+t}: Δ(0, h) = hq + [p − e^ε q]₊ (h ≤ t), p + (h−1)q (t < h ≤ 2t), 1 (h > 2t).
+    """Sparse RR on ℤ with S_t(x) = {x−t..x+t}: Δ(0, h) = hq + [p − e^ε q]₊ (h ≤ t), p + (h−1)q (t < h ≤ 2t),
+    1 (h > 2t).
 
     Parameters
     ----------
@@ -744,7 +750,8 @@ def truncated_additive(pmf: ArrayLike | Callable, r: int) -> SparseKernelMechani
 
 
 def truncated_additive_defect(pmf: ArrayLike | Callable, r: int, eps: float, h: int) -> DefectDecomposition:
-    """Proposition 5: δ^φ_h(ε, r) = Σ_{j=−r}^{h−r−1} φ(j)/Z + Σ_{j=h−r}^{r} [φ(j) − e^ε φ(j−h)]₊/Z (h ≤ 2r); 1 if h > 2r.
+    """Proposition 5: δ^φ_h(ε, r) = Σ_{j=−r}^{h−r−1} φ(j)/Z + Σ_{j=h−r}^{r} [φ(j) − e^ε φ(j−h)]₊/Z (h ≤ 2r);
+    1 if h > 2r.
 
     The split follows the truncation windows (as in (22)); it equals Theorem 1's split when φ > 0 on the window."""
     r, h = _check_radius(r), check_int(h, "h", minimum=1)
@@ -853,14 +860,16 @@ def skellam_sf(m: ArrayLike, mu: float) -> np.ndarray:
     "1 − F_μ(m) = P(Ξ > m), accurate in the upper tail."
     mu = _check_mu(mu)
     m = _check_int_array(m, "m")
-    return np.where(m >= 0, _skellam_upper_tail(np.maximum(m, 0), mu), 1.0 - _skellam_upper_tail(np.maximum(-m - 1, 0), mu))
+    return np.where(m >= 0, _skellam_upper_tail(np.maximum(m, 0), mu),
+                    1.0 - _skellam_upper_tail(np.maximum(-m - 1, 0), mu))
 
 
 def skellam_cdf(m: ArrayLike, mu: float) -> np.ndarray:
     "F_μ(m) = P(Ξ ≤ m), accurate in the lower tail (symmetry F_μ(−m−1) = 1 − F_μ(m))."
     mu = _check_mu(mu)
     m = _check_int_array(m, "m")
-    return np.where(m >= 0, 1.0 - _skellam_upper_tail(np.maximum(m, 0), mu), _skellam_upper_tail(np.maximum(-m - 1, 0), mu))
+    return np.where(m >= 0, 1.0 - _skellam_upper_tail(np.maximum(m, 0), mu),
+                    _skellam_upper_tail(np.maximum(-m - 1, 0), mu))
 
 # %% ../nbs/03_sparse_kernels.ipynb #60229cba
 def truncated_skellam_normalizer(mu: float, r: int) -> float:

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from scipy import integrate, stats
 
 from ldpbook.closeness import (
-    SENSITIVITY, _figure2_sample, _hypergeom_pmf, _rb_cell_table, _split_from_table, _within_block_mad, bin_samples,
+    SENSITIVITY, _figure2_sample, _hypergeom_pmf, _occupied_counts_fast, _occupied_counts_reference, _rb_cell_table,
+    _rb_cell_values_reference, _split_from_table, _within_block_mad, bin_samples,
     dp_permutation_decision, dp_permutation_test, figure2, noisy_permutation_pvalue,
     smallest_n_permutations, minimax_separation, permutation_statistics, phase_exponents,
     power_curve, rb_statistic, sample_complexity, sample_sine_alternative, split_statistic, write_figure2_data)
@@ -107,11 +108,39 @@ def test_permutation_statistics_observed_equals_rb_statistic():
     assert perm.permuted.shape == (50,) and perm.sensitivity == 4.0
 
 
+def test_occupied_counts_engine_equals_the_sort():
+    "Dense labels go through one bincount per sample, sparse ones through the sort; both equal the reference."
+    rng = np.random.default_rng(40)
+    cases = [(rng.integers(0, 64, 1000), rng.integers(0, 64, 777)),                    # dense
+             (rng.integers(0, 10 ** 12, 500), rng.integers(0, 10 ** 12, 300)),         # sparse: far above N
+             (np.array([0, 2 ** 62]), np.array([5, 5, 2 ** 62])),                      # extreme labels
+             (np.array([7, 7]), np.array([3]))]
+    for x, y in cases:
+        x, y = x.astype(np.int64), y.astype(np.int64)
+        u, v = _occupied_counts_fast(x, y)
+        cells = np.unique(np.r_[x, y])                                                  # independent: count directly
+        assert np.array_equal(u, [(x == c).sum() for c in cells]) and np.array_equal(v, [(y == c).sum() for c in cells])
+        ru, rv = _occupied_counts_reference(x, y)
+        assert np.array_equal(u, ru) and np.array_equal(v, rv)
+
+
+@pytest.mark.parametrize("n_x,n_y", [(1, 1), (2, 9), (40, 31), (7, 300), (301, 300), (1000, 1000)])
+def test_full_cell_table_equals_the_reference(n_x, n_y):
+    "The table of every pair (one matrix product) against the cell-by-cell reference, at its corners and inside."
+    table = _rb_cell_table(n_x, n_y)
+    assert table.shape == (n_x + 1, n_y + 1) and not table.flags.writeable
+    rng = np.random.default_rng(n_x + n_y)
+    u = np.r_[0, n_x, 0, n_x, 1, rng.integers(0, n_x + 1, 40)]
+    v = np.r_[0, n_y, n_y, 0, 0, rng.integers(0, n_y + 1, 40)]
+    reference = _rb_cell_values_reference(u, v, n_x, n_y)
+    assert np.allclose(table[u, v], reference, rtol=1e-10, atol=1e-9)
+
+
 def test_large_sample_rb_table_path_agrees():
     "Above the dense-table size the values are computed directly; both paths agree with rb_statistic."
     rng = np.random.default_rng(4)
     x, y = rng.integers(0, 50, 3000), rng.integers(0, 50, 2500)           # (3001 * 2501) > 2**22: no dense table
-    assert _rb_cell_table(3000, 2500).table is None
+    assert _rb_cell_table(3000, 2500) is None
     perm = permutation_statistics(x, y, k=50, statistic_name="rb", n_permutations=3, rng=rng)
     assert np.isclose(perm.observed, rb_statistic(x, y, k=50), rtol=1e-12)
 
@@ -154,7 +183,7 @@ def test_rb_sensitivity_exhaustive(n_x, n_y, k):
     data = all_data_sets(n_x, n_y, k)
     u = np.stack([(data[:, :n_x] == i).sum(axis=1) for i in range(k)], axis=1)
     v = np.stack([(data[:, n_x:] == i).sum(axis=1) for i in range(k)], axis=1)
-    zbar = _rb_cell_table(n_x, n_y)(u, v).sum(axis=1)
+    zbar = _rb_cell_table(n_x, n_y)[u, v].sum(axis=1)
     for i in [0, len(data) // 3, len(data) - 1]:
         assert np.isclose(zbar[i], rb_statistic(data[i, :n_x], data[i, n_x:], k=k), rtol=1e-12, atol=1e-12)
     change = np.abs(zbar[:, None] - zbar[neighbour_index(n_x + n_y, k)]).max()

@@ -68,3 +68,66 @@ def test_lint_reads_the_tag_form_of_the_marker():
     nb = _notebook(("print(err)", "2.2e-16\n"))
     nb.cells[0].metadata["tags"] = ["nbval-ignore-output"]
     assert lint_outputs.lint(Path("tagged.ipynb"), nb) == []
+
+
+# The site check sees what a reader sees. The two snippets are saved from pages as they were built when chapter 1's
+# proof of Theorem 2.1 and chapter 6's Chernoff theorem were shown as text (a backtick in a fence's title ends the
+# fence's info string, so the fence was not a directive): the check must find them.
+import check_site  # noqa: E402
+
+BROKEN_PROOF = ('<p>```{prf:proof} of <a class="reference internal" href="#spr-thm-extreme">Theorem 2.1</a>\n'
+                'Let <span class="math notranslate nohighlight">\\((u, v)\\)</span> be extreme, induced by '
+                '<span class="math notranslate nohighlight">\\(Q\\)</span>;</p>')
+BROKEN_THEOREM = ('<p>```{prf:theorem} Chernoff <span class="bibtex-citation" id="id3">[<a class="reference internal" '
+                  'href="references.html#id37">Chernoff, 1952</a>]</span>; Theorem 11.9.1 of <span '
+                  'class="bibtex-citation" id="id4">[<a href="references.html#id1">Cover and Thomas, 2006</a>]</span>\n'
+                  ':label: ch-thm-exponent</p>\n<p>Let <span class="math notranslate nohighlight">\\(Y_1\\)</span> be '
+                  'i.i.d.</p>')
+PARSED = ('<div class="proof theorem admonition" id="spr-thm-extreme"><p class="admonition-title"><span '
+          'class="caption-number">Theorem 2.1 </span></p><section class="theorem-content"><p>Every set '
+          '<span class="math notranslate nohighlight">\\(\\{0, 1\\}\\)</span> and <code class="docutils literal">'
+          '{prf:ref}`x`</code>, see <a href="#x">Theorem 2.1</a>: a {1, 2} set.</p></section></div>'
+          '<div class="highlight"><pre>```{prf:proof}\n:label: in-code\n```</pre></div>')
+
+
+@pytest.mark.parametrize("snippet, expected", [(BROKEN_PROOF, ["```{prf:proof}"]),
+                                                (BROKEN_THEOREM, ["```{prf:theorem}", ":label:"]),
+                                                ("<p>See {prf:ref}<code class=\"docutils literal\">spr-thm</code>"
+                                                 " and {cite}<code>x</code>.</p>", ["{prf:ref}", "{cite}"]),
+                                                ("<p>(spr-sec-dp)=</p>", ["(spr-sec-dp)="]),
+                                                (PARSED, [])])
+def test_unparsed_myst_is_found_in_prose_only(snippet, expected):
+    found = check_site.unparsed_myst_in(f"<html><body>{snippet}</body></html>")
+    assert len(found) == len(expected)
+    assert all(e in f for e, f in zip(expected, found))
+
+
+def test_overflow_needs_more_than_a_pixel():
+    layout = {"code": [{"kind": "input", "scroll": 709, "client": 709, "line": "x"},
+                       {"kind": "input", "scroll": 710, "client": 709, "line": "y"},
+                       {"kind": "output", "scroll": 1012, "client": 709, "line": "z" * 120}],
+              "display": [{"scroll": 1013, "client": 678, "tex": "A"}, {"scroll": 600, "client": 678, "tex": "B"}]}
+    code, display = check_site.overflows(layout)
+    assert [c["line"] for c in code] == ["z" * 120] and [d["tex"] for d in display] == ["A"]
+
+
+def test_measuring_copy_keeps_links_and_adds_the_script(tmp_path):
+    page = tmp_path / "nbs" / "01_spr.html"
+    copy = check_site.with_measurement(page, '<html><head lang="en"><title>t</title></head><body>x</body></html>')
+    assert f'<head lang="en"><base href="{page.parent.as_uri()}/">' in copy
+    assert copy.count("ldpbook-layout") == 1 and copy.endswith("</script></body></html>")
+
+
+import lint_code_lines  # noqa: E402
+
+
+def test_code_line_lint_reads_the_lines_a_reader_sees():
+    v4 = nbformat.v4
+    nb = v4.new_notebook(cells=[v4.new_code_cell("#| export\n# NBVAL_IGNORE_OUTPUT\nx = 1  # " + "a" * 111),  # 120
+                                v4.new_code_cell("def f():\n    return 2  # " + "b" * 105),                   # 121
+                                v4.new_code_cell("#| hide\nz = " + "c" * 200),
+                                v4.new_code_cell("#| echo: false\nz = " + "c" * 200),
+                                v4.new_markdown_cell("d" * 300)])
+    found = lint_code_lines.long_lines(Path("planted.ipynb"), nb)
+    assert len(found) == 1 and "cell 1 line 2: 121 characters" in found[0]
+    assert lint_code_lines.long_lines(Path("planted.ipynb"), nb, limit=130) == []

@@ -12,11 +12,18 @@ missing or empty, and for links to pages or anchors that do not exist; for code 
 for an API reference (nbs/api.html) that lacks a section for a module of the package, an entry of a module's
 `__all__`, or an entry's link back to its chapter; and for links to a placeholder or to launch services
 (Binder, Colab) when settings.ini names no repository. Every chapter page must offer its notebook for download.
+
+What a reader sees: no page shows unparsed MyST in its prose (a directive fence, an option line such as `:label:`,
+a role such as {prf:ref}`...` or a `(target)=` line shown as text), and at a laptop's width (a 1366-px window) no
+code block of a chapter page (cell input or output, folds opened) and no display equation needs horizontal
+scrolling: Chromium measures each block's scroll width against its visible width. `--self-test` first shows, on
+saved pages, that both checks fail where they must.
 """
 import argparse
 import base64
 import configparser
 import importlib
+import json
 import html
 import re
 import shutil
@@ -192,6 +199,138 @@ def missing_downloads(site: Path):
     return found
 
 
+# ---------------------------------------------------------------------------------------------------------------
+# Unparsed MyST: markup that the parser did not recognise is rendered as text, and a reader sees it.
+
+NOT_PROSE_MYST = re.compile(r"<(pre|code|script|style|textarea|kbd|samp)\b.*?</\1>", re.S | re.I)
+MATH_SPAN = re.compile(r"<(span|div) class=\"math[^\"]*\"[^>]*>.*?</\1>", re.S | re.I)
+UNPARSED_MYST = re.compile(
+    r"(?:`{3,}|~{3,}|^\s*:{3,})\s*\{[\w:-]+\}"                              # a directive fence
+    r"|`{3,}|(?:^|\s):(?:label|class|name|nowrap|number|enumerated|tags|align|width|height|alt|figclass|figwidth|"
+    r"caption|linenos|emphasize-lines|hidden|open|class-title|class-content|numbered|filter|style):(?=\s|$)"
+    r"|\{(?:[a-z]+:[a-z][a-z-]*|cite|ref|doc|eq|numref|math|term|download|abbr|index|glue)\}"  # a role name
+    r"|^\s*\([\w-]+\)=\s*$",                                                # a `(target)=` line
+    re.M)
+
+
+def prose_text(page_html: str) -> str:
+    "The visible text of a page outside code, math, scripts and styles (tags removed, line structure kept)."
+    body = re.split(r"<body\b[^>]*>", page_html, maxsplit=1)[-1]
+    body = MATH_SPAN.sub(" ", NOT_PROSE_MYST.sub(" ", body))
+    return html.unescape(re.sub(r"<[^>]+>", "", body))
+
+
+def unparsed_myst_in(page_html: str) -> list:
+    "The pieces of unparsed MyST in the prose of one page, each with a little context."
+    text = prose_text(page_html)
+    return [" ".join(text[max(m.start() - 20, 0):m.end() + 40].split()) for m in UNPARSED_MYST.finditer(text)]
+
+
+def unparsed_myst(site: Path):
+    "Every (page, snippet) of MyST markup shown as text in a built page's prose."
+    found = []
+    for page in sorted(site.rglob("*.html")):
+        if "_static" in page.parts or "_sources" in page.parts:
+            continue
+        found += [(page, snippet) for snippet in unparsed_myst_in(page.read_text(encoding="utf-8", errors="replace"))]
+    return found
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Layout at a laptop's width: a script injected into a copy of the page measures, after MathJax has typeset the
+# page and every fold is opened, each code block and display equation, and writes the numbers into the DOM.
+
+WINDOW = (1366, 768)
+MEASURE_JS = r"""
+(function () {
+  function measure() {
+    document.querySelectorAll('details').forEach(function (d) { d.open = true; });
+    document.querySelectorAll('.toggle-hidden').forEach(function (e) { e.classList.remove('toggle-hidden'); });
+    var out = {window: window.innerWidth, code: [], display: [], chars: null, font: null};
+    document.querySelectorAll('div.cell pre').forEach(function (pre) {
+      var lines = pre.textContent.replace(/\n$/, '').split('\n');
+      out.code.push({kind: pre.closest('div.cell_input') ? 'input' : 'output',
+                     scroll: pre.scrollWidth, client: pre.clientWidth,
+                     line: lines.reduce(function (a, b) { return b.length > a.length ? b : a; }, '')});
+    });
+    var probe = document.querySelector('div.cell_input pre');
+    if (probe) {
+      var span = document.createElement('span'); span.textContent = 'x'.repeat(200);
+      probe.appendChild(span);
+      var style = getComputedStyle(probe);
+      var inner = probe.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+      out.chars = Math.floor(inner / (span.getBoundingClientRect().width / 200));
+      out.font = parseFloat(style.fontSize);
+      probe.removeChild(span);
+    }
+    var items = (window.MathJax && MathJax.startup && MathJax.startup.document) ?
+                Array.from(MathJax.startup.document.math) : [];
+    items.filter(function (i) { return i.display && i.typesetRoot; }).forEach(function (i) {
+      var m = i.typesetRoot, math = m.querySelector('mjx-math');
+      out.display.push({scroll: Math.max(m.scrollWidth, math ? Math.ceil(math.getBoundingClientRect().width) : 0),
+                        client: m.clientWidth, tex: i.math.trim().slice(0, 70)});
+    });
+    var result = document.createElement('script');
+    result.type = 'application/json'; result.id = 'ldpbook-layout';
+    result.textContent = JSON.stringify(out).replace(/</g, '\\u003c');
+    document.body.appendChild(result);
+  }
+  window.addEventListener('load', function () {
+    if (window.MathJax && MathJax.startup && MathJax.startup.promise) MathJax.startup.promise.then(measure, measure);
+    else measure();
+  });
+})();
+"""
+LAYOUT_RESULT = re.compile(r"<script type=\"application/json\" id=\"ldpbook-layout\">(.*?)</script>", re.S)
+
+
+def with_measurement(page: Path, page_html: str) -> str:
+    "A copy of a page that resolves its links against the original folder and measures its layout when loaded."
+    base = f'<base href="{page.resolve().parent.as_uri()}/">'
+    page_html = re.sub(r"<head\b[^>]*>", lambda m: m.group(0) + base, page_html, count=1)
+    return page_html.replace("</body>", f"<script>{MEASURE_JS}</script></body>", 1)
+
+
+def layout_of(dom: str) -> dict:
+    match = LAYOUT_RESULT.search(dom)
+    if not match:
+        raise ValueError("the page did not report its layout (did its scripts run?)")
+    return json.loads(match.group(1))
+
+
+def overflows(layout: dict) -> tuple:
+    "(code blocks, display equations) of a measured page that need horizontal scrolling (1 px of tolerance)."
+    code = [c for c in layout["code"] if c["scroll"] > c["client"] + 1]
+    display = [d for d in layout["display"] if d["scroll"] > d["client"] + 1]
+    return code, display
+
+
+SELF_TEST_PAGE = """<html><head><meta charset="utf-8"><script defer src="{mathjax}"></script></head><body>
+<div style="width: 600px; font-size: 16px">
+<div class="cell"><div class="cell_input"><pre style="overflow: auto">short = 1</pre></div>
+<div class="cell_output"><pre style="overflow: auto">{long}</pre></div></div>
+<div class="math">\\[a + b = c\\]</div>
+<div class="math">\\[{wide}\\]</div>
+</div></body></html>"""
+
+
+def self_test(chromium: str, site: Path):
+    """The layout measurement must see, on a saved page 600 px wide, the one code block and the one display
+    equation that are too wide, and pass the others; exit if it does not."""
+    mathjax = (site / "_static" / "mathjax" / "tex-mml-chtml.js").resolve()
+    wide = " + ".join(f"x_{{{i}}}^{{2}}" for i in range(40))
+    with tempfile.TemporaryDirectory() as folder:
+        page = Path(folder) / "self_test.html"
+        page.write_text(SELF_TEST_PAGE.format(mathjax=mathjax.as_uri(), long="y = " + "1 + " * 60 + "1", wide=wide),
+                        encoding="utf-8")
+        layout = layout_of(render(chromium, page))
+    code, display = overflows(layout)
+    if [c["kind"] for c in code] != ["output"] or len(display) != 1 or len(layout["display"]) != 2 \
+            or not display[0]["tex"].startswith("x_{0}"):
+        sys.exit(f"check_site: the layout self-test failed: {layout}")
+    return "self-test: a 245-character line and a 40-term display are caught in a 600-px column, the short ones pass"
+
+
 def find_chromium():
     for name in ("chromium", "chromium-browser", "google-chrome"):
         path = shutil.which(name)
@@ -211,9 +350,14 @@ def external_assets(site: Path):
 
 
 def render(chromium: str, page: Path) -> str:
-    with tempfile.TemporaryDirectory() as profile:
-        result = subprocess.run([chromium, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", page.resolve().as_uri()],
-                                capture_output=True, text=True, timeout=120)
+    """The DOM of a page after its scripts ran, in a 1366-px-wide window, with its layout measured (see
+    MEASURE_JS): the page is copied with the measuring script into a temporary folder and loaded from there."""
+    with tempfile.TemporaryDirectory() as folder:
+        copy = Path(folder) / page.name
+        copy.write_text(with_measurement(page, page.read_text(encoding="utf-8")), encoding="utf-8")
+        result = subprocess.run([chromium, *CHROMIUM_FLAGS, f"--window-size={WINDOW[0]},{WINDOW[1]}",
+                                 f"--user-data-dir={folder}/profile", copy.as_uri()],
+                                capture_output=True, text=True, timeout=180)
     if result.returncode != 0 or "<html" not in result.stdout:
         sys.exit(f"check_site: Chromium failed on {page}: {result.stderr.strip()[-500:]}")
     return result.stdout
@@ -229,25 +373,41 @@ def raw_tex_left(dom: str) -> list:
     return [text[max(m.start() - 30, 0):m.end() + 30].strip() for m in RAW_TEX.finditer(text)]
 
 
-def check_math(chromium: str, page: Path) -> str:
-    "Render one page; return a one-line report or exit with the reason it failed."
+def check_math(page: Path, dom: str) -> str:
+    "One rendered page's math: a one-line report, or exit with the reason it failed."
     expected = len(MATH_ELEMENT.findall(page.read_text(encoding="utf-8")))
-    dom = render(chromium, page)
     typeset = dom.count("<mjx-container")
     errors = dom.count("<mjx-merror")
-    if typeset == 0 or typeset < expected or errors:
+    if typeset < expected or errors:
         sys.exit(f"check_site: {page}: {typeset} typeset formulas for {expected} math elements, {errors} MathJax errors")
     leftovers = raw_tex_left(dom)
     if leftovers:
         sys.exit(f"check_site: {page}: {len(leftovers)} piece(s) of untypeset TeX in the prose, e.g. {leftovers[0]!r}")
-    return f"{page}: {typeset} formulas typeset offline, no MathJax errors"
+    return f"{typeset} formulas typeset offline, no MathJax errors"
+
+
+def layout_problems(page: Path, dom: str) -> tuple:
+    "(one-line report, problems) of a rendered page's layout at the window's width."
+    layout = layout_of(dom)
+    code, display = overflows(layout)
+    problems = [f"{page.name}: code block ({c['kind']}) {c['scroll']} px wide in {c['client']} px, longest line "
+                f"{len(c['line'])} characters: {c['line'][:60]!r}" for c in code]
+    problems += [f"{page.name}: display equation {d['scroll']} px wide in {d['client']} px: {d['tex']!r}"
+                 for d in display]
+    report = (f"{len(layout['code']) - len(code)}/{len(layout['code'])} code blocks and "
+              f"{len(layout['display']) - len(display)}/{len(layout['display'])} display equations fit "
+              f"at {WINDOW[0]} px" + (f" ({layout['chars']} characters of {layout['font']:g}-px code)"
+                                      if layout["chars"] else ""))
+    return report, problems
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("site", nargs="?", default="_build/html")
     parser.add_argument("--root", default=".", help="the book's source folder (settings.ini, ldpbook/)")
-    parser.add_argument("--pages", nargs="*", help="pages (relative to the site) to render; default: chapters with math")
+    parser.add_argument("--pages", nargs="*", help="pages (relative to the site) to render; default: every chapter")
+    parser.add_argument("--layout", choices=("check", "report"), default="check",
+                        help="report: list the blocks that need horizontal scrolling without failing")
     args = parser.parse_args()
     site = Path(args.site)
     if not (site / "index.html").exists():
@@ -261,23 +421,35 @@ def main():
                            ("a rendered nbdev directive or nbval marker", build_markers(site)),
                            ("a hide-input cell shown open", open_hidden_inputs(site)),
                            ("a placeholder or launch link for no configured repository", dishonest_links(site, root)),
-                           ("a chapter page without its notebook download", missing_downloads(site))):
+                           ("a chapter page without its notebook download", missing_downloads(site)),
+                           ("unparsed MyST shown as text", unparsed_myst(site))):
         if problems:
             listed = "; ".join(f"{page.relative_to(site)}: {ref}" for page, ref in problems[:5])
             sys.exit(f"check_site: {len(problems)} case(s) of {name}: {listed}")
     problems = api_problems(site, root)
     if problems:
         sys.exit(f"check_site: the API reference is incomplete ({len(problems)} problem(s)): " + "; ".join(problems[:5]))
-    pages = [site / p for p in args.pages] if args.pages else sorted(
-        p for p in (site / "nbs").glob("[0-9]*.html") if MATH_ELEMENT.search(p.read_text(encoding="utf-8")))
-    if not pages:
+    pages = [site / p for p in args.pages] if args.pages else sorted((site / "nbs").glob("[0-9]*.html"))
+    if not any(MATH_ELEMENT.search(p.read_text(encoding="utf-8")) for p in pages):
         sys.exit("check_site: no chapter page with math found")
     chromium = find_chromium()
+    print(self_test(chromium, site))
+    layout = []
     for page in pages:
-        print(check_math(chromium, page))
-    print(f"check_site: {len(pages)} page(s) render their math offline; no external assets, missing images, "
-          f"broken internal links, build markers, open hide-input cells or placeholder links in {site}; "
-          f"the API reference covers every module and links back to the chapters")
+        dom = render(chromium, page)
+        math = check_math(page, dom) if MATH_ELEMENT.search(page.read_text(encoding="utf-8")) else "no math"
+        report, problems = layout_problems(page, dom)
+        print(f"{page.relative_to(site)}: {math}; {report}")
+        layout += problems
+    if layout and args.layout == "report":
+        print(f"check_site: {len(layout)} block(s) need horizontal scrolling at {WINDOW[0]} px (not failing: "
+              f"--layout report)")
+    elif layout:
+        sys.exit(f"check_site: {len(layout)} block(s) need horizontal scrolling at {WINDOW[0]} px:\n  "
+                 + "\n  ".join(layout))
+    print(f"check_site: {len(pages)} page(s) render their math offline and fit a {WINDOW[0]}-px window; no unparsed "
+          f"MyST, external assets, missing images, broken internal links, build markers, open hide-input cells or "
+          f"placeholder links in {site}; the API reference covers every module and links back to the chapters")
 
 
 if __name__ == "__main__":

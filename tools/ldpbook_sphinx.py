@@ -6,7 +6,9 @@ should not see. This extension works on the rendered pages only; the notebooks a
 1. **Clean code cells.** nbdev directives (`#| default_exp`, `#| export`, `#| hide`, ...) at the top of a code
    cell and nbval markers (`# NBVAL_IGNORE_OUTPUT`, ...) anywhere in it are removed from the rendered input.
    nbdev's display directives keep their meaning: `#| hide` removes the cell, `#| echo: false` its input,
-   `#| output: false` its output. A cell left with no code and no output disappears.
+   `#| output: false` its output. A cell left with no code and no output disappears. A cell with a line longer
+   than the text column shows (source or text output) gets the classes `full-width ldpbook-wide`: on a wide
+   screen it also takes the table-of-contents column (assets/ldpbook.css).
 2. **API reference.** The page that holds a fenced `{ldpbook-api-reference}` block gets, in its place, one
    section per module of the package (found in nbdev's `_modidx.py`, in chapter order) with autodoc entries for
    the module's `__all__`; every entry links back to the chapter section whose export cell defines it.
@@ -121,6 +123,19 @@ class CleanNotebookCells(SphinxTransform):
                     cell.remove(box)
             if hide or not cell.children:
                 cell.parent.remove(cell)
+            elif longest_line(cell) > TEXT_COLUMN_CHARACTERS:
+                cell["classes"] += ["full-width", "ldpbook-wide"]
+
+
+# A code cell whose longest line (source or text output) is longer than this takes the extra width of the
+# table-of-contents column (assets/ldpbook.css): 13-px code shows about 90 characters in the text column at 1366 px.
+TEXT_COLUMN_CHARACTERS = 88
+
+
+def longest_line(cell) -> int:
+    "The length of the longest line of a rendered code cell: its source and its text outputs."
+    return max((len(line) for block in cell.findall(nodes.literal_block) for line in block.astext().splitlines()),
+               default=0)
 
 
 def _chapter_module(app, docname):

@@ -503,10 +503,11 @@ def make_assignment(notebook, functions, course, *, name=None, hidden_tests=Fals
 
     Each function in `functions` (and each private helper only it uses) keeps its signature and docstring, with
     its body between solution markers; so have the chapter's functions that would answer it (`answer_parts`, and
-    the helpers only they use), withheld unless named in `give`; the rest of the chapter's code is read-only; a *Graded tests* section holds one graded
-    cell per test of `tests` (default: the project's `tests/grading/graded_<module>.py`), hidden ones only with
-    `hidden_tests`. Refuses a visible test whose helpers compute an assigned function (`answering_helpers`) unless
-    named in `give`. The test file goes to `course/source/.grading/<name>/`. Returns the source notebook's path.
+    the helpers only they use), withheld unless named in `give`; the rest of the chapter's code is read-only; a
+    *Graded tests* section holds one graded cell per test of `tests` (default: the project's
+    `tests/grading/graded_<module>.py`), hidden ones only with `hidden_tests`. Refuses a visible test whose helpers
+    compute an assigned function (`answering_helpers`) unless named in `give`. The test file goes to
+    `course/source/.grading/<name>/`. Returns the source notebook's path.
     """
     notebook, course = Path(notebook), _course_folder(course, create=True)
     if not notebook.is_file():
@@ -533,7 +534,8 @@ def make_assignment(notebook, functions, course, *, name=None, hidden_tests=Fals
         raise ValueError("tests: the visible tests show " + ", ".join(f"{h} (it computes what {f} computes)"
                          for h, f in shown.items()) + f"; hide the tests that use them in {test_file.name}, "
                          f"or give them on purpose with --give {','.join(shown)}")
-    unknown = sorted(set(give) - set(_all_functions(nb)) - {n for s in ast.parse(setup).body for n in _names_defined(s)})
+    helpers = {n for statement in ast.parse(setup).body for n in _names_defined(statement)}
+    unknown = sorted(set(give) - set(_all_functions(nb)) - helpers)
     if unknown:
         raise ValueError(f"give: {unknown} are neither functions of {notebook.name} nor helpers of its visible tests")
     given = {f: sorted(h for h in _private_calls(nb, f) if h not in plan[f] and h not in withheld) for f in wanted}
@@ -616,7 +618,8 @@ def _runnable(source: str) -> str:
 def student_code(repaired) -> tuple[str, dict]:
     """The code that grading runs in the student's process: the solution cells, the cells the student added and
     the given cells of the (repaired) notebook, in order, each run on its own so that an error in one cell leaves
-    the others' definitions in place (with postponed annotations, as the chapters' modules have). Returns the code and, by solution `grade_id`, the syntax errors found."""
+    the others' definitions in place (with postponed annotations, as the chapters' modules have). Returns the
+    code and, by solution `grade_id`, the syntax errors found."""
     cells, errors = [], {}
     for index, cell in enumerate(repaired.cells):
         meta = _meta(cell)
@@ -676,7 +679,8 @@ def _reasons(text: str, blocked) -> set:
              if any(m == b or m.startswith(b + ".") for b in blocked)}
     names = _names_used(tree) | {m.split(".")[0] for m in imported}
     found |= {f"uses {n} ({_REACHES[n]})" for n in names & set(_REACHES)}
-    attrs = {(n.value.id, n.attr) for n in ast.walk(tree) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)}
+    attrs = {(n.value.id, n.attr) for n in ast.walk(tree)
+             if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)}
     found |= {f"uses {m}.{a} (the interpreter, files or processes)" for m, a in attrs
               if (m == "sys" and a in _SYS) or (m == "os" and (a in _OS or a.startswith(("exec", "spawn"))))}
     found |= {f"names a course or grader path ({n.value[:40]!r})" for n in ast.walk(tree)
@@ -777,7 +781,8 @@ def grade_notebook(course, assignment: str, student: str, manifest: dict) -> dic
         elif not passed and cell["function"] in problems:
             reason = f"{problems[cell['function']]}: {reason}"
         rows.append({**cell, "passed": passed, "reason": "" if passed else reason,
-                     "doc": getattr(outcome, "doc", ""), "calls": [[c.call, c.result] for c in getattr(outcome, "calls", ())],
+                     "doc": getattr(outcome, "doc", ""),
+                     "calls": [[c.call, c.result] for c in getattr(outcome, "calls", ())],
                      "output": getattr(outcome, "output", ""), "isolation": getattr(outcome, "isolation", "")})
     return {"student": student, "notebook": stem, "tests": rows, "unreadable": submitted is None and bool(failure)
             and failure != "no submitted notebook",
@@ -788,16 +793,18 @@ def _results_file(course: Path, assignment: str, student: str, stem: str) -> Pat
     return Path(course).resolve() / "source" / GRADING / assignment / "results" / student / f"{stem}.json"
 
 
+def _store(course, assignment: str, result: dict) -> dict:
+    "Keep a notebook's grading result with the tests (for `scores` and `review`)."
+    path = _results_file(course, assignment, result["student"], result["notebook"])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(result, indent=1))
+    return result
+
+
 def grade_submission(course, assignment: str, student: str) -> list[dict]:
     "Grade every notebook of one student's submission (`grade_notebook`) and store the results with the tests."
-    results = []
-    for manifest in _manifests(course, assignment):
-        result = grade_notebook(course, assignment, student, manifest)
-        path = _results_file(course, assignment, student, manifest["notebook"])
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(result, indent=1))
-        results.append(result)
-    return results
+    return [_store(course, assignment, grade_notebook(course, assignment, student, manifest))
+            for manifest in _manifests(course, assignment)]
 
 
 def _feedback_text(row: dict) -> str:
@@ -863,7 +870,8 @@ def nbgrader_preprocessors() -> tuple[list, list]:
             if manifest is None:
                 return super().preprocess(nb, resources)
             key = (str(course), info["assignment"], info["student"], info["notebook"])
-            result = _PRECOMPUTED.get(key) or grade_notebook(course, info["assignment"], info["student"], manifest)
+            result = _PRECOMPUTED.get(key) or _store(course, info["assignment"], grade_notebook(
+                course, info["assignment"], info["student"], manifest))
             rows = {row["grade_id"]: row for row in result["tests"]}
             for cell in nb.cells:
                 grade_id = _meta(cell).get("grade_id")

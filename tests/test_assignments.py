@@ -194,7 +194,8 @@ def test_made_assignment_is_an_nbgrader_source_notebook(made):
     assert "block_channel" not in graded["spr_channel-test_against_labels"].source
     assert not any("block_channel" in c.source for c in nb.cells)                  # the hidden test's helper
     solutions = [c for c in nb.cells if _meta(c).get("solution")]
-    assert len(solutions) == 1 and "def spr_channel(" in solutions[0].source and "### BEGIN SOLUTION" in solutions[0].source
+    assert len(solutions) == 1 and "def spr_channel(" in solutions[0].source
+    assert "### BEGIN SOLUTION" in solutions[0].source
     assert not any(c.get("outputs") or "#| export" in c.source for c in nb.cells if c.cell_type == "code")
     stored = course / "source" / ".grading" / "hw1"
     assert (stored / "graded_spr.py").read_text() == TESTS and (stored / "01_spr.json").is_file()

@@ -918,7 +918,8 @@ def _summary(results: list[dict], error: str = "") -> dict:
         if not row["passed"]:
             failures.setdefault(row["function"], row["reason"])
     return {"score": sum(r["points"] for r in rows if r["passed"]), "max_score": sum(r["points"] for r in rows),
-            "failures": failures, "error": error}
+            "failures": failures, "error": error,
+            "unsandboxed": sorted({r["isolation"] for r in rows if r.get("isolation", "sandbox") != "sandbox"})}
 
 
 def autograde(course, assignment: str, *, jobs: int = 1, students=None) -> dict:
@@ -1073,7 +1074,9 @@ def check(notebook, timeout: float = 10.0) -> list[CheckRow]:
     with tempfile.TemporaryDirectory() as folder:
         test_file = Path(folder) / "visible_tests.py"
         test_file.write_text("\n\n\n".join([setup, *(c.source for c in tests)]) + "\n")
-        outcomes = run_graded(test_file, code, functions, blocked=blocked_modules(functions), timeout=timeout)
+        with warnings.catch_warnings():          # a student's own machine need not have the sandbox
+            warnings.simplefilter("ignore")
+            outcomes = run_graded(test_file, code, functions, blocked=blocked_modules(functions), timeout=timeout)
     rows = []
     for function in functions:
         mine = [o for o in outcomes if o.function == function]
@@ -1162,6 +1165,10 @@ def _autograde_command(args) -> int:
         why = "; ".join(f"{f}: {r}" for f, r in s["failures"].items())
         print(f"{student:20s} {s['score']:g}/{s['max_score']:g}" + (f"  {why}"[:400] if why else "") +
               (f"  nbgrader failed: {s['error']}" if s["error"] else ""))
+    unsandboxed = sorted({why for s in summary.values() for why in s["unsandboxed"]})
+    if unsandboxed:
+        print(f"note: the submissions ran without the sandbox ({'; '.join(unsandboxed)}): they could read every "
+              "file this user can; `review` lists the cells that name files or the course")
     return 1 if any(s["error"] for s in summary.values()) else 0
 
 # %% ../nbs/90_assignments.ipynb #31724e0a

@@ -672,3 +672,15 @@ def test_grading_next_to_a_fork_bomb_gives_the_same_outcomes(behaviour, tmp_path
         assert graded.result() == behaviour[1]
         assert [o.passed for o in bombing.result()] == [False, True]
     assert survivors() == []
+
+
+def test_without_bubblewrap_grading_says_why_or_refuses(monkeypatch, tmp_path):
+    monkeypatch.setattr(grading.shutil, "which", lambda name: None)
+    assert grading._probe() == "none: bubblewrap (bwrap) is not installed"
+    monkeypatch.setitem(grading._ISOLATION, "auto", "none: bubblewrap (bwrap) is not installed")
+    test_file = tmp_path / "graded_empty.py"
+    test_file.write_text("")
+    with pytest.raises(RuntimeError, match="the sandbox is not available: none: bubblewrap"):
+        run_graded(test_file, "def f(): pass", ["f"], sandbox="bubblewrap")
+    with pytest.warns(GradingWarning, match=r"without a sandbox \(bubblewrap \(bwrap\) is not installed\)"):
+        assert run_graded(test_file, "def f(): pass", ["f"]) == []

@@ -642,6 +642,16 @@ def _well_formed(reply: dict, nonce: str) -> bool:
             or key in ("loaded", "ready") and type(body) is list
             and _strings(body, len(body)))
 
+# %% ../nbs/93_grading.ipynb #grading-spawn
+def _start_fresh(box: _Box) -> tuple:
+    "A fresh interpreter: (process, requests, replies, output, scratch folder, uid)."
+    uid = _fresh_uid()
+    scratch = tempfile.mkdtemp(prefix="scratch-", dir=box.folder)
+    requests_read, requests = os.pipe()
+    replies, replies_write = os.pipe()
+    process, output = _spawn(box, (requests_read, replies_write), scratch, uid)
+    return process, requests, replies, output, scratch, uid
+
 
 def _spawn(box: _Box, fds: tuple, scratch: str, uid: int) -> tuple:
     "Start a child that inherits `fds` (closed here); (the process, its output's end)."
@@ -681,26 +691,32 @@ def _kill_user(uid: int) -> None:
         time.sleep(0.01)
 
 
+def _kill(process: subprocess.Popen, uid: int | None = None) -> None:
+    """Kill a child's process group (in the sandbox: its PID namespace) and, with
+    `uid`, every process of that user id, even one that left the group."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    process.wait()
+    if uid is not None:
+        _kill_user(uid)
+
+
 # %% ../nbs/93_grading.ipynb #grading-child-class
 class _Child:
     "The grader's end of one student process, started for one test, killed after."
 
     def __init__(self, box: _Box, config: dict, timeout: float, zygote=None):
-        """A fresh interpreter, or a fork of `zygote` (which raises `_ZygoteLost`
-        when the zygote cannot make one)."""
+        "A fresh interpreter, or a fork of `zygote` (else `_ZygoteLost`)."
         self.timeout, self.failure, self.zygote, self.ended = timeout, "", zygote, ""
-        self.uid = self.process = self.scratch = None
-        self.sweep = box.drops          # root without the sandbox: kill by user id
-        nonce = secrets.token_hex(16)
+        nonce, self.process, self.scratch = secrets.token_hex(16), None, None
         if zygote is not None:
             self.requests, self.replies, output = zygote.fork(config, nonce)
         else:
-            self.uid = _fresh_uid()
-            self.scratch = tempfile.mkdtemp(prefix="scratch-", dir=box.folder)
-            requests_read, self.requests = os.pipe()
-            self.replies, replies_write = os.pipe()
-            self.process, output = _spawn(box, (requests_read, replies_write),
-                                          self.scratch, self.uid)
+            self.process, self.requests, self.replies, output, self.scratch, uid = \
+                _start_fresh(box)
+            self.uid = uid if box.drops else None     # root without the sandbox
         os.set_blocking(self.requests, False)
         self.sink = _Sink(output)
         if zygote is None:
@@ -754,18 +770,11 @@ class _Child:
         return self.ended
 
     def close(self) -> None:
-        """Kill the child and all it started: its process group and, in the sandbox,
-        its PID namespace, or the zygote's sweep; as root, every process of its uid."""
+        "Kill the child and all it started (`_kill`, or the zygote's sweep)."
         if self.requests < 0:
             return
         if self.zygote is None:
-            try:
-                os.killpg(self.process.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-            self.process.wait()
-            if self.sweep:
-                _kill_user(self.uid)
+            _kill(self.process, self.uid)
         elif not self.ended:
             self.ended = self.zygote.end_test(wait=False)
         for fd in (self.requests, self.replies):
@@ -913,6 +922,10 @@ def _forked_child(fds: list, request: dict, code) -> None:
 
 
 # %% ../nbs/93_grading.ipynb #grading-zygote-end
+class _ZygoteLost(Exception):
+    "The zygote died or did not answer: the test gets a fresh interpreter instead."
+
+
 def _processes() -> list:
     "The other processes of this PID namespace (all but its init and this one)."
     me = os.getpid()
@@ -975,10 +988,6 @@ def _wipe(folder: str) -> None:
 
 
 # %% ../nbs/93_grading.ipynb #grading-zygote-class
-class _ZygoteLost(Exception):
-    "The zygote died or did not answer: the test gets a fresh interpreter instead."
-
-
 class _Zygote:
     "The grader's end of the zygote: one sandboxed process per submission."
 
@@ -990,11 +999,10 @@ class _Zygote:
                                       _fresh_uid())
         self.socket, self.fd = ours, ours.fileno()
         self.sink = _Sink(output, keep=0)
-        self.imported = []
         try:
             self._ask(None, "ready", _STARTUP)
             config = dict(config, zygote=True, nonce=secrets.token_hex(16))
-            self.imported = self._ask(config, "loaded", 2 * _STARTUP)
+            self.imported = self._ask(config, "loaded", 2 * _STARTUP)   # module names
         except _ZygoteLost:
             pass
 
@@ -1050,11 +1058,7 @@ class _Zygote:
         "Kill the zygote's process group and with it its PID namespace."
         if self.socket is None:
             return
-        try:
-            os.killpg(self.process.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        self.process.wait()
+        _kill(self.process)
         self.socket.close()
         self.socket, self.fd = None, -1
         self.sink.thread.join(2)
@@ -1190,8 +1194,9 @@ def run_graded(test_file, code: str, functions, *, blocked=None, hidden_paths=()
     """Grade `code` (the student's source) with the `@grades` tests in `test_file`
     that grade one of `functions`; one `TestOutcome` per test, in the file's order.
 
-    Each test gets a fresh child process that runs `code`; the test runs here and
-    calls the student's function through a proxy, each call within `timeout`
+    Each test gets a fresh child process that runs `code` (in the sandbox, forked
+    from a zygote that imported the modules `code` names once); the test runs here
+    and calls the student's function through a proxy, each call within `timeout`
     seconds. The child cannot import `blocked` (default:
     `default_blocked(functions)`) nor, in the sandbox, read `hidden_paths`, the
     project or the grader's files; it has `memory_mb` of address space. `sandbox`:

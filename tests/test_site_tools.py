@@ -131,3 +131,18 @@ def test_code_line_lint_reads_the_lines_a_reader_sees():
     found = lint_code_lines.long_lines(Path("planted.ipynb"), nb)
     assert len(found) == 1 and "cell 1 line 2: 121 characters" in found[0]
     assert lint_code_lines.long_lines(Path("planted.ipynb"), nb, limit=130) == []
+
+
+def test_docstring_folds_after_the_first_paragraph():
+    code = ('def f(x):\n    """Summary line\n    continues.\n\n    Parameters\n    ----------\n    x : int\n'
+            '        The x.\n    """\n    return x\n\n\nclass C:\n    "Short."\n    def g(self):\n'
+            '        """One.\n\n        a\n        b\n        c\n        """\n        pass\n\n    def h(self):\n'
+            '        """Two paragraphs.\n\n        but a short rest\n        """\n')
+    pieces = ldpbook_sphinx.docstring_folds(code)
+    assert [folded for _, folded in pieces] == [False, True, False, True, False]
+    assert pieces[0][0].endswith("continues.") and pieces[1][0].strip().startswith("Parameters")
+    assert pieces[1][0].rstrip().endswith('"""') and pieces[2][0].lstrip().startswith("return x")
+    assert "".join(text for text, _ in pieces).replace("\n", "") == code.replace("\n", "")   # nothing lost
+    assert "but a short rest" in pieces[4][0]                                              # 2 lines: not folded
+    assert ldpbook_sphinx.docstring_folds("x = 1\n") == [("x = 1\n", False)]
+    assert ldpbook_sphinx.docstring_folds("%timeit f()") == [("%timeit f()", False)]

@@ -968,24 +968,30 @@ def _end_test(pid: int, wait: bool) -> str:
 
 
 def _wipe(folder: str) -> None:
-    "Delete what the tests wrote in `folder`, whatever modes they gave it."
-    for root, folders, _ in os.walk(folder):
-        for name in folders:
-            path = os.path.join(root, name)
-            if not os.path.islink(path):
-                try:
-                    os.chmod(path, 0o700)
-                except OSError:
-                    pass
-    for name in os.listdir(folder) if os.path.isdir(folder) else ():
-        path = os.path.join(folder, name)
-        if os.path.isdir(path) and not os.path.islink(path):
-            shutil.rmtree(path, ignore_errors=True)
-        else:
+    """Delete what the tests wrote in `folder`, whatever modes they gave it; what is
+    mounted there (a Python installation below /tmp) is left alone."""
+    try:
+        device = os.lstat(folder).st_dev
+    except OSError:
+        return
+    found = []
+    for root, folders, files in os.walk(folder):
+        mine = [name for name in folders if not os.path.islink(os.path.join(root, name))
+                and os.lstat(os.path.join(root, name)).st_dev == device]
+        for name in mine:
             try:
-                os.unlink(path)
+                os.chmod(os.path.join(root, name), 0o700)
             except OSError:
                 pass
+        found += [(os.path.join(root, name), name in mine)
+                  for name in files + [name for name in folders if name not in mine]
+                  + mine]
+        folders[:] = mine
+    for path, is_folder in reversed(found):
+        try:
+            os.rmdir(path) if is_folder else os.unlink(path)
+        except OSError:
+            pass
 
 
 # %% ../nbs/93_grading.ipynb #grading-zygote-class

@@ -437,14 +437,16 @@ CALLS = []
 def state():
     "What this test's child sees of earlier tests; then it leaves files, a process and a call behind."
     CALLS.append(1)
-    seen = {"calls": len(CALLS), "files": sorted(os.listdir("/tmp") + os.listdir(".")),
+    seen = {"calls": len(CALLS), "files": sorted({"left", "locked"} & set(os.listdir("/tmp") + os.listdir("."))),
             "processes": len([pid for pid in os.listdir("/proc") if pid.isdigit()]),
             "threads": threading.active_count(), "forked": os.getppid() != 1}
     for path in ("/tmp/left", "left"):
         with open(path, "w") as file:
             file.write("for the next test")
-    os.makedirs("locked/inner")
-    os.chmod("locked", 0)
+    for folder in ("locked", "/tmp/locked"):
+        os.makedirs(folder + "/inner")
+        os.chmod(folder + "/inner", 0)
+        os.chmod(folder, 0)
     if os.fork() == 0:
         os.setsid()
         time.sleep(600)

@@ -478,3 +478,32 @@ def test_design_command_errors(tmp_path):
         assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
         assert done.stderr.startswith("ldpbook design: error:") and words in done.stderr
         assert "7.5" not in done.stderr and "2000000" not in done.stderr
+
+
+def test_berry_esseen_bound_by_simulation():
+    "The Berry–Esseen test: level at most α and power at least the bound, by simulation."
+    from ldpbook.estimated import BERRY_ESSEEN, _berry_esseen_power
+    from scipy import stats
+    rng = np.random.default_rng(9)
+    u, v = np.array([0.3, 0.3, 0.4]), np.array([0.25, 0.3, 0.45])
+    n, alpha, reps = 3000, 0.05, 40_000
+    llr = np.log(v) - np.log(u)
+    m0, s0 = u @ llr, math.sqrt(u @ (llr - u @ llr) ** 2)
+    e0 = BERRY_ESSEEN * (u @ np.abs(llr - m0) ** 3) / (s0 ** 3 * math.sqrt(n))
+    t = n * m0 + s0 * math.sqrt(n) * stats.norm.ppf(1 - alpha + e0)
+    level = np.mean(rng.multinomial(n, u, reps) @ llr > t)
+    power = np.mean(rng.multinomial(n, v, reps) @ llr > t)
+    bound = _berry_esseen_power(u, v, n, alpha)
+    se = math.sqrt(0.25 / reps)
+    assert level <= alpha + 3 * se and power >= bound - 3 * se and 0 < bound < power
+
+
+def test_tiny_eps_sample_sizes_are_certified_and_fast():
+    p = np.array([0.28, 0.19, 0.14, 0.10, 0.12, 0.11, 0.06])
+    q = np.array([0.35, 0.19, 0.14, 0.09, 0.10, 0.08, 0.05])
+    binary = sample_size_details(p, q, 1e-3)                       # two outputs: exact
+    assert binary.method == "binomial" and binary.n > 10**8
+    rr = sample_size_details(p, q, 1e-3, channel=randomized_response(7, 1e-3))
+    assert rr.method == "berry-esseen" and rr.lower_bound <= rr.n and rr.n > binary.n
+    with pytest.raises(ValueError, match="too close"):
+        sample_size(p, q, 1e-9)

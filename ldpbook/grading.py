@@ -454,16 +454,17 @@ def _bwrap_command(lib: str, hidden, uid: int) -> list:
     for path in python + ["/etc/ld.so.cache"] + _site_folders():
         if os.path.exists(path) and not any(_inside(path, s) for s in sources):
             sources.append(path)
-    above = sorted({str(p) for s in sources for p in Path(s).parents} - {"/"})
-    args = [a for path in above for a in ("--perms", "0755", "--dir", path)] + links
+    private = ("/tmp", "/scratch")      # first: a folder below /tmp is mounted over it
+    args = [a for path in private
+            for a in ("--perms", "1777", "--size", str(64 * 2**20), "--tmpfs", path)]
+    above = sorted({str(p) for s in sources for p in Path(s).parents} - {"/", *private})
+    args += [a for path in above for a in ("--perms", "0755", "--dir", path)] + links
     args += [a for path in sources for a in ("--ro-bind", path, path)]
     for path in sorted({os.path.realpath(p) for p in hidden}):
         if os.path.exists(path) and path not in sources and \
                 any(_inside(path, s) for s in sources):
             args += ["--tmpfs", path] if os.path.isdir(path) else \
                 ["--ro-bind", "/dev/null", path]
-    for path in ("/tmp", "/scratch"):
-        args += ["--perms", "1777", "--size", str(64 * 2**20), "--tmpfs", path]
     args += ["--ro-bind", lib, "/submission", "--proc", "/proc", "--dev", "/dev",
              "--chdir", "/scratch", "--die-with-parent", "--hostname", "submission"]
     bwrap = shutil.which("bwrap")

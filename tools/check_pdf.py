@@ -9,7 +9,7 @@ Reads `ldpbook.tex`, `ldpbook.log` and `ldpbook.pdf` in the LaTeX build folder a
 - a figure the TeX source includes that is missing or empty, or a PDF with fewer embedded images than that;
 - an undefined reference or citation in the LaTeX log, or "??" in the PDF's text;
 - a missing character (a glyph the font lacks prints nothing);
-- an Overfull \\hbox wider than 20 pt (text visibly running into the margin or off the page);
+- an Overfull \\hbox wider than 36 pt, half the 1-inch margin (text running toward the edge of the page);
 - a rendered page (pdftoppm, 50 dpi) that is blank: the first page, the first page of each chapter and every page
   with a figure are rendered, and each must have ink.
 """
@@ -21,7 +21,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-OVERFULL_LIMIT_PT = 20.0
+OVERFULL_LIMIT_PT = 36.0          # half of the 1-inch margin: a wider line runs toward the page's edge
 UNDEFINED = re.compile(r"(?:Reference|Citation|Hyper reference) [`'‘]([^'’]+)['’] on page \d+ undefined")
 OVERFULL = re.compile(r"^Overfull \\hbox \((\d+(?:\.\d+)?)pt too wide\) (.*?)(?:lines? (\d+)(?:--(\d+))?)?$", re.M)
 INCLUDE = re.compile(r"\\sphinxincludegraphics(?:\[[^\]]*\])?\{(\{[^{}]+\}[^{}]*|[^{}]+)\}")

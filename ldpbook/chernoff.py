@@ -402,7 +402,8 @@ class _AffinityFloor:
 def _branch_and_bound(search, lipschitz, spread, tol, max_dp_calls, grid=8):
     """Certified max over λ ∈ [0, 1] of H(λ) for log-ratios in a range of width `spread`: returns the upper bound
     (the lower bound is ``search.best``)."""
-    search.consider(divergence_optimal(search.p, search.q, search.eps, divergence="hellinger", ell=search.ell).partition)
+    search.consider(divergence_optimal(search.p, search.q, search.eps, divergence="hellinger",
+                                       ell=search.ell).partition)
     search.calls += 1                  # λ = 1/2 in the cancellation-free Hellinger form: a seed for tiny ε
     up = 1 / (1 - _ORACLE_RTOL)         # H(λ) ≤ up · (the evaluated H(λ)): the oracle's error
 
@@ -503,7 +504,8 @@ def _figure_mechanisms(p: np.ndarray, q: np.ndarray, eps: float, tol: float) -> 
     "The partitions of the five mechanisms compared in the figure, and the DP calls and gap of Chernoff's."
     best = chernoff_optimal(p, q, eps, tol=tol)
     return ({"Chernoff": best.partition, "KL": divergence_optimal(p, q, eps, divergence="kl").partition,
-             "TV": divergence_optimal(p, q, eps, divergence="tv").partition, "binary": binary_mechanism(p, q, eps).partition,
+             "TV": divergence_optimal(p, q, eps, divergence="tv").partition,
+             "binary": binary_mechanism(p, q, eps).partition,
              "RR": randomized_response_mechanism(p, q, eps).partition}, best.dp_calls, best.gap / best.value)
 
 # %% ../nbs/06_chernoff.ipynb #ch6-043

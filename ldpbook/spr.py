@@ -580,7 +580,8 @@ def kov_lp(p: ArrayLike, q: ArrayLike, eps: float, *, divergence: str | LinearFr
     The small-ε trap: every μ̃(H) is then O(ε) while the optimum is O(ε²), so with default tolerances HiGHS
     may stop at a sub-optimal vertex. The linear-free scores (`foundations.divergence_terms`) drop the tangent
     f'(1)(u_H − v_H), whose sum vanishes on the feasible set (the optimum is unchanged and all coefficients
-    become ≥ 0 and O(ε²)); we rescale to max |coefficient| = 1, tighten the tolerances, and certify optimality with the dual: for any y,
+    become ≥ 0 and O(ε²)); we rescale to max |coefficient| = 1, tighten the tolerances, and certify optimality
+    with the dual: for any y,
     OPT ≤ 1ᵀy + k·max_H (c_H − (Aᵀy)_H)₊ because Σ_H φ_H ≤ k on the feasible set.
 
     Parameters
@@ -1049,7 +1050,8 @@ _TABLE_BUDGET = 6_000_000          # largest number of stored interval scores (4
 
 @dataclass
 class _Batch:
-    "n instances of the SPR problem with n_groups groups each: group masses a, b, differences d, and w, c, K per instance."
+    """n instances of the SPR problem with n_groups groups each: group masses a, b, differences d, and w, c, K
+    per instance."""
     a: np.ndarray
     b: np.ndarray
     d: np.ndarray

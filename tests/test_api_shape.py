@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-MODULES = ["foundations", "spr", "egamma", "sparse", "closeness", "adaptive", "chernoff"]
+MODULES = ["foundations", "spr", "egamma", "sparse", "closeness", "adaptive", "chernoff", "estimated"]
 # Validators take (value, name): the argument's name is part of what they check. Chapter 3's kernel constructors
 # keep the parameters that define the kernel positional.
 POSITIONAL_EXCEPTIONS = {"foundations": {"check_eps", "check_nonnegative", "check_distribution", "check_pair",

@@ -116,3 +116,33 @@ def test_measuring_copy_keeps_links_and_adds_the_script(tmp_path):
     copy = check_site.with_measurement(page, '<html><head lang="en"><title>t</title></head><body>x</body></html>')
     assert f'<head lang="en"><base href="{page.parent.as_uri()}/">' in copy
     assert copy.count("ldpbook-layout") == 1 and copy.endswith("</script></body></html>")
+
+
+import lint_code_lines  # noqa: E402
+
+
+def test_code_line_lint_reads_the_lines_a_reader_sees():
+    v4 = nbformat.v4
+    nb = v4.new_notebook(cells=[v4.new_code_cell("#| export\n# NBVAL_IGNORE_OUTPUT\nx = 1  # " + "a" * 111),  # 120
+                                v4.new_code_cell("def f():\n    return 2  # " + "b" * 105),                   # 121
+                                v4.new_code_cell("#| hide\nz = " + "c" * 200),
+                                v4.new_code_cell("#| echo: false\nz = " + "c" * 200),
+                                v4.new_markdown_cell("d" * 300)])
+    found = lint_code_lines.long_lines(Path("planted.ipynb"), nb)
+    assert len(found) == 1 and "cell 1 line 2: 121 characters" in found[0]
+    assert lint_code_lines.long_lines(Path("planted.ipynb"), nb, limit=130) == []
+
+
+def test_docstring_folds_after_the_first_paragraph():
+    code = ('def f(x):\n    """Summary line\n    continues.\n\n    Parameters\n    ----------\n    x : int\n'
+            '        The x.\n    """\n    return x\n\n\nclass C:\n    "Short."\n    def g(self):\n'
+            '        """One.\n\n        a\n        b\n        c\n        """\n        pass\n\n    def h(self):\n'
+            '        """Two paragraphs.\n\n        but a short rest\n        """\n')
+    pieces = ldpbook_sphinx.docstring_folds(code)
+    assert [folded for _, folded in pieces] == [False, True, False, True, False]
+    assert pieces[0][0].endswith("continues.") and pieces[1][0].strip().startswith("Parameters")
+    assert pieces[1][0].rstrip().endswith('"""') and pieces[2][0].lstrip().startswith("return x")
+    assert "".join(text for text, _ in pieces).replace("\n", "") == code.replace("\n", "")   # nothing lost
+    assert "but a short rest" in pieces[4][0]                                              # 2 lines: not folded
+    assert ldpbook_sphinx.docstring_folds("x = 1\n") == [("x = 1\n", False)]
+    assert ldpbook_sphinx.docstring_folds("%timeit f()") == [("%timeit f()", False)]

@@ -1,0 +1,509 @@
+"""Tests of ldpbook.estimated: the uniform Lipschitz bound against random ε-LDP channels
+and perturbations for every divergence, the l1 radii and the plug-in certificate's
+coverage by simulation, the sample size against exact arithmetic (two outputs),
+enumeration and Monte Carlo (more outputs), the shipped data set, and bad inputs."""
+
+import itertools
+import math
+import zlib
+
+import mpmath as mp
+import numpy as np
+import pytest
+
+from ldpbook.estimated import (
+    MAX_TYPES,
+    _lattice_power,
+    _types_power,
+    divergence_constants,
+    l1_radius,
+    load_health_visits,
+    output_lipschitz,
+    plugin_optimal,
+    sample_size,
+    sample_size_details,
+)
+from ldpbook.foundations import LinearFree, divergence, is_ldp, randomized_response
+from ldpbook.spr import binary_mechanism, divergence_optimal, spr_channel
+
+mp.mp.dps = 40
+
+KINDS = [
+    ("kl", {}),
+    ("tv", {}),
+    ("chi2", {}),
+    ("hellinger", {}),
+    ("egamma", {"gamma": 0.5}),
+    ("egamma", {"gamma": 1.0}),
+    ("egamma", {"gamma": 1.5}),
+    ("egamma", {"gamma": 3.0}),
+    ("renyi", {"alpha": 0.3}),
+    ("renyi", {"alpha": 0.5}),
+    ("renyi", {"alpha": 2.0}),
+    ("renyi", {"alpha": 4.0}),
+]
+F = {
+    "kl": lambda t: t * math.log(t),
+    "chi2": lambda t: (t - 1) ** 2,
+    "hellinger": lambda t: (math.sqrt(t) - 1) ** 2,
+    "tv": lambda t: 0.5 * abs(t - 1),
+}
+
+
+def random_ldp_channel(k, eps, rng):
+    "A random mixture of randomized response on 1–3 random partitions of [k]."
+    parts = []
+    for _ in range(rng.integers(1, 4)):
+        s = int(rng.integers(1, k + 1))
+        label = rng.integers(0, s, k)
+        parts.append(rng.random() * randomized_response(s, eps)[label])
+    Q = np.hstack(parts)
+    return Q / Q.sum(axis=1, keepdims=True)
+
+
+def random_law(rng, k):
+    "A Dirichlet(1/2) law with, now and then, zero masses."
+    p = rng.dirichlet(np.full(k, 0.5))
+    if rng.random() < 0.3:
+        p[rng.integers(k)] = 0.0
+        p = p / p.sum()
+    return p
+
+
+@pytest.mark.parametrize("kind, params", KINDS)
+def test_lipschitz_bound_on_random_channels(kind, params):
+    rng = np.random.default_rng(zlib.crc32(f"{kind}{params}".encode()))
+    worst = 0.0
+    for _ in range(1500):
+        k = int(rng.integers(2, 8))
+        eps = float(rng.choice([0.01, 0.1, 0.5, 1.0, 2.0, 4.0, 8.0]))
+        Q = random_ldp_channel(k, eps, rng)
+        assert is_ldp(Q, eps)
+        p, q = random_law(rng, k), random_law(rng, k)
+        s = float(rng.choice([1e-6, 1e-3, 0.1, 0.5, 1.0]))
+        p2 = (1 - s) * p + s * random_law(rng, k)
+        q2 = q if rng.random() < 0.3 else (1 - s) * q + s * random_law(rng, k)
+        Lp, Lq = output_lipschitz(eps, divergence=kind, **params)
+        change = abs(
+            divergence(p @ Q, q @ Q, kind=kind, **params)
+            - divergence(p2 @ Q, q2 @ Q, kind=kind, **params)
+        )
+        bound = Lp * np.abs(p - p2).sum() + Lq * np.abs(q - q2).sum()
+        assert change <= bound * (1 + 1e-9) + 1e-13, (k, eps, change, bound)
+        if bound > 1e-9:
+            worst = max(worst, change / bound)
+    if not (kind == "egamma" and params["gamma"] == 3.0):
+        assert worst > 0.2  # the bound is not vacuous: changes come close
+
+
+@pytest.mark.parametrize("eps", [0.05, 0.7, 2.0, 5.0])
+@pytest.mark.parametrize("kind, params", KINDS[:8])
+def test_constants_against_numerical_oscillation(kind, params, eps):
+    "½ osc f′ and ½ osc (f − t f′) by finite differences on a grid of [e^-ε, e^ε]."
+    f = F.get(kind) or (lambda t: max(t - params["gamma"], 0.0))
+    t = np.exp(np.linspace(-eps, eps, 4001))
+    h = 1e-7 * t
+    slopes = np.array([(f(x + d) - f(x - d)) / (2 * d) for x, d in zip(t, h)])
+    a = 0.5 * (slopes.max() - slopes.min())
+    values = np.array([f(x) for x in t]) - t * slopes
+    b = 0.5 * (values.max() - values.min())
+    got = divergence_constants(eps, divergence=kind, **params)
+    assert got[0] == pytest.approx(a, rel=1e-3, abs=1e-6)
+    assert got[1] == pytest.approx(b, rel=1e-3, abs=1e-6)
+
+
+@pytest.mark.parametrize("alpha", [0.2, 0.5, 0.8, 1.5, 3.0])
+def test_renyi_constants_in_mpmath(alpha):
+    "D_α changes along a two-output path no faster than the constants allow."
+    eps = 1.3
+    a, b = divergence_constants(eps, divergence="renyi", alpha=alpha)
+    w = mp.e**eps / (1 + mp.e**eps)
+
+    def renyi(pu, pv):
+        u = [w * pu + (1 - w) * (1 - pu), (1 - w) * pu + w * (1 - pu)]
+        v = [w * pv + (1 - w) * (1 - pv), (1 - w) * pv + w * (1 - pv)]
+        s = mp.fsum(x**alpha * y ** (1 - alpha) for x, y in zip(u, v))
+        return mp.log(s) / (alpha - 1)
+
+    for pu, pv in [(1, 0), (0.9, 0.1), (0.3, 0.8), (0, 1)]:
+        d_u = mp.diff(
+            lambda x: renyi(x, mp.mpf(pv)), mp.mpf(pu) - (1e-20 if pu == 1 else 0)
+        )
+        d_v = mp.diff(
+            lambda x: renyi(mp.mpf(pu), x), mp.mpf(pv) + (1e-20 if pv == 0 else 0)
+        )
+        # moving mass s from one symbol to the other changes ‖Δp‖₁ by 2s
+        assert abs(d_u) / 2 <= math.tanh(eps / 2) * a * (1 + 1e-9)
+        assert abs(d_v) / 2 <= math.tanh(eps / 2) * b * (1 + 1e-9)
+
+
+def test_tv_constant_is_attained():
+    eps, s = 1.0, 0.1
+    Q = randomized_response(2, eps)
+    p, p2, q = np.array([1.0, 0.0]), np.array([1 - s, s]), np.array([0.5, 0.5])
+    change = divergence(p @ Q, q @ Q, kind="tv") - divergence(p2 @ Q, q @ Q, kind="tv")
+    Lp, _ = output_lipschitz(eps, divergence="tv")
+    assert change == pytest.approx(Lp * 2 * s, rel=1e-12)
+
+
+def test_callable_and_linear_free_bounds_cover_the_named_constants():
+    for eps in (0.1, 1.0, 3.0):
+        named = output_lipschitz(eps, divergence="kl")
+        plain = output_lipschitz(eps, divergence=F["kl"], f_slope_at_inf=np.inf)
+        phi = LinearFree(lambda t: (1 + t) * math.log1p(t) - t if t > -1 else 1.0)
+        free = output_lipschitz(eps, divergence=phi)
+        for bound in (plain, free):
+            assert all(
+                x * (1 - 1e-9) <= y <= x * (1 + 1e-4) for x, y in zip(named, bound)
+            )
+
+
+def test_lipschitz_edges():
+    assert output_lipschitz(0.0) == (0.0, 0.0)
+    assert output_lipschitz(np.inf, divergence="tv") == (0.5, 0.5)
+    assert output_lipschitz(np.inf) == (np.inf, np.inf)
+    assert output_lipschitz(1.0, divergence="egamma", gamma=3.0) == (
+        0.0,
+        0.0,
+    )  # e^1 < 3
+    a, b = output_lipschitz(800.0, divergence="hellinger")
+    assert math.isfinite(a) and a == b
+
+
+@pytest.mark.parametrize("n, k, delta", [(50, 2, 0.1), (200, 7, 0.05), (100, 30, 0.1)])
+def test_l1_radius_covers(n, k, delta):
+    rng = np.random.default_rng(n + k)
+    r = l1_radius(n, k, delta)
+    weissman = math.sqrt(2 * (math.log(2.0**k - 2) + math.log(1 / delta)) / n)
+    mcdiarmid = math.sqrt((k - 1) / n) + math.sqrt(2 * math.log(1 / delta) / n)
+    assert r == pytest.approx(min(weissman, mcdiarmid, 2.0), rel=1e-12)
+    for p in (np.full(k, 1 / k), rng.dirichlet(np.ones(k))):
+        dev = np.abs(rng.multinomial(n, p, size=20000) / n - p).sum(axis=1)
+        assert np.mean(dev > r) <= delta
+    assert l1_radius(10, 1, 0.5) == 0.0 and l1_radius(1, 1000, 0.5) == 2.0
+
+
+@pytest.mark.parametrize(
+    "kind, params",
+    [("kl", {}), ("tv", {}), ("egamma", {"gamma": 2.0}), ("hellinger", {})],
+)
+def test_certificate_coverage(kind, params):
+    "Many pilots from a known pair: the certificate holds at least at the stated rate."
+    rng = np.random.default_rng(11)
+    p = np.array([0.05, 0.10, 0.20, 0.30, 0.25, 0.10])
+    q = np.array([0.30, 0.25, 0.20, 0.15, 0.07, 0.03])
+    eps, confidence, reps, n = 2.0, 0.8, 300, 150
+    optimum = divergence_optimal(p, q, eps, divergence=kind, **params).value
+    holds, naive_fails = 0, 0
+    for _ in range(reps):
+        d = plugin_optimal(
+            rng.choice(6, n, p=p),
+            rng.choice(6, n, p=q),
+            eps,
+            k=6,
+            divergence=kind,
+            confidence=confidence,
+            **params,
+        )
+        value = divergence(
+            p @ d.mechanism.channel, q @ d.mechanism.channel, kind=kind, **params
+        )
+        holds += (
+            d.lower_bound <= value * (1 + 1e-12)
+            and optimum <= d.upper_bound
+            and optimum - value <= d.regret_bound * (1 + 1e-12) + 1e-15
+        )
+        naive_fails += d.estimate > value  # no margin: fails about half the time
+        assert (
+            d.regret_bound <= 2 * d.margin * (1 + 1e-12) and d.confidence == confidence
+        )
+    assert holds / reps >= confidence
+    assert naive_fails / reps > 0.2  # the check can fail: a zero margin would
+
+
+def test_plugin_matches_the_empirical_optimum():
+    x0, x1 = np.array([0, 0, 1, 2, 2, 2]), np.array([1, 1, 2, 0, 3])
+    d = plugin_optimal(x0, x1, 1.0, k=5)
+    p_hat, q_hat = np.bincount(x0, minlength=5) / 6, np.bincount(x1, minlength=5) / 5
+    assert np.array_equal(d.p_hat, p_hat) and np.array_equal(d.q_hat, q_hat)
+    assert d.estimate == divergence_optimal(p_hat, q_hat, 1.0).value
+    Lp, Lq = output_lipschitz(1.0)
+    assert d.margin == pytest.approx(
+        Lp * l1_radius(6, 5, 0.025) + Lq * l1_radius(5, 5, 0.025)
+    )
+    assert d.lower_bound == max(d.estimate - d.margin, 0.0)
+    assert plugin_optimal(x0, x1, 1.0, ell=2).mechanism.num_outputs <= 2
+    with pytest.raises(Exception):
+        d.estimate = 1.0
+
+
+def np_power_mpmath(u1, v1, n, alpha):
+    "Exact randomized NP power from the counts of an output with v1 > u1, in 40 digits."
+    u1, v1, alpha = mp.mpf(u1), mp.mpf(v1), mp.mpf(alpha)
+    size, power = mp.mpf(0), mp.mpf(0)
+    for t in range(n, -1, -1):
+        m0 = mp.binomial(n, t) * u1**t * (1 - u1) ** (n - t)
+        m1 = mp.binomial(n, t) * v1**t * (1 - v1) ** (n - t)
+        if size + m0 > alpha:
+            return power + (alpha - size) / m0 * m1
+        size, power = size + m0, power + m1
+    return mp.mpf(1)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_two_output_sample_size_is_exact(seed):
+    rng = np.random.default_rng(seed)
+    k = int(rng.integers(2, 7))
+    p, q = rng.dirichlet(np.ones(k)), rng.dirichlet(np.ones(k))
+    eps = float(rng.choice([1.0, 2.0, 4.0]))
+    alpha, beta = float(rng.choice([0.01, 0.05, 0.1])), float(rng.choice([0.1, 0.2]))
+    Q = binary_mechanism(p, q, eps).channel
+    found = sample_size_details(p, q, eps, alpha=alpha, beta=beta, channel=Q)
+    assert found.method == "binomial" and found.lower_bound == found.n
+    u, v = p @ Q, q @ Q
+    i = 1 if v[1] > u[1] else 0
+    n = next(
+        n for n in range(1, 5000) if np_power_mpmath(u[i], v[i], n, alpha) >= 1 - beta
+    )
+    assert found.n == n
+    assert float(np_power_mpmath(u[i], v[i], n, alpha)) == pytest.approx(
+        found.power, abs=1e-12
+    )
+
+
+def np_power_by_sequences(u, v, n, alpha):
+    "NP power by enumerating all m^n output sequences (no types, no sorting of types)."
+    m = u.size
+    seqs = np.array(list(itertools.product(range(m), repeat=n)))
+    log0, log1 = np.log(u)[seqs].sum(axis=1), np.log(v)[seqs].sum(axis=1)
+    llr = np.round(log1 - log0, 9)
+    mass0, mass1 = np.exp(log0), np.exp(log1)
+    power, size = 0.0, 0.0
+    for value in np.unique(llr)[::-1]:
+        at = llr == value
+        if size + mass0[at].sum() > alpha:
+            return power + (alpha - size) / mass0[at].sum() * mass1[at].sum()
+        size, power = size + mass0[at].sum(), power + mass1[at].sum()
+    return 1.0
+
+
+def test_types_power_against_sequences():
+    rng = np.random.default_rng(5)
+    for _ in range(8):
+        m = int(rng.integers(3, 5))
+        u, v = rng.dirichlet(np.ones(m)), rng.dirichlet(np.ones(m))
+        if rng.random() < 0.4:  # ties: two outputs with equal ratios
+            v[1] = v[0] * u[1] / u[0]
+            v = v / v.sum()
+        for n in (1, 3, 6):
+            alpha = float(rng.choice([0.05, 0.2]))
+            exact = np_power_by_sequences(u, v, n, alpha)
+            assert _types_power(u, v, n, alpha) == pytest.approx(exact, abs=1e-12)
+            assert _lattice_power(u, v, n, alpha) <= exact + 1e-9  # NP is most powerful
+
+
+def monte_carlo_np_power(u, v, n, alpha, rng, reps=400_000):
+    "The randomized LR test, its threshold and randomization estimated under H0."
+    llr = np.log(v) - np.log(u)
+    stat0 = np.round(rng.multinomial(n, u, reps) @ llr, 9)
+    stat1 = np.round(rng.multinomial(n, v, reps) @ llr, 9)
+    values, counts = np.unique(stat0, return_counts=True)
+    tail = np.cumsum(counts[::-1])[::-1] / reps  # P0(stat ≥ value)
+    j = int(np.argmax(tail <= alpha)) - 1 if tail[-1] <= alpha else values.size - 1
+    c = values[j]
+    above = np.mean(stat0 > c)
+    gamma = (alpha - above) / np.mean(stat0 == c)
+    return np.mean(stat1 > c) + gamma * np.mean(stat1 == c), reps
+
+
+def test_multi_output_sample_size_against_simulation():
+    rng = np.random.default_rng(8)
+    p = np.array([0.05, 0.10, 0.20, 0.30, 0.25, 0.10])
+    q = np.array([0.25, 0.25, 0.20, 0.15, 0.10, 0.05])
+    Q = spr_channel(((0, 1), (2,), (3, 4, 5)), 6, 2.0)
+    found = sample_size_details(p, q, 2.0, channel=Q)
+    assert found.method == "types"
+    u, v = p @ Q, q @ Q
+    for n, side in ((found.n, 1), (found.n - 1, -1)):
+        power, reps = monte_carlo_np_power(u, v, n, 0.05, rng)
+        se = math.sqrt(0.8 * 0.2 / reps)
+        exact = _types_power(u, v, n, 0.05)
+        assert abs(power - exact) < 5 * se + 1e-3
+        assert side * (exact - 0.8) >= 0
+
+
+def test_lattice_method_brackets_the_exact_answer():
+    rng = np.random.default_rng(4)
+    p, q = rng.dirichlet(np.ones(7)), rng.dirichlet(np.ones(7))
+    Q = randomized_response(7, 0.7)
+    found = sample_size_details(p, q, 0.7, channel=Q)
+    u, v = p @ Q, q @ Q
+    assert found.lower_bound <= found.n
+    if found.method == "lattice":
+        assert _lattice_power(u, v, found.n, 0.05) >= 0.8
+        power, reps = monte_carlo_np_power(u, v, found.n, 0.05, rng, reps=200_000)
+        assert power >= 0.8 - 5 * math.sqrt(0.16 / reps)  # NP is at least as powerful
+    assert sample_size(p, q, 0.7, channel=Q) == found.n
+
+
+def test_default_channel_and_trivial_cases():
+    p, q = np.array([0.6, 0.3, 0.1]), np.array([0.2, 0.3, 0.5])
+    Q = divergence_optimal(p, q, 1.0).channel
+    assert sample_size(p, q, 1.0) == sample_size(p, q, 1.0, channel=Q)
+    assert sample_size(p, q, 1.0, alpha=0.5, beta=0.5) == 0
+    assert sample_size([1.0, 0.0], [0.0, 1.0], np.inf) == 1  # one output decides
+    assert MAX_TYPES >= 10_000
+
+
+def test_bad_inputs():
+    p, q = np.array([0.6, 0.4]), np.array([0.3, 0.7])
+    x = np.array([0, 1, 1])
+    cases = [
+        (lambda: output_lipschitz(-1.0), ValueError, "eps"),
+        (lambda: output_lipschitz(1.0, divergence="nope"), ValueError, "divergence"),
+        (lambda: output_lipschitz(1.0, divergence="renyi"), ValueError, "alpha"),
+        (lambda: output_lipschitz(1.0, 2.0), TypeError, "positional"),
+        (lambda: plugin_optimal(x.astype(float), x, 1.0), TypeError, "x0"),
+        (lambda: plugin_optimal(x, np.array([True, False]), 1.0), TypeError, "x1"),
+        (lambda: plugin_optimal(x, -x, 1.0), ValueError, "non-negative"),
+        (lambda: plugin_optimal(x.reshape(3, 1), x, 1.0), ValueError, "1-D"),
+        (
+            lambda: plugin_optimal(np.array([], dtype=int), x, 1.0),
+            ValueError,
+            "non-empty",
+        ),
+        (lambda: plugin_optimal(x, x, 1.0, k=1), ValueError, "[0, k)"),
+        (lambda: plugin_optimal(x, x, 1.0, confidence=1.0), ValueError, "confidence"),
+        (lambda: plugin_optimal(x, x, 1.0, confidence=True), TypeError, "confidence"),
+        (lambda: plugin_optimal(x, x, 1.0, ell=0), ValueError, "ell"),
+        (lambda: plugin_optimal(x, x, float("nan")), ValueError, "eps"),
+        (lambda: l1_radius(0, 3, 0.1), ValueError, "n"),
+        (lambda: l1_radius(10, 3, 1.5), ValueError, "delta"),
+        (lambda: sample_size(p, q, 1.0, alpha=0.0), ValueError, "alpha"),
+        (lambda: sample_size(p, q, 1.0, beta=1.2), ValueError, "beta"),
+        (lambda: sample_size(p, q, 1.0, alpha="0.05"), TypeError, "alpha"),
+        (lambda: sample_size(p, p, 1.0), ValueError, "equal"),
+        (
+            lambda: sample_size(p, q, 1.0, channel=np.eye(3)),
+            ValueError,
+            "row per symbol",
+        ),
+        (lambda: sample_size(p, q, 1.0, channel=np.eye(2)), ValueError, "eps-LDP"),
+        (
+            lambda: sample_size(p, q, 1.0, channel=[[0.5, 0.6], [0.5, 0.5]]),
+            ValueError,
+            "channel",
+        ),
+        (lambda: sample_size([0.5, 0.6], q, 1.0), ValueError, "sum to 1"),
+        (lambda: sample_size(p, q, 1.0, 0.05), TypeError, "positional"),
+    ]
+    for call, error, words in cases:
+        with pytest.raises(error, match=None) as info:
+            call()
+        assert words in str(info.value), (words, str(info.value))
+        assert "0.6" not in str(info.value) and "0.7" not in str(info.value)
+
+
+def test_shipped_data_set(tmp_path):
+    data = load_health_visits()
+    assert data.visits.shape == data.coinsurance.shape == (20190,)
+    assert set(np.unique(data.coinsurance)) == {0, 25, 50, 95, 100}
+    x0, x1 = data.populations()
+    assert x0.size == 10997 and x1.size == 9193 and x0.max() <= 6 and x1.min() >= 0
+    assert np.bincount(data.symbols(), minlength=7)[0] == int(np.sum(data.visits == 0))
+    assert np.all(data.symbols()[data.visits >= 10] == 6)
+    assert not data.visits.flags.writeable
+    good = tmp_path / "good.csv"
+    good.write_text("# a comment\nmdvis,coinsurance\n3,0\n12,95\n")
+    small = load_health_visits(good)
+    assert small.visits.tolist() == [3, 12] and small.symbols().tolist() == [3, 6]
+    head = "mdvis,coinsurance\n"
+    for name, text in [
+        ("header.csv", "visits,rate\n1,0\n"),
+        ("float.csv", head + "1.5,0\n"),
+        ("neg.csv", head + "-1,0\n"),
+        ("short.csv", head + "1\n"),
+        ("empty.csv", head),
+    ]:
+        (tmp_path / name).write_text(text)
+        with pytest.raises(ValueError, match="path"):
+            load_health_visits(tmp_path / name)
+    with pytest.raises(FileNotFoundError, match="path"):
+        load_health_visits(tmp_path / "missing.csv")
+
+
+def run_cli(*args):
+    "The command line as a user runs it: a child process, its exit code and output."
+    import subprocess
+    import sys
+    return subprocess.run([sys.executable, "-m", "ldpbook.cli", *map(str, args)],
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_design_command(tmp_path):
+    import json
+    rng = np.random.default_rng(2)
+    x0, x1 = rng.choice(4, 800, p=[0.1, 0.2, 0.3, 0.4]), rng.choice(4, 700, p=[0.4, 0.3, 0.2, 0.1])
+    (tmp_path / "x0.csv").write_text("x0\n" + "\n".join(map(str, x0)))
+    (tmp_path / "x1.json").write_text(json.dumps([int(v) for v in x1]))
+    done = run_cli("design", tmp_path / "x0.csv", tmp_path / "x1.json", "--eps", "1",
+                   "--confidence", "0.9", "--alpha", "0.01", "--beta", "0.1")
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    ref = plugin_optimal(x0, x1, 1.0, confidence=0.9)
+    assert out["pilot_sizes"] == [800, 700] and out["k"] == 4
+    assert out["estimate"] == pytest.approx(ref.estimate, rel=1e-12)
+    assert out["lower_bound"] == pytest.approx(ref.lower_bound, rel=1e-12, abs=1e-15)
+    assert out["regret_bound"] == pytest.approx(ref.regret_bound, rel=1e-12)
+    assert out["partition"] == [list(b) for b in ref.mechanism.partition]
+    n = sample_size(ref.p_hat, ref.q_hat, 1.0, alpha=0.01, beta=0.1,
+                    channel=ref.mechanism.channel)
+    assert out["sample_size"]["n"] == n and out["sample_size"]["method"] == "binomial"
+
+
+def test_design_command_errors(tmp_path):
+    (tmp_path / "same.csv").write_text("0\n1\n0\n1\n")
+    equal = run_cli("design", tmp_path / "same.csv", tmp_path / "same.csv", "--eps", "1")
+    assert equal.returncode == 0 and '"n": null' in equal.stdout      # no sample size
+    for args, words in [(("0,1,7.5", "1,0", "--eps", "1"), "whole numbers"),
+                        (("0,1,-3", "1,0", "--eps", "1"), "whole numbers"),
+                        (("0,1,2000000", "1,0", "--eps", "1"), "below"),
+                        (("0,1", "1,0", "--eps", "1", "--k", "1"), "[0, k)"),
+                        (("0,1", "1,0", "--eps", "-1"), "eps"),
+                        (("0,1", "1,0", "--eps", "1", "--beta", "2"), "beta"),
+                        (("0,1", "1,0", "--eps", "1", "--divergence", "nope"), "divergence"),
+                        (("0,1", tmp_path / "missing.csv", "--eps", "1"), "no such file")]:
+        done = run_cli("design", *args)
+        assert done.returncode == 2 and done.stdout == "", (args, done.stderr)
+        assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+        assert done.stderr.startswith("ldpbook design: error:") and words in done.stderr
+        assert "7.5" not in done.stderr and "2000000" not in done.stderr
+
+
+def test_berry_esseen_bound_by_simulation():
+    "The Berry–Esseen test: level at most α and power at least the bound, by simulation."
+    from ldpbook.estimated import BERRY_ESSEEN, _berry_esseen_power
+    from scipy import stats
+    rng = np.random.default_rng(9)
+    u, v = np.array([0.3, 0.3, 0.4]), np.array([0.25, 0.3, 0.45])
+    n, alpha, reps = 3000, 0.05, 40_000
+    llr = np.log(v) - np.log(u)
+    m0, s0 = u @ llr, math.sqrt(u @ (llr - u @ llr) ** 2)
+    e0 = BERRY_ESSEEN * (u @ np.abs(llr - m0) ** 3) / (s0 ** 3 * math.sqrt(n))
+    t = n * m0 + s0 * math.sqrt(n) * stats.norm.ppf(1 - alpha + e0)
+    level = np.mean(rng.multinomial(n, u, reps) @ llr > t)
+    power = np.mean(rng.multinomial(n, v, reps) @ llr > t)
+    bound = _berry_esseen_power(u, v, n, alpha)
+    se = math.sqrt(0.25 / reps)
+    assert level <= alpha + 3 * se and power >= bound - 3 * se and 0 < bound < power
+
+
+def test_tiny_eps_sample_sizes_are_certified_and_fast():
+    p = np.array([0.28, 0.19, 0.14, 0.10, 0.12, 0.11, 0.06])
+    q = np.array([0.35, 0.19, 0.14, 0.09, 0.10, 0.08, 0.05])
+    binary = sample_size_details(p, q, 1e-3)                       # two outputs: exact
+    assert binary.method == "binomial" and binary.n > 10**8
+    rr = sample_size_details(p, q, 1e-3, channel=randomized_response(7, 1e-3))
+    assert rr.method == "berry-esseen" and rr.lower_bound <= rr.n and rr.n > binary.n
+    with pytest.raises(ValueError, match="too close"):
+        sample_size(p, q, 1e-9)

@@ -197,13 +197,10 @@ def _check_sample(x, name: str) -> np.ndarray:
     "A non-empty 1-D array of non-negative integer symbols."
     arr = np.asarray(x)
     if arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer):
-        raise TypeError(
-            f"{name} must be an array of integer symbols, got dtype {arr.dtype}"
-        )
+        raise TypeError(f"{name} must be an array of integer symbols, got {arr.dtype}")
     if arr.ndim != 1 or arr.size == 0:
-        raise ValueError(
-            f"{name} must be a non-empty 1-D array of symbols, got shape {arr.shape}"
-        )
+        raise ValueError(f"{name} must be a non-empty 1-D array of symbols, "
+                         f"got shape {arr.shape}")
     if arr.min() < 0:
         raise ValueError(f"{name} must contain non-negative symbols")
     return arr
@@ -214,17 +211,9 @@ def _margin(lipschitz: float, radius: float) -> float:
     return 0.0 if radius == 0 else lipschitz * radius
 
 # %% ../nbs/07_estimated.ipynb #est-018
-def plugin_optimal(
-    x0: ArrayLike,
-    x1: ArrayLike,
-    eps: float,
-    *,
-    k: int | None = None,
-    divergence: str | Callable = "kl",
-    confidence: float = 0.95,
-    ell: int | None = None,
-    **params: float,
-) -> PluginDesign:
+def plugin_optimal(x0: ArrayLike, x1: ArrayLike, eps: float, *, k: int | None = None,
+                   divergence: str | Callable = "kl", confidence: float = 0.95,
+                   ell: int | None = None, **params: float) -> PluginDesign:
     """The optimal mechanism for two pilot samples, certified for the true pair.
 
     The optimal ε-LDP mechanism for the empirical laws of the two samples, with
@@ -257,32 +246,20 @@ def plugin_optimal(
     if largest >= k:
         raise ValueError(f"x0 and x1 must contain symbols in [0, k) = [0, {k})")
     confidence = _check_probability(confidence, "confidence")
-    p_hat, q_hat = (
-        np.bincount(x0, minlength=k) / x0.size,
-        np.bincount(x1, minlength=k) / x1.size,
-    )
-    mechanism = divergence_optimal(
-        p_hat, q_hat, eps, divergence=divergence, ell=ell, **params
-    )
+    p_hat = np.bincount(x0, minlength=k) / x0.size
+    q_hat = np.bincount(x1, minlength=k) / x1.size
+    mechanism = divergence_optimal(p_hat, q_hat, eps, divergence=divergence, ell=ell,
+                                   **params)
     lip_p, lip_q = output_lipschitz(eps, divergence=divergence, **params)
-    radii = (
-        l1_radius(x0.size, k, (1 - confidence) / 2),
-        l1_radius(x1.size, k, (1 - confidence) / 2),
-    )
+    delta = 1 - confidence
+    radii = (l1_radius(x0.size, k, delta / 2), l1_radius(x1.size, k, delta / 2))
     margin = _margin(lip_p, radii[0]) + _margin(lip_q, radii[1])
     lower, upper = max(mechanism.value - margin, 0.0), mechanism.value + margin
-    return PluginDesign(
-        mechanism=mechanism,
-        estimate=mechanism.value,
-        lower_bound=lower,
-        upper_bound=upper,
-        regret_bound=upper - lower,
-        confidence=confidence,
-        margin=margin,
-        radii=radii,
-        p_hat=readonly(p_hat),
-        q_hat=readonly(q_hat),
-    )
+    return PluginDesign(mechanism=mechanism, estimate=mechanism.value,
+                        lower_bound=lower, upper_bound=upper,
+                        regret_bound=upper - lower,
+                        confidence=confidence, margin=margin, radii=radii,
+                        p_hat=readonly(p_hat), q_hat=readonly(q_hat))
 
 # %% ../nbs/07_estimated.ipynb #est-022
 @dataclass(frozen=True, eq=False)
@@ -797,29 +774,19 @@ def load_health_visits(path: str | Path | None = None) -> HealthVisits:
     the header must be ``mdvis,coinsurance`` and every row two non-negative
     integers."""
     import ldpbook
-
-    path = (
-        Path(ldpbook.__file__).resolve().parents[1] / "data" / DATA_FILE
-        if path is None
-        else Path(path)
-    )
+    default = Path(ldpbook.__file__).resolve().parents[1] / "data" / DATA_FILE
+    path = default if path is None else Path(path)
     if not path.is_file():
-        raise FileNotFoundError(
-            f"path: no data file at {path} "
-            "(the extract ships in the repository's data/)"
-        )
+        raise FileNotFoundError(f"path: no data file at {path} "
+                                "(the extract ships in the repository's data/)")
     with path.open(newline="") as handle:
-        rows = [
-            row
-            for row in csv.reader(line for line in handle if not line.startswith("#"))
-            if row
-        ]
+        lines = (line for line in handle if not line.startswith("#"))
+        rows = [row for row in csv.reader(lines) if row]
     if not rows or [cell.strip() for cell in rows[0]] != ["mdvis", "coinsurance"]:
         raise ValueError("path: the header must be 'mdvis,coinsurance'")
     body = rows[1:]
-    if not body or any(
-        len(row) != 2 or not all(cell.strip().isdigit() for cell in row) for row in body
-    ):
+    if not body or any(len(row) != 2 or not all(cell.strip().isdigit() for cell in row)
+                       for row in body):
         raise ValueError("path: every data row must hold two non-negative integers")
     values = np.array(body, dtype=np.int64)
     visits, coinsurance = values[:, 0].copy(), values[:, 1].copy()

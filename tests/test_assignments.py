@@ -1,17 +1,9 @@
-<<<<<<< HEAD
-"""Tests of ldpbook.assignments without nbgrader's commands: the source transformations, the attribution of tests to
-functions, the isolation scope, the assignment notebook `make` writes, and the `check` command on real and broken
-notebooks. The nbgrader workflow end to end is in test_grading_e2e.py; the tests written for grading
-(tests/grading/graded_<module>.py) are tested in test_graded_chapters.py."""
-import ast
-=======
 """Tests of ldpbook.assignments without nbgrader's commands: the source transformations, what is withheld, the graded
 tests and their set-up cell, the assignment notebook `make` writes, the repair of submissions, the code the grader
 runs, the reading for borrowed answers, and the `check` command. The nbgrader workflow end to end, with every
 attack, is in test_grading_e2e.py."""
 import ast
 import copy
->>>>>>> main
 import re
 import subprocess
 import sys
@@ -27,10 +19,6 @@ from ldpbook.assignments import (_nbgrader_metadata, answer_parts, answering_hel
                                  write_config)
 
 ROOT = Path(__file__).resolve().parents[1]
-<<<<<<< HEAD
-CHAPTER4 = ROOT / "nbs" / "04_closeness.ipynb"
-FUNCTIONS = ("noisy_permutation_pvalue", "dp_permutation_decision", "dp_permutation_test")
-=======
 CHAPTER1 = ROOT / "nbs" / "01_spr.ipynb"
 
 TESTS = '''
@@ -66,7 +54,6 @@ def test_entries(spr_channel):
 def test_against_labels(spr_channel):
     assert np.allclose(spr_channel([[1], [0, 2]], 3, 2.0), block_channel([[1], [0, 2]], 3, 2.0))
 '''
->>>>>>> main
 
 
 def cli(*args, cwd=ROOT):
@@ -169,17 +156,6 @@ def test_graded_tests_read_the_decorators(tests_file, tmp_path):
         graded_tests(bad)
 
 
-<<<<<<< HEAD
-def test_grading_scope_swaps_in_the_reference_and_puts_everything_back():
-    import ldpbook.closeness as reference
-    space = {"noisy_permutation_pvalue": "mine", "dp_permutation_test": "mine too", "np": "unrelated"}
-    with pytest.raises(RuntimeError):
-        with grading_scope(space, "closeness", own=["dp_permutation_test"]):
-            assert space["noisy_permutation_pvalue"] is reference.noisy_permutation_pvalue
-            assert space["dp_permutation_test"] == "mine too" and space["bin_samples"] is reference.bin_samples
-            raise RuntimeError("a failing test")
-    assert space == {"noisy_permutation_pvalue": "mine", "dp_permutation_test": "mine too", "np": "unrelated"}
-=======
 def test_the_set_up_cell_holds_only_what_visible_tests_use(tests_file):
     setup = visible_setup(tests_file, graded_tests(tests_file))
     assert "def expected_channel" in setup and "E = np.e" in setup and "import numpy as np" in setup
@@ -193,7 +169,6 @@ def test_helpers_that_answer_are_found(tests_file):
     same_inputs = "def best(p, q, eps, kind='kl'):\n    return max(p)\n"
     assert answering_helpers(same_inputs, nb, "divergence_optimal") == ["best"]
     assert answering_helpers("def mass(x):\n    return sum(x)\n", nb, "divergence_optimal") == []
->>>>>>> main
 
 
 @pytest.fixture(scope="module")
@@ -383,57 +358,3 @@ def test_check_runs_the_visible_tests_on_the_students_code(made, tmp_path, capsy
             bad.write_text("not a notebook")
         run = command(capsys, "check", bad)
         assert run.returncode == 2 and run.stderr.count("\n") == 1 and "notebook" in run.stderr
-<<<<<<< HEAD
-
-
-def test_with_checks_and_a_chapter_graded_with_its_ordinary_tests(tmp_path):
-    source = make_assignment(ROOT / "nbs" / "00_foundations.ipynb", "randomized_response", tmp_path, with_checks=True)
-    nb = nbformat.read(source, as_version=4)
-    assert any(c.cell_type == "code" and not _meta(c) for c in nb.cells)        # the chapter's checks, ungraded
-    graded = [c for c in nb.cells if _meta(c).get("grade")]
-    assert graded and all(_meta(c)["grade_id"].startswith("randomized_response-") for c in graded)
-    assert all("from ldpbook.foundations import" not in c.source for c in graded)
-    lean = nbformat.read(make_assignment(ROOT / "nbs" / "00_foundations.ipynb", "randomized_response",
-                                         tmp_path / "lean"), as_version=4)
-    assert all(_meta(c) for c in lean.cells if c.cell_type == "code")           # no ungraded code by default
-
-
-def test_grading_scope_moves_standard_error_to_standard_output(capsys):
-    with grading_scope({}, "closeness", own=()):
-        print("a warning", file=sys.stderr)
-    captured = capsys.readouterr()
-    assert "a warning" in captured.out and captured.err == ""
-
-
-def test_a_second_assignment_keeps_the_course_time_limit(made, capsys):
-    course, _ = made
-    run = command(capsys, "make", CHAPTER4, "--functions", FUNCTIONS[0], "--course", course, "--name", "hw4b",
-                  "--timeout", "5")
-    assert run.returncode == 0, run.stderr
-    assert "keeps its time limit of 45 s" in run.stdout
-    nb = nbformat.read(course / "source" / "hw4b" / CHAPTER4.name, as_version=4)
-    assert "at\nmost 45 s" in nb.cells[0].source or "most 45 s" in nb.cells[0].source.replace("\n", " ")
-    assert "c.Execute.timeout = 45" in (course / "nbgrader_config.py").read_text()
-
-
-def test_check_cells_that_stand_alone_can_be_graded(tmp_path):
-    toy = chapter("#| export\nimport math\n\ndef f(x):\n    return math.sqrt(x)\n\ndef g(x):\n    return x",
-                  "assert f(4) == 2", "y = 9", "assert f(y) == 3", "assert f(1) == g(1)", "%time f(1)",
-                  "[f(v) for v in range(3)]")
-    path = tmp_path / "toy.ipynb"
-    nbformat.write(toy, path)
-    source = make_assignment(path, "f", tmp_path / "course", tests=[], checks_graded=True)
-    graded = [c for c in nbformat.read(source, as_version=4).cells if _meta(c).get("grade")]
-    assert [_meta(c)["grade_id"] for c in graded] == ["f-check_cell_2", "f-check_cell_5", "f-check_cell_7"]
-    with pytest.raises(ValueError, match="no test exercises"):
-        make_assignment(path, "f,g", tmp_path / "course", tests=[], checks_graded=True)     # g has no check alone
-
-
-def test_course_commands_refuse_a_missing_gradebook_or_assignment(tmp_path, capsys):
-    for args in (("scores", "hw9", "--course", tmp_path), ("autograde", "hw9", "--course", tmp_path),
-                 ("review", "hw9", "--course", tmp_path)):
-        run = command(capsys, *args)
-        assert run.returncode == 2 and run.stderr.count("\n") == 1, (args, run.stderr)
-    assert not (tmp_path / "gradebook.db").exists()                 # nothing created by asking
-=======
->>>>>>> main

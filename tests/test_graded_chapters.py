@@ -4,7 +4,9 @@ For every chapter: (a) every graded test passes when it is given the chapter's o
 fails when it is given a stub that raises NotImplementedError; (c) plausible wrong implementations (mutants: one that
 ignores eps, returns the uniform channel, forgets a convention...) fail at least one test of their function; (d)
 every test is attributed with `@grades` to a function the chapter exports, takes one parameter named as that
-function, and every graded function has 3 to 6 tests, at least one of them hidden.
+function, and every graded function has 3 to 6 tests, at least one of them hidden; (e) no helper of a visible test
+computes what a graded function computes (`make`'s check); correct implementations written otherwise (other draw
+orders, brute force) pass.
 
 (a)-(c) run in this process: the function reaches a test as a proxy whose arguments and return value travel through
 the harness's own data-only codec (`ldpbook.grading`), its exceptions arriving as `StudentError`. One end-to-end test
@@ -20,6 +22,7 @@ import math
 import types
 from pathlib import Path
 
+import nbformat
 import numpy as np
 import pytest
 
@@ -27,13 +30,11 @@ from ldpbook import assignments, grading
 
 GRADING = Path(__file__).resolve().parent / "grading"
 MODULES = ("foundations", "spr", "egamma", "sparse", "closeness", "adaptive", "chernoff")
+NOTEBOOKS = {"foundations": "00_foundations", "spr": "01_spr", "egamma": "02_egamma", "sparse": "03_sparse_kernels",
+             "closeness": "04_closeness", "adaptive": "05_adaptivity", "chernoff": "06_chernoff"}
 
 
 # ------------------------------------------------------------------------------------ contract objects, in-process
-if not hasattr(assignments, "grades"):              # until ldpbook.assignments re-exports the contract's names
-    assignments.grades, assignments.StudentError = grading.grades, grading.StudentError
-
-
 def grading_of(test):
     "(function, points, hidden) recorded by @grades."
     function, points, hidden = test.__grades__
@@ -119,6 +120,20 @@ def test_attribution(module, name):
     assert list(inspect.signature(test).parameters) == [function]
     assert isinstance(points, int) and points >= 1 and isinstance(hidden, bool)
     assert (test.__doc__ or "").strip(), "the first line of the docstring is shown in feedback"
+
+
+@pytest.mark.parametrize("module", MODULES)
+def test_visible_tests_do_not_hand_out_an_answer(module):
+    """(e) No helper that a visible test uses (the set-up cell a student reads) computes what a graded function of the
+    chapter computes, by `make`'s own check; and `make`'s reader finds the same tests, points and hidden flags."""
+    path = GRADING / f"graded_{module}.py"
+    found = assignments.graded_tests(path)
+    assert {(t.function, t.name, t.points, t.hidden) for t in found} == \
+        {(*grading_of(test)[:1], name, *grading_of(test)[1:]) for name, test in graded_tests(module)}
+    setup = assignments.visible_setup(path, found)
+    nb = nbformat.read(Path(__file__).resolve().parents[1] / "nbs" / f"{NOTEBOOKS[module]}.ipynb", as_version=4)
+    for function in sorted({t.function for t in found}):
+        assert assignments.answering_helpers(setup, nb, function) == [], function
 
 
 @pytest.mark.parametrize("module", MODULES)
@@ -377,7 +392,7 @@ def _coarse_chernoff(u, v):
     return types.SimpleNamespace(value=values[best], lam=float(grid[best]))
 
 
-def _chernoff_from_kl(p, q, eps, *, ell=None, tol=1e-12, max_dp_calls=2000):
+def _chernoff_from_kl(p, q, eps, *, ell=None, tol=1e-8, max_dp_calls=2000):
     from ldpbook.chernoff import chernoff_optimal, spr_chernoff_information
     if eps == 0:
         return chernoff_optimal(p, q, eps, ell=ell, tol=tol, max_dp_calls=max_dp_calls)
@@ -389,7 +404,7 @@ def _chernoff_from_kl(p, q, eps, *, ell=None, tol=1e-12, max_dp_calls=2000):
                                gap=mech.upper_bound - info.value)
 
 
-def _chernoff_binary(p, q, eps, *, ell=None, tol=1e-12, max_dp_calls=2000):
+def _chernoff_binary(p, q, eps, *, ell=None, tol=1e-8, max_dp_calls=2000):
     from ldpbook.chernoff import chernoff_optimal, spr_chernoff_information
     if eps == 0:
         return chernoff_optimal(p, q, eps, ell=ell, tol=tol, max_dp_calls=max_dp_calls)
@@ -634,13 +649,10 @@ def test_correct_alternatives_pass(module, function, implementation):
 
 
 # ------------------------------------------------------------------------------ end to end, through the harness
-NOTEBOOKS = {"foundations": "00_foundations", "spr": "01_spr", "egamma": "02_egamma", "sparse": "03_sparse_kernels",
-             "closeness": "04_closeness", "adaptive": "05_adaptivity", "chernoff": "06_chernoff"}
 
 
 def chapter_code(module):
     "The source of the chapter's export cells, as a submission would hold it (directives dropped, __future__ first)."
-    import nbformat
     from ldpbook.assignments import is_export_cell
     nb = nbformat.read(Path(__file__).resolve().parents[1] / "nbs" / f"{NOTEBOOKS[module]}.ipynb", as_version=4)
     lines = [line for cell in nb.cells if is_export_cell(cell) for line in cell.source.splitlines() + [""]

@@ -143,20 +143,20 @@ def check_mechanism(mech, p, q, eps):
 
 @grades("chernoff_optimal", points=3, hidden=True)
 def test_chernoff_optimal_beats_every_partition(chernoff_optimal):
-    "The value is at least the best SPR value over all partitions, and the returned channel achieves it."
+    "The value is the best SPR value over all partitions (to the default tol 1e-8), the returned channel achieves it."
     for p, q in PAIRS + [ZERO_PAIR]:
         for eps in (0.5, 4.0):
             mech = chernoff_optimal(p, q, eps)
             check_mechanism(mech, p, q, eps)
             best = best_by_brute_force(p, q, eps)
-            assert mech.value >= best * (1 - 1e-9), f"value {mech.value} below the best partition's {best}"
+            assert mech.value >= best * (1 - 1e-7), f"value {mech.value} below the best partition's {best}"
 
 
 @grades("chernoff_optimal", points=2)
 def test_chernoff_optimal_certificate(chernoff_optimal):
     "An eps-LDP k × s channel; upper_bound >= value > 0, gap = upper_bound - value <= tol * value."
     p, q = PAIRS[1]
-    for eps, tol in [(1.0, 1e-12), (3.0, 1e-6)]:
+    for eps, tol in [(1.0, 1e-8), (3.0, 1e-6)]:
         mech = chernoff_optimal(p, q, eps, tol=tol)
         channel = np.asarray(mech.channel, dtype=float)
         assert channel.shape[0] == p.size and np.allclose(channel.sum(axis=1), 1, rtol=0, atol=1e-12)
@@ -174,7 +174,7 @@ def test_chernoff_optimal_respects_the_output_budget(chernoff_optimal):
         mech = chernoff_optimal(p, q, 4.0, ell=ell)
         assert np.asarray(mech.channel).shape[1] <= ell
         check_mechanism(mech, p, q, 4.0)
-        assert mech.value >= best_by_brute_force(p, q, 4.0, ell=ell) * (1 - 1e-9)
+        assert mech.value >= best_by_brute_force(p, q, 4.0, ell=ell) * (1 - 1e-7)
 
 
 @grades("chernoff_optimal")

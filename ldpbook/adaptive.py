@@ -491,7 +491,8 @@ def _figure3_setup(n, eps_values, scenarios, resolutions, n_permutations, n_cent
     n_centering = check_int(n_centering, "n_centering", 1)
     test = partial(_figure3_test, eps_values=eps_values, resolutions=resolutions, n_permutations=n_permutations,
                    n_centering=n_centering, alpha=alpha)
-    labels = tuple(f"{name} eps={e:g}" for e in eps_values for name in [f"kappa={k}" for k in resolutions] + ["adaptive"])
+    labels = tuple(f"{name} eps={e:g}"
+                   for e in eps_values for name in [f"kappa={k}" for k in resolutions] + ["adaptive"])
     return scenarios, labels, sample, test
 
 
@@ -537,7 +538,8 @@ def plot_figure3(result: Figure3, title: str):
         for t in range(n_tests):
             col = panel * n_tests + t
             ax.bar(np.arange(len(names)) + (t - (n_tests - 1) / 2) * 0.2, result.power.rejection_rate[:, col], 0.2,
-                   yerr=result.power.standard_error[:, col], capsize=2, label=result.labels[col].split(" eps=")[0].replace("kappa=", "κ = "))
+                   yerr=result.power.standard_error[:, col], capsize=2,
+                   label=result.labels[col].split(" eps=")[0].replace("kappa=", "κ = "))
         ax.axhline(0.05, color="k", lw=0.8, ls="--")
         ax.set_xticks(np.arange(len(names)), names, fontsize=8)
         ax.set_title("ε = " + result.labels[panel * n_tests].split(" eps=")[1].replace("inf", "∞ (non-private)"))
@@ -556,7 +558,8 @@ def figure3_table(result: Figure3) -> str:
     lines = []
     for panel in range(n_eps):
         block = result.labels[panel * n_tests:(panel + 1) * n_tests]
-        lines.append("eps = " + block[0].split(" eps=")[1] + ":  " + " | ".join(label.split(" eps=")[0] for label in block))
+        lines.append("eps = " + block[0].split(" eps=")[1] + ":  "
+                     + " | ".join(label.split(" eps=")[0] for label in block))
         for name, row in zip(names, result.power.rejection_rate[:, panel * n_tests:(panel + 1) * n_tests]):
             lines.append(f"{name:>18s}: " + "  ".join(f"{float(v):10.2f}" for v in row))
     return "\n".join(lines)

@@ -3,25 +3,29 @@
 # %% ../nbs/90_assignments.ipynb #c002-ed103b0b
 from __future__ import annotations
 
+import __future__
 import ast
 import csv
+import difflib
 import importlib
 import importlib.util
-import io
+import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import textwrap
-from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager, redirect_stderr
+import warnings
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from .grading import StudentError, TestOutcome, grades, run_graded  # noqa: F401 (re-exported)
+
 
 class _OnFirstUse:
-    """A module imported when it is first used. The graded cells import `grading_scope` from here in the student's
-    kernel, where importing nbformat (a second or so) would be wasted on every notebook graded."""
+    "A module imported when it is first used (nbformat and nbgrader take a second or more to import)."
 
     def __init__(self, name: str):
         self._name = name
@@ -31,17 +35,18 @@ class _OnFirstUse:
 
 
 if importlib.util.find_spec("nbformat") is None:                # pragma: no cover
-    raise ImportError("ldpbook.assignments needs the teaching extra (nbformat, nbclient, nbgrader): "
+    raise ImportError("ldpbook.assignments needs the teaching extra (nbformat, nbgrader): "
                       "pip install 'ldpbook[teaching]'")
 else:
     nbformat = _OnFirstUse("nbformat")
 
 # %% auto #0
-__all__ = ['CONFIG', 'KERNEL_NAMES', 'EXIT_PASS', 'EXIT_FAIL', 'EXIT_USAGE', 'EXIT_ERROR', 'is_export_cell', 'chapter_module',
-           'exported_functions', 'own_helpers', 'mark_solutions', 'remove_solutions', 'GradedTest', 'graded_tests',
-           'graded_checks', 'grading_scope', 'graded_cell', 'chapter_tests', 'chapter_cells', 'instructions',
-           'write_config', 'configured_timeout', 'make_assignment', 'nbgrader', 'autograde', 'function_scores',
-           'write_scores', 'kernel_access', 'review', 'CheckRow', 'check', 'check_table', 'check_exit_code', 'main']
+__all__ = ['CONFIG', 'GRADING', 'EXIT_PASS', 'EXIT_FAIL', 'EXIT_USAGE', 'EXIT_ERROR', 'is_export_cell', 'chapter_module',
+           'exported_functions', 'own_helpers', 'answer_parts', 'mark_solutions', 'remove_solutions', 'GradedTest',
+           'graded_tests', 'visible_setup', 'answering_helpers', 'graded_cell', 'chapter_tests', 'chapter_cells',
+           'instructions', 'write_config', 'make_assignment', 'repair', 'student_code', 'borrowing', 'blocked_modules',
+           'grade_notebook', 'grade_submission', 'nbgrader_preprocessors', 'nbgrader', 'autograde', 'function_scores',
+           'write_scores', 'review', 'CheckRow', 'check', 'check_table', 'check_exit_code', 'main']
 
 # %% ../nbs/90_assignments.ipynb #c004-0a95ab76
 _DIRECTIVE = re.compile(r"^\s*#\|\s*(\w+)\s*(.*)$")
@@ -121,6 +126,55 @@ def own_helpers(nb, function: str, assigned=()) -> list[str]:
             return [n.name for n in statements if isinstance(n, ast.FunctionDef) and n.name in helpers]
         helpers -= shared
 
+# %% ../nbs/90_assignments.ipynb #1d3e7a01
+def _names_defined(node) -> set:
+    "The module-level names one top-level statement defines."
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return {node.name}
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return {(a.asname or a.name).split(".")[0] for a in node.names}
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+
+
+def _registries(node) -> set:
+    "The names a statement fills in place (`TABLE[key] = value`): the statement belongs to them too."
+    targets = node.targets if isinstance(node, ast.Assign) else []
+    return {t.value.id for t in targets if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name)}
+
+
+def _reach(statements, start) -> set:
+    "The names defined by `statements` that `start` uses, directly or through each other's definitions."
+    owners = {}
+    for node in statements:
+        if not isinstance(node, (ast.Import, ast.ImportFrom)):
+            for name in _names_defined(node) | _registries(node):
+                owners.setdefault(name, []).append(node)
+    found, frontier = set(), [start]
+    while frontier:
+        for node in owners.get(frontier.pop(), []):
+            new = (_names_used(node) & set(owners)) - found - {start}
+            found |= new
+            frontier += sorted(new)
+    return found
+
+
+def _positional(node: ast.FunctionDef) -> list[str]:
+    "A function's positional parameters, in order."
+    return [a.arg for a in node.args.posonlyargs + node.args.args]
+
+
+def answer_parts(nb, function: str, assigned=()) -> list[str]:
+    """The chapter's functions that compute what `function` computes: those it reaches (calls, directly, through
+    other functions or through a table of engines) whose first parameters are all of its positional parameters.
+
+    `divergence_optimal(p, q, eps)` reaches `spr_dp(p, q, eps, ...)` and the registered engine
+    `_engine_solution(p, q, eps, ...)`: given to the student, either would answer the assignment."""
+    statements = _export_statements(nb)
+    defs = {n.name: n for n in statements if isinstance(n, ast.FunctionDef)}
+    wanted = _positional(defs[function])
+    return [name for name in defs if name in _reach(statements, function) and name not in set(assigned)
+            and wanted and _positional(defs[name])[:len(wanted)] == wanted]
+
 # %% ../nbs/90_assignments.ipynb #c007-2f12e2d7
 _BEGIN, _END = "### BEGIN SOLUTION", "### END SOLUTION"
 
@@ -133,21 +187,25 @@ def _body_start(node: ast.FunctionDef):
     return body[1] if has_doc and len(body) > 1 else (None if has_doc else body[0])
 
 
-def mark_solutions(source: str, names) -> tuple[str, set]:
-    """Put the body of every top-level function of `source` named in `names` between `### BEGIN SOLUTION` and
-    `### END SOLUTION`, keeping its signature, decorators and docstring outside; return the new source and the names
-    marked."""
+def _replace_bodies(source: str, names, replace) -> tuple[str, set]:
+    "Replace the body (after the docstring) of each top-level function in `names` by `replace(indent, lines, name)`."
     lines, done = source.split("\n"), set()
     targets = [n for n in ast.parse(source).body if isinstance(n, ast.FunctionDef) and n.name in set(names)]
     for node in sorted(targets, key=lambda n: -n.lineno):        # from the bottom: earlier line numbers stay valid
         first = _body_start(node)
         if first is None:
             continue
-        indent = " " * first.col_offset
         start, end = first.lineno - 1, node.end_lineno
-        lines[start:end] = [indent + _BEGIN, *lines[start:end], indent + _END]
+        lines[start:end] = replace(" " * first.col_offset, lines[start:end], node.name)
         done.add(node.name)
     return "\n".join(lines), done
+
+
+def mark_solutions(source: str, names) -> tuple[str, set]:
+    """Put the body of every top-level function of `source` named in `names` between `### BEGIN SOLUTION` and
+    `### END SOLUTION`, keeping its signature, decorators and docstring outside; return the new source and the names
+    marked."""
+    return _replace_bodies(source, names, lambda indent, body, name: [indent + _BEGIN, *body, indent + _END])
 
 
 _SOLUTION = re.compile(r"^(?P<fence>`{3,}|:{3,})\{solution\}.*?^(?P=fence)[ \t]*$\n?", re.M | re.S)
@@ -160,194 +218,99 @@ def remove_solutions(markdown: str) -> str:
 # %% ../nbs/90_assignments.ipynb #a67544e2
 @dataclass(frozen=True)
 class GradedTest:
-    "One test turned into an autograded cell: the function it grades, its points, and the code of the cell."
+    "One graded test of a test file: the function it grades, its points, whether it is hidden, and its source."
     function: str
     name: str
     points: int
     hidden: bool
-    code: str
+    source: str
 
 
-def _chapter_imports(node, module: str) -> bool:
-    "True for an import of the chapter's own module (its names must come from the student's notebook instead)."
-    return isinstance(node, ast.ImportFrom) and node.module == f"ldpbook.{module}"
+def _grades_call(node) -> tuple | None:
+    "The arguments of a test's `@grades(function, points=..., hidden=...)` decorator (literals), or None."
+    for deco in getattr(node, "decorator_list", []):
+        func = getattr(deco, "func", None)
+        if isinstance(deco, ast.Call) and getattr(func, "id", getattr(func, "attr", "")) == "grades":
+            options = {k.arg: ast.literal_eval(k.value) for k in deco.keywords}
+            return ast.literal_eval(deco.args[0]), int(options.get("points", 1)), bool(options.get("hidden", False))
+    return None
 
 
-def _needs_pytest(node: ast.FunctionDef) -> bool:
-    "A test that pytest must drive: parametrized, or taking arguments (fixtures) that `@given` does not supply."
-    marked = any({"parametrize", "usefixtures"} & _names_used(d) for d in node.decorator_list)
-    return marked or (bool(node.args.args or node.args.kwonlyargs) and not _given(node))
+def _segment(text: str, node) -> str:
+    "The source of a top-level statement, decorators included."
+    first = min([d.lineno for d in getattr(node, "decorator_list", [])] + [node.lineno])
+    return "\n".join(text.splitlines()[first - 1:node.end_lineno])
 
 
-def _given(node: ast.FunctionDef) -> bool:
-    "True for a hypothesis test (its arguments come from `@given`, not from pytest)."
-    return any("given" in _names_used(d) for d in node.decorator_list)
+def graded_tests(test_file, functions=None) -> list[GradedTest]:
+    """The `@grades` tests of `test_file` (all, or those of `functions`), in file order, read without running it.
 
-# %% ../nbs/90_assignments.ipynb #640d1b29
-_SETTINGS = ("POINTS", "HIDDEN")
-
-
-def _local_module(test_file: Path, node):
-    """The file of a test module that `node` imports from: `from X import ...` with X.py in the folder of
-    `test_file` (or X/.../Y.py below it), or `from F.X import ...` from inside the folder F itself."""
-    if not isinstance(node, ast.ImportFrom) or node.level or not node.module:
-        return None
-    parts, folder = node.module.split("."), test_file.parent
-    candidates = [folder.joinpath(*parts)] + [folder.joinpath(*parts[1:])] * (parts[0] == folder.name)
-    return next((p.with_suffix(".py") for p in candidates if p.with_suffix(".py").is_file()), None)
-
-
-def _test_source(test_file: Path, module: str) -> tuple:
-    """What the graded cells of a test file are made of: its top-level statements (imports, constants; not the
-    chapter's imports, not POINTS and HIDDEN, not imports from modules next to it), its definitions by name (the
-    definitions of the modules next to it that it imports from come first), and its POINTS and HIDDEN settings."""
-    prelude, defs, settings = [], {}, {}
-    text = test_file.read_text()
-    tree = ast.parse(text)
-    for node in tree.body:
-        local = _local_module(test_file, node)
-        if local is not None:
-            shared, shared_defs, _ = _test_source(local, module)
-            prelude += [p for p in shared if p not in prelude]
-            defs.update(shared_defs)
-    for node in tree.body:
-        target = getattr(node.targets[0], "id", "") if isinstance(node, ast.Assign) and len(node.targets) == 1 else ""
-        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
-            defs[node.name] = (node, ast.get_source_segment(text, node))
-        elif target in _SETTINGS:
-            settings[target] = ast.literal_eval(node.value)
-        elif not (_chapter_imports(node, module) or _local_module(test_file, node) is not None
-                  or (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant))):
-            segment = ast.get_source_segment(text, node)
-            prelude += [segment] * (segment not in prelude)
-    return prelude, defs, settings
-
-# %% ../nbs/90_assignments.ipynb #c011-8eff8096
-def graded_tests(test_file: Path, module: str, functions, hidden_tests: bool = False) -> list[GradedTest]:
-    """The tests of `test_file` that exercise exactly one of `functions`, each as the code of a graded cell.
-
-    A test exercises `f` if it (or a helper of the same file that it calls, transitively) mentions `f`. Tests that
-    exercise several assigned functions, or that need pytest fixtures or parametrization, are left out: their
-    credit could not go to one function. `POINTS = {test: n}` and `HIDDEN = {test, ...}` in the file set points
-    (default 1) and which tests are hidden when `hidden_tests` is true (default: the last test of each function
-    that has two or more). Helpers imported from a module next to the file are copied into the cell with it.
-    """
-    prelude, defs, settings = _test_source(Path(test_file), module)
-
-    def reach(name, seen):
-        seen.add(name)
-        for other in _names_used(defs[name][0]) & set(defs):
-            if other not in seen and not other.startswith("test"):
-                reach(other, seen)
-        return seen
-
+    A test is a top-level `test_*` function decorated with `@grades("f", points=..., hidden=...)` whose one
+    parameter is named `f`; anything else in the file is a helper, a constant or an import."""
+    text = Path(test_file).read_text()
     found = []
-    for name, (node, _) in defs.items():
-        if not name.startswith("test") or not isinstance(node, ast.FunctionDef) or _needs_pytest(node):
+    for node in ast.parse(text).body:
+        call = _grades_call(node) if isinstance(node, ast.FunctionDef) and node.name.startswith("test_") else None
+        if call is None:
             continue
-        needed = reach(name, set())
-        targets = set().union(*(_names_used(defs[n][0]) for n in needed)) & set(functions)
-        if len(targets) != 1:
-            continue
-        code = "\n".join(prelude) + "\n\n\n" + "\n\n\n".join(defs[n][1] for n in defs if n in needed)
-        found.append((targets.pop(), name, int(settings.get("POINTS", {}).get(name, 1)), code))
-    hidden = settings.get("HIDDEN")
-    if hidden is None:
-        last = {function: name for function, name, _, _ in found}
-        count = {f: sum(t[0] == f for t in found) for f in last}
-        hidden = {name for f, name in last.items() if count[f] >= 2}
-    return [GradedTest(f, name, points, hidden_tests and name in hidden, code) for f, name, points, code in found]
-
-# %% ../nbs/90_assignments.ipynb #c0201062
-def _free_names(tree) -> set:
-    "The names a piece of code reads without defining them itself (builtins excluded)."
-    import builtins
-    defined = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
-    defined |= {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
-    defined |= {n.arg for n in ast.walk(tree) if isinstance(n, ast.arg)}
-    defined |= {(a.asname or a.name).split(".")[0] for n in ast.walk(tree)
-                if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
-    loaded = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-    return loaded - defined - set(dir(builtins))
-
-
-def graded_checks(nb, functions) -> list[GradedTest]:
-    """The chapter's check cells that can be graded cells (1 point each): a cell that mentions exactly one of
-    `functions` and needs nothing but its own names, the module's and builtins, so that it runs on its own."""
-    module_names = {n for node in _export_statements(nb) for n in _names_defined(node)}
-    found = []
-    for index, cell in enumerate(nb.cells):
-        if cell.cell_type != "code" or _directives(cell.source) or \
-                any(l.lstrip().startswith(("%", "!")) for l in cell.source.splitlines()):
-            continue
-        try:
-            tree = ast.parse(cell.source)
-        except SyntaxError:                    # IPython syntax (`x?`, a trailing `;` is fine): not a graded check
-            continue
-        targets = _names_used(tree) & set(functions)
-        if len(targets) == 1 and _free_names(tree) <= module_names:
-            name = f"check_cell_{index}"
-            code = f"def {name}():\n" + textwrap.indent(cell.source.strip("\n"), "    ")
-            found.append(GradedTest(targets.pop(), name, 1, False, code))
+        function, points, hidden = call
+        if [a.arg for a in node.args.args + node.args.kwonlyargs + node.args.posonlyargs] != [function]:
+            raise ValueError(f"tests: {node.name} in {Path(test_file).name} must take exactly one parameter, "
+                             f"named {function!r} like the function it grades")
+        if functions is None or function in functions:
+            found.append(GradedTest(function, node.name, points, hidden, _segment(text, node)))
     return found
 
 
-def _names_defined(node) -> set:
-    "The module-level names one top-level statement defines."
-    if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
-        return {node.name}
-    if isinstance(node, (ast.Import, ast.ImportFrom)):
-        return {(a.asname or a.name).split(".")[0] for a in node.names}
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+def visible_setup(test_file, tests) -> str:
+    """The statements of `test_file` that the visible `tests` need (imports, constants and helpers they use,
+    directly or through each other), in file order: the set-up cell that a student reads above them."""
+    text = Path(test_file).read_text()
+    statements = [n for n in ast.parse(text).body
+                  if not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))
+                  and not (isinstance(n, ast.FunctionDef) and n.name.startswith("test_"))]
+    owners = {}
+    for node in statements:
+        for name in _names_defined(node) | _registries(node):
+            owners.setdefault(name, []).append(node)
+    needed = set()
+    frontier = sorted(set().union(*(_names_used(ast.parse(t.source)) for t in tests if not t.hidden)) | {"grades"})
+    while frontier:
+        name = frontier.pop()
+        if name not in needed:
+            needed.add(name)
+            frontier += [n for node in owners.get(name, []) for n in sorted(_names_used(node) & set(owners))]
+    keep = [n for n in statements if _names_defined(n) & needed]
+    return "\n\n".join(_segment(text, n) for n in keep)
 
-# %% ../nbs/90_assignments.ipynb #c014-1bf2e4ce
-_SWAPPED = object()
-
-
-@contextmanager
-def grading_scope(namespace: dict, module: str, own=()):
-    """Run one graded test against the student's `own` functions only.
-
-    Every other function the chapter's module defines is taken from the reference module for the duration of the
-    test (and put back afterwards), so a bug in one assigned function costs points only in that function's tests,
-    and a hang only in its cells. Exception display is reset first (a handler installed by student code with
-    `set_custom_exc` would hide the traceback from the feedback), and what the test writes to standard error
-    (a warning, say) is shown on standard output instead: nbgrader scores a cell that writes to stderr zero.
-    """
-    reference = importlib.import_module(f"ldpbook.{module}")
-    shell = _shell()
-    if shell is not None:
-        type(shell).set_custom_exc(shell, (), None)
-    if "hypothesis" in sys.modules:     # property tests draw the same examples on every run (as tests/conftest.py)
-        from hypothesis import settings
-        settings.register_profile("ldpbook-grading", derandomize=True, deadline=None)
-        settings.load_profile("ldpbook-grading")
-    others = {name: value for name, value in vars(reference).items()
-              if callable(value) and getattr(value, "__module__", None) == reference.__name__
-              and not isinstance(value, type) and name not in set(own)}
-    saved = {name: namespace.get(name, _SWAPPED) for name in others}
-    namespace.update(others)
-    stderr = io.StringIO()
-    try:
-        with redirect_stderr(stderr):
-            yield
-    finally:
-        for name, value in saved.items():
-            if value is _SWAPPED:
-                namespace.pop(name, None)
-            else:
-                namespace[name] = value
-        if stderr.getvalue():
-            print("standard error of the test:\n" + stderr.getvalue())
+# %% ../nbs/90_assignments.ipynb #640d1b29
+def _shape(node) -> str:
+    "A function body's syntax with every identifier blanked: two bodies written alike have alike shapes."
+    tree = ast.parse(ast.unparse(node))
+    for n in ast.walk(tree):
+        for field in ("id", "arg", "attr", "name"):
+            if isinstance(getattr(n, field, None), str):
+                setattr(n, field, "_")
+    return ast.dump(tree)
 
 
-def _shell():
-    "The running IPython shell, or None outside IPython."
-    try:
-        from IPython import get_ipython
-    except ImportError:                                          # pragma: no cover
-        return None
-    return get_ipython()
+def answering_helpers(setup: str, nb, function: str, threshold: float = 0.75) -> list[str]:
+    """The functions of a visible set-up cell that compute what `function` computes: they take all its positional
+    parameters first, or their body is written like the chapter's own `function` (the similarity of their syntax
+    with identifiers blanked, `difflib`'s ratio, is at least `threshold`)."""
+    defs = {n.name: n for n in _export_statements(nb) if isinstance(n, ast.FunctionDef)}
+    reference = defs[function]
+    body = ast.Module(body=reference.body[1:] if ast.get_docstring(reference) else reference.body, type_ignores=[])
+    wanted, target = _positional(reference), _shape(body)
+    found = []
+    for node in ast.parse(setup).body:
+        if not isinstance(node, ast.FunctionDef):
+            continue
+        own = ast.Module(body=node.body[1:] if ast.get_docstring(node) else node.body, type_ignores=[])
+        alike = difflib.SequenceMatcher(None, _shape(own), target, autojunk=False).ratio() >= threshold
+        if alike or (wanted and _positional(node)[:len(wanted)] == wanted):
+            found.append(node.name)
+    return found
 
 # %% ../nbs/90_assignments.ipynb #ed6b1d7c
 def _nbgrader_metadata(grade_id: str, *, solution=False, grade=False, locked=False, points=None) -> dict:
@@ -358,19 +321,21 @@ def _nbgrader_metadata(grade_id: str, *, solution=False, grade=False, locked=Fal
     return {"nbgrader": meta}
 
 
-def graded_cell(test: GradedTest, module: str, own) -> nbformat.NotebookNode:
-    "An autograded, read-only code cell that runs `test` inside `grading_scope` (wholly hidden if `test.hidden`)."
-    call = (f"with grading_scope(globals(), {module!r}, own={list(own)!r}):\n"
-            f"    {test.name}()")
-    body = test.code.strip() + "\n\n\n" + call
-    if test.hidden:
-        body = f"### BEGIN HIDDEN TESTS\n{body}\n### END HIDDEN TESTS"
+def graded_cell(test: GradedTest) -> nbformat.NotebookNode:
+    """The autograded, read-only cell of one test (grade_id `<function>-<test>`): the test's source when it is
+    visible, only its title when it is hidden. Its output is written by the grader, never by running it."""
     kind = "Hidden test" if test.hidden else "Test"
     head = f"# {kind} of `{test.function}`: {test.name} ({test.points} point{'s' * (test.points != 1)})."
+    body = "# It runs when the course grades; its code is not in this notebook." if test.hidden else test.source
     cell = nbformat.v4.new_code_cell(head + "\n" + body)
     cell.metadata.update(_nbgrader_metadata(f"{test.function}-{test.name}", grade=True, locked=True,
                                             points=test.points))
     return cell
+
+
+_SETUP_HEAD = """\
+# The graded tests run in the grader, not in this notebook: each calls your function in a separate process and
+# checks what it returns. `python -m ldpbook.assignments check NOTEBOOK` runs the visible ones on your code."""
 
 # %% ../nbs/90_assignments.ipynb #d268e5b0
 def _find_repo(start: Path) -> Path:
@@ -379,29 +344,54 @@ def _find_repo(start: Path) -> Path:
     for folder in [start, *start.parents]:
         if (folder / "settings.ini").exists() and (folder / "tests").is_dir():
             return folder
-    raise FileNotFoundError(f"no ldpbook project (settings.ini and tests/) at or above {start}")
+    raise FileNotFoundError(f"no ldpbook project (settings.ini and tests/) at or above {start}: "
+                            "give the graded tests with --tests")
 
 
-def chapter_tests(repo: Path, module: str) -> list[Path]:
-    """The test files a chapter is graded with, in order of preference: `tests/grading/graded_<module>.py` (tests
-    written for grading), then the chapter's own `tests/test_<module>.py` (or, if it has none, every test file that
-    imports the chapter's module). Each function is graded with the tests of the first file that has some for it."""
-    curated, own = repo / "tests" / "grading" / f"graded_{module}.py", repo / "tests" / f"test_{module}.py"
-    pattern = re.compile(rf"\bldpbook\.{re.escape(module)}\b|from ldpbook import .*\b{re.escape(module)}\b")
-    ordinary = [own] if own.exists() else \
-        sorted(p for p in (repo / "tests").glob("test_*.py") if pattern.search(p.read_text()))
-    return [curated] * curated.exists() + ordinary
+def chapter_tests(repo: Path, module: str) -> Path:
+    "The file of tests written for grading a chapter: `tests/grading/graded_<module>.py` of the project."
+    path = Path(repo) / "tests" / "grading" / f"graded_{module}.py"
+    if not path.is_file():
+        raise FileNotFoundError(f"tests: no graded tests for ldpbook.{module} ({path} is missing)")
+    return path
+
+
+def _local_modules(test_file: Path) -> list[Path]:
+    "The modules next to `test_file` that it imports (`from X import ...`, X.py in its folder), recursively."
+    found, frontier = [], [Path(test_file)]
+    while frontier:
+        for node in ast.parse(frontier.pop().read_text()).body:
+            name = node.module.split(".")[-1] if isinstance(node, ast.ImportFrom) and node.module else ""
+            path = Path(test_file).parent / f"{name}.py"
+            if name and path.is_file() and path not in found:
+                found.append(path)
+                frontier.append(path)
+    return found
+
+
+def _project() -> Path | None:
+    "The project this package runs from (an editable install), or None for an installed package."
+    try:
+        return _find_repo(Path(__file__).parent)
+    except FileNotFoundError:
+        return None
 
 # %% ../nbs/90_assignments.ipynb #7dd52550
+def _names(text) -> list[str]:
+    "A comma-separated list of names (or a list), without blanks and repeats."
+    names = text.split(",") if isinstance(text, str) else list(text or ())
+    return list(dict.fromkeys(n.strip() for n in names if n.strip()))
+
+
 def _function_list(functions, nb, chapter: str) -> list[str]:
     "Validate the comma-separated (or listed) function names against the chapter's exported functions."
-    wanted = [f.strip() for f in (functions.split(",") if isinstance(functions, str) else functions) if f.strip()]
+    wanted = _names(functions)
     if not wanted:
         raise ValueError("functions: name at least one exported function to assign")
     unknown = sorted(set(wanted) - set(exported_functions(nb)))
     if unknown:
         raise ValueError(f"functions: {unknown} are not exported functions of {chapter}")
-    return list(dict.fromkeys(wanted))
+    return wanted
 
 
 def _strip_directives(source: str) -> str:
@@ -411,8 +401,9 @@ def _strip_directives(source: str) -> str:
 # %% ../nbs/90_assignments.ipynb #c015-bc9eaa9e
 def chapter_cells(nb, stubbed, with_checks: bool = False) -> list:
     """The chapter's cells for the student: prose without `{solution}` blocks, the export cells (those defining a
-    function in `stubbed` become solution cells with the bodies between solution markers, the others read-only),
-    and, with `with_checks`, the chapter's other code cells as ungraded examples. Outputs are cleared."""
+    function in `stubbed` become solution cells with the bodies between solution markers, the others read-only
+    `given-` cells), and, with `with_checks`, the chapter's other code cells as read-only examples that grading
+    never runs. Outputs are cleared."""
     cells = []
     for index, cell in enumerate(nb.cells):
         if cell.cell_type == "markdown":
@@ -426,15 +417,19 @@ def chapter_cells(nb, stubbed, with_checks: bool = False) -> list:
                                 _nbgrader_metadata(f"given-{index}", locked=True))
             cells.append(new)
         elif cell.cell_type == "code" and with_checks and not _directives(cell.source):
-            cells.append(nbformat.v4.new_code_cell(cell.source))
+            new = nbformat.v4.new_code_cell(cell.source)
+            new.metadata.update(_nbgrader_metadata(f"example-{index}", locked=True))
+            cells.append(new)
     return cells
 
 # %% ../nbs/90_assignments.ipynb #74984e8b
-def instructions(name: str, chapter: str, module: str, plan: dict, given: dict, points: dict, timeout: int,
-                 hidden: int) -> str:
+def instructions(name: str, chapter: str, module: str, plan: dict, given: dict, points: dict, timeout: float,
+                 hidden: int, withheld=()) -> str:
     "The instructions cell: what to write, what is given, how it is graded and how to check it."
     rows = "\n".join(f"| `{f}` | {', '.join(f'`{h}`' for h in plan[f]) or '—'} | "
                      f"{', '.join(f'`{h}`' for h in given[f]) or '—'} | {points[f]} |" for f in plan)
+    kept = (f"Withheld, since they would answer the assignment (their bodies are removed too; write them or do "
+            f"without them): {', '.join(f'`{w}`' for w in withheld)}.\n\n") if withheld else ""
     return textwrap.dedent(f"""\
         # Assignment `{name}`: functions of chapter `{chapter}` (module `ldpbook.{module}`)
 
@@ -446,161 +441,551 @@ def instructions(name: str, chapter: str, module: str, plan: dict, given: dict, 
         |---|---|---|---|
         {{rows}}
 
-        **Grading.** The cells under *Graded tests* at the end test one function each; while a test runs, every
-        other function of the chapter is the book's reference version, so points go to the function that earns
-        them. {hidden} of the tests are hidden: they run only when the course grades. Each cell may run for at
-        most {timeout} s; a cell that runs longer scores zero. The test cells and the given code are restored from
-        the course's copy before grading, so editing them changes nothing.
+        {{kept}}**Grading.** Your solution cells, with the given code of the course's copy (editing the given
+        code changes nothing), run in a separate process in which `ldpbook.{module}` cannot be imported; the tests
+        under *Graded tests* run in the grader and call your functions there, each test one function. {hidden} of
+        the tests are hidden: they run only when the course grades. A call may take at most {timeout:g} s. A
+        function that crashes, hangs or is missing scores zero and costs no other function its points.
 
-        **Check your work** before you submit: `python -m ldpbook.assignments check {chapter}.ipynb` runs this
-        notebook in a fresh kernel and prints a table per function (exit code 0 when every visible test passes).
-        """).replace("{rows}", rows)
+        **Check your work** before you submit: `python -m ldpbook.assignments check {chapter}.ipynb` runs the
+        visible tests on your code the same way and prints a table per function (exit code 0 when all pass).
+        """).replace("{rows}", rows).replace("{kept}", kept)
 
 # %% ../nbs/90_assignments.ipynb #a8bb655e
-CONFIG = "nbgrader_config.py"
+CONFIG, GRADING = "nbgrader_config.py", ".grading"
+_CONFIG_BLOCK = """
+# nbgrader makes its gradebook with the `alembic` command of its own environment, activated or not:
+import os, sys
+os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
+# Grading calls the student's functions in a separate process and runs the tests in the grader (ldpbook.grading);
+# the notebook never runs in a kernel. These two lists replace nbgrader's executing step with that.
+from ldpbook.assignments import nbgrader_preprocessors
+c.Autograde.sanitize_preprocessors, c.Autograde.autograde_preprocessors = nbgrader_preprocessors()
+"""
 
 
-def write_config(course: Path, timeout: int = 60) -> Path:
-    """Write the course's `nbgrader_config.py` (unless it exists): the execution timeout per cell, interruption of
-    a cell that runs over, and restoring deleted test cells. The teacher can edit it afterwards."""
+def write_config(course: Path) -> Path:
+    """Write the course's `nbgrader_config.py` (the course id, and grading by the harness instead of by running
+    the notebook); a configuration that exists keeps its settings and gets the grading lines added if it lacks them."""
     path = Path(course) / CONFIG
     if not path.exists():
-        path.write_text(textwrap.dedent(f"""\
-            # nbgrader configuration of this course, written by `python -m ldpbook.assignments make`.
-            c = get_config()
-            c.CourseDirectory.course_id = "ldpbook"
-            c.Execute.timeout = {int(timeout)}                # seconds per cell; a cell that runs longer scores zero
-            c.Execute.interrupt_on_timeout = True   # interrupt it and go on with the next cell
-            c.OverwriteCells.add_missing_cells = True   # a test cell deleted by the student is put back and graded
-            """))
+        path.write_text('# nbgrader configuration of this course, written by `python -m ldpbook.assignments make`.\n'
+                        'c = get_config()\nc.CourseDirectory.course_id = "ldpbook"\n' + _CONFIG_BLOCK)
+    elif "nbgrader_preprocessors()" not in path.read_text():
+        path.write_text(path.read_text().rstrip("\n") + "\n" + _CONFIG_BLOCK)
     return path
 
 
-def configured_timeout(config: Path) -> int:
-    "The time per cell that a course's `nbgrader_config.py` sets (`c.Execute.timeout`; nbgrader's default is 30)."
-    found = re.findall(r"^\s*c\.(?:Execute|ExecutePreprocessor)\.timeout\s*=\s*(\d+)", Path(config).read_text(), re.M)
-    return int(found[-1]) if found else 30
+def _course_folder(course, create: bool = False) -> Path:
+    "The course folder: an existing folder (or, with `create`, one that can be made)."
+    course = Path(course)
+    if course.exists() and not course.is_dir():
+        raise ValueError(f"course: {course} is a file, not a course folder")
+    if not create and not course.is_dir():
+        raise FileNotFoundError(f"course: no folder {course}")
+    return course
+
+
+def _store_tests(test_file: Path, course: Path, name: str, manifest: dict) -> Path:
+    """Copy the test file (and the modules next to it that it imports) into `source/.grading/<name>/` and write the
+    assignment's manifest there: nbgrader never copies that folder into a release, a submission or feedback."""
+    folder = course / "source" / GRADING / name
+    folder.mkdir(parents=True, exist_ok=True)
+    for path in [test_file, *_local_modules(test_file)]:
+        shutil.copyfile(path, folder / path.name)
+    (folder / f"{manifest['notebook']}.json").write_text(json.dumps(manifest, indent=1))
+    return folder
 
 # %% ../nbs/90_assignments.ipynb #c008-fe448c5f
 def make_assignment(notebook, functions, course, *, name=None, hidden_tests=False, with_checks=False,
-                    timeout=60, tests=None, checks_graded=False) -> Path:
+                    timeout=10.0, tests=None, give=()) -> Path:
     """Write an nbgrader source assignment made from a chapter into `course/source/<name>/`.
 
     Each function in `functions` (and each private helper only it uses) keeps its signature and docstring, with
-    its body between `### BEGIN SOLUTION` and `### END SOLUTION`; the rest of the chapter's code is read-only, the
-    `{solution}` blocks are removed, an instructions cell comes first, and a *Graded tests* section last: one
-    autograded cell per test that exercises exactly one assigned function (from `tests`, by default
-    `chapter_tests`), with points, some hidden when `hidden_tests`; with `checks_graded`, also the chapter's
-    check cells that `graded_checks` accepts. Also writes `course/nbgrader_config.py`
-    with a `timeout` per cell if the course has none. Returns the path of the source notebook.
+    its body between solution markers; so have the chapter's functions that would answer it (`answer_parts`, and
+    the helpers only they use), withheld unless named in `give`; the rest of the chapter's code is read-only; a
+    *Graded tests* section holds one graded cell per test of `tests` (default: the project's
+    `tests/grading/graded_<module>.py`), hidden ones only with `hidden_tests`. Refuses a visible test whose helpers
+    compute an assigned function (`answering_helpers`) unless named in `give`. The test file goes to
+    `course/source/.grading/<name>/`. Returns the source notebook's path.
     """
-    notebook, course = Path(notebook), Path(course)
+    notebook, course = Path(notebook), _course_folder(course, create=True)
     if not notebook.is_file():
         raise FileNotFoundError(f"chapter: no file {notebook}")
     nb = nbformat.read(notebook, as_version=4)
-    module = chapter_module(nb)
-    wanted = _function_list(functions, nb, notebook.name)
+    module, wanted, give = chapter_module(nb), _function_list(functions, nb, notebook.name), _names(give)
     name = notebook.stem if name is None else str(name)
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_\-]*", name):
         raise ValueError("name: use letters, digits, '_' and '-' only (it becomes a folder and a gradebook key)")
-    timeout = _positive_int(timeout, "timeout")
-    files = [Path(t) for t in tests] if tests is not None else chapter_tests(_find_repo(notebook.parent), module)
-    graded = []
-    for path in files:                   # a function keeps the tests of the first file that has some for it
-        covered = {t.function for t in graded}
-        graded += [t for t in graded_tests(path, module, wanted, hidden_tests) if t.function not in covered]
-    if checks_graded:
-        graded += graded_checks(nb, wanted)
+    timeout = _positive_number(timeout, "timeout")
+    test_file = Path(tests) if tests is not None else chapter_tests(_find_repo(notebook.parent), module)
+    graded = [t for t in graded_tests(test_file, wanted) if hidden_tests or not t.hidden]
     untested = [f for f in wanted if not any(t.function == f for t in graded)]
     if untested:
-        raise ValueError(f"functions: no test exercises {untested} alone, so they cannot be graded "
-                         f"(tests searched: {', '.join(p.name for p in files) or 'none'})")
+        raise ValueError(f"functions: {test_file.name} has no {'' if hidden_tests else 'visible '}test "
+                         f"of {untested}, so they cannot be graded")
     plan = {f: own_helpers(nb, f, wanted) for f in wanted}
-    given = {f: sorted(h for h in _private_calls(nb, f) if h not in plan[f]) for f in wanted}
+    stubbed = set(wanted) | {h for f in wanted for h in plan[f]}
+    parts = [p for f in wanted for p in answer_parts(nb, f, stubbed) if p not in give]
+    withheld = sorted(set(parts) | {h for p in parts for h in own_helpers(nb, p, [*stubbed, *parts])})
+    setup = visible_setup(test_file, graded)
+    shown = {h: f for f in wanted for h in answering_helpers(setup, nb, f) if h not in give}
+    if shown:
+        raise ValueError("tests: the visible tests show " + ", ".join(f"{h} (it computes what {f} computes)"
+                         for h, f in shown.items()) + f"; hide the tests that use them in {test_file.name}, "
+                         f"or give them on purpose with --give {','.join(shown)}")
+    helpers = {n for statement in ast.parse(setup).body for n in _names_defined(statement)}
+    unknown = sorted(set(give) - set(_all_functions(nb)) - helpers)
+    if unknown:
+        raise ValueError(f"give: {unknown} are neither functions of {notebook.name} nor helpers of its visible tests")
+    given = {f: sorted(h for h in _private_calls(nb, f) if h not in plan[f] and h not in withheld) for f in wanted}
     points = {f: sum(t.points for t in graded if t.function == f) for f in wanted}
     course.mkdir(parents=True, exist_ok=True)
-    timeout = configured_timeout(write_config(course, timeout))          # an existing configuration wins
-    text = instructions(name, notebook.stem, module, plan, given, points, timeout, sum(t.hidden for t in graded))
-    head = nbformat.v4.new_markdown_cell(text)
+    write_config(course)
+    head = nbformat.v4.new_markdown_cell(instructions(name, notebook.stem, module, plan, given, points, timeout,
+                                                      sum(t.hidden for t in graded), withheld))
     head.metadata.update(_nbgrader_metadata("instructions", locked=True))
-    setup = nbformat.v4.new_code_cell("# Graded tests: run each test of one function against the book's other "
-                                      "functions.\nfrom ldpbook.assignments import grading_scope")
-    setup.metadata.update(_nbgrader_metadata("grading-setup", locked=True))
-    tail = [nbformat.v4.new_markdown_cell("## Graded tests"), setup]
-    tail += [graded_cell(t, module, [t.function, *plan[t.function]]) for t in graded]
-    stubbed = set(wanted) | {h for f in wanted for h in plan[f]}
-    out = nbformat.v4.new_notebook(cells=[head, *chapter_cells(nb, stubbed, with_checks), *tail],
+    setup_cell = nbformat.v4.new_code_cell(_SETUP_HEAD + "\n" + setup)
+    setup_cell.metadata.update(_nbgrader_metadata("tests-setup", locked=True))
+    tail = [nbformat.v4.new_markdown_cell("## Graded tests"), setup_cell, *map(graded_cell, graded)]
+    out = nbformat.v4.new_notebook(cells=[head, *chapter_cells(nb, stubbed | set(withheld), with_checks), *tail],
                                    metadata=nb.metadata)
     folder = course / "source" / name
     folder.mkdir(parents=True, exist_ok=True)
-    target = folder / notebook.name
-    nbformat.write(out, target)
-    return target
+    nbformat.write(out, folder / notebook.name)
+    _store_tests(test_file, course, name, {"notebook": notebook.stem, "module": module, "functions": wanted,
+                                           "helpers": plan, "withheld": withheld, "given_on_purpose": give,
+                                           "tests": test_file.name, "hidden_tests": bool(hidden_tests),
+                                           "timeout": timeout})
+    return folder / notebook.name
 
 
-def _positive_int(value, name: str, unit: str = "seconds") -> int:
-    "Validate a positive whole number (of seconds, or of `unit`)."
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value) or value < 1:
-        raise ValueError(f"{name} must be a positive whole number of {unit}")
-    return int(value)
+def _all_functions(nb) -> list[str]:
+    "Every top-level function of the chapter's export cells, private ones included."
+    return [n.name for n in _export_statements(nb) if isinstance(n, ast.FunctionDef)]
+
+
+def _positive_number(value, name: str, unit: str = "seconds", whole: bool = False):
+    "Validate a positive number (of seconds, or of `unit`; a whole one if `whole`)."
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0 or value == float("inf") \
+            or (whole and value != int(value)):
+        raise ValueError(f"{name} must be a positive {'whole ' * whole}number of {unit}")
+    return int(value) if whole else float(value)
+
+# %% ../nbs/90_assignments.ipynb #5e1a2b01
+def _meta(cell) -> dict:
+    "A cell's nbgrader metadata ({} if it has none, or if it is not a dict)."
+    meta = cell.get("metadata", {}).get("nbgrader", {})
+    return meta if isinstance(meta, dict) else {}
+
+
+def repair(submitted, release) -> tuple:
+    """The submission laid over its release, so that nbgrader can read it whatever the student did to it.
+
+    The result has the release's cells, in order, with the release's metadata; a solution cell holds what the
+    student wrote in it (found by `grade_id`, or by cell id when the `grade_id` was changed); code cells the
+    student added stay after the cell they followed. Returns the notebook and, by solution `grade_id`, what was
+    wrong with that solution cell (deleted, or no longer a code cell), which costs the functions it defines."""
+    by_grade = {_meta(c).get("grade_id"): i for i, c in enumerate(release.cells) if _meta(c).get("grade_id")}
+    by_id = {c.get("id"): i for i, c in enumerate(release.cells) if c.get("id")}
+    mine, added, last = {}, {}, -1
+    for cell in submitted.cells:
+        index = by_grade.get(_meta(cell).get("grade_id"), by_id.get(cell.get("id")))
+        if index is not None and index not in mine:
+            mine[index], last = cell, index
+        elif cell.cell_type == "code":
+            added.setdefault(last, []).append(nbformat.v4.new_code_cell(cell.source))
+    out, problems = list(added.get(-1, [])), {}
+    for index, cell in enumerate(release.cells):
+        new = nbformat.from_dict(cell)
+        if _meta(cell).get("solution"):
+            grade_id, theirs = _meta(cell)["grade_id"], mine.get(index)
+            if theirs is None:
+                problems[grade_id] = "its solution cell was deleted (or its grade_id and id changed)"
+            elif theirs.cell_type != "code":
+                problems[grade_id] = f"its solution cell was turned into a {theirs.cell_type} cell"
+            else:
+                new.source = theirs.source
+        out += [new, *added.get(index, [])]
+    return nbformat.v4.new_notebook(cells=out, metadata=release.metadata), problems
+
+# %% ../nbs/90_assignments.ipynb #5e1a2b02
+def _runnable(source: str) -> str:
+    "A cell's code without IPython's `%magic` and `!shell` lines (they are not Python)."
+    return "\n".join(("# " + l) if l.lstrip().startswith(("%", "!")) else l for l in source.splitlines())
+
+
+def student_code(repaired) -> tuple[str, dict]:
+    """The code that grading runs in the student's process: the solution cells, the cells the student added and
+    the given cells of the (repaired) notebook, in order, each run on its own so that an error in one cell leaves
+    the others' definitions in place (with postponed annotations, as the chapters' modules have). Returns the
+    code and, by solution `grade_id`, the syntax errors found."""
+    cells, errors = [], {}
+    for index, cell in enumerate(repaired.cells):
+        meta = _meta(cell)
+        if cell.cell_type != "code" or not (meta.get("solution") or not meta
+                                            or str(meta.get("grade_id", "")).startswith("given-")):
+            continue
+        label = meta.get("grade_id", f"added cell {index}")
+        source = _runnable(cell.source)
+        try:
+            compile(source, label, "exec", __future__.annotations.compiler_flag)
+        except SyntaxError as err:
+            errors[label] = f"SyntaxError in {label} (line {err.lineno}): {err.msg}"
+        cells.append((label, source))
+    code = ("import __future__\n"
+            f"for _cell, _source in {cells!r}:\n"
+            "    try:\n"
+            "        exec(compile(_source, _cell, 'exec', __future__.annotations.compiler_flag), globals())\n"
+            "    except BaseException as _error:\n"
+            "        print(f'{_cell}: {type(_error).__name__}: {_error}')\n")
+    return code, errors
+
+
+def _defined_by(source_nb) -> dict:
+    "The functions each solution cell of the source notebook defines, by grade_id."
+    found = {}
+    for cell in source_nb.cells:
+        if _meta(cell).get("solution") and cell.cell_type == "code":
+            found[_meta(cell)["grade_id"]] = [n.name for n in ast.parse(_runnable(cell.source)).body
+                                              if isinstance(n, ast.FunctionDef)]
+    return found
+
+# %% ../nbs/90_assignments.ipynb #5e1a2b03
+_REACHES = {"get_ipython": "the notebook's kernel", "IPython": "the notebook's kernel", "builtins": "the builtins",
+            "__builtins__": "the builtins", "ctypes": "raw memory", "gc": "the interpreter's objects",
+            "inspect": "the caller's frames", "importlib": "dynamic imports", "__import__": "dynamic imports",
+            "exec": "dynamic code", "eval": "dynamic code", "compile": "dynamic code", "open": "files", "io": "files",
+            "pathlib": "files", "shutil": "files", "glob": "files", "subprocess": "processes", "socket": "the network",
+            "urllib": "the network", "nbgrader": "the grader", "signal": "signals", "threading": "threads",
+            "multiprocessing": "processes"}
+_SYS = {"modules", "meta_path", "path", "path_hooks", "_getframe", "settrace", "setprofile", "addaudithook"}
+_OS = {"open", "read", "listdir", "scandir", "walk", "system", "popen", "fdopen", "path", "environ", "getcwd", "chdir",
+       "remove", "unlink", "rename", "replace", "kill", "fork", "stat", "readlink", "symlink", "link", "mkdir",
+       "makedirs", "rmdir", "chmod", "chown", "posix_spawn", "dup2", "execv", "execve", "spawnv"}
+_COURSE_PATH = re.compile(r"(^|/)(source|release|submitted|autograded|feedback|\.grading)/|gradebook|"
+                          r"nbgrader_config|ldpbook[./](assignments|grading)")
+
+
+def _reasons(text: str, blocked) -> set:
+    "What a piece of code reaches for (see `borrowing`); nothing for code that does not parse."
+    try:
+        tree = ast.parse(_runnable(text))
+    except SyntaxError:
+        return set()
+    imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names} | \
+               {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    found = {f"imports {m} (the reference answer or the grader)" for m in imported
+             if any(m == b or m.startswith(b + ".") for b in blocked)}
+    names = _names_used(tree) | {m.split(".")[0] for m in imported}
+    found |= {f"uses {n} ({_REACHES[n]})" for n in names & set(_REACHES)}
+    attrs = {(n.value.id, n.attr) for n in ast.walk(tree)
+             if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)}
+    found |= {f"uses {m}.{a} (the interpreter, files or processes)" for m, a in attrs
+              if (m == "sys" and a in _SYS) or (m == "os" and (a in _OS or a.startswith(("exec", "spawn"))))}
+    found |= {f"names a course or grader path ({n.value[:40]!r})" for n in ast.walk(tree)
+              if isinstance(n, ast.Constant) and isinstance(n.value, str) and _COURSE_PATH.search(n.value)}
+    return found
+
+
+def borrowing(source: str, release_source: str, blocked) -> list[str]:
+    """Why a cell's code reaches for the answer or the grader: an import of a `blocked` module (the reference of an
+    assigned function, the harness, this module), a name that reaches the kernel, the interpreter's internals,
+    files, processes or the network, or a string naming a course or grader path; no solution needs any of these.
+    What the release had in the cell (`release_source`) is not held against the student. A static reading: it
+    finds what is written, not what is computed (`exec` of a built string is flagged as `exec`)."""
+    return sorted(_reasons(source, blocked) - _reasons(release_source, blocked))
+
+
+def blocked_modules(functions) -> tuple:
+    """What the student's process must not import: the harness's `default_blocked` (the modules that define or
+    re-export one of `functions`, and those that import them) and this module, which reaches all of them."""
+    from ldpbook.grading import default_blocked
+    return tuple(sorted({*default_blocked(functions), "ldpbook.assignments"}))
+
+# %% ../nbs/90_assignments.ipynb #6f2b3c01
+def _manifests(course: Path, assignment: str) -> list[dict]:
+    "The manifests `make` wrote for an assignment's notebooks."
+    found = sorted((Path(course) / "source" / GRADING / assignment).glob("*.json"))
+    if not found:
+        raise ValueError(f"name: {assignment!r} is not an assignment made with `python -m ldpbook.assignments make` "
+                         f"in {course} (no {Path('source') / GRADING / assignment})")
+    return [json.loads(p.read_text()) for p in found]
+
+
+def _hidden_paths(course: Path) -> list[str]:
+    "What the student's process must not read: the course folder and, when grading from the project, its sources."
+    project = _project()
+    return [str(Path(course).resolve())] + ([str(project / "nbs"), str(project / "tests")] if project else [])
+
+
+def _graded_cells(nb) -> list[dict]:
+    "The graded cells of a source notebook: grade_id, function, test name, points, hidden."
+    return [{"grade_id": m["grade_id"], "function": m["grade_id"].split("-", 1)[0],
+             "name": m["grade_id"].split("-", 1)[1], "points": m["points"], "hidden": c.source.startswith("# Hidden")}
+            for c in nb.cells for m in [_meta(c)] if m.get("grade")]
+
+
+def _read_submission(path: Path):
+    "The submitted notebook, or the reason it cannot be graded."
+    if not path.is_file():
+        return None, "no submitted notebook"
+    try:
+        return nbformat.read(path, as_version=4), ""
+    except Exception as err:                      # not JSON, not a notebook: graded zero with the reason
+        return None, f"the submitted file is not a readable notebook ({type(err).__name__})"
+
+# %% ../nbs/90_assignments.ipynb #6f2b3c02
+def grade_notebook(course, assignment: str, student: str, manifest: dict) -> dict:
+    """Grade one submitted notebook with the harness: the student's code (`repair`, `student_code`) runs in a
+    separate process where the assigned functions' modules cannot be imported and the course cannot be read; the
+    tests run here. Every graded cell of the course's copy gets a row: passed, and the reason when it did not."""
+    course = Path(course).resolve()
+    store, stem, functions = course / "source" / GRADING / assignment, manifest["notebook"], manifest["functions"]
+    release = nbformat.read(course / "release" / assignment / f"{stem}.ipynb", as_version=4)
+    cells = _graded_cells(nbformat.read(course / "source" / assignment / f"{stem}.ipynb", as_version=4))
+    blocked = blocked_modules(functions)
+    scanned = (*blocked, "ldpbook.grading")
+    submitted, failure = _read_submission(course / "submitted" / student / assignment / f"{stem}.ipynb")
+    problems, borrowed, outcomes = {}, {}, []
+    if submitted is not None:
+        repaired, broken = repair(submitted, release)
+        code, syntax = student_code(repaired)
+        defined = _defined_by(release)
+        for grade_id, why in {**broken, **syntax}.items():
+            for function in set(defined.get(grade_id, ())) & set(functions):
+                problems.setdefault(function, why)
+        before = {_meta(c).get("grade_id"): c.source for c in release.cells}
+        for cell in repaired.cells:
+            meta = _meta(cell)
+            if cell.cell_type == "code" and (meta.get("solution") or not meta):
+                why = borrowing(cell.source, before.get(meta.get("grade_id"), ""), scanned)
+                for function in (set(defined.get(meta.get("grade_id"), ())) & set(functions)) if meta else functions:
+                    borrowed.setdefault(function, []).extend(why)
+        try:
+            with warnings.catch_warnings():          # a grader without the sandbox is said in `scores`, once
+                warnings.simplefilter("ignore")
+                outcomes = run_graded(store / manifest["tests"], code, functions, blocked=blocked,
+                                      hidden_paths=_hidden_paths(course), timeout=manifest["timeout"])
+        except Exception as err:                 # the harness itself failed: nothing passes, and the reason says why
+            failure = f"the grader failed: {type(err).__name__}: {err}"
+    found = {(o.function, o.name): o for o in outcomes}
+    rows = []
+    for cell in cells:
+        outcome = found.get((cell["function"], cell["name"]))
+        reason = failure or (outcome.reason if outcome else "the grader returned no result for this test")
+        passed = bool(outcome and outcome.passed) and not failure and not borrowed.get(cell["function"])
+        if borrowed.get(cell["function"]):
+            reason = "the solution reaches for the answer or the grader: " + "; ".join(
+                sorted(set(borrowed[cell["function"]])))
+        elif not passed and cell["function"] in problems:
+            reason = f"{problems[cell['function']]}: {reason}"
+        rows.append({**cell, "passed": passed, "reason": "" if passed else reason,
+                     "doc": getattr(outcome, "doc", ""),
+                     "calls": [[c.call, c.result] for c in getattr(outcome, "calls", ())],
+                     "output": getattr(outcome, "output", ""), "isolation": getattr(outcome, "isolation", "")})
+    return {"student": student, "notebook": stem, "tests": rows, "unreadable": submitted is None and bool(failure)
+            and failure != "no submitted notebook",
+            "borrowing": {f: sorted(set(v)) for f, v in borrowed.items() if v}}
+
+# %% ../nbs/90_assignments.ipynb #6f2b3c03
+def _results_file(course: Path, assignment: str, student: str, stem: str) -> Path:
+    return Path(course).resolve() / "source" / GRADING / assignment / "results" / student / f"{stem}.json"
+
+
+def _store(course, assignment: str, result: dict) -> dict:
+    "Keep a notebook's grading result with the tests (for `scores` and `review`)."
+    path = _results_file(course, assignment, result["student"], result["notebook"])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(result, indent=1))
+    return result
+
+
+def grade_submission(course, assignment: str, student: str) -> list[dict]:
+    "Grade every notebook of one student's submission (`grade_notebook`) and store the results with the tests."
+    return [_store(course, assignment, grade_notebook(course, assignment, student, manifest))
+            for manifest in _manifests(course, assignment)]
+
+
+def _feedback_text(row: dict) -> str:
+    "What a graded cell shows in the feedback: the verdict; for a visible test also its calls and the reason."
+    verdict = f"{'passed' if row['passed'] else 'failed'} ({row['points'] if row['passed'] else 0:g} of " \
+              f"{row['points']:g} points)"
+    if row["hidden"] and not row["reason"].startswith("the solution reaches"):
+        return verdict + " (a hidden test: only its verdict is shown)"
+    lines = [verdict + (f": {row['reason']}" if row["reason"] else "")]
+    lines += [f"  {call}  ->  {result}" for call, result in row.get("calls", [])]
+    if row.get("output"):
+        lines += ["  the function printed:", *("    " + l for l in row["output"].splitlines()[:10])]
+    return "\n".join(lines)
+
+
+def _feedback_outputs(row: dict) -> list:
+    "The graded cell's outputs: standard output when it passed (full points), an error when it failed (zero)."
+    if row["passed"]:
+        return [nbformat.v4.new_output("stream", name="stdout", text=_feedback_text(row) + "\n")]
+    return [nbformat.v4.new_output("error", ename="TestFailed", evalue=_feedback_text(row).splitlines()[0],
+                                   traceback=_feedback_text(row).splitlines())]
+
+# %% ../nbs/90_assignments.ipynb #7a3c4d01
+_PRECOMPUTED: dict = {}          # (course, assignment, student, notebook) -> result, filled by `autograde`
+
+
+def _course_of(preprocessor) -> Path:
+    "The course folder of the nbgrader run a preprocessor belongs to (its converter's course directory)."
+    converter = getattr(getattr(preprocessor, "parent", None), "parent", None)
+    if getattr(converter, "coursedir", None) is not None:
+        return Path(converter.coursedir.root).resolve()
+    from nbgrader.coursedir import CourseDirectory
+    return Path(CourseDirectory(parent=preprocessor).root).resolve()
+
+
+def nbgrader_preprocessors() -> tuple[list, list]:
+    """nbgrader's two lists of autograde steps, with ours in them: `RepairSubmission` first among the sanitizing
+    steps (so nbgrader's own never meet a notebook they cannot read), and `GradeWithHarness` in place of `Execute`.
+    A notebook that `make` did not write is executed by nbgrader as usual."""
+    from nbconvert.preprocessors import ClearMetadataPreprocessor
+    from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, ClearOutput, DeduplicateIds,
+                                        Execute, LimitOutput, NbGraderPreprocessor, OverwriteCells,
+                                        OverwriteKernelspec, SaveAutoGrades)
+
+    def ours(preprocessor, resources):
+        course, info = _course_of(preprocessor), resources["nbgrader"]
+        path = course / "source" / GRADING / info["assignment"] / f"{info['notebook']}.json"
+        return course, info, (json.loads(path.read_text()) if path.is_file() else None)
+
+    class RepairSubmission(NbGraderPreprocessor):
+        "Lay the submission over its release (`repair`): deleted, moved or re-labelled cells are put right."
+        def preprocess(self, nb, resources):
+            course, info, manifest = ours(self, resources)
+            if manifest is None:
+                return nb, resources
+            release = course / "release" / info["assignment"] / f"{info['notebook']}.ipynb"
+            return repair(nb, nbformat.read(release, as_version=4))[0], resources
+
+    class GradeWithHarness(Execute):
+        "Fill each graded cell's output from the harness's verdict (`grade_notebook`); nothing runs in a kernel."
+        def preprocess(self, nb, resources):
+            course, info, manifest = ours(self, resources)
+            if manifest is None:
+                return super().preprocess(nb, resources)
+            key = (str(course), info["assignment"], info["student"], info["notebook"])
+            result = _PRECOMPUTED.get(key) or _store(course, info["assignment"], grade_notebook(
+                course, info["assignment"], info["student"], manifest))
+            rows = {row["grade_id"]: row for row in result["tests"]}
+            for cell in nb.cells:
+                grade_id = _meta(cell).get("grade_id")
+                if _meta(cell).get("grade") and cell.cell_type == "code":
+                    cell.outputs = _feedback_outputs(rows.get(grade_id, {
+                        "passed": False, "hidden": False, "points": _meta(cell).get("points", 0),
+                        "reason": "this cell is not one of the assignment's tests"}))
+            return nb, resources
+
+    return ([RepairSubmission, ClearOutput, DeduplicateIds, OverwriteKernelspec, OverwriteCells, CheckCellMetadata],
+            [GradeWithHarness, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades, AssignLatePenalties,
+             CheckCellMetadata])
 
 # %% ../nbs/90_assignments.ipynb #8f310cda
-def nbgrader(course, *args, env=None) -> subprocess.CompletedProcess:
-    """Run `nbgrader ARGS` in the course folder with this Python; return the finished process (output captured).
-
-    This Python's scripts folder goes first on PATH: nbgrader calls `alembic` there to create its gradebook."""
+def _scripts_on_path(env=None) -> dict:
+    "An environment whose PATH starts with this Python's scripts folder (nbgrader calls `alembic` from there)."
     env = dict(os.environ if env is None else env)
     env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
-    return subprocess.run([sys.executable, "-m", "nbgrader", *map(str, args)], cwd=course, env=env,
+    return env
+
+
+def nbgrader(course, *args, env=None) -> subprocess.CompletedProcess:
+    "Run `nbgrader ARGS` in the course folder with this Python and its scripts on PATH (output captured)."
+    return subprocess.run([sys.executable, "-m", "nbgrader", *map(str, args)], cwd=course, env=_scripts_on_path(env),
                           capture_output=True, text=True)
 
 
-def autograde(course, assignment: str, *, jobs: int = 1, students=None, force: bool = False, env=None) -> dict:
-    """`nbgrader autograde` the submissions in `course/submitted/` (all, or `students`) with `jobs` processes.
+def _nbgrader_api(course: Path):
+    "nbgrader's Python API on the course, with the course's configuration (as `nbgrader` run there reads it)."
+    from nbgrader.apps import NbGraderAPI
+    from nbgrader.coursedir import CourseDirectory
+    from traitlets.config import Config
+    from traitlets.config.loader import PyFileConfigLoader
+    config = PyFileConfigLoader(CONFIG, path=str(course)).load_config() if (course / CONFIG).exists() else Config()
+    config.CourseDirectory.root = str(course)
+    return NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
 
-    nbgrader grades one student after another. Here the students are dealt into `jobs` groups and each group is one
-    `nbgrader autograde` process that skips the other students (`CourseDirectory.student_id_exclude`); the
-    processes share the gradebook safely (each opens it briefly to write), so a course grades in about 1/jobs of
-    the time, and nbgrader starts once per group, not once per student. Students that fail are tried once more on
-    their own. Returns {student: 0 if graded, else nbgrader's exit code (or 1)}.
-    """
-    course = Path(course)
-    jobs = _positive_int(jobs, "jobs", "processes")
+# %% ../nbs/90_assignments.ipynb #7a3c4d02
+def _summary(results: list[dict], error: str = "") -> dict:
+    "A student's points, and the first reason each function lost points for."
+    rows = [row for result in results for row in result["tests"]]
+    failures = {}
+    for row in rows:
+        if not row["passed"]:
+            failures.setdefault(row["function"], row["reason"])
+    return {"score": sum(r["points"] for r in rows if r["passed"]), "max_score": sum(r["points"] for r in rows),
+            "failures": failures, "error": error,
+            "unsandboxed": sorted({r["isolation"] for r in rows if r.get("isolation", "sandbox") != "sandbox"})}
+
+
+def autograde(course, assignment: str, *, jobs: int = 1, students=None) -> dict:
+    """Grade every submission in `course/submitted/` (or those of `students`).
+
+    The harness grades `jobs` students at a time (`grade_submission`, in separate processes); then nbgrader's own
+    autograde step runs for each student in this process, with `RepairSubmission` and `GradeWithHarness` in its
+    lists (`nbgrader_preprocessors`): it restores the read-only cells, records the points of every graded cell
+    in the gradebook and writes `autograded/`, so `generate_feedback` and `export` work as usual. Returns
+    {student: `_summary`}, with nbgrader's error, if it had one, under "error"."""
+    course = _course_folder(course).resolve()
+    _manifests(course, assignment)
+    jobs = _positive_number(jobs, "jobs", "processes", whole=True)
     submitted = sorted(p.parent.name for p in course.glob(f"submitted/*/{assignment}") if p.is_dir())
     students = submitted if students is None else list(students)
     if not students:
         raise ValueError(f"name: no submissions of {assignment!r} in {course / 'submitted'}")
-    groups = [students[i::jobs] for i in range(jobs) if students[i::jobs]]
+    os.environ["PATH"] = _scripts_on_path()["PATH"]      # nbgrader makes a new gradebook with the `alembic` command
+    tasks = [(str(course), assignment, s) for s in students]
+    if jobs == 1:
+        results = [grade_submission(*task) for task in tasks]
+    else:
+        import multiprocessing
+        with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+            results = list(pool.map(grade_submission, *zip(*tasks)))
+    api, summary = _nbgrader_api(course), {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")           # nbgrader's gradebook warns about its own session use
+        for student, result in zip(students, results):
+            for one in result:
+                _PRECOMPUTED[(str(course), assignment, student, one["notebook"])] = one
+            if any(one["unreadable"] for one in result):     # nbgrader would stop on it: zero, with the reason
+                _zero_in_gradebook(course, assignment, student)
+                summary[student] = _summary(result)
+                continue
+            run = api.autograde(assignment, student, force=True, create=True)
+            error = "" if run["success"] else (run.get("error") or run.get("log") or "").strip().splitlines()[-1:]
+            summary[student] = _summary(result, "".join(error))
+    return summary
 
-    def one(group):
-        others = ",".join(s for s in submitted if s not in group)
-        args = ["autograde", assignment, f"--CourseDirectory.student_id_exclude={others}", *(["--force"] * force)]
-        code = nbgrader(course, *args, env=env).returncode
-        graded = {s for s in group if any((course / "autograded" / s / assignment).glob("*.ipynb"))}
-        return {s: 0 if s in graded else (code or 1) for s in group}
 
-    with _gradebook(course) as book:                 # students first, so the parallel runs only add grades
-        for student in students:
-            book.update_or_create_student(student)
-    with ThreadPoolExecutor(max_workers=len(groups) or 1) as pool:
-        codes = {s: code for result in pool.map(one, groups) for s, code in sorted(result.items())}
-    failed = [s for s in students if codes[s]]
-    if failed:      # once more, alone: a run that lost a race for the gradebook (one writer at a time) gets a retry
-        codes.update(one(failed))
-    return codes
+def _zero_in_gradebook(course, assignment: str, student: str) -> None:
+    "Record zero points for every graded cell of a submission that nbgrader cannot read."
+    with _gradebook(course) as book:
+        book.update_or_create_student(student)
+        for notebook in book.update_or_create_submission(assignment, student).notebooks:
+            for grade in notebook.grades:
+                grade.auto_score, grade.needs_manual_grade = 0.0, False
+        book.db.commit()
 
 
 def _gradebook(course):
     "nbgrader's gradebook of the course (the default database `gradebook.db`, course id as in `write_config`)."
-    path = Path(course).resolve() / "gradebook.db"
+    path = _course_folder(course).resolve() / "gradebook.db"
     if not path.exists():
         raise FileNotFoundError(f"course: no gradebook in {path.parent} (run nbgrader generate_assignment there first)")
     from nbgrader.api import Gradebook
     return Gradebook(f"sqlite:///{path}", "ldpbook")
 
 # %% ../nbs/90_assignments.ipynb #89ffdc41
+_SCORE_FIELDS = ["student", "assignment", "function", "score", "max_score", "reason"]
+
+
 def function_scores(course, assignment: str) -> list[dict]:
-    "Points per student and function from the course's gradebook: the graded cells grouped by the function they test."
+    """Points per student and function from the course's gradebook (the graded cells grouped by the function they
+    test), with the first reason the function lost points for (from the grading results)."""
     from nbgrader.api import MissingEntry
     rows = {}
     with _gradebook(course) as book:
@@ -610,65 +995,53 @@ def function_scores(course, assignment: str) -> list[dict]:
             raise ValueError(f"name: the gradebook has no assignment {assignment!r}") from None
         for submission in submissions:
             for notebook in submission.notebooks:
-                for grade in notebook.grades:
+                path = _results_file(course, assignment, submission.student.id, notebook.name)
+                tests = json.loads(path.read_text())["tests"] if path.is_file() else []
+                reasons = {t["grade_id"]: t["reason"] for t in tests}
+                for grade in sorted(notebook.grades, key=lambda g: g.name):
                     key = (submission.student.id, grade.name.split("-")[0])
                     row = rows.setdefault(key, {"student": key[0], "assignment": assignment, "function": key[1],
-                                                "score": 0.0, "max_score": 0.0})
+                                                "score": 0.0, "max_score": 0.0, "reason": ""})
                     row["score"] += grade.score or 0.0
                     row["max_score"] += grade.max_score
+                    row["reason"] = row["reason"] or ("" if grade.score == grade.max_score else
+                                                      reasons.get(grade.name, "not graded"))
     return [rows[key] for key in sorted(rows)]
 
 
-def write_scores(rows, path) -> Path:
-    "Write `function_scores` rows as CSV."
-    path = Path(path)
-    with path.open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, ["student", "assignment", "function", "score", "max_score"])
-        writer.writeheader()
-        writer.writerows(rows)
-    return path
-
-# %% ../nbs/90_assignments.ipynb #2ed0ee55
-KERNEL_NAMES = frozenset({"get_ipython", "__import__", "importlib", "sys", "os", "subprocess", "shutil", "builtins",
-                          "__builtins__", "globals", "exec", "eval", "compile", "atexit", "signal", "ctypes",
-                          "inspect", "gc", "open", "socket", "threading", "multiprocessing"})
-
-
-def kernel_access(source: str) -> list[str]:
-    """The names in a cell's code that reach beyond the function being written (the kernel, the interpreter,
-    files, processes), plus `%magic` and `!shell` lines; ['syntax error'] if the code does not parse."""
-    lines = source.splitlines()
-    flagged = {"magic or shell line"} if any(l.lstrip().startswith(("%", "!")) for l in lines) else set()
-    try:
-        tree = ast.parse("\n".join(l for l in lines if not l.lstrip().startswith(("%", "!"))))
-    except SyntaxError:
-        return sorted(flagged | {"syntax error"})
-    modules = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names} | \
-              {(n.module or "").split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
-    return sorted(flagged | ((_names_used(tree) | modules) & KERNEL_NAMES))
+def write_scores(rows, handle) -> None:
+    "Write `function_scores` rows as CSV to an open text file."
+    writer = csv.DictWriter(handle, _SCORE_FIELDS, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
 
 # %% ../nbs/90_assignments.ipynb #41a86866
 def review(course, assignment: str) -> list[dict]:
-    """Every code cell a student changed or added (compared with the release) that uses `KERNEL_NAMES`: a list
-    to read before trusting the grades. A static scan: it finds the casual attempts, not every one."""
-    course = Path(course)
-    releases = sorted((course / "release" / assignment).glob("*.ipynb"))
-    if not releases:
-        raise ValueError(f"name: no release of {assignment!r} in {course / 'release'} to compare with")
-    released = {c.source for p in releases for c in nbformat.read(p, as_version=4).cells}
+    """The functions of each submission that reached for the answer or the grader, with the reason: what
+    `borrowing` found in the student's cells (those functions scored zero), and what the student's process tried
+    and was refused at grading time (an import of a blocked module, a read of a hidden path)."""
+    course = _course_folder(course).resolve()
+    _manifests(course, assignment)
     found = []
-    for path in sorted(course.glob(f"submitted/*/{assignment}/*.ipynb")):
-        for index, cell in enumerate(nbformat.read(path, as_version=4).cells):
-            names = kernel_access(cell.source) if cell.cell_type == "code" and cell.source not in released else []
-            if names:
-                found.append({"student": path.parent.parent.name, "notebook": path.name, "cell": index,
-                              "names": ", ".join(names)})
+    for path in sorted((course / "source" / GRADING / assignment / "results").glob("*/*.json")):
+        result = json.loads(path.read_text())
+        for function, reasons in sorted(result["borrowing"].items()):
+            found.append({"student": result["student"], "notebook": result["notebook"], "function": function,
+                          "reason": "; ".join(reasons)})
+        refused = {}
+        for row in result["tests"]:
+            if row["function"] not in result["borrowing"] and \
+                    re.search(r"ImportError|ModuleNotFoundError|PermissionError|cannot be imported|not allowed",
+                              row["reason"]):
+                refused.setdefault(row["function"], "refused at grading time: " + row["reason"])
+        found += [{"student": result["student"], "notebook": result["notebook"], "function": f, "reason": why}
+                  for f, why in sorted(refused.items())]
     return found
 
 # %% ../nbs/90_assignments.ipynb #c8f3b755
 @dataclass(frozen=True)
 class CheckRow:
-    "One row of a self-check: a function (its graded cells) or a cell that could not run."
+    "One row of a self-check: a function (its visible tests) or a cell that does not run."
     name: str
     passed: int
     total: int
@@ -680,72 +1053,38 @@ class CheckRow:
 
 EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_ERROR = 0, 1, 2, 3
 
-# %% ../nbs/90_assignments.ipynb #98c10c10
-def _error_text(cell, reply) -> str:
-    "The first line of a cell's error, from its outputs or (a timeout) from the kernel's reply."
-    errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
-    content = reply.get("content", {}) if reply else {}
-    if content.get("ename") == "CellTimeoutError":         # the interrupted cell also shows a KeyboardInterrupt
-        return f"CellTimeoutError: {content.get('evalue', '')}".strip()
-    if not errors and content.get("status") != "error":
-        return ""
-    ename, evalue = (errors[0]["ename"], errors[0]["evalue"]) if errors else (content.get("ename"), content.get("evalue"))
-    return f"{ename}: {str(evalue).splitlines()[0] if evalue else ''}".strip().rstrip(":")[:160]
-
-
-def _has_code(source: str) -> bool:
-    "True if a cell holds more than comments (a hidden test, in a student's copy, holds only its title)."
-    return any(l.strip() and not l.lstrip().startswith("#") for l in source.splitlines())
-
 # %% ../nbs/90_assignments.ipynb #6de791f2
-def check(notebook, timeout: int = 60) -> list[CheckRow]:
-    """Run a student's notebook top to bottom in a fresh kernel, as nbgrader would, and grade its visible tests.
+def check(notebook, timeout: float = 10.0) -> list[CheckRow]:
+    """Grade a student's own notebook as the course grades it, on its visible tests: its solution, added and given
+    cells run in a separate process where the assigned functions' modules cannot be imported, and the visible
+    tests (the graded cells' code, with the set-up cell above them) call its functions from here.
 
-    Returns one row per function (its graded cells: PASS if all pass, else FAIL with the first failure) and one
-    ERROR row per other cell that failed to run: a syntax error, an exception while defining the code, a cell over
-    `timeout` seconds (interrupted, then the run goes on), or a kernel that died.
-    """
-    from nbclient import NotebookClient
-    from nbclient.exceptions import DeadKernelError
-    notebook = Path(notebook).resolve()
-    timeout = _positive_int(timeout, "timeout")
+    Returns one row per function (PASS if all its visible tests pass, else FAIL with the first failure) and one
+    ERROR row per cell that does not compile."""
+    import tempfile
+    notebook = Path(notebook)
     nb = nbformat.read(notebook, as_version=4)
-    replies = {}
-    client = NotebookClient(nb, timeout=timeout, allow_errors=True, interrupt_on_timeout=True,
-                            error_on_timeout={"ename": "CellTimeoutError", "evalue": f"ran over {timeout} s",
-                                              "traceback": []},
-                            resources={"metadata": {"path": str(notebook.parent)}},
-                            on_cell_executed=lambda cell, cell_index, execute_reply: replies.update(
-                                {cell_index: execute_reply}))
-    dead = ""
-    try:
-        client.execute()
-    except DeadKernelError as err:
-        dead = f"the kernel died: {str(err).splitlines()[0]}"
-    return _check_rows(nb, replies, dead)
-
-# %% ../nbs/90_assignments.ipynb #5c35f15a
-def _check_rows(nb, replies: dict, dead: str = "") -> list[CheckRow]:
-    "Group the executed cells into function rows (graded cells) and ERROR rows (anything else that failed)."
-    rows, tests = [], {}
-    for index, cell in enumerate(nb.cells):
-        if cell.cell_type != "code":
-            continue
-        meta = cell.metadata.get("nbgrader", {})
-        error = _error_text(cell, replies[index]) if index in replies else "not run"
-        graded = meta.get("grade") and meta.get("points") is not None and _has_code(cell.source)
-        if graded:
-            tests.setdefault(meta["grade_id"].split("-")[0], []).append((meta["grade_id"], float(meta["points"]), error))
-        if error.startswith("CellTimeoutError") or (error and error != "not run" and not graded):
-            rows.append(CheckRow(f"cell {index}", 0, 1, 0.0, 0.0, "ERROR", error))
-    if dead:
-        rows.append(CheckRow("kernel", 0, 1, 0.0, 0.0, "ERROR", dead))
-    for function, cells in tests.items():
-        failures = [f"{grade_id.split('-', 1)[1]}: {error}" for grade_id, _, error in cells if error]
-        rows.insert(len([r for r in rows if r.result != "ERROR"]), CheckRow(
-            function, sum(not e for *_, e in cells), len(cells), sum(p for _, p, e in cells if not e),
-            sum(p for _, p, _ in cells), "FAIL" if failures else "PASS", failures[0] if failures else ""))
-    return rows
+    timeout = _positive_number(timeout, "timeout")
+    setup = next((c.source for c in nb.cells if _meta(c).get("grade_id") == "tests-setup"), "")
+    tests = [c for c in nb.cells if _meta(c).get("grade") and not c.source.startswith("# Hidden")]
+    if not tests:
+        raise ValueError(f"notebook: {notebook.name} has no visible graded tests (is it an assignment?)")
+    functions = sorted({_meta(c)["grade_id"].split("-", 1)[0] for c in tests})
+    code, syntax = student_code(nb)
+    with tempfile.TemporaryDirectory() as folder:
+        test_file = Path(folder) / "visible_tests.py"
+        test_file.write_text("\n\n\n".join([setup, *(c.source for c in tests)]) + "\n")
+        with warnings.catch_warnings():          # a student's own machine need not have the sandbox
+            warnings.simplefilter("ignore")
+            outcomes = run_graded(test_file, code, functions, blocked=blocked_modules(functions), timeout=timeout)
+    rows = []
+    for function in functions:
+        mine = [o for o in outcomes if o.function == function]
+        failed = [o for o in mine if not o.passed]
+        rows.append(CheckRow(function, len(mine) - len(failed), len(mine), sum(o.points for o in mine if o.passed),
+                             sum(o.points for o in mine), "FAIL" if failed else "PASS",
+                             f"{failed[0].name}: {failed[0].reason}"[:300] if failed else ""))
+    return rows + [CheckRow(label, 0, 1, 0.0, 0.0, "ERROR", why) for label, why in syntax.items()]
 
 # %% ../nbs/90_assignments.ipynb #aa0086a9
 def check_table(notebook_name: str, rows) -> str:
@@ -758,13 +1097,12 @@ def check_table(notebook_name: str, rows) -> str:
         lines.append(f"{r.name:26s} {tests:>7s} {points:>11s}  {r.result:6s}  {r.detail}")
     lines.append({EXIT_PASS: "every visible test passes (hidden tests run when the course grades)",
                   EXIT_FAIL: "some visible tests fail",
-                  EXIT_ERROR: "the notebook does not run as the grader runs it: fix the ERROR rows first"}
-                 [check_exit_code(rows)])
+                  EXIT_ERROR: "a cell does not compile: fix the ERROR rows first"}[check_exit_code(rows)])
     return "\n".join(lines)
 
 
 def check_exit_code(rows) -> int:
-    "0 when every visible test passes, 1 when some fail, 3 when a cell could not run (error, timeout, crash)."
+    "0 when every visible test passes, 1 when some fail, 3 when a cell does not compile."
     if any(r.result == "ERROR" for r in rows):
         return EXIT_ERROR
     return EXIT_FAIL if any(r.result == "FAIL" for r in rows) else EXIT_PASS
@@ -776,73 +1114,79 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m ldpbook.assignments",
                                      description="Make nbgrader assignments from chapters; grade and check them.")
     sub = parser.add_subparsers(dest="command", required=True)
-    make = sub.add_parser("make", help="write an nbgrader source assignment from a chapter")
+    make = sub.add_parser("make", help="write an nbgrader source assignment from a chapter (needs the project)")
     make.add_argument("chapter", help="the chapter notebook, e.g. nbs/01_spr.ipynb")
     make.add_argument("--functions", required=True, help="comma-separated exported functions to assign")
     make.add_argument("--course", required=True, help="the nbgrader course folder (created if missing)")
     make.add_argument("--name", default=None, help="assignment name (default: the chapter's file name)")
-    make.add_argument("--hidden-tests", action="store_true", help="hide some tests until grading")
+    make.add_argument("--hidden-tests", action="store_true", help="grade with the test file's hidden tests too")
     make.add_argument("--with-checks", action="store_true", help="keep the chapter's check cells as examples")
-    make.add_argument("--graded-checks", action="store_true",
-                      help="also grade the check cells that test one assigned function on their own (1 point each)")
-    make.add_argument("--timeout", type=int, default=60, help="seconds per cell when grading (default 60)")
-    grade = sub.add_parser("autograde", help="nbgrader autograde every submission, several students at a time")
+    make.add_argument("--give", default="", help="comma-separated functions or test helpers to give on purpose, "
+                                                 "though they compute what an assigned function computes")
+    make.add_argument("--tests", default=None, help="the graded test file (default: tests/grading/graded_<module>.py)")
+    make.add_argument("--timeout", type=float, default=10.0, help="seconds per call of a student's function")
+    grade = sub.add_parser("autograde", help="grade every submission with the harness, into nbgrader's gradebook")
     grade.add_argument("name", help="the assignment name")
     grade.add_argument("--course", required=True, help="the nbgrader course folder")
     grade.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="students graded at once")
-    grade.add_argument("--force", action="store_true", help="grade again submissions already graded")
     scores = sub.add_parser("scores", help="points per student and function, as CSV, from the gradebook")
     scores.add_argument("name", help="the assignment name")
     scores.add_argument("--course", required=True, help="the nbgrader course folder")
     scores.add_argument("--out", default="-", help="CSV file (default: standard output)")
-    rev = sub.add_parser("review", help="list submitted cells that reach the kernel, files or processes")
+    rev = sub.add_parser("review", help="list the functions that reached for the answer or the grader")
     rev.add_argument("name", help="the assignment name")
     rev.add_argument("--course", required=True, help="the nbgrader course folder")
-    chk = sub.add_parser("check", help="run your notebook as the grader would and show its visible tests")
+    chk = sub.add_parser("check", help="run the visible tests on your notebook as the grader would")
     chk.add_argument("notebook", help="the assignment notebook")
-    chk.add_argument("--timeout", type=int, default=60, help="seconds per cell (default 60)")
+    chk.add_argument("--timeout", type=float, default=10.0, help="seconds per call (default 10)")
     args = parser.parse_args(argv)
     try:
         return _COMMANDS[args.command](args)
-    except (ValueError, FileNotFoundError) as err:
+    except (ValueError, OSError) as err:
         print(f"error: {err}", file=sys.stderr)
         return EXIT_USAGE
 
 # %% ../nbs/90_assignments.ipynb #04dc8132
 def _make_command(args) -> int:
-    target = make_assignment(args.chapter, args.functions, args.course, name=args.name,
+    target = make_assignment(args.chapter, args.functions, args.course, name=args.name, give=args.give,
                              hidden_tests=args.hidden_tests, with_checks=args.with_checks, timeout=args.timeout,
-                             checks_graded=args.graded_checks)
+                             tests=args.tests)
+    manifest = json.loads((Path(args.course) / "source" / GRADING / target.parent.name /
+                           f"{target.stem}.json").read_text())
+    if manifest["withheld"]:
+        print(f"withheld (they compute what an assigned function computes): {', '.join(manifest['withheld'])}")
     print(f"wrote {target}; next, in {args.course}: nbgrader generate_assignment {target.parent.name}")
-    timeout = configured_timeout(Path(args.course) / CONFIG)
-    if timeout != args.timeout:
-        print(f"note: the course's {CONFIG} keeps its time limit of {timeout} s per cell")
     return 0
 
 
 def _autograde_command(args) -> int:
-    codes = autograde(args.course, args.name, jobs=args.jobs, force=args.force)
-    for student, code in codes.items():
-        print(f"{student:24s} {'graded' if code == 0 else f'nbgrader failed (exit code {code})'}")
-    return 0 if all(code == 0 for code in codes.values()) else 1
+    summary = autograde(args.course, args.name, jobs=args.jobs)
+    for student, s in summary.items():
+        why = "; ".join(f"{f}: {r}" for f, r in s["failures"].items())
+        print(f"{student:20s} {s['score']:g}/{s['max_score']:g}" + (f"  {why}"[:400] if why else "") +
+              (f"  nbgrader failed: {s['error']}" if s["error"] else ""))
+    unsandboxed = sorted({why for s in summary.values() for why in s["unsandboxed"]})
+    if unsandboxed:
+        print(f"note: the submissions ran without the sandbox ({'; '.join(unsandboxed)}): they could read every "
+              "file this user can; `review` lists the cells that name files or the course")
+    return 1 if any(s["error"] for s in summary.values()) else 0
 
 # %% ../nbs/90_assignments.ipynb #31724e0a
 def _scores_command(args) -> int:
     rows = function_scores(args.course, args.name)
     if args.out == "-":
-        writer = csv.DictWriter(sys.stdout, ["student", "assignment", "function", "score", "max_score"])
-        writer.writeheader()
-        writer.writerows(rows)
+        write_scores(rows, sys.stdout)
     else:
-        write_scores(rows, args.out)
+        with open(args.out, "w", newline="") as handle:
+            write_scores(rows, handle)
     return 0
 
 
 def _review_command(args) -> int:
     found = review(args.course, args.name)
     for row in found:
-        print(f"{row['student']:24s} {row['notebook']} cell {row['cell']}: {row['names']}")
-    print(f"{len(found)} cell(s) to read" if found else "nothing to review")
+        print(f"{row['student']:20s} {row['notebook']} {row['function']}: {row['reason']}")
+    print(f"{len(found)} function(s) to read" if found else "nothing to review")
     return 1 if found else 0
 
 

@@ -38,10 +38,10 @@ if _started_by_python:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # %% auto #0
-__all__ = ['MAX_INPUT_BYTES', 'MAX_OPTIMAL_SYMBOLS', 'MAX_TABLE_ENTRIES', 'MAX_CELLS', 'MAX_RB_SAMPLE', 'REPRODUCTIONS',
-           'SEED_HELP', 'SIGPIPE_STATUS', 'INTERRUPT_STATUS', 'UsageError', 'read_vector', 'format_mechanism',
-           'run_optimal', 'smallest_permutations', 'compact_labels', 'run_closeness', 'Reproduction', 'run_reproduce',
-           'build_parser', 'main']
+__all__ = ['MAX_INPUT_BYTES', 'MAX_OPTIMAL_SYMBOLS', 'MAX_TABLE_ENTRIES', 'MAX_CELLS', 'MAX_RB_SAMPLE', 'MAX_ALPHABET',
+           'REPRODUCTIONS', 'SEED_HELP', 'SIGPIPE_STATUS', 'INTERRUPT_STATUS', 'UsageError', 'read_vector',
+           'format_mechanism', 'run_optimal', 'smallest_permutations', 'compact_labels', 'run_closeness', 'run_design',
+           'Reproduction', 'run_reproduce', 'build_parser', 'main']
 
 # %% ../nbs/91_cli.ipynb #c004-0ec8f773
 class UsageError(Exception):
@@ -363,6 +363,59 @@ def run_closeness(args) -> str:
                       f"settings: eps={args.eps:g} alpha={args.alpha:g} statistic={args.statistic} cells={cells} "
                       f"permutations={args.n_permutations} n_x={x.size} n_y={y.size}"])
 
+# %% ../nbs/91_cli.ipynb #c151-design
+MAX_ALPHABET = 10**6        # the largest alphabet of `design` (its channel has k rows)
+
+
+def _symbols(values: np.ndarray, name: str) -> np.ndarray:
+    "Whole numbers 0, 1, 2, ... below MAX_ALPHABET as symbols (values never echoed)."
+    if not np.all((values >= 0) & (values == np.floor(values))):
+        raise UsageError(f"{name}: the symbols must be whole numbers 0, 1, 2, ...")
+    if values.max() >= MAX_ALPHABET:
+        raise UsageError(f"{name}: the symbols must be below {MAX_ALPHABET:,} "
+                         "(the alphabet is 0..k-1)")
+    return values.astype(np.int64)
+
+
+def _sample_size_json(design, args) -> dict:
+    "The sample size for the estimated pair, or null with the reason."
+    from ldpbook.estimated import sample_size_details
+    settings = {"alpha": args.alpha, "beta": args.beta,
+                "for": "the estimated pair (p_hat, q_hat)"}
+    try:
+        found = sample_size_details(design.p_hat, design.q_hat, args.eps,
+                                    alpha=args.alpha, beta=args.beta,
+                                    channel=design.mechanism.channel)
+    except ValueError as err:
+        return {"n": None, "reason": str(err), **settings}
+    return {"n": found.n, "method": found.method, "lower_bound": found.lower_bound,
+            **settings}
+
+# %% ../nbs/91_cli.ipynb #c152-design-2
+def run_design(args) -> str:
+    "The `design` subcommand: the certified mechanism and its sample size, as JSON."
+    from ldpbook.estimated import plugin_optimal
+    for name in ("alpha", "beta"):
+        if not 0 < getattr(args, name) < 1:
+            raise UsageError(f"--{name} must lie in the open interval (0, 1)")
+    x0 = _symbols(read_vector(args.x0, "X0"), "X0")
+    x1 = _symbols(read_vector(args.x1, "X1"), "X1")
+    params = {"gamma": args.gamma} if args.gamma is not None else {}
+    if args.renyi_order is not None:
+        params["alpha"] = args.renyi_order
+    design = plugin_optimal(x0, x1, args.eps, k=args.k, divergence=args.divergence,
+                            confidence=args.confidence, ell=args.ell, **params)
+    channel = np.asarray(design.mechanism.channel)
+    bounds = {key: _json_number(getattr(design, key))
+              for key in ("estimate", "lower_bound", "upper_bound", "regret_bound")}
+    return json.dumps({
+        "eps": _json_number(args.eps), "divergence": args.divergence,
+        "k": int(channel.shape[0]), "pilot_sizes": [int(x0.size), int(x1.size)],
+        "confidence": design.confidence, **bounds,
+        "partition": [[int(x) for x in block] for block in design.mechanism.partition],
+        "channel": [[_json_number(v) for v in row] for row in channel],
+        "sample_size": _sample_size_json(design, args)}, indent=2, allow_nan=False)
+
 # %% ../nbs/91_cli.ipynb #c011-99ddba62
 @dataclass(frozen=True)
 class Reproduction:
@@ -415,7 +468,8 @@ def _table1(full, progress, out):
     sizes = [row["s"] for row in rows]
     left.plot(sizes, [row["rr_total"] for row in rows], "o-", label=r"sparse RR $\delta_H$")
     left.plot(sizes, [row["rr_r1"] for row in rows], "s--", label=r"sparse RR $R_1$")
-    for key, label in (("skellam_leakage", "leakage"), ("skellam_overlap", "overlap excess"), ("skellam_total", "total")):
+    for key, label in (("skellam_leakage", "leakage"), ("skellam_overlap", "overlap excess"),
+                       ("skellam_total", "total")):
         right.plot(sizes, [row[key] for row in rows], "o-", label=f"truncated Skellam {label}")
     for ax in (left, right):
         ax.set_xlabel("support size s"), ax.legend(fontsize=8)
@@ -450,6 +504,39 @@ def _fig2(full, progress, out):
 
 
 
+
+# %% ../nbs/91_cli.ipynb #c126a-repro-estimated
+def _certificate(full, progress, out):
+    from ldpbook.figures import certificate_simulation, plot_certificate_simulation
+    p = np.array([0.05, 0.10, 0.20, 0.30, 0.25, 0.10])   # the pair of chapter 7
+    q = np.array([0.25, 0.25, 0.20, 0.15, 0.10, 0.05])
+    sizes = (100, 300, 1000, 3000, 10_000) + ((30_000, 100_000) if full else ())
+    sim = certificate_simulation(p, q, 1.0, sizes=sizes, reps=1000 if full else 100)
+    rows = [{"n": int(n), "coverage": float(c), "mean_regret": float(r),
+             "mean_regret_bound": float(b), "mean_plugin_error": float(e)}
+            for n, c, r, b, e in zip(sim.sizes, sim.coverage, sim.regret,
+                                     sim.regret_bound, sim.error)]
+    return plot_certificate_simulation(sim).figure, rows
+
+
+def _samplesize(full, progress, out):
+    from ldpbook.estimated import load_health_visits
+    from ldpbook.figures import (
+        SAMPLE_SIZE_MECHANISMS, plot_sample_size_comparison, sample_size_comparison)
+    try:
+        x0, x1 = load_health_visits().populations()
+    except FileNotFoundError:
+        raise UsageError("the RAND data file data/randhie_visits.csv ships with the "
+                         "book's repository, not with the installed package: run this "
+                         "from a clone of the repository") from None
+    p = np.bincount(x0, minlength=7) / x0.size
+    q = np.bincount(x1, minlength=7) / x1.size
+    eps = (0.25, 0.5, 1, 2, 3, 4, 6) if full else (0.5, 1, 2, 4)
+    data = sample_size_comparison(p, q, eps=eps)
+    rows = [{"eps": float(level), "mechanism": name, "n": int(data.n[name][e]),
+             "method": data.method[name][e]}
+            for e, level in enumerate(data.eps) for name in SAMPLE_SIZE_MECHANISMS]
+    return plot_sample_size_comparison(data)[0].figure, rows
 
 # %% ../nbs/91_cli.ipynb #c126-repro2-2
 def _fig3(full, progress, out):
@@ -487,6 +574,10 @@ REPRODUCTIONS = {r.name: r for r in (
     Reproduction("fig3", "null rate and power of fixed resolutions and of the adaptive test", _fig3),
     Reproduction("chernoff", "Chernoff-optimal vs KL-, TV-optimal, binary and RR: Bayesian error exponents (ch. 6)",
                  _chernoff),
+    Reproduction("certificate", "coverage and regret of the certified plug-in design against pilot size (ch. 7)",
+                 _certificate),
+    Reproduction("samplesize", "respondents a private survey needs, five mechanisms, RAND HIE data (ch. 7)",
+                 _samplesize),
 )}
 
 # %% ../nbs/91_cli.ipynb #c127-repro3
@@ -610,6 +701,36 @@ def _closeness_parser(sub) -> None:
     clo.add_argument("--seed", type=_count(0, 2**128, "2^128"), default=None, help=SEED_HELP)
     clo.set_defaults(run=run_closeness)
 
+# %% ../nbs/91_cli.ipynb #c134a-design-parser
+def _design_parser(sub) -> None:
+    des = sub.add_parser("design", help="the certified eps-LDP mechanism for two pilot "
+                         "samples, and the sample size it needs",
+                         description="Design the optimal eps-LDP mechanism on two "
+                         "pilot samples of symbols 0..k-1; print it with its certified "
+                         "bounds and the sample size it needs (JSON).")
+    des.add_argument("x0", help="pilot sample from P0: a .csv/.json file (or inline "
+                     "list) of symbols 0, 1, ...")
+    des.add_argument("x1", help="pilot sample from P1, the same way")
+    des.add_argument("--eps", required=True, type=_number,
+                     help="privacy level eps >= 0 (inf allowed)")
+    des.add_argument("--k", type=_count(1, MAX_ALPHABET - 1), default=None,
+                     help="alphabet size (default: one more than the largest symbol)")
+    des.add_argument("--divergence", default="kl",
+                     help="tv, kl, chi2, hellinger, egamma, renyi (default kl)")
+    des.add_argument("--gamma", type=_number, default=None,
+                     help="gamma for --divergence egamma")
+    des.add_argument("--renyi-order", type=_number, default=None,
+                     help="the order for --divergence renyi")
+    des.add_argument("--ell", type=_count(1, 2**31), default=None,
+                     help="output budget (default: none)")
+    des.add_argument("--confidence", type=_number, default=0.95,
+                     help="of the certified bounds (default 0.95)")
+    des.add_argument("--alpha", type=_number, default=0.05,
+                     help="level of the survey's test (default 0.05)")
+    des.add_argument("--beta", type=_number, default=0.2,
+                     help="its type-II error (default 0.2: power 0.8)")
+    des.set_defaults(run=run_design)
+
 # %% ../nbs/91_cli.ipynb #c135-build-parser-3
 def _reproduce_parser(sub) -> None:
     rep = sub.add_parser("reproduce", help="write a reproduced figure (PNG) and its data (CSV)",
@@ -623,11 +744,11 @@ def _reproduce_parser(sub) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    "The `ldpbook` argument parser with its three subcommands."
+    "The `ldpbook` argument parser with its four subcommands."
     parser = _OneLineErrors(prog="ldpbook", description="Optimal local-privacy mechanisms and private "
                                      "hypothesis tests, from the command line.")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{optimal,closeness,reproduce}")
-    _optimal_parser(sub), _closeness_parser(sub), _reproduce_parser(sub)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{optimal,closeness,design,reproduce}")
+    _optimal_parser(sub), _closeness_parser(sub), _design_parser(sub), _reproduce_parser(sub)
     return parser
 
 # %% ../nbs/91_cli.ipynb #c136-main

@@ -116,7 +116,8 @@ def egamma_closed_form(e_gamma: ArrayLike, eps: ArrayLike, *, gamma: ArrayLike) 
     The order of ldpbook 0.1, ``egamma_closed_form(eps, gamma, e_gamma)`` (three positional arguments), still
     works in 0.2.0 with a DeprecationWarning.
     """
-    eps, gamma, e_gamma = (_check_real_array(a, name) for a, name in ((eps, "eps"), (gamma, "gamma"), (e_gamma, "e_gamma")))
+    eps, gamma, e_gamma = (_check_real_array(a, name)
+                           for a, name in ((eps, "eps"), (gamma, "gamma"), (e_gamma, "e_gamma")))
     if np.any(np.isinf(gamma)) or np.any(np.isinf(e_gamma)):
         raise ValueError("gamma and e_gamma must be finite")
     floor = np.maximum(1 - gamma, 0)
@@ -197,7 +198,8 @@ class EgammaMechanism(PartitionMechanism):
 
     @property
     def partition(self) -> tuple:
-        "The non-empty blocks (complement of S_γ, S_γ), in the order of the channel's outputs; one block if one is empty."
+        """The non-empty blocks (complement of S_γ, S_γ), in the order of the channel's outputs; one block if one
+        is empty."""
         return _threshold_partition(self.threshold_set, self.channel.shape[0])
 
 # %% ../nbs/02_egamma.ipynb #b2ad5ef9
@@ -540,7 +542,8 @@ class LrDistanceBound(PartitionMechanism):
 
     @property
     def partition(self) -> tuple:
-        "The non-empty blocks (complement of the threshold set, the threshold set), in the order of the channel's outputs."
+        """The non-empty blocks (complement of the threshold set, the threshold set), in the order of the channel's
+        outputs."""
         return _threshold_partition(self.threshold_set, self.channel.shape[0])
 
 # %% ../nbs/02_egamma.ipynb #27031dee

@@ -17,30 +17,23 @@ from scipy import fft as sfft
 from scipy import stats
 from scipy.special import gammaln, rel_entr, xlogy
 
-from ldpbook.foundations import (
-    check_channel,
-    check_divergence,
-    check_eps,
-    check_int,
-    check_pair,
-    is_ldp,
-    readonly,
-)
-from .spr import SPRMechanism, divergence_optimal
+from .chernoff import chernoff_information, chernoff_optimal
+from .egamma import egamma_optimal
+from .foundations import (check_channel, check_divergence, check_eps, check_int,
+                                 check_pair, is_ldp, randomized_response, readonly)
+from .spr import SPRMechanism, binary_mechanism, divergence_optimal
 
 # %% auto #0
-__all__ = ['MAX_TYPES', 'LATTICE_ENTRIES', 'MAX_SAMPLE_SIZE', 'VISIT_CLASSES', 'DATA_FILE', 'divergence_constants',
-           'output_lipschitz', 'l1_radius', 'PluginDesign', 'plugin_optimal', 'np_power', 'SampleSize',
-           'sample_size_details', 'sample_size', 'HealthVisits', 'load_health_visits']
+__all__ = ['MAX_TYPES', 'LATTICE_ENTRIES', 'MAX_LATTICE_ENTRIES', 'BERRY_ESSEEN', 'MAX_SAMPLE_SIZE', 'VISIT_CLASSES', 'DATA_FILE',
+           'divergence_constants', 'output_lipschitz', 'l1_radius', 'PluginDesign', 'plugin_optimal', 'np_power',
+           'SampleSize', 'sample_size_details', 'sample_size', 'HealthVisits', 'load_health_visits']
 
 # %% ../nbs/07_estimated.ipynb #est-006
 def _chord_constants(f, eps: float) -> tuple[float, float]:
     """Chord-slope upper bounds on (a_f, b_f) for a convex callable f.
 
-    Upper bounds on ½ osc f′ and ½ osc (f − t f′) over [e^{−ε}, e^{ε}] for a convex
-    callable f, from chord slopes just outside the interval (a chord bounds a one-sided
-    derivative of a convex f).
-    """
+    ½ osc f′ and ½ osc (f − t f′) over [e^{−ε}, e^{ε}] are bounded by the slopes of
+    chords just outside the interval (a chord bounds a one-sided derivative)."""
     if not math.isfinite(eps):
         return math.inf, math.inf
     lo, hi, d = math.exp(-eps), math.exp(eps), 1e-6
@@ -103,11 +96,8 @@ def output_lipschitz(
 ) -> tuple[float, float]:
     """Uniform Lipschitz constants (L_p, L_q) of a privatized divergence.
 
-    (L_p, L_q) = tanh(ε/2)·(a_f, b_f), the uniform Lipschitz constants of a privatized
-    divergence.
-
-    For every ε-LDP channel Q and all pairs, |D(Qᵀp‖Qᵀq) − D(Qᵀp′‖Qᵀq′)| ≤ L_p‖p − p′‖₁
-    + L_q‖q − q′‖₁.
+    (L_p, L_q) = tanh(ε/2)·(a_f, b_f): for every ε-LDP channel Q and all pairs,
+    |D(Qᵀp‖Qᵀq) − D(Qᵀp′‖Qᵀq′)| ≤ L_p‖p − p′‖₁ + L_q‖q − q′‖₁.
 
     Parameters
     ----------
@@ -116,9 +106,8 @@ def output_lipschitz(
         infinite).
     divergence : str, LinearFree or callable, keyword-only
         Any kind of `ldpbook.foundations.divergence`. For a callable f (or a
-        `LinearFree`) the constants are
-        bounded by chord slopes of f just outside [e^{−ε}, e^{ε}], an upper bound for a
-        convex f.
+        `LinearFree`) the constants are bounded by chord slopes of f just outside
+        [e^{−ε}, e^{ε}], an upper bound for a convex f.
     **params : float
         ``gamma`` for 'egamma', ``alpha`` for 'renyi'.
 
@@ -138,12 +127,9 @@ def output_lipschitz(
 def l1_radius(n: int, k: int, delta: float) -> float:
     """A radius for ‖p̂ − p‖₁ that holds with probability at least 1 − δ.
 
-    A radius r with P(‖p̂ − p‖₁ > r) ≤ δ for the empirical law p̂ of n draws on k
-    symbols, for every p.
-
-    The smaller of Weissman et al.'s √(2(log(2^k − 2) + log(1/δ))/n), McDiarmid's √((k −
-    1)/n) + √(2 log(1/δ)/n),
-    and 2; 0 for k = 1."""
+    For the empirical law p̂ of n draws on k symbols, P(‖p̂ − p‖₁ > r) ≤ δ for every p
+    with r the smallest of Weissman et al.'s √(2(log(2^k − 2) + log(1/δ))/n),
+    McDiarmid's √((k − 1)/n) + √(2 log(1/δ)/n), and 2; r = 0 for k = 1."""
     n, k = check_int(n, "n", 1), check_int(k, "k", 1)
     delta = _check_probability(delta, "delta")
     if k == 1:
@@ -189,8 +175,8 @@ class PluginDesign:
     margin : float
         ζ = L_p r_0 + L_q r_1 (`output_lipschitz` times the radii).
     radii : tuple of float
-        (r_0, r_1): ‖p̂ − p‖₁ ≤ r_0 and ‖q̂ − q‖₁ ≤ r_1, each with probability ≥ 1 − (1
-        − confidence)/2.
+        (r_0, r_1): ‖p̂ − p‖₁ ≤ r_0 and ‖q̂ − q‖₁ ≤ r_1, each with probability at
+        least 1 − (1 − confidence)/2.
     p_hat, q_hat : numpy.ndarray
         The empirical laws of the two pilot samples.
     """
@@ -211,13 +197,10 @@ def _check_sample(x, name: str) -> np.ndarray:
     "A non-empty 1-D array of non-negative integer symbols."
     arr = np.asarray(x)
     if arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer):
-        raise TypeError(
-            f"{name} must be an array of integer symbols, got dtype {arr.dtype}"
-        )
+        raise TypeError(f"{name} must be an array of integer symbols, got {arr.dtype}")
     if arr.ndim != 1 or arr.size == 0:
-        raise ValueError(
-            f"{name} must be a non-empty 1-D array of symbols, got shape {arr.shape}"
-        )
+        raise ValueError(f"{name} must be a non-empty 1-D array of symbols, "
+                         f"got shape {arr.shape}")
     if arr.min() < 0:
         raise ValueError(f"{name} must contain non-negative symbols")
     return arr
@@ -228,21 +211,13 @@ def _margin(lipschitz: float, radius: float) -> float:
     return 0.0 if radius == 0 else lipschitz * radius
 
 # %% ../nbs/07_estimated.ipynb #est-018
-def plugin_optimal(
-    x0: ArrayLike,
-    x1: ArrayLike,
-    eps: float,
-    *,
-    k: int | None = None,
-    divergence: str | Callable = "kl",
-    confidence: float = 0.95,
-    ell: int | None = None,
-    **params: float,
-) -> PluginDesign:
+def plugin_optimal(x0: ArrayLike, x1: ArrayLike, eps: float, *, k: int | None = None,
+                   divergence: str | Callable = "kl", confidence: float = 0.95,
+                   ell: int | None = None, **params: float) -> PluginDesign:
     """The optimal mechanism for two pilot samples, certified for the true pair.
 
-    The optimal ε-LDP mechanism for two pilot samples' empirical laws, certified for the
-    true pair.
+    The optimal ε-LDP mechanism for the empirical laws of the two samples, with
+    bounds on its value for the true pair and on its regret (`PluginDesign`).
 
     Parameters
     ----------
@@ -261,9 +236,9 @@ def plugin_optimal(
     Returns
     -------
     PluginDesign
-        ``mechanism``, ``estimate``, ``lower_bound``, ``upper_bound``, ``regret_bound``,
-        ``confidence``, and
-        ``margin``, ``radii``, ``p_hat``, ``q_hat``.
+        ``mechanism``, ``estimate``, ``lower_bound``, ``upper_bound``,
+        ``regret_bound``, ``confidence``, and ``margin``, ``radii``, ``p_hat``,
+        ``q_hat``.
     """
     x0, x1 = _check_sample(x0, "x0"), _check_sample(x1, "x1")
     largest = int(max(x0.max(), x1.max()))
@@ -271,32 +246,20 @@ def plugin_optimal(
     if largest >= k:
         raise ValueError(f"x0 and x1 must contain symbols in [0, k) = [0, {k})")
     confidence = _check_probability(confidence, "confidence")
-    p_hat, q_hat = (
-        np.bincount(x0, minlength=k) / x0.size,
-        np.bincount(x1, minlength=k) / x1.size,
-    )
-    mechanism = divergence_optimal(
-        p_hat, q_hat, eps, divergence=divergence, ell=ell, **params
-    )
+    p_hat = np.bincount(x0, minlength=k) / x0.size
+    q_hat = np.bincount(x1, minlength=k) / x1.size
+    mechanism = divergence_optimal(p_hat, q_hat, eps, divergence=divergence, ell=ell,
+                                   **params)
     lip_p, lip_q = output_lipschitz(eps, divergence=divergence, **params)
-    radii = (
-        l1_radius(x0.size, k, (1 - confidence) / 2),
-        l1_radius(x1.size, k, (1 - confidence) / 2),
-    )
+    delta = 1 - confidence
+    radii = (l1_radius(x0.size, k, delta / 2), l1_radius(x1.size, k, delta / 2))
     margin = _margin(lip_p, radii[0]) + _margin(lip_q, radii[1])
     lower, upper = max(mechanism.value - margin, 0.0), mechanism.value + margin
-    return PluginDesign(
-        mechanism=mechanism,
-        estimate=mechanism.value,
-        lower_bound=lower,
-        upper_bound=upper,
-        regret_bound=upper - lower,
-        confidence=confidence,
-        margin=margin,
-        radii=radii,
-        p_hat=readonly(p_hat),
-        q_hat=readonly(q_hat),
-    )
+    return PluginDesign(mechanism=mechanism, estimate=mechanism.value,
+                        lower_bound=lower, upper_bound=upper,
+                        regret_bound=upper - lower,
+                        confidence=confidence, margin=margin, radii=radii,
+                        p_hat=readonly(p_hat), q_hat=readonly(q_hat))
 
 # %% ../nbs/07_estimated.ipynb #est-022
 @dataclass(frozen=True, eq=False)
@@ -306,7 +269,7 @@ class CertificateSimulation:
     Per pilot size (``sizes``, the same n for both samples): the fraction of pilots
     whose certificate holds (``coverage``), the mean actual regret (``regret``), the
     mean ``regret_bound`` and the mean |estimate − value| (``error``), over ``reps``
-    pilots, at privacy ``eps`` and ``confidence``."""
+    pilots, at privacy ``eps`` and ``confidence``, on an alphabet of ``k`` symbols."""
 
     sizes: np.ndarray
     coverage: np.ndarray
@@ -316,6 +279,7 @@ class CertificateSimulation:
     reps: int
     eps: float
     confidence: float
+    k: int
 
 
 def certificate_simulation(
@@ -330,8 +294,8 @@ def certificate_simulation(
 ) -> CertificateSimulation:
     """Simulate the certificate on many pilots from a known pair.
 
-    Draw `reps` pilot pairs of each size from (p, q), design with `plugin_optimal` (KL),
-    score on the truth."""
+    Draws `reps` pilot pairs of each size from (p, q), designs with `plugin_optimal`
+    (KL) and scores each design on the true pair."""
     p, q = check_pair(p, q)
     rng, optimum = np.random.default_rng(seed), divergence_optimal(p, q, eps).value
     rows = []
@@ -366,77 +330,63 @@ def certificate_simulation(
         reps=reps,
         eps=float(eps),
         confidence=confidence,
+        k=int(p.size),
     )
 
 # %% ../nbs/07_estimated.ipynb #est-024
 def plot_certificate_simulation(sim: CertificateSimulation):
     """Plot the regret, its bound and the plug-in error against n.
 
-    Mean actual regret, regret bound and plug-in error against the pilot size
-    (log–log)."""
+    The means over the pilots of the actual regret, the regret bound and the plug-in
+    error against the pilot size, on log–log axes."""
     import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6.5, 4))
-    ax.loglog(sim.sizes, sim.regret_bound, "o-", label="regret bound 2ζ (certified)")
+    fig, ax = plt.subplots(figsize=(9, 4))
+    ax.loglog(sim.sizes, sim.regret_bound, "o-", label="regret bound (certified)")
     ax.loglog(sim.sizes, sim.error, "s--", label="|plug-in estimate − true value|")
     shown = sim.regret > 0
     ax.loglog(sim.sizes[shown], sim.regret[shown], "^:", label="actual regret")
-    ax.loglog(
-        sim.sizes,
-        sim.regret_bound[0] * np.sqrt(sim.sizes[0] / sim.sizes),
-        color="0.6",
-        lw=0.8,
-        label=r"$\propto n^{-1/2}$",
-    )
+    reference = sim.regret_bound[-1] * np.sqrt(sim.sizes[-1] / sim.sizes)
+    ax.loglog(sim.sizes, reference, color="0.6", lw=0.8, label=r"$\propto n^{-1/2}$")
     ax.set_xlabel("pilot size n (per hypothesis)"), ax.set_ylabel("KL (nats)")
-    ax.set_title(
-        f"Certified plug-in design, k = 6, ε = {sim.eps:g}, {sim.reps} pilots per size"
-    )
-    ax.legend(fontsize=8)
+    ax.set_title(f"Certified plug-in design, k = {sim.k}, ε = {sim.eps:g}, "
+                 f"{sim.reps} pilots per size")
+    ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.02, 0.5))
     return ax
 
 # %% ../nbs/07_estimated.ipynb #est-028
-def np_power(
-    statistic: np.ndarray, mass0: np.ndarray, mass1: np.ndarray, alpha: float
-) -> float:
+def np_power(statistic: np.ndarray, mass0: np.ndarray, mass1: np.ndarray,
+             alpha: float) -> float:
     """Power of a threshold test randomized to level exactly α.
 
-    Power of the test that rejects for large `statistic`, randomized at the boundary to
-    level exactly α.
-
     `statistic` holds distinct values with probabilities `mass0` under H0 and `mass1`
-    under H1. The test rejects
-    every value above a threshold θ, and θ itself with the probability that brings the
-    level to α.
-    """
+    under H1. The test rejects every value above a threshold θ, and θ itself with the
+    probability that brings the level to α."""
     order = np.argsort(-statistic, kind="stable")
     cum0, cum1 = np.cumsum(mass0[order]), np.cumsum(mass1[order])
-    i = int(
-        np.searchsorted(cum0, alpha, side="right")
-    )  # the boundary value: its inclusion exceeds α
+    i = int(np.searchsorted(cum0, alpha, side="right"))   # the boundary value θ
     if i == order.size:
         return 1.0
     before0, before1 = (cum0[i - 1], cum1[i - 1]) if i else (0.0, 0.0)
-    share = (alpha - before0) / mass0[order[i]]  # randomization at the boundary
+    share = (alpha - before0) / mass0[order[i]]            # randomization at θ
     return float(min(before1 + share * mass1[order[i]], 1.0))
 
 
 def _binomial_power(u: np.ndarray, v: np.ndarray, n: int, alpha: float) -> float:
     """Exact Neyman–Pearson power for a two-output channel.
 
-    Exact Neyman–Pearson power for n outputs of a two-output channel: a threshold on the
-    count of output 1."""
-    counts = np.arange(n + 1)
+    A threshold on the count N_1 of output 1, whose laws are Bin(n, u_1) and
+    Bin(n, v_1); counts more than 12 standard deviations from both means (total mass
+    below 1e-30) are left out, so that a large n costs O(√n)."""
+    spread = 12 * math.sqrt(n * max(u[1] * u[0], v[1] * v[0])) + 10
+    lo = max(0, math.floor(n * min(u[1], v[1]) - spread))
+    hi = min(n, math.ceil(n * max(u[1], v[1]) + spread))
+    counts = np.arange(lo, hi + 1)
     mass0, mass1 = stats.binom.pmf(counts, n, u[1]), stats.binom.pmf(counts, n, v[1])
-    direction = (
-        1.0 if v[1] * u[0] >= u[1] * v[0] else -1.0
-    )  # the likelihood ratio increases with the count
+    direction = 1.0 if v[1] * u[0] >= u[1] * v[0] else -1.0   # LR increases with N_1
     return np_power(direction * counts, mass0, mass1, alpha)
 
 # %% ../nbs/07_estimated.ipynb #est-029
-MAX_TYPES = (
-    200_000  # the exact multinomial computation enumerates at most this many types
-)
+MAX_TYPES = 200_000     # the exact multinomial computation enumerates at most this many
 
 
 def _count_types(n: int, m: int) -> int:
@@ -447,63 +397,55 @@ def _count_types(n: int, m: int) -> int:
 def _types(n: int, m: int) -> np.ndarray:
     """All count vectors of n outputs on m values.
 
-    All count vectors (N_1, …, N_m) with Σ N_y = n, as rows (stars and bars: the m − 1
-    bar positions)."""
-    bars = np.array(
-        list(itertools.combinations(range(n + m - 1), m - 1)), dtype=np.int64
-    ).reshape(-1, m - 1)
-    edges = np.column_stack(
-        (np.full(len(bars), -1), bars, np.full(len(bars), n + m - 1))
-    )
-    return np.diff(edges, axis=1) - 1
+    The rows (N_0, …, N_{m−1}) with Σ N_y = n, by stars and bars: the m − 1 bar
+    positions among n + m − 1 places."""
+    places = range(n + m - 1)
+    bars = np.array(list(itertools.combinations(places, m - 1)), dtype=np.int64)
+    bars = bars.reshape(-1, m - 1)
+    ends = np.full((len(bars), 1), -1), np.full((len(bars), 1), n + m - 1)
+    return np.diff(np.hstack((ends[0], bars, ends[1])), axis=1) - 1
 
 
-def _grouped(statistic: np.ndarray, mass0: np.ndarray, mass1: np.ndarray, tol: float):
+def _grouped(statistic: np.ndarray, mass0: np.ndarray, mass1: np.ndarray,
+             tol: float) -> tuple:
     """Merge tied values of a statistic, summing their masses.
 
-    Merge values of `statistic` that agree within `tol` (ties of the likelihood ratio),
-    summing their masses."""
+    Values that agree within `tol` (ties of the likelihood ratio) become one."""
     order = np.argsort(statistic)
     s = statistic[order]
-    with np.errstate(invalid="ignore"):  # ∞ − ∞: equal infinities are merged
+    with np.errstate(invalid="ignore"):             # ∞ − ∞: equal infinities merge
         starts = np.flatnonzero(np.concatenate(([True], np.diff(s) > tol)))
-    return (
-        s[starts],
-        np.add.reduceat(mass0[order], starts),
-        np.add.reduceat(mass1[order], starts),
-    )
+    return (s[starts], np.add.reduceat(mass0[order], starts),
+            np.add.reduceat(mass1[order], starts))
 
 
 def _types_power(u: np.ndarray, v: np.ndarray, n: int, alpha: float) -> float:
     """Exact Neyman–Pearson power by enumerating multinomial types.
 
-    Exact Neyman–Pearson power by enumerating the multinomial types of n outputs and
-    their likelihood ratios."""
+    Each type of n outputs, with its probability under both hypotheses and its
+    log-likelihood ratio; ties merged to 1e-9 relative."""
     N = _types(n, u.size)
     log_count = gammaln(n + 1) - gammaln(N + 1).sum(axis=1)
-    log0, log1 = log_count + xlogy(N, u).sum(axis=1), log_count + xlogy(N, v).sum(
-        axis=1
-    )
+    log0 = log_count + xlogy(N, u).sum(axis=1)
+    log1 = log_count + xlogy(N, v).sum(axis=1)
     with np.errstate(invalid="ignore"):
-        llr = np.where(
-            np.isneginf(log0), np.inf, np.where(np.isneginf(log1), -np.inf, log1 - log0)
-        )
+        llr = np.where(np.isneginf(log0), np.inf,
+                       np.where(np.isneginf(log1), -np.inf, log1 - log0))
     finite = np.isfinite(llr)
     tol = 1e-9 * max(1.0, float(np.abs(llr[finite]).max()) if finite.any() else 1.0)
     return np_power(*_grouped(llr, np.exp(log0), np.exp(log1), tol), alpha)
 
 # %% ../nbs/07_estimated.ipynb #est-030
-LATTICE_ENTRIES = (
-    2**18
-)  # the largest support of the lattice statistic's law (one FFT of about this size)
+LATTICE_ENTRIES = 2**18    # the preferred support size of the lattice statistic's law
+MAX_LATTICE_ENTRIES = 2**21   # beyond it, the Berry–Esseen bound (below) takes over
+BERRY_ESSEEN = 0.4748      # sup |F_n − Φ| ≤ 0.4748 ρ/(σ³√n) for i.i.d. sums
 
 
 def _lattice_weights(u: np.ndarray, v: np.ndarray, n: int) -> np.ndarray:
     """Integer lattice weights for the log-likelihood ratios.
 
-    Integer weights c_y ≈ R·log(v_y/u_y)/max|log(v/u)|, with R ≤ 128 as large as
-    LATTICE_ENTRIES allows; an output impossible under one hypothesis gets the extreme
-    weight ±(R + 1)."""
+    Λ̃_y ≈ R·log(v_y/u_y)/max|log(v/u)| with 4 ≤ R ≤ 128 as large as LATTICE_ENTRIES
+    allows; an output impossible under one hypothesis gets the weight ±(R + 1)."""
     with np.errstate(divide="ignore"):
         llr = np.log(v) - np.log(u)
     finite = np.isfinite(llr)
@@ -514,22 +456,42 @@ def _lattice_weights(u: np.ndarray, v: np.ndarray, n: int) -> np.ndarray:
 
 
 def _sum_law(mass: np.ndarray, n: int) -> np.ndarray:
-    """The law of a sum of n i.i.d. draws, by FFT.
-
-    The law of the sum of n i.i.d. draws from `mass` on {0, …, W}: the n-th power of its
-    FFT."""
+    "The law of the sum of n i.i.d. draws from `mass` on {0, …, W}, by FFT."
     size = n * (mass.size - 1) + 1
     length = sfft.next_fast_len(size, real=True)
     return np.maximum(sfft.irfft(sfft.rfft(mass, length) ** n, length)[:size], 0.0)
 
+# %% ../nbs/07_estimated.ipynb #est-030b
+def _berry_esseen_power(u: np.ndarray, v: np.ndarray, n: int, alpha: float) -> float:
+    """A certified lower bound on the power of a level-α likelihood-ratio test.
+
+    The test rejects when S = Σ_i log(v/u)(Y_i) > t. With mean μ, standard deviation
+    σ and third absolute central moment ρ of one term, Berry–Esseen bounds the error
+    of the normal approximation by e = 0.4748 ρ/(σ³√n) under each hypothesis, so
+    t = nμ_0 + σ_0√n z_{1−α+e_0} has level ≤ α and power ≥ 1 − Φ(·) − e_1."""
+    llr = np.log(v) - np.log(u)
+    moments = []
+    for w in (u, v):
+        mean = float(w @ llr)
+        sd = math.sqrt(float(w @ (llr - mean) ** 2))
+        moments.append((mean, sd, BERRY_ESSEEN * float(w @ np.abs(llr - mean) ** 3)
+                        / (sd ** 3 * math.sqrt(n))))
+    (m0, s0, e0), (m1, s1, e1) = moments
+    if e0 >= alpha:
+        return 0.0
+    t = n * m0 + s0 * math.sqrt(n) * stats.norm.ppf(1 - alpha + e0)
+    return max(0.0, float(stats.norm.sf((t - n * m1) / (s1 * math.sqrt(n)))) - e1)
+
 
 def _lattice_power(u: np.ndarray, v: np.ndarray, n: int, alpha: float) -> float:
-    """Power of the level-α lattice test.
+    """Power of the level-α lattice test (Berry–Esseen's bound for very large n).
 
-    Power of the level-α test on T = Σ_i c_{Y_i} (c the lattice weights), its laws
-    computed by FFT."""
+    The test on Λ̃ = Σ_i Λ̃_{Y_i}, randomized at the boundary, its laws by FFT; when
+    their support would exceed MAX_LATTICE_ENTRIES, `_berry_esseen_power`."""
     c = _lattice_weights(u, v, n)
     shift = c - c.min()
+    if n * int(shift.max()) + 1 > MAX_LATTICE_ENTRIES:
+        return _berry_esseen_power(u, v, n, alpha)
     mass0 = np.bincount(shift, weights=u, minlength=shift.max() + 1)
     mass1 = np.bincount(shift, weights=v, minlength=shift.max() + 1)
     law0, law1 = _sum_law(mass0, n), _sum_law(mass1, n)
@@ -543,22 +505,18 @@ class SampleSize:
     Attributes
     ----------
     n : int
-        An n at which the test of `method` has level exactly α (randomized) and power ≥
-        1 − β.
+        An n at which the test of `method` has level α and power ≥ 1 − β.
     method : str
         'binomial' or 'types': n is the exact smallest n of the most powerful
-        (Neyman–Pearson) test.
-        'lattice': n suffices for the level-α test on a lattice-rounded log-likelihood
-        ratio, and the exact
-        answer lies in [lower_bound, n]. 'trivial': α + β ≥ 1, met by a coin flip with n
-        = 0.
+        (Neyman–Pearson) test. 'lattice': n suffices for the level-α test on a
+        lattice-rounded log-likelihood ratio; 'berry-esseen' (very large n): n suffices
+        for a likelihood-ratio test by the Berry–Esseen bound; in both cases the exact
+        answer lies in [lower_bound, n]. 'trivial': α + β ≥ 1, met by a coin flip.
     lower_bound : int
-        No level-α test with power ≥ 1 − β uses fewer outputs (= n for the exact
-        methods).
+        No level-α test with power ≥ 1 − β uses fewer outputs (= n when exact).
     power : float
-        The power of the test at n.
+        The power of the test at n (for 'berry-esseen', a lower bound on it).
     """
-
     n: int
     method: str
     lower_bound: int
@@ -571,15 +529,12 @@ MAX_SAMPLE_SIZE = 2**40
 def _smallest(power, target: float) -> tuple[int, float]:
     """The smallest n whose power reaches the target.
 
-    The smallest n ≥ 1 with power(n) ≥ target, for a non-decreasing power: doubling,
-    then bisection."""
+    For a non-decreasing power(n) ≥ target: doubling, then bisection."""
     lo, hi = 1, 1
     while (value := power(hi)) < target:
         if hi >= MAX_SAMPLE_SIZE:
-            raise ValueError(
-                "no sample size up to 2^40 reaches the power: the hypotheses are "
-                "too close through this channel"
-            )
+            raise ValueError("no sample size up to 2^40 reaches the power: the "
+                             "hypotheses are too close through this channel")
         lo, hi = hi + 1, 2 * hi
     best = value
     while lo < hi:
@@ -594,21 +549,19 @@ def _smallest(power, target: float) -> tuple[int, float]:
 def _kl_lower_bound(u: np.ndarray, v: np.ndarray, alpha: float, beta: float) -> int:
     """The data-processing lower bound on the sample size.
 
-    n ≥ kl(α ‖ 1 − β)/D(u‖v) and n ≥ kl(1 − β ‖ α)/D(v‖u): data processing on the test's
-    decision."""
+    n ≥ kl(α ‖ 1 − β)/D(u‖v) and n ≥ kl(1 − β ‖ α)/D(v‖u), by data processing on the
+    test's decision."""
     binary = lambda a, b: float(rel_entr(a, b) + rel_entr(1 - a, 1 - b))
-    bound = max(
-        binary(alpha, 1 - beta) / float(rel_entr(u, v).sum()),
-        binary(1 - beta, alpha) / float(rel_entr(v, u).sum()),
-    )
+    bound = max(binary(alpha, 1 - beta) / float(rel_entr(u, v).sum()),
+                binary(1 - beta, alpha) / float(rel_entr(v, u).sum()))
     return max(0, math.ceil(bound * (1 - 1e-12)))
 
 
 def _output_pair(p, q, eps, channel) -> tuple[np.ndarray, np.ndarray]:
     """The output laws (u, v) of a channel, validated.
 
-    The output laws (u, v) = (Qᵀp, Qᵀq) on the outputs either can produce; Q defaults to
-    the KL optimum."""
+    (u, v) = (Qᵀp, Qᵀq) on the outputs either can produce; Q defaults to the KL
+    optimum."""
     p, q = check_pair(p, q)
     eps = check_eps(eps, allow_inf=True)
     if channel is None:
@@ -616,74 +569,50 @@ def _output_pair(p, q, eps, channel) -> tuple[np.ndarray, np.ndarray]:
     else:
         Q = check_channel(channel, "channel")
         if Q.shape[0] != p.size:
-            raise ValueError(
-                f"channel must have one row per symbol (k = {p.size}), "
-                f"got {Q.shape[0]} rows"
-            )
+            raise ValueError(f"channel must have one row per symbol (k = {p.size}), "
+                             f"got {Q.shape[0]} rows")
         if not is_ldp(Q, eps):
-            raise ValueError(
-                "channel is not eps-LDP: in some column two entries differ by "
-                "more than a factor e^eps"
-            )
+            raise ValueError("channel is not eps-LDP: in some column two entries "
+                             "differ by more than a factor e^eps")
     u, v = p @ Q, q @ Q
     keep = (u > 0) | (v > 0)
     u, v = u[keep] / u[keep].sum(), v[keep] / v[keep].sum()
     if np.array_equal(u, v):
-        raise ValueError(
-            "the two output laws are equal: no sample size separates the hypotheses"
-        )
+        raise ValueError("the two output laws are equal: no sample size separates "
+                         "the hypotheses")
     return u, v
 
 # %% ../nbs/07_estimated.ipynb #est-033
-def sample_size_details(
-    p: ArrayLike,
-    q: ArrayLike,
-    eps: float,
-    *,
-    alpha: float = 0.05,
-    beta: float = 0.2,
-    channel: ArrayLike | None = None
-) -> SampleSize:
+def sample_size_details(p: ArrayLike, q: ArrayLike, eps: float, *, alpha: float = 0.05,
+                        beta: float = 0.2,
+                        channel: ArrayLike | None = None) -> SampleSize:
     """The sample size with its method, lower bound and power.
 
-    The sample size of `sample_size`, with the method used, a certified lower bound and
-    the power reached.
-
     Two outputs: exact (binomial tails). More outputs: first the n of the level-α test
-    on a lattice-rounded
-    log-likelihood ratio; if at that n there are at most `MAX_TYPES` multinomial types,
-    the exact
+    on a lattice-rounded log-likelihood ratio (Berry–Esseen's bound for very large n);
+    if at that n there are at most `MAX_TYPES` multinomial types, the exact
     Neyman–Pearson n by enumerating them. Arguments as for `sample_size`."""
-    u, v = _output_pair(p, q, eps, channel)
     alpha, beta = _check_probability(alpha, "alpha"), _check_probability(beta, "beta")
+    u, v = _output_pair(p, q, eps, channel)
     if alpha + beta >= 1:
         return SampleSize(n=0, method="trivial", lower_bound=0, power=alpha)
     if u.size == 2:
         n, power = _smallest(lambda n: _binomial_power(u, v, n, alpha), 1 - beta)
         return SampleSize(n=n, method="binomial", lower_bound=n, power=power)
-    n, power = _smallest(
-        lambda n: _lattice_power(u, v, n, alpha), 1 - beta + 1e-9
-    )  # margin over round-off
+    target = 1 - beta + 1e-9                            # a margin over FFT round-off
+    n, power = _smallest(lambda n: _lattice_power(u, v, n, alpha), target)
     if _count_types(n, u.size) <= MAX_TYPES:
         n, power = _smallest(lambda n: _types_power(u, v, n, alpha), 1 - beta)
         return SampleSize(n=n, method="types", lower_bound=n, power=power)
-    return SampleSize(
-        n=n,
-        method="lattice",
-        lower_bound=min(n, _kl_lower_bound(u, v, alpha, beta)),
-        power=power,
-    )
+    c = _lattice_weights(u, v, n)
+    large = n * int(c.max() - c.min()) + 1 > MAX_LATTICE_ENTRIES
+    lower = min(n, _kl_lower_bound(u, v, alpha, beta))
+    return SampleSize(n=n, method="berry-esseen" if large else "lattice",
+                      lower_bound=lower, power=power)
 
 # %% ../nbs/07_estimated.ipynb #est-034
-def sample_size(
-    p: ArrayLike,
-    q: ArrayLike,
-    eps: float,
-    *,
-    alpha: float = 0.05,
-    beta: float = 0.2,
-    channel: ArrayLike | None = None
-) -> int:
+def sample_size(p: ArrayLike, q: ArrayLike, eps: float, *, alpha: float = 0.05,
+                beta: float = 0.2, channel: ArrayLike | None = None) -> int:
     """The sample size of the most powerful level-α private test.
 
     How many privatized outputs the most powerful level-α test of p against q needs for
@@ -705,10 +634,9 @@ def sample_size(
     -------
     int
         The smallest n: exact for two-output channels, and for others when the
-        multinomial types at that n are
-        few enough to enumerate; otherwise an n that certainly suffices
-        (`sample_size_details` says which, and
-        gives a lower bound). 0 when α + β ≥ 1 (a coin flip has power α).
+        multinomial types at that n are few enough to enumerate; otherwise an n that
+        certainly suffices (`sample_size_details` says which and gives a lower
+        bound). 0 when α + β ≥ 1 (a coin flip has power α).
     """
     return sample_size_details(p, q, eps, alpha=alpha, beta=beta, channel=channel).n
 
@@ -723,9 +651,7 @@ class SampleSizeComparison:
     Per ε (``eps``) and mechanism (`SAMPLE_SIZE_MECHANISMS`): ``n[name]`` the sample
     size, ``method[name]`` how it was computed; for the KL-optimal mechanism ``normal``
     (the normal approximation), ``chernoff`` (the certified n_C) and ``lower`` (the
-    data-processing lower bound); at level ``alpha``, type-II error ``beta``.
-    """
-
+    data-processing lower bound); at level ``alpha``, type-II error ``beta``."""
     eps: np.ndarray
     n: dict
     method: dict
@@ -739,112 +665,70 @@ class SampleSizeComparison:
 def _predictions(u, v, alpha, beta) -> tuple[float, int, int]:
     """Normal, Chernoff and data-processing predictions of the sample size.
 
-    The normal approximation, the Chernoff bound n_C and the data-processing lower bound
-    for outputs (u, v)."""
+    For output laws (u, v): the normal approximation, the Chernoff bound n_C and the
+    data-processing lower bound."""
     llr = np.log(v) - np.log(u)
     mu0, mu1 = u @ llr, v @ llr
     sd0, sd1 = math.sqrt(u @ (llr - mu0) ** 2), math.sqrt(v @ (llr - mu1) ** 2)
     z = stats.norm.ppf
     normal = ((z(1 - alpha) * sd0 + z(1 - beta) * sd1) / (mu1 - mu0)) ** 2
-    from ldpbook.chernoff import chernoff_information
-
     n_c = math.ceil(math.log(1 / min(alpha, beta)) / chernoff_information(u, v).value)
     return normal, n_c, _kl_lower_bound(u, v, alpha, beta)
 
 # %% ../nbs/07_estimated.ipynb #est-039
 def _comparison_channels(p, q, eps) -> dict:
     "The channels of the five compared mechanisms."
-    from ldpbook.chernoff import chernoff_optimal
-    from ldpbook.egamma import egamma_optimal
-    from ldpbook.foundations import randomized_response
-    from ldpbook.spr import binary_mechanism
-
-    return {
-        "binary": binary_mechanism(p, q, eps).channel,
-        "RR": randomized_response(p.size, eps),
-        "KL": divergence_optimal(p, q, eps).channel,
-        "Chernoff": chernoff_optimal(p, q, eps).channel,
-        "E_1": egamma_optimal(p, q, eps, gamma=1.0).channel,
-    }
+    return {"binary": binary_mechanism(p, q, eps).channel,
+            "RR": randomized_response(p.size, eps),
+            "KL": divergence_optimal(p, q, eps).channel,
+            "Chernoff": chernoff_optimal(p, q, eps).channel,
+            "E_1": egamma_optimal(p, q, eps, gamma=1.0).channel}
 
 
-def sample_size_comparison(
-    p: ArrayLike,
-    q: ArrayLike,
-    *,
-    eps=(0.5, 1.0, 2.0, 4.0),
-    alpha: float = 0.05,
-    beta: float = 0.2
-) -> SampleSizeComparison:
+def sample_size_comparison(p: ArrayLike, q: ArrayLike, *, eps=(0.5, 1.0, 2.0, 4.0),
+                           alpha: float = 0.05,
+                           beta: float = 0.2) -> SampleSizeComparison:
     """Compare the sample sizes of five mechanisms over an ε grid.
 
-    The sample sizes of the five mechanisms over an ε grid, and the predictions for the
-    KL-optimal one."""
+    Also the predictions for the KL-optimal mechanism (`SampleSizeComparison`)."""
     p, q = check_pair(p, q)
     eps = np.asarray(eps, dtype=float)
     n = {name: np.zeros(eps.size, dtype=np.int64) for name in SAMPLE_SIZE_MECHANISMS}
     method = {name: [] for name in SAMPLE_SIZE_MECHANISMS}
-    normal, chern, lower = (
-        np.zeros(eps.size),
-        np.zeros(eps.size, dtype=np.int64),
-        np.zeros(eps.size, dtype=np.int64),
-    )
+    normal = np.zeros(eps.size)
+    chern, lower = np.zeros_like(n["KL"]), np.zeros_like(n["KL"])
     for e, level in enumerate(eps):
         for name, Q in _comparison_channels(p, q, float(level)).items():
-            found = sample_size_details(
-                p, q, float(level), alpha=alpha, beta=beta, channel=Q
-            )
+            found = sample_size_details(p, q, level, alpha=alpha, beta=beta, channel=Q)
             n[name][e] = found.n
             method[name].append(found.method)
             if name == "KL":
-                normal[e], chern[e], lower[e] = _predictions(
-                    *_output_pair(p, q, level, Q), alpha, beta
-                )
-    return SampleSizeComparison(
-        eps=eps,
-        n=n,
-        method=method,
-        normal=normal,
-        chernoff=chern,
-        lower=lower,
-        alpha=alpha,
-        beta=beta,
-    )
+                u, v = _output_pair(p, q, level, Q)
+                normal[e], chern[e], lower[e] = _predictions(u, v, alpha, beta)
+    return SampleSizeComparison(eps=eps, n=n, method=method, normal=normal,
+                                chernoff=chern, lower=lower, alpha=alpha, beta=beta)
 
 # %% ../nbs/07_estimated.ipynb #est-040
-def plot_sample_size_comparison(data: SampleSizeComparison):
+def plot_sample_size_comparison(data: SampleSizeComparison) -> np.ndarray:
     """Plot the sample-size comparison.
 
-    Sample size against ε for the five mechanisms (left) and the KL-optimal one against
-    its predictions (right)."""
+    Left: the sample size of the five mechanisms against ε. Right: the KL-optimal one
+    against its predictions."""
     import matplotlib.pyplot as plt
-
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
     styles = {"binary": "o--", "RR": "s:", "KL": "^-", "Chernoff": "x-.", "E_1": "d--"}
     for name in SAMPLE_SIZE_MECHANISMS:
-        left.semilogy(
-            data.eps,
-            data.n[name],
-            styles[name],
-            label=name.replace("E_1", r"$E_1$ (TV)"),
-            ms=5,
-        )
+        label = name.replace("E_1", r"$E_1$ (TV)")
+        left.semilogy(data.eps, data.n[name], styles[name], label=label, ms=5)
     left.set_xlabel(r"$\varepsilon$"), left.set_ylabel("respondents n")
-    left.set_title(
-        rf"sample size, $\alpha = {data.alpha:g}$, $\beta = {data.beta:g}$"
-    ), left.legend(fontsize=8)
-    right.semilogy(
-        data.eps, data.n["KL"], "^-", label="KL-optimal: exact / certified n"
-    )
+    left.set_title(rf"sample size, $\alpha = {data.alpha:g}$, $\beta = {data.beta:g}$")
+    right.semilogy(data.eps, data.n["KL"], "^-", label="KL-optimal: exact/certified n")
     right.semilogy(data.eps, data.normal, "k--", label="normal approximation")
-    right.semilogy(
-        data.eps, data.chernoff, "C3:", label=r"Chernoff bound $n_C$ (ch. 6)"
-    )
+    right.semilogy(data.eps, data.chernoff, "C3:", label=r"Chernoff bound $n_C$ (ch.6)")
     right.semilogy(data.eps, data.lower, "C2-.", label="data-processing lower bound")
-    right.set_xlabel(r"$\varepsilon$"), right.set_title(
-        "KL-optimal mechanism and predictions"
-    )
-    right.legend(fontsize=8)
+    right.set_xlabel(r"$\varepsilon$")
+    right.set_title("KL-optimal mechanism and predictions")
+    left.legend(fontsize=8), right.legend(fontsize=8)
     return np.array([left, right])
 
 # %% ../nbs/07_estimated.ipynb #est-042
@@ -877,10 +761,7 @@ class HealthVisits:
         return np.searchsorted(VISIT_CLASSES, self.visits, side="right") - 1
 
     def populations(self) -> tuple[np.ndarray, np.ndarray]:
-        """The symbols of the two populations.
-
-        The symbols of the free-care population (P0) and of the cost-sharing population
-        (P1)."""
+        "The symbols of the free-care (P0) and the cost-sharing (P1) populations."
         x = self.symbols()
         return x[self.coinsurance == 0], x[self.coinsurance > 0]
 
@@ -888,36 +769,24 @@ class HealthVisits:
 def load_health_visits(path: str | Path | None = None) -> HealthVisits:
     """Read the shipped RAND HIE extract.
 
-    Read the shipped RAND HIE extract (default: `data/randhie_visits.csv` next to the
-    package's source).
-
-    Lines starting with '#' (the source and licence) are skipped; the header must be
-    ``mdvis,coinsurance`` and
-    every row two non-negative integers."""
+    By default `data/randhie_visits.csv` of the book's repository (next to the
+    package's source). Lines starting with '#' (the source and licence) are skipped;
+    the header must be ``mdvis,coinsurance`` and every row two non-negative
+    integers."""
     import ldpbook
-
-    path = (
-        Path(ldpbook.__file__).resolve().parents[1] / "data" / DATA_FILE
-        if path is None
-        else Path(path)
-    )
+    default = Path(ldpbook.__file__).resolve().parents[1] / "data" / DATA_FILE
+    path = default if path is None else Path(path)
     if not path.is_file():
-        raise FileNotFoundError(
-            f"path: no data file at {path} "
-            "(the extract ships in the repository's data/)"
-        )
+        raise FileNotFoundError(f"path: no data file at {path} "
+                                "(the extract ships in the repository's data/)")
     with path.open(newline="") as handle:
-        rows = [
-            row
-            for row in csv.reader(line for line in handle if not line.startswith("#"))
-            if row
-        ]
+        lines = (line for line in handle if not line.startswith("#"))
+        rows = [row for row in csv.reader(lines) if row]
     if not rows or [cell.strip() for cell in rows[0]] != ["mdvis", "coinsurance"]:
         raise ValueError("path: the header must be 'mdvis,coinsurance'")
     body = rows[1:]
-    if not body or any(
-        len(row) != 2 or not all(cell.strip().isdigit() for cell in row) for row in body
-    ):
+    if not body or any(len(row) != 2 or not all(cell.strip().isdigit() for cell in row)
+                       for row in body):
         raise ValueError("path: every data row must hold two non-negative integers")
     values = np.array(body, dtype=np.int64)
     visits, coinsurance = values[:, 0].copy(), values[:, 1].copy()

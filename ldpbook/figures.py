@@ -5,13 +5,17 @@ __all__ = ['Figure1Data', 'figure1_data', 'plot_figure1', 'write_figure1_data', 
            'figure5_data', 'plot_figure5', 'table_one', 'FIGURE2_SETTINGS', 'Figure2', 'figure2', 'write_figure2_data',
            'read_figure2_data', 'Figure3', 'figure3_power', 'plot_figure3', 'figure3_table', 'write_figure3_data',
            'read_figure3_data', 'FIGURE_MECHANISMS', 'ChernoffFigureData', 'chernoff_figure_data',
-           'plot_chernoff_figure']
+           'plot_chernoff_figure', 'CertificateSimulation', 'certificate_simulation', 'plot_certificate_simulation',
+           'SAMPLE_SIZE_MECHANISMS', 'SampleSizeComparison', 'sample_size_comparison', 'plot_sample_size_comparison']
 
 # %% ../nbs/92_figures.ipynb #be1f1f08
 from .adaptive import (
     Figure3, figure3_power, figure3_table, plot_figure3, read_figure3_data, write_figure3_data)
 from .chernoff import FIGURE_MECHANISMS, ChernoffFigureData, chernoff_figure_data, plot_chernoff_figure
 from .closeness import FIGURE2_SETTINGS, Figure2, figure2, read_figure2_data, write_figure2_data
+from .estimated import (
+    SAMPLE_SIZE_MECHANISMS, CertificateSimulation, SampleSizeComparison, certificate_simulation,
+    plot_certificate_simulation, plot_sample_size_comparison, sample_size_comparison)
 from .sparse import table_one
 from .spr import (
     Figure1Data, Figure5Panel, figure1_data, figure5_data, plot_figure1, plot_figure5, read_figure1_data,
@@ -20,4 +24,6 @@ _all_ = ["Figure1Data", "figure1_data", "plot_figure1", "write_figure1_data", "r
          "figure5_data", "plot_figure5", "table_one", "FIGURE2_SETTINGS", "Figure2", "figure2", "write_figure2_data",
          "read_figure2_data", "Figure3", "figure3_power", "plot_figure3", "figure3_table", "write_figure3_data",
          "read_figure3_data", "FIGURE_MECHANISMS", "ChernoffFigureData", "chernoff_figure_data",
-         "plot_chernoff_figure"]
+         "plot_chernoff_figure", "CertificateSimulation", "certificate_simulation",
+         "plot_certificate_simulation", "SAMPLE_SIZE_MECHANISMS", "SampleSizeComparison", "sample_size_comparison",
+         "plot_sample_size_comparison"]

@@ -24,7 +24,8 @@ __all__ = ['DIVERGENCE_KINDS', 'MAX_FINITE_EPS', 'MAX_DENSE_ENTRIES', 'seed_sequ
 
 # %% ../nbs/00_foundations.ipynb #c005-3bb63941
 def seed_sequence(rng: np.random.Generator | np.random.SeedSequence | int | None = None) -> np.random.SeedSequence:
-    "A `SeedSequence` from `None` (fresh entropy), a non-negative int seed, a `SeedSequence` or a Generator (advanced once)."
+    """A `SeedSequence` from `None` (fresh entropy), a non-negative int seed, a `SeedSequence` or a Generator
+    (advanced once)."""
     if isinstance(rng, np.random.SeedSequence):
         return rng
     if isinstance(rng, np.random.Generator):
@@ -796,7 +797,8 @@ def randomized_response(k: int, eps: float) -> np.ndarray:
     k = check_int(k, "k", 1)
     eps = check_eps(eps, allow_inf=True)
     if k * k > MAX_DENSE_ENTRIES:
-        raise ValueError(f"randomized_response: k = {k} would need a dense k × k channel of {8 * k * k / 2**30:.1f} GiB "
+        raise ValueError(f"randomized_response: k = {k} would need a dense k × k channel of "
+                         f"{8 * k * k / 2**30:.1f} GiB "
                          f"(limit {MAX_DENSE_ENTRIES:.0e} entries); use an implicit form for large k")
     if k > 1 and MAX_FINITE_EPS < eps < np.inf:
         raise ValueError(f"eps = {eps} is too large to store randomized response in float64 (its entries "

@@ -238,78 +238,97 @@ class SparseKernelMechanism:
         return cls(*_array_callables(K, mask, inputs, outputs), inputs=tuple(int(v) for v in inputs),
                    log_kernel=log_kernel, name=name)
 
-    def _check_input(self, x, name="x") -> int:
-        x = check_int(x, name, minimum=None)
-        if self.inputs is not None and x not in self.inputs:
-            raise ValueError(f"{name} is not in the input alphabet of {self.name}")
-        return x
+# %% ../nbs/03_sparse_kernels.ipynb #0e36fe7e-a
+def _method_of(cls):
+    """Add the decorated function to `cls` as a method, so that a long class can be written across cells (the
+    function keeps its name in the module, outside `__all__`)."""
+    def add(function):
+        function.__qualname__ = f"{cls.__qualname__}.{function.__name__}"
+        setattr(cls, function.__name__, function)
+        return function
+    return add
 
-    def pmf(self, x: int) -> SupportPmf:
-        "The law Q(·|x): actual support (sorted outputs with positive mass) and probabilities."
-        x = self._check_input(x)
-        ys = _sorted_support(x, self.support)
-        return _normalise(x, ys, self.kernel(x, ys), self.log_kernel)
+# %% ../nbs/03_sparse_kernels.ipynb #0e36fe7e-b
+@_method_of(SparseKernelMechanism)
+def _check_input(self, x, name="x") -> int:
+    x = check_int(x, name, minimum=None)
+    if self.inputs is not None and x not in self.inputs:
+        raise ValueError(f"{name} is not in the input alphabet of {self.name}")
+    return x
 
-    @moved_to_keywords("rng", "size")
-    def sample(self, x: int, *, rng: np.random.Generator | int | None = None,
-               size: int | None = None) -> np.ndarray | int:
-        """Draw outputs of Q(·|x) by inverting its cumulative distribution.
+@_method_of(SparseKernelMechanism)
+def pmf(self, x: int) -> SupportPmf:
+    "The law Q(·|x): actual support (sorted outputs with positive mass) and probabilities."
+    x = self._check_input(x)
+    ys = _sorted_support(x, self.support)
+    return _normalise(x, ys, self.kernel(x, ys), self.log_kernel)
 
-        Parameters
-        ----------
-        x : int
-            The input.
-        rng : numpy.random.Generator, int or None, keyword-only
-            The random generator (or a seed).
-        size : int or None, keyword-only
-            The number of draws; None draws one output and returns it as an int.
-        """
-        law = self.pmf(x)
-        out = _inverse_cdf_draws(law, as_generator(rng), 1 if size is None else check_int(size, "size"))
-        return int(out[0]) if size is None else out
+@_method_of(SparseKernelMechanism)
+@moved_to_keywords("rng", "size")
+def sample(self, x: int, *, rng: np.random.Generator | int | None = None,
+           size: int | None = None) -> np.ndarray | int:
+    """Draw outputs of Q(·|x) by inverting its cumulative distribution.
 
-    def defect(self, x: int, x_prime: int, eps: float) -> DefectDecomposition:
-        "Theorem 1: Δ_ε(x, x') split into support leakage (S(x)∖S(x')) and overlap excess loss (S(x)∩S(x'))."
-        eps = check_eps(eps, allow_inf=True)
-        return _decompose(self.pmf(x), self.pmf(self._check_input(x_prime, "x_prime")), eps)
+    Parameters
+    ----------
+    x : int
+        The input.
+    rng : numpy.random.Generator, int or None, keyword-only
+        The random generator (or a seed).
+    size : int or None, keyword-only
+        The number of draws; None draws one output and returns it as an int.
+    """
+    law = self.pmf(x)
+    out = _inverse_cdf_draws(law, as_generator(rng), 1 if size is None else check_int(size, "size"))
+    return int(out[0]) if size is None else out
 
-    def channel(self, inputs: ArrayLike | None = None) -> KernelChannel:
-        "Materialise the mechanism on finitely many inputs (default: its alphabet) over the union of supports."
-        return _materialise(self, _inputs_or_alphabet(self, inputs))
+# %% ../nbs/03_sparse_kernels.ipynb #0e36fe7e-c
+@_method_of(SparseKernelMechanism)
+def defect(self, x: int, x_prime: int, eps: float) -> DefectDecomposition:
+    "Theorem 1: Δ_ε(x, x') split into support leakage (S(x)∖S(x')) and overlap excess loss (S(x)∩S(x'))."
+    eps = check_eps(eps, allow_inf=True)
+    return _decompose(self.pmf(x), self.pmf(self._check_input(x_prime, "x_prime")), eps)
 
-    @moved_to_keywords("H")
-    def pure_epsilon(self, inputs: ArrayLike | None = None, *, H: int | None = None) -> float:
-        """Theorem 1, (7): the smallest ε for pure ε-LDP; inf if two constrained supports differ.
+@_method_of(SparseKernelMechanism)
+def channel(self, inputs: ArrayLike | None = None) -> KernelChannel:
+    "Materialise the mechanism on finitely many inputs (default: its alphabet) over the union of supports."
+    return _materialise(self, _inputs_or_alphabet(self, inputs))
 
-        Parameters
-        ----------
-        inputs : array_like of int, optional
-            The inputs to compare (default: the input alphabet; required for a mechanism on ℤ).
-        H : int or None, keyword-only
-            With `H`, only the pairs with 1 ≤ |x − x'| ≤ H are constrained (range-H privacy).
-        """
-        H = None if H is None else check_int(H, "H", minimum=1)
-        return _pure_epsilon(self, _inputs_or_alphabet(self, inputs), H)
+@_method_of(SparseKernelMechanism)
+@moved_to_keywords("H")
+def pure_epsilon(self, inputs: ArrayLike | None = None, *, H: int | None = None) -> float:
+    """Theorem 1, (7): the smallest ε for pure ε-LDP; inf if two constrained supports differ.
 
-    def is_pure_ldp(self, eps: float, inputs: ArrayLike | None = None, *, H: int | None = None,
-                    rtol: float = 1e-9) -> bool:
-        """Pure ε-LDP by Theorem 1 (common supports and the log-ratio bound (7)).
+    Parameters
+    ----------
+    inputs : array_like of int, optional
+        The inputs to compare (default: the input alphabet; required for a mechanism on ℤ).
+    H : int or None, keyword-only
+        With `H`, only the pairs with 1 ≤ |x − x'| ≤ H are constrained (range-H privacy).
+    """
+    H = None if H is None else check_int(H, "H", minimum=1)
+    return _pure_epsilon(self, _inputs_or_alphabet(self, inputs), H)
 
-        Parameters
-        ----------
-        eps : float
-            Privacy level ε ≥ 0 (``inf`` allowed).
-        inputs : array_like of int, optional
-            As in `pure_epsilon`.
-        H : int or None, keyword-only
-            As in `pure_epsilon`.
-        rtol : float, keyword-only
-            Relative slack: the bound (7) is checked against ε + log(1 + rtol).
-        """
-        eps = check_eps(eps, allow_inf=True)
-        rtol = check_eps(rtol, name="rtol")
-        value = self.pure_epsilon(inputs, H=H)
-        return bool(value <= eps + np.log1p(rtol)) if np.isfinite(value) else eps == np.inf
+@_method_of(SparseKernelMechanism)
+def is_pure_ldp(self, eps: float, inputs: ArrayLike | None = None, *, H: int | None = None,
+                rtol: float = 1e-9) -> bool:
+    """Pure ε-LDP by Theorem 1 (common supports and the log-ratio bound (7)).
+
+    Parameters
+    ----------
+    eps : float
+        Privacy level ε ≥ 0 (``inf`` allowed).
+    inputs : array_like of int, optional
+        As in `pure_epsilon`.
+    H : int or None, keyword-only
+        As in `pure_epsilon`.
+    rtol : float, keyword-only
+        Relative slack: the bound (7) is checked against ε + log(1 + rtol).
+    """
+    eps = check_eps(eps, allow_inf=True)
+    rtol = check_eps(rtol, name="rtol")
+    value = self.pure_epsilon(inputs, H=H)
+    return bool(value <= eps + np.log1p(rtol)) if np.isfinite(value) else eps == np.inf
 
 # %% ../nbs/03_sparse_kernels.ipynb #24492655
 def _inputs_or_alphabet(mechanism: SparseKernelMechanism, inputs) -> np.ndarray:
@@ -396,7 +415,7 @@ def _range_pairs(mechanism: SparseKernelMechanism, H: int, center, distances) ->
         raise ValueError(f"no pair of inputs is at distance 1..{H}")
     return pairs, max(first_distance_moment(mechanism, x) for x in xs)
 
-
+# %% ../nbs/03_sparse_kernels.ipynb #484cb132-b
 @moved_to_keywords("center", "distances")
 def range_defect(mechanism: SparseKernelMechanism, eps: float, H: int, *, center: int = 0,
                  distances: ArrayLike | None = None) -> RangeDefect:
@@ -439,7 +458,7 @@ def range_defect(mechanism: SparseKernelMechanism, eps: float, H: int, *, center
     return RangeDefect(parts[best].total, parts[best].support_leakage, parts[best].overlap_excess,
                        h, (a, b), r1, per_h)
 
-
+# %% ../nbs/03_sparse_kernels.ipynb #484cb132-c
 @moved_to_keywords("center")
 def sweep_radius(factory: Callable[[int], SparseKernelMechanism], radii: Iterable[int], eps: float, H: int, *,
                  center: int = 0) -> list[RangeDefect]:
@@ -510,7 +529,8 @@ def sparse_exponential(score: ArrayLike | Callable, eta: float, support: ArrayLi
         The input alphabet of a callable score (None: all of ℤ).
     """
     eta = _check_positive_real(eta, "eta")
-    radius = None if callable(support) or isinstance(support, np.ndarray) or isinstance(support, list) else _check_radius(support, "support radius")
+    radius = (None if callable(support) or isinstance(support, np.ndarray) or isinstance(support, list)
+              else _check_radius(support, "support radius"))
     if callable(score):
         def log_kernel(x, ys):
             u = np.asarray(score(x, ys), dtype=float)
@@ -594,7 +614,8 @@ def sparse_staircase(shell_weights: ArrayLike, metric_or_graph: ArrayLike | str,
         finite = np.isfinite(d)
         if np.any(np.isnan(d)) or np.any(d < 0) or np.any(d[finite] != np.round(d[finite])) \
                 or np.any(np.diag(d) != 0) or np.any(d != d.T):
-            raise ValueError("a distance matrix must be symmetric with non-negative integer entries and a zero diagonal")
+            raise ValueError("a distance matrix must be symmetric with non-negative integer entries "
+                             "and a zero diagonal")
     else:
         raise ValueError(f"kind must be 'adjacency' or 'distance', got {kind!r}")
     inside = d <= r
@@ -656,7 +677,8 @@ def sparse_randomized_response(t: int, eps: float | None = None, *, p: float | N
         log_p = np.log(p)
         log_q = np.log(q) if q > 0 else -np.inf
     return SparseKernelMechanism(lambda x, ys: np.where(ys == x, log_p, log_q),
-                                 lambda x: np.arange(x - t, x + t + 1), log_kernel=True, name="sparse randomized response")
+                                 lambda x: np.arange(x - t, x + t + 1), log_kernel=True,
+                                 name="sparse randomized response")
 
 # %% ../nbs/03_sparse_kernels.ipynb #915d1f91
 def sparse_rr_defect(x: int, x_prime: int, support: ArrayLike, support_prime: ArrayLike, p: float, q: float,
@@ -687,7 +709,8 @@ def sparse_rr_defect(x: int, x_prime: int, support: ArrayLike, support_prime: Ar
 # %% ../nbs/03_sparse_kernels.ipynb #e5d2894f
 @moved_to_keywords("p")
 def sparse_rr_line_defect(h: int, t: int, eps: float, *, p: float | None = None) -> DefectDecomposition:
-    """Sparse RR on ℤ with S_t(x) = {x−t..x+t}: Δ(0, h) = hq + [p − e^ε q]₊ (h ≤ t), p + (h−1)q (t < h ≤ 2t), 1 (h > 2t).
+    """Sparse RR on ℤ with S_t(x) = {x−t..x+t}: Δ(0, h) = hq + [p − e^ε q]₊ (h ≤ t), p + (h−1)q (t < h ≤ 2t),
+    1 (h > 2t).
 
     Parameters
     ----------
@@ -756,7 +779,8 @@ def truncated_additive(pmf: ArrayLike | Callable, r: int) -> SparseKernelMechani
 
 
 def truncated_additive_defect(pmf: ArrayLike | Callable, r: int, eps: float, h: int) -> DefectDecomposition:
-    """Proposition 5: δ^φ_h(ε, r) = Σ_{j=−r}^{h−r−1} φ(j)/Z + Σ_{j=h−r}^{r} [φ(j) − e^ε φ(j−h)]₊/Z (h ≤ 2r); 1 if h > 2r.
+    """Proposition 5: δ^φ_h(ε, r) = Σ_{j=−r}^{h−r−1} φ(j)/Z + Σ_{j=h−r}^{r} [φ(j) − e^ε φ(j−h)]₊/Z (h ≤ 2r);
+    1 if h > 2r.
 
     The split follows the truncation windows (as in (22)); it equals Theorem 1's split when φ > 0 on the window."""
     r, h = _check_radius(r), check_int(h, "h", minimum=1)
@@ -865,14 +889,16 @@ def skellam_sf(m: ArrayLike, mu: float) -> np.ndarray:
     "1 − F_μ(m) = P(Ξ > m), accurate in the upper tail."
     mu = _check_mu(mu)
     m = check_int_array(m, "m")
-    return np.where(m >= 0, _skellam_upper_tail(np.maximum(m, 0), mu), 1.0 - _skellam_upper_tail(np.maximum(-m - 1, 0), mu))
+    return np.where(m >= 0, _skellam_upper_tail(np.maximum(m, 0), mu),
+                    1.0 - _skellam_upper_tail(np.maximum(-m - 1, 0), mu))
 
 
 def skellam_cdf(m: ArrayLike, mu: float) -> np.ndarray:
     "F_μ(m) = P(Ξ ≤ m), accurate in the lower tail (symmetry F_μ(−m−1) = 1 − F_μ(m))."
     mu = _check_mu(mu)
     m = check_int_array(m, "m")
-    return np.where(m >= 0, 1.0 - _skellam_upper_tail(np.maximum(m, 0), mu), _skellam_upper_tail(np.maximum(-m - 1, 0), mu))
+    return np.where(m >= 0, 1.0 - _skellam_upper_tail(np.maximum(m, 0), mu),
+                    _skellam_upper_tail(np.maximum(-m - 1, 0), mu))
 
 # %% ../nbs/03_sparse_kernels.ipynb #60229cba
 def truncated_skellam_normalizer(mu: float, r: int) -> float:

@@ -211,7 +211,7 @@ CASES = {
     "chernoff.log_ratio_range": (chernoff.log_ratio_range, (P, Q, 1.0), {}),
     "chernoff.interval_upper_bound": (chernoff.interval_upper_bound, (0.2, 0.8, 0.1, 0.12, 1.0, 1.0), {}),
     "chernoff.spr_chernoff_information": (chernoff.spr_chernoff_information, (P, Q, 1.0, [[0, 1], [2, 3]]), {}),
-    "chernoff.chernoff_optimal": (chernoff.chernoff_optimal, (P, Q, 1.0), {"ell": 3, "tol": 1e-9,
+    "chernoff.chernoff_optimal": (chernoff.chernoff_optimal, (P, Q, 1.0), {"ell": 3, "tol": 1e-8,
                                                                            "max_dp_calls": 200}),
     "chernoff.bayes_error": (chernoff.bayes_error, (P, Q, 5), {"reps": 100, "rng": 1}),
     "estimated.divergence_constants": (estimated.divergence_constants, (1.0,), {"divergence": "kl"}),
@@ -229,7 +229,7 @@ CASES = {
     "figures.figure2": (closeness.figure2, (), {"n_reps": 2, "r_values": (0.0,), "eps_values": (1.0,), "n": 20,
                                                 "kappa": 4, "n_permutations": 19, "alpha": 0.05, "rng": 1}),
     "figures.chernoff_figure_data": (chernoff.chernoff_figure_data, (3,), {"T": 1, "eps": [1.0], "seed": 0,
-                                                                          "tol": 1e-9}),
+                                                                          "tol": 1e-8}),
 }
 
 

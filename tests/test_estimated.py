@@ -430,3 +430,80 @@ def test_shipped_data_set(tmp_path):
             load_health_visits(tmp_path / name)
     with pytest.raises(FileNotFoundError, match="path"):
         load_health_visits(tmp_path / "missing.csv")
+
+
+def run_cli(*args):
+    "The command line as a user runs it: a child process, its exit code and output."
+    import subprocess
+    import sys
+    return subprocess.run([sys.executable, "-m", "ldpbook.cli", *map(str, args)],
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_design_command(tmp_path):
+    import json
+    rng = np.random.default_rng(2)
+    x0, x1 = rng.choice(4, 800, p=[0.1, 0.2, 0.3, 0.4]), rng.choice(4, 700, p=[0.4, 0.3, 0.2, 0.1])
+    (tmp_path / "x0.csv").write_text("x0\n" + "\n".join(map(str, x0)))
+    (tmp_path / "x1.json").write_text(json.dumps([int(v) for v in x1]))
+    done = run_cli("design", tmp_path / "x0.csv", tmp_path / "x1.json", "--eps", "1",
+                   "--confidence", "0.9", "--alpha", "0.01", "--beta", "0.1")
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    ref = plugin_optimal(x0, x1, 1.0, confidence=0.9)
+    assert out["pilot_sizes"] == [800, 700] and out["k"] == 4
+    assert out["estimate"] == pytest.approx(ref.estimate, rel=1e-12)
+    assert out["lower_bound"] == pytest.approx(ref.lower_bound, rel=1e-12, abs=1e-15)
+    assert out["regret_bound"] == pytest.approx(ref.regret_bound, rel=1e-12)
+    assert out["partition"] == [list(b) for b in ref.mechanism.partition]
+    n = sample_size(ref.p_hat, ref.q_hat, 1.0, alpha=0.01, beta=0.1,
+                    channel=ref.mechanism.channel)
+    assert out["sample_size"]["n"] == n and out["sample_size"]["method"] == "binomial"
+
+
+def test_design_command_errors(tmp_path):
+    (tmp_path / "same.csv").write_text("0\n1\n0\n1\n")
+    equal = run_cli("design", tmp_path / "same.csv", tmp_path / "same.csv", "--eps", "1")
+    assert equal.returncode == 0 and '"n": null' in equal.stdout      # no sample size
+    for args, words in [(("0,1,7.5", "1,0", "--eps", "1"), "whole numbers"),
+                        (("0,1,-3", "1,0", "--eps", "1"), "whole numbers"),
+                        (("0,1,2000000", "1,0", "--eps", "1"), "below"),
+                        (("0,1", "1,0", "--eps", "1", "--k", "1"), "[0, k)"),
+                        (("0,1", "1,0", "--eps", "-1"), "eps"),
+                        (("0,1", "1,0", "--eps", "1", "--beta", "2"), "beta"),
+                        (("0,1", "1,0", "--eps", "1", "--divergence", "nope"), "divergence"),
+                        (("0,1", tmp_path / "missing.csv", "--eps", "1"), "no such file")]:
+        done = run_cli("design", *args)
+        assert done.returncode == 2 and done.stdout == "", (args, done.stderr)
+        assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+        assert done.stderr.startswith("ldpbook design: error:") and words in done.stderr
+        assert "7.5" not in done.stderr and "2000000" not in done.stderr
+
+
+def test_berry_esseen_bound_by_simulation():
+    "The Berry–Esseen test: level at most α and power at least the bound, by simulation."
+    from ldpbook.estimated import BERRY_ESSEEN, _berry_esseen_power
+    from scipy import stats
+    rng = np.random.default_rng(9)
+    u, v = np.array([0.3, 0.3, 0.4]), np.array([0.25, 0.3, 0.45])
+    n, alpha, reps = 3000, 0.05, 40_000
+    llr = np.log(v) - np.log(u)
+    m0, s0 = u @ llr, math.sqrt(u @ (llr - u @ llr) ** 2)
+    e0 = BERRY_ESSEEN * (u @ np.abs(llr - m0) ** 3) / (s0 ** 3 * math.sqrt(n))
+    t = n * m0 + s0 * math.sqrt(n) * stats.norm.ppf(1 - alpha + e0)
+    level = np.mean(rng.multinomial(n, u, reps) @ llr > t)
+    power = np.mean(rng.multinomial(n, v, reps) @ llr > t)
+    bound = _berry_esseen_power(u, v, n, alpha)
+    se = math.sqrt(0.25 / reps)
+    assert level <= alpha + 3 * se and power >= bound - 3 * se and 0 < bound < power
+
+
+def test_tiny_eps_sample_sizes_are_certified_and_fast():
+    p = np.array([0.28, 0.19, 0.14, 0.10, 0.12, 0.11, 0.06])
+    q = np.array([0.35, 0.19, 0.14, 0.09, 0.10, 0.08, 0.05])
+    binary = sample_size_details(p, q, 1e-3)                       # two outputs: exact
+    assert binary.method == "binomial" and binary.n > 10**8
+    rr = sample_size_details(p, q, 1e-3, channel=randomized_response(7, 1e-3))
+    assert rr.method == "berry-esseen" and rr.lower_bound <= rr.n and rr.n > binary.n
+    with pytest.raises(ValueError, match="too close"):
+        sample_size(p, q, 1e-9)

@@ -131,3 +131,39 @@ def test_code_line_lint_reads_the_lines_a_reader_sees():
     found = lint_code_lines.long_lines(Path("planted.ipynb"), nb)
     assert len(found) == 1 and "cell 1 line 2: 121 characters" in found[0]
     assert lint_code_lines.long_lines(Path("planted.ipynb"), nb, limit=130) == []
+
+
+def test_docstring_folds_after_the_first_paragraph():
+    code = ('def f(x):\n    """Summary line\n    continues.\n\n    Parameters\n    ----------\n    x : int\n'
+            '        The x.\n    """\n    return x\n\n\nclass C:\n    "Short."\n    def g(self):\n'
+            '        """One.\n\n        a\n        b\n        c\n        """\n        pass\n\n    def h(self):\n'
+            '        """Two paragraphs.\n\n        but a short rest\n        """\n')
+    pieces = ldpbook_sphinx.docstring_folds(code)
+    assert [folded for _, folded in pieces] == [False, True, False, True, False]
+    assert pieces[0][0].endswith("continues.") and pieces[1][0].strip().startswith("Parameters")
+    assert pieces[1][0].rstrip().endswith('"""') and pieces[2][0].lstrip().startswith("return x")
+    assert "".join(text for text, _ in pieces).replace("\n", "") == code.replace("\n", "")   # nothing lost
+    assert "but a short rest" in pieces[4][0]                                              # 2 lines: not folded
+    assert ldpbook_sphinx.docstring_folds("x = 1\n") == [("x = 1\n", False)]
+    assert ldpbook_sphinx.docstring_folds("%timeit f()") == [("%timeit f()", False)]
+
+
+import check_pdf  # noqa: E402
+
+# Lines as XeLaTeX writes them into ldpbook.log (wrapped at 79 characters), planted problems and harmless lines.
+LATEX_LOG = """LaTeX Warning: Hyper reference `nbs/01_spr:spr-def-problem' on page 250 undefin
+ed on input line 18572.
+
+Overfull \\hbox (30.19893pt too wide) in paragraph at lines 36820--36820
+Overfull \\hbox (41.5pt too wide) in paragraph at lines 940--940
+Missing character: There is no ⧵ (U+29F5) in font [latinmodern-math.otf]/OT:script=math;language=dflt;!
+Underfull \\hbox (badness 10000) in paragraph at lines 12--12
+"""
+
+
+def test_pdf_log_problems_are_found_across_wrapped_lines():
+    problems = check_pdf.log_problems(check_pdf.joined_log(LATEX_LOG))
+    assert len(problems) == 3
+    assert problems[0] == "undefined reference or citation: nbs/01_spr:spr-def-problem"
+    assert "⧵" in problems[1] and "42 pt into the margin" in problems[2]            # 30 pt is within the limit
+    assert check_pdf.log_problems("Overfull \\hbox (35.9pt too wide) in paragraph at lines 1--1\n") == []

@@ -8,7 +8,10 @@ should not see. This extension works on the rendered pages only; the notebooks a
    nbdev's display directives keep their meaning: `#| hide` removes the cell, `#| echo: false` its input,
    `#| output: false` its output. A cell left with no code and no output disappears. A cell with a line longer
    than the text column shows (source or text output) gets the classes `full-width ldpbook-wide`: on a wide
-   screen it also takes the table-of-contents column (assets/ldpbook.css).
+   screen it also takes the table-of-contents column (assets/ldpbook.css). A docstring of more than one paragraph
+   is folded after its first paragraph (a <details> on the HTML pages; the API reference keeps it whole), and
+   an export cell that defines only private helpers (names starting with `_`: validation, floating-point
+   plumbing, engines) is folded whole, so that the reading flow shows the code that carries the mathematics.
 2. **API reference.** The page that holds a fenced `{ldpbook-api-reference}` block gets, in its place, one
    section per module of the package (found in nbdev's `_modidx.py`, in chapter order) with autodoc entries for
    the module's `__all__`; every entry links back to the chapter section whose export cell defines it.
@@ -107,14 +110,25 @@ class CleanNotebookCells(SphinxTransform):
             if block is None:
                 continue
             directives, code = split_directives(block.astext())
+            names = top_level_names(code)
             if EXPORT_DIRECTIVES & directives.keys() and module:
                 target = directives[next(iter(EXPORT_DIRECTIVES & directives.keys()))].split()
                 anchor, title = _section_of(cell)
-                for name in top_level_names(code):
+                for name in names:
                     env.ldpbook_defs[f"ldpbook.{target[0] if target else module}.{name}"] = (docname, anchor, title)
             if code != block.astext():
                 block.children = [nodes.Text(code)]
                 block.rawsource = code
+            pieces = docstring_folds(code)
+            if len(pieces) > 1:
+                block.replace_self(_folded_blocks(block, pieces))
+            if (EXPORT_DIRECTIVES & directives.keys() and names and all(n.startswith("_") for n in names)
+                    and "hide" not in directives and directives.get("echo", "").lower() != "false"
+                    and "tag_hide-input" not in cell.get("classes", [])):
+                listed = ", ".join(names[:3]) + (", …" if len(names) > 3 else "")
+                source_box.insert(0, nodes.raw("", f'<details class="ldpbook-helper"><summary>helper code: {listed}'
+                                                   f'</summary>', format="html"))
+                source_box.append(nodes.raw("", "</details>", format="html"))
             hide = "hide" in directives
             if not code.strip() or directives.get("echo", "").lower() == "false":
                 cell.remove(source_box)
@@ -125,6 +139,59 @@ class CleanNotebookCells(SphinxTransform):
                 cell.parent.remove(cell)
             elif longest_line(cell) > TEXT_COLUMN_CHARACTERS:
                 cell["classes"] += ["full-width", "ldpbook-wide"]
+
+
+# Long docstrings are folded after their first paragraph: the rest (parameters, returns, details) is one click away,
+# and the API reference shows the whole docstring. Only a rest of at least FOLD_MIN_LINES lines is folded.
+FOLD_MIN_LINES = 4
+
+
+def docstring_folds(code: str) -> list:
+    """The code split around the folded parts of its docstrings: [(text, folded), ...] in order, where `folded` is
+    True for the lines of a docstring after its first paragraph (through the closing quotes). [(code, False)] when
+    nothing is folded (no docstring of more than one paragraph, or code that does not parse)."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return [(code, False)]
+    lines, cuts = code.splitlines(), []
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) or not node.body:
+            continue
+        first = node.body[0]
+        if not (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
+                and isinstance(first.value.value, str)):
+            continue
+        start, end = first.lineno - 1, first.end_lineno            # the docstring's lines: [start, end)
+        blank = next((i for i in range(start + 1, end) if not lines[i].strip()), None)
+        if blank is not None and end - blank >= FOLD_MIN_LINES:
+            cuts.append((blank, end))
+    if not cuts:
+        return [(code, False)]
+    pieces, position = [], 0
+    for blank, end in sorted(cuts):
+        pieces += [("\n".join(lines[position:blank]), False), ("\n".join(lines[blank:end]), True)]
+        position = end
+    if position < len(lines):
+        pieces.append(("\n".join(lines[position:]), False))
+    return [(text, folded) for text, folded in pieces if text.strip() or folded]
+
+
+def _folded_blocks(block, pieces) -> list:
+    "The literal blocks of a folded cell source; each folded piece inside a <details> (HTML only)."
+    result = []
+    for text, folded in pieces:
+        piece = nodes.literal_block(text, text, language="none" if folded else block.get("language", "python"),
+                                    classes=list(block.get("classes", [])))
+        if folded:
+            count = len(text.strip("\n").splitlines())
+            result += [nodes.raw("", f'<details class="ldpbook-docstring"><summary>docstring: {count} more lines '
+                                     f'(parameters, returns, details; also in the API reference)</summary>',
+                                 format="html"),
+                       piece, nodes.raw("", "</details>", format="html")]
+        else:
+            result.append(piece)
+    return result
 
 
 # A code cell whose longest line (source or text output) is longer than this takes the extra width of the
@@ -447,4 +514,4 @@ def setup(app):
     app.connect("autodoc-process-docstring", _escape_docstring, priority=400)    # napoleon runs at 500
     app.connect("autodoc-process-docstring", _check_docstring, priority=900)
     app.connect("doctree-resolved", _add_back_links)
-    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 1}
+    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 4}

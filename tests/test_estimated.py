@@ -533,7 +533,7 @@ def test_constants_are_sharp_in_the_limit(kind, params, eps):
 
 @pytest.mark.parametrize("eps", [0.5, 1.0, 3.0])
 def test_egamma_at_the_ends_of_the_ratio_range(eps):
-    "γ = e^{±ε}: the constants are 0 (a kink at an end costs nothing), and E_γ is indeed constant on ε-LDP outputs."
+    "γ = e^{±ε}: the constants are 0 (a kink at an end costs nothing), and E_γ is constant on ε-LDP outputs."
     rng = np.random.default_rng(int(eps * 10))
     for gamma, constant in ((math.exp(eps), 0.0), (math.exp(-eps), 1 - math.exp(-eps))):
         assert output_lipschitz(eps, divergence="egamma", gamma=gamma) == (0.0, 0.0)

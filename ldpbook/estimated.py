@@ -55,6 +55,8 @@ def _renyi_constants(eps: float, alpha: float) -> tuple[float, float]:
 
     Those of D_{f_α} = Σ v f_α(u/v), f_α(t) = (t^α − 1)/(α − 1), times max dD_α/dD_{f_α}
     = 1/Σ_min, the least Σ_α = Σ u^α v^{1−α} on ε-LDP outputs (1 when α > 1)."""
+    if not math.isfinite(eps):       # no privacy: unbounded (Σ_min → 0 when α < 1)
+        return math.inf, math.inf
     a = alpha * np.sinh(abs(alpha - 1) * eps) / abs(alpha - 1)
     b = np.sinh(alpha * eps)
     log_s_min = (
@@ -528,16 +530,18 @@ class SampleSize:
 MAX_SAMPLE_SIZE = 2**40
 
 
-def _smallest(power, target: float) -> tuple[int, float]:
+def _smallest(power, target: float, upper: int | None = None) -> tuple[int, float]:
     """The smallest n whose power reaches the target.
 
-    For a non-decreasing power(n) ≥ target: doubling, then bisection."""
+    For a non-decreasing power(n) ≥ target: doubling (not past `upper`, an n known to
+    suffice, while it has not been tried), then bisection."""
     lo, hi = 1, 1
     while (value := power(hi)) < target:
         if hi >= MAX_SAMPLE_SIZE:
             raise ValueError("no sample size up to 2^40 reaches the power: the "
                              "hypotheses are too close through this channel")
-        lo, hi = hi + 1, 2 * hi
+        capped = upper is not None and hi < upper
+        lo, hi = hi + 1, min(2 * hi, upper) if capped else 2 * hi
     best = value
     while lo < hi:
         mid = (lo + hi) // 2
@@ -604,7 +608,7 @@ def sample_size_details(p: ArrayLike, q: ArrayLike, eps: float, *, alpha: float 
     target = 1 - beta + 1e-9                            # a margin over FFT round-off
     n, power = _smallest(lambda n: _lattice_power(u, v, n, alpha), target)
     if _count_types(n, u.size) <= MAX_TYPES:
-        n, power = _smallest(lambda n: _types_power(u, v, n, alpha), 1 - beta)
+        n, power = _smallest(lambda n: _types_power(u, v, n, alpha), 1 - beta, upper=n)
         return SampleSize(n=n, method="types", lower_bound=n, power=power)
     c = _lattice_weights(u, v, n)
     large = n * int(c.max() - c.min()) + 1 > MAX_LATTICE_ENTRIES

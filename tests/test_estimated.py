@@ -163,6 +163,8 @@ def test_lipschitz_edges():
     assert output_lipschitz(0.0) == (0.0, 0.0)
     assert output_lipschitz(np.inf, divergence="tv") == (0.5, 0.5)
     assert output_lipschitz(np.inf) == (np.inf, np.inf)
+    for alpha in (0.5, 2.0):                    # Rényi without privacy: unbounded, never NaN
+        assert output_lipschitz(np.inf, divergence="renyi", alpha=alpha) == (np.inf, np.inf)
     assert output_lipschitz(1.0, divergence="egamma", gamma=3.0) == (
         0.0,
         0.0,

@@ -10,7 +10,7 @@ NBS    ?= nbs/
 # pytest-xdist: tests (and whole notebooks, one per worker) run on $(JOBS) processes
 XDIST  := -n $(JOBS) --dist loadfile
 
-.PHONY: book test export sync outputs lines unit notebooks portable site browser chromium bubblewrap package benchmarks execute clean
+.PHONY: book test export sync outputs lines unit notebooks portable site browser chromium bubblewrap package benchmarks benchmarks-all execute clean
 
 $(STAMP): requirements-dev.txt settings.ini setup.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -115,7 +115,13 @@ package: export
 execute: export
 	$(BIN)/python tools/run_nb.py $(or $(NB),nbs/[0-9]*.ipynb)
 
+# The speed guard: every engine's ratio against its baseline, run side by side in one process, printed next to the
+# floor recorded in benchmarks/floors.json (with the machine and date); fails when a ratio is below its floor.
 benchmarks: export
+	$(BIN)/python benchmarks/guard.py
+
+# The detailed benchmarks (more numbers, same baselines; several minutes each)
+benchmarks-all: export
 	for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
 clean:

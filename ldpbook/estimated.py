@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import csv
+import importlib.resources
 import itertools
 import math
 import numbers
@@ -375,8 +376,9 @@ def _binomial_power(u: np.ndarray, v: np.ndarray, n: int, alpha: float) -> float
     """Exact Neyman–Pearson power for a two-output channel.
 
     A threshold on the count N_1 of output 1, whose laws are Bin(n, u_1) and
-    Bin(n, v_1); counts more than 12 standard deviations from both means (total mass
-    below 1e-30) are left out, so that a large n costs O(√n)."""
+    Bin(n, v_1); counts more than 12 standard deviations (plus 10) from both means are
+    left out, so that a large n costs O(√n): a mass below 1e-24 on a grid of n up to
+    10^6 and u_1, v_1 from 1e-4 to 0.9999."""
     spread = 12 * math.sqrt(n * max(u[1] * u[0], v[1] * v[0])) + 10
     lo = max(0, math.floor(n * min(u[1], v[1]) - spread))
     hi = min(n, math.ceil(n * max(u[1], v[1]) + spread))
@@ -748,7 +750,7 @@ DATA_FILE = "randhie_visits.csv"
 class HealthVisits:
     """The RAND Health Insurance Experiment extract.
 
-    The RAND HIE columns of `data/randhie_visits.csv`: ``visits`` (outpatient visits to
+    The RAND HIE columns of `ldpbook/data/randhie_visits.csv`: ``visits`` (outpatient visits to
     a doctor in the year) and ``coinsurance`` (the plan's rate in percent, 0 = free
     care), one entry per person-year.
     """
@@ -769,17 +771,17 @@ class HealthVisits:
 def load_health_visits(path: str | Path | None = None) -> HealthVisits:
     """Read the shipped RAND HIE extract.
 
-    By default `data/randhie_visits.csv` of the book's repository (next to the
-    package's source). Lines starting with '#' (the source and licence) are skipped;
-    the header must be ``mdvis,coinsurance`` and every row two non-negative
-    integers."""
-    import ldpbook
-    default = Path(ldpbook.__file__).resolve().parents[1] / "data" / DATA_FILE
-    path = default if path is None else Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"path: no data file at {path} "
-                                "(the extract ships in the repository's data/)")
-    with path.open(newline="") as handle:
+    By default `ldpbook/data/randhie_visits.csv`, which ships inside the package (the
+    wheel installs it; nothing is downloaded). Lines starting with '#' (the source and
+    licence) are skipped; the header must be ``mdvis,coinsurance`` and every row two
+    non-negative integers."""
+    if path is None:
+        source = importlib.resources.files("ldpbook").joinpath("data", DATA_FILE)
+    else:
+        source = Path(path)
+    if not source.is_file():
+        raise FileNotFoundError(f"path: no data file at {source}")
+    with source.open("r", encoding="utf-8", newline="") as handle:
         lines = (line for line in handle if not line.startswith("#"))
         rows = [row for row in csv.reader(lines) if row]
     if not rows or [cell.strip() for cell in rows[0]] != ["mdvis", "coinsurance"]:

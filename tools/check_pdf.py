@@ -9,7 +9,7 @@ Reads `ldpbook.tex`, `ldpbook.log` and `ldpbook.pdf` in the LaTeX build folder a
 - a figure the TeX source includes that is missing or empty, or a PDF with fewer embedded images than that;
 - an undefined reference or citation in the LaTeX log, or "??" in the PDF's text;
 - a missing character (a glyph the font lacks prints nothing);
-- an Overfull \\hbox wider than 20 pt (text visibly running into the margin or off the page);
+- an Overfull \\hbox wider than 36 pt, half the 1-inch margin (text running toward the edge of the page);
 - a rendered page (pdftoppm, 50 dpi) that is blank: the first page, the first page of each chapter and every page
   with a figure are rendered, and each must have ink.
 """
@@ -21,7 +21,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-OVERFULL_LIMIT_PT = 20.0
+OVERFULL_LIMIT_PT = 36.0          # half of the 1-inch margin: a wider line runs toward the page's edge
 UNDEFINED = re.compile(r"(?:Reference|Citation|Hyper reference) [`'‘]([^'’]+)['’] on page \d+ undefined")
 OVERFULL = re.compile(r"^Overfull \\hbox \((\d+(?:\.\d+)?)pt too wide\) (.*?)(?:lines? (\d+)(?:--(\d+))?)?$", re.M)
 INCLUDE = re.compile(r"\\sphinxincludegraphics(?:\[[^\]]*\])?\{(\{[^{}]+\}[^{}]*|[^{}]+)\}")
@@ -67,6 +67,22 @@ def render_pages(pdf: Path, pages: list, folder: Path) -> list:
     return blank
 
 
+def log_problems(log_text: str) -> list:
+    "Undefined references or citations, missing glyphs and overfull lines beyond the limit in a (joined) LaTeX log."
+    problems = [f"undefined reference or citation: {name}" for name in sorted(set(UNDEFINED.findall(log_text)))]
+    missing = sorted(set(re.findall(r"Missing character: There is no (.+?) in font", log_text)))
+    if missing:
+        problems.append(f"{len(missing)} character(s) missing from the fonts: {', '.join(missing[:10])}")
+    problems += [f"overfull line, {float(m.group(1)):.0f} pt into the margin: {m.group(0)[:120]}"
+                 for m in OVERFULL.finditer(log_text) if float(m.group(1)) > OVERFULL_LIMIT_PT]
+    return problems
+
+
+def joined_log(raw: str) -> str:
+    "A LaTeX log with TeX's 79-character line wrapping undone."
+    return re.sub(r"(?m)^(.{79})\n", r"\1", raw)
+
+
 def check(build: Path, root: Path, pages_dir: Path | None = None) -> list:
     problems = []
     tex, log, pdf = (build / f"ldpbook.{ext}" for ext in ("tex", "log", "pdf"))
@@ -74,7 +90,7 @@ def check(build: Path, root: Path, pages_dir: Path | None = None) -> list:
         if not path.is_file() or path.stat().st_size == 0:
             return [f"{path} is missing or empty (did `jupyter-book build . --builder pdflatex` run?)"]
     source = tex.read_text(encoding="utf-8")
-    log_text = re.sub(r"(?m)^(.{79})\n", r"\1", log.read_text(encoding="utf-8", errors="replace"))  # TeX wraps at 79
+    log_text = joined_log(log.read_text(encoding="utf-8", errors="replace"))
     pages = [normalise(p) for p in run("pdftotext", "-layout", str(pdf), "-").split("\f")]
     text = " ".join(pages)
 
@@ -103,18 +119,10 @@ def check(build: Path, root: Path, pages_dir: Path | None = None) -> list:
     image_pages = sorted({int(line.split()[0]) for line in listing if line.split()})
     if len(listing) < len(figures):
         problems.append(f"{len(figures)} figures in the TeX source but {len(listing)} images in the PDF")
-    # references, citations, glyphs
-    problems += [f"undefined reference or citation: {name}" for name in sorted(set(UNDEFINED.findall(log_text)))]
+    problems += log_problems(log_text)
     if "??" in text:
         where = [i + 1 for i, page in enumerate(pages) if "??" in page]
         problems.append(f"'??' (an unresolved reference) on page(s) {where[:10]}")
-    missing = sorted(set(re.findall(r"Missing character: There is no (.+?) in font", log_text)))
-    if missing:
-        problems.append(f"{len(missing)} character(s) missing from the fonts: {', '.join(missing[:10])}")
-    # text running off the page
-    wide = [(float(m.group(1)), m.group(0)[:120]) for m in OVERFULL.finditer(log_text)
-            if float(m.group(1)) > OVERFULL_LIMIT_PT]
-    problems += [f"overfull line, {pt:.0f} pt into the margin: {line}" for pt, line in wide]
     # look at pages: the first, each chapter's first, every page with a figure
     to_render = sorted({1, *starts.values(), *image_pages})
     with tempfile.TemporaryDirectory() as folder:

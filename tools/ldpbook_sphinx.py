@@ -126,9 +126,9 @@ class CleanNotebookCells(SphinxTransform):
                     and "hide" not in directives and directives.get("echo", "").lower() != "false"
                     and "tag_hide-input" not in cell.get("classes", [])):
                 listed = ", ".join(names[:3]) + (", …" if len(names) > 3 else "")
-                source_box.replace_self([
-                    nodes.raw("", f'<details class="ldpbook-helper"><summary>helper code: {listed}</summary>',
-                              format="html"), source_box, nodes.raw("", "</details>", format="html")])
+                source_box.insert(0, nodes.raw("", f'<details class="ldpbook-helper"><summary>helper code: {listed}'
+                                                   f'</summary>', format="html"))
+                source_box.append(nodes.raw("", "</details>", format="html"))
             hide = "hide" in directives
             if not code.strip() or directives.get("echo", "").lower() == "false":
                 cell.remove(source_box)
@@ -514,4 +514,4 @@ def setup(app):
     app.connect("autodoc-process-docstring", _escape_docstring, priority=400)    # napoleon runs at 500
     app.connect("autodoc-process-docstring", _check_docstring, priority=900)
     app.connect("doctree-resolved", _add_back_links)
-    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 3}
+    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 4}

@@ -592,3 +592,26 @@ def test_data_set_ships_inside_the_package():
     resource = importlib.resources.files("ldpbook").joinpath("data", "randhie_visits.csv")
     assert resource.is_file()
     assert load_health_visits(Path(str(resource))).visits.size == load_health_visits().visits.size == 20190
+
+
+def test_numbers_in_the_exercise_solutions(monkeypatch):
+    """The chapter's solutions quote numbers their code is not run for: the bootstrap quantiles of the RAND sample
+    size at ε = 1 (est-ex-uncertain-n) and the lattice test's n against its number of levels R (est-ex-lattice)."""
+    import ldpbook.estimated as est
+    x0, x1 = load_health_visits().populations()
+    p, q = np.bincount(x0, minlength=7) / x0.size, np.bincount(x1, minlength=7) / x1.size
+    rng, sizes = np.random.default_rng(0), []
+    for _ in range(200):
+        b0, b1 = rng.choice(x0, x0.size), rng.choice(x1, x1.size)
+        sizes.append(sample_size(np.bincount(b0, minlength=7) / b0.size, np.bincount(b1, minlength=7) / b1.size, 1.0))
+    low, high = np.quantile(sizes, [0.1, 0.9])
+    assert 820 <= low <= 860 and 1210 <= high <= 1250 and sample_size(p, q, 1.0) == 1050
+    u, v = p @ randomized_response(7, 1.0), q @ randomized_response(7, 1.0)
+    needed = {}
+    for levels in (4, 8, 16, 32, 64, 128):
+        def weights(u, v, n, levels=levels):
+            llr = np.log(v) - np.log(u)
+            return np.rint(levels * llr / np.abs(llr).max()).astype(np.int64)
+        monkeypatch.setattr(est, "_lattice_weights", weights)
+        needed[levels] = est._smallest(lambda n: est._lattice_power(u, v, n, 0.05), 0.8 + 1e-9)[0]
+    assert needed == {4: 3581, 8: 3545, 16: 3543, 32: 3539, 64: 3538, 128: 3538}

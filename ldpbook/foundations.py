@@ -17,10 +17,10 @@ from scipy.special import rel_entr
 # %% auto #0
 __all__ = ['DIVERGENCE_KINDS', 'MAX_FINITE_EPS', 'MAX_DENSE_ENTRIES', 'seed_sequence', 'as_generator', 'check_eps',
            'check_nonnegative', 'check_distribution', 'check_pair', 'readonly', 'check_channel', 'check_real',
-           'check_real_array', 'check_int_array', 'check_callable', 'check_iterable', 'check_instance', 'is_ldp',
-           'ldp_epsilon', 'privacy_defect', 'is_approx_ldp', 'LinearFree', 'check_divergence', 'perspective',
-           'divergence_from_sum', 'divergence_terms', 'renyi_from_parts', 'divergence', 'check_int',
-           'randomized_response', 'privatize']
+           'check_real_array', 'check_int_array', 'check_callable', 'check_iterable', 'check_bool_array',
+           'check_instance', 'is_ldp', 'ldp_epsilon', 'privacy_defect', 'is_approx_ldp', 'LinearFree',
+           'check_divergence', 'perspective', 'divergence_from_sum', 'divergence_terms', 'renyi_from_parts',
+           'divergence', 'check_int', 'randomized_response', 'privatize']
 
 # %% ../nbs/00_foundations.ipynb #c005-3bb63941
 def seed_sequence(rng: np.random.Generator | np.random.SeedSequence | int | None = None) -> np.random.SeedSequence:
@@ -130,6 +130,8 @@ def check_pair(p: ArrayLike, q: ArrayLike, names: tuple[str, str] = ("p", "q"),
 def readonly(a: ArrayLike) -> np.ndarray:
     "A read-only float copy of `a`: the arrays held by frozen result objects cannot be changed either."
     a = _as_float_array(a, "a").copy()
+    if np.isnan(a).any():
+        raise ValueError("a must hold numbers (found NaN)")
     a.setflags(write=False)
     return a
 
@@ -153,6 +155,9 @@ def check_real(x: float, name: str, *, low: float = -np.inf, high: float = np.in
         low, high = float(low), float(high)
     except (TypeError, ValueError, OverflowError):
         raise TypeError("low and high must be real numbers within the floating-point range") from None
+    for flag, value in (("open_low", open_low), ("open_high", open_high), ("allow_inf", allow_inf)):
+        if not isinstance(value, (bool, np.bool_)):
+            raise TypeError(f"{flag} must be a bool, got {type(value).__name__}")
     if isinstance(x, (bool, np.bool_)) or not isinstance(x, (numbers.Real, np.floating, np.integer)):
         raise TypeError(f"{name} must be a real number, got {type(x).__name__}")
     try:
@@ -203,9 +208,26 @@ def check_iterable(x: object, name: str) -> tuple:
     if isinstance(x, (str, bytes)):
         raise TypeError(f"{name} must be an iterable of values, got {type(x).__name__}")
     try:
-        return tuple(x)
+        items = tuple(x)
     except TypeError:
         raise TypeError(f"{name} must be an iterable of values, got {type(x).__name__}") from None
+    if any(isinstance(v, (float, np.floating)) and np.isnan(v) for v in items):
+        raise ValueError(f"{name} must not hold NaN")
+    return items
+
+
+def check_bool_array(a: ArrayLike, name: str, *, ndim: int | None = None) -> np.ndarray:
+    "A boolean array (a mask or indicator: True/False, not 0/1), with `ndim` dimensions if given."
+    ndim = None if ndim is None else check_int(ndim, "ndim")
+    try:
+        arr = np.asarray(a)
+    except (ValueError, OverflowError):
+        raise TypeError(f"{name} must be an array of booleans (same length in every row)") from None
+    if arr.dtype != bool:
+        raise TypeError(f"{name} must be an array of booleans, got dtype {arr.dtype}")
+    if ndim is not None and arr.ndim != ndim:
+        raise ValueError(f"{name} must be a {ndim}-D array, got {arr.ndim} dimensions")
+    return arr
 
 
 def check_instance(obj: object, cls: type, name: str) -> object:
@@ -370,15 +392,15 @@ def _check_convex_f(f: Callable) -> None:
         ft = np.array([float(f(float(s))) for s in t])
         f1 = float(f(1.0))
     except Exception as err:
-        raise TypeError(f"divergence f must map a float to a float ({err})") from None
+        raise TypeError(f"kind: a callable divergence f must map a float to a float ({type(err).__name__})") from None
     if not np.all(np.isfinite(ft)):
-        raise ValueError("divergence f must be finite on (0, ∞)")
+        raise ValueError("kind: a callable divergence f must be finite on (0, ∞)")
     if abs(f1) > 1e-12:
-        raise ValueError("divergence f must satisfy f(1) = 0")
+        raise ValueError("kind: a callable divergence f must satisfy f(1) = 0")
     left, mid, right = t[:-2], t[1:-1], t[2:]
     chord = ft[:-2] + (ft[2:] - ft[:-2]) * (mid - left) / (right - left)
     if np.any(ft[1:-1] > chord + 1e-9 * (1 + np.abs(chord))):
-        raise ValueError("divergence f must be convex (a midpoint lies above its chord)")
+        raise ValueError("kind: a callable divergence f must be convex (a midpoint lies above its chord)")
 
 # %% ../nbs/00_foundations.ipynb #8fee6fc4
 @dataclass(frozen=True)
@@ -432,7 +454,7 @@ def check_divergence(kind: str | Callable, params: dict) -> dict:
     if callable(kind):
         extra = set(params) - {"f_slope_at_inf"}
         if extra:
-            raise TypeError(f"unexpected parameter(s) {sorted(extra)} for a callable divergence kind")
+            raise TypeError(f"params: unexpected parameter(s) {sorted(map(str, extra))} for a callable divergence kind")
         _check_convex_f(kind)
         slope = params.get("f_slope_at_inf")
         if slope is not None and (not isinstance(slope, numbers.Real) or np.isnan(slope)):
@@ -444,7 +466,7 @@ def check_divergence(kind: str | Callable, params: dict) -> dict:
     needed = allowed.get(kind, set())
     extra = set(params) - needed
     if extra:
-        raise TypeError(f"unexpected parameter(s) {sorted(extra)} for divergence {kind!r}")
+        raise TypeError(f"params: unexpected parameter(s) {sorted(map(str, extra))} for divergence {kind!r}")
     for name in needed:
         if name not in params:
             raise ValueError(f"divergence {kind!r} needs the parameter {name}=")
@@ -653,6 +675,11 @@ def divergence_terms(u: ArrayLike, v: ArrayLike, diff: ArrayLike, *, kind: str |
             u, v, diff = np.broadcast_arrays(u, v, diff)
         except ValueError:
             raise ValueError("u, v and diff must have broadcastable shapes") from None
+        scale = params["gamma"] if kind == "egamma" else 1.0
+        with np.errstate(over="ignore", invalid="ignore"):
+            off = np.abs(diff - (u - scale * v)) > 1e-6 * (u + scale * v)
+        if off.any():
+            raise ValueError(f"diff must be u - {'gamma*' if kind == 'egamma' else ''}v (up to rounding)")
     else:
         u, v, diff = (np.asarray(x, dtype=float) for x in (u, v, diff))
     pos = v > 0
@@ -686,6 +713,12 @@ def divergence_terms(u: ArrayLike, v: ArrayLike, diff: ArrayLike, *, kind: str |
             if np.any(leak) and limit is None:
                 raise ValueError("some v = 0 < u: pass f_slope_at_inf = lim f(t)/t for a callable divergence")
             at_inf = np.inf if limit is None or not np.isfinite(limit) else limit - slope
+        big = pos & ~(np.isfinite(t) & np.isfinite(r)) & (u > 0)   # u/v beyond the float range (v subnormal)
+        if (kind == "kl" or kind == "renyi") and np.any(big):       # log form: u log(u/v) − (u − v), (u^α v^(1−α) − v − α(u − v))/(α − 1)
+            lu, lv = np.log(np.where(big, u, 1.0)), np.log(np.where(big, v, 1.0))
+            far = (u * (lu - lv) - diff if kind == "kl" else
+                   (np.exp(a * lu + (1 - a) * lv) - v - a * diff) / (a - 1))
+            body = np.where(big, far, body)
         out = np.where(pos, body, 0.0)
         return np.where(leak, u * at_inf if np.isfinite(at_inf) else np.inf, out)
 
@@ -756,8 +789,24 @@ def divergence(u: ArrayLike, v: ArrayLike, *, kind: str | Callable = "kl", **par
     diff = u - params["gamma"] * v if kind == "egamma" else u - v
     total = float(divergence_terms(u, v, diff, kind=kind, check=False, **params).sum())
     if kind == "renyi":
-        return float(renyi_from_parts(total, _log_renyi_cross(u, v, params["alpha"]), params["alpha"]))
+        alpha = params["alpha"]
+        with np.errstate(over="ignore", invalid="ignore"):
+            log_cross = _log_renyi_cross(u, v, alpha)
+        if np.isnan(log_cross) or log_cross == np.inf and not np.any((u > 0) & (v == 0)):
+            return _renyi_large_order(u, v, alpha)              # α·log(u/v) beyond the float range
+        return float(renyi_from_parts(total, log_cross, alpha))
     return total
+
+
+def _renyi_large_order(u, v, alpha) -> float:
+    """Rényi of a large order α without forming α·log(u/v): with L = max log(u/v) over v > 0 < u,
+    D_α = α/(α − 1)·L + log Σ v·e^{α(log(u/v) − L)}/(α − 1) (every exponent ≤ 0, the largest term v·1)."""
+    both = (u > 0) & (v > 0)
+    ratio = np.log(u[both]) - np.log(v[both])
+    top = ratio.max()
+    with np.errstate(over="ignore", under="ignore"):
+        rest = np.log(np.sum(v[both] * np.exp(alpha * (ratio - top))))
+    return float(alpha / (alpha - 1) * top + rest / (alpha - 1))
 
 # %% ../nbs/00_foundations.ipynb #c472b5c7
 def _check_linear_free(kind: LinearFree) -> None:

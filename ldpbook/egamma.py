@@ -18,7 +18,7 @@ from numpy.typing import ArrayLike
 from scipy.optimize import linprog
 from scipy.special import expit
 
-from .foundations import (check_channel, check_eps, check_pair, check_real, check_real_array, divergence,
+from .foundations import (check_bool_array, check_channel, check_eps, check_pair, check_real, check_real_array, divergence,
                                  moved_to_keywords, randomized_response, readonly, renamed, reordered)
 from .spr import PartitionMechanism
 
@@ -220,8 +220,8 @@ def binary_rr_channel(inside: ArrayLike, eps: float) -> np.ndarray:
     numpy.ndarray
         The k × 2 channel; column b is the probability of releasing b.
     """
-    inside = np.asarray(inside)
-    if inside.dtype != bool or inside.ndim != 1 or inside.size == 0:
+    inside = check_bool_array(inside, "inside", ndim=1)
+    if inside.size == 0:
         raise TypeError("inside must be a non-empty 1-D boolean array")
     return randomized_response(2, eps)[inside.astype(np.intp)]    # row b of binary RR releases b w.p. e^ε/(e^ε+1)
 

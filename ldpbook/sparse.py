@@ -15,7 +15,8 @@ from scipy.special import gammaln, ive, logsumexp
 from scipy.stats import ncx2
 
 from .foundations import as_generator, check_eps, check_nonnegative
-from .foundations import (check_callable, check_instance, check_int, check_int_array, check_real_array,
+from .foundations import (MAX_DENSE_ENTRIES, check_bool_array, check_callable, check_instance, check_int,
+                                 check_int_array, check_real, check_real_array,
                                  moved_to_keywords)
 
 # %% auto #0
@@ -41,11 +42,8 @@ def _check_radius(r, name: str = "r") -> int:
 
 
 def _check_positive_real(value, name: str) -> float:
-    "Validate a finite real number > 0."
-    value = check_eps(value, name=name)
-    if value == 0:
-        raise ValueError(f"{name} must be positive, got 0")
-    return value
+    "Validate a finite real number > 0 (the shared rule `check_real` on (0, ∞))."
+    return check_real(value, name, low=0, open_low=True)
 
 # %% ../nbs/03_sparse_kernels.ipynb #a2eb2de6
 @dataclass(frozen=True)
@@ -131,7 +129,7 @@ def _check_kernel_arrays(kernel, support, inputs, outputs, log_kernel: bool) -> 
     if K.ndim != 2 or K.size == 0:
         raise ValueError(f"kernel must be a non-empty 2-D array, got shape {K.shape}")
     k, m = K.shape
-    mask = (K > (-np.inf if log_kernel else 0)) if support is None else np.asarray(support)
+    mask = (K > (-np.inf if log_kernel else 0)) if support is None else check_bool_array(support, "support")
     if mask.shape != K.shape or mask.dtype != bool:
         raise ValueError(f"support must be a boolean mask of the kernel's shape {K.shape}")
     inputs = np.arange(k) if inputs is None else check_int_array(inputs, "inputs")
@@ -279,7 +277,7 @@ def sample(self, x: int, *, rng: np.random.Generator | int | None = None,
         The number of draws; None draws one output and returns it as an int.
     """
     law = self.pmf(x)
-    out = _inverse_cdf_draws(law, as_generator(rng), 1 if size is None else check_int(size, "size"))
+    out = _inverse_cdf_draws(law, as_generator(rng), 1 if size is None else check_int(size, "size", maximum=MAX_DENSE_ENTRIES))
     return int(out[0]) if size is None else out
 
 # %% ../nbs/03_sparse_kernels.ipynb #0e36fe7e-c
@@ -337,7 +335,7 @@ def _inputs_or_alphabet(mechanism: SparseKernelMechanism, inputs) -> np.ndarray:
         if mechanism.inputs is None:
             raise ValueError("inputs must be given for a mechanism on all of ℤ")
         inputs = mechanism.inputs
-    return check_int_array(np.ravel(inputs), "inputs")
+    return check_int_array(inputs, "inputs").ravel()
 
 
 def _materialise(mechanism: SparseKernelMechanism, inputs: np.ndarray) -> KernelChannel:
@@ -481,7 +479,8 @@ def sweep_radius(factory: Callable[[int], SparseKernelMechanism], radii: Iterabl
     radii = check_int_array(radii, "radii", ndim=1)
     if (radii < 0).any():
         raise ValueError("radii must be non-negative")
-    return [range_defect(factory(int(r)), eps, H, center=center) for r in radii]
+    return [range_defect(check_instance(factory(int(r)), SparseKernelMechanism, "factory(r)"), eps, H, center=center)
+            for r in radii]
 
 # %% ../nbs/03_sparse_kernels.ipynb #spk020
 _MAX_DENSE = 2 ** 26        # entries of a dense distance matrix (512 MiB)
@@ -553,7 +552,7 @@ def sparse_exponential(score: ArrayLike | Callable, eta: float, support: ArrayLi
     if radius is not None:
         mask = np.abs(np.arange(k)[:, None] - np.arange(m)[None, :]) <= radius
     else:
-        mask = np.asarray(support)
+        mask = check_bool_array(support, "support")
     return SparseKernelMechanism.from_arrays(eta * U, mask, log_kernel=True, name="sparse exponential")
 
 # %% ../nbs/03_sparse_kernels.ipynb #spk026
@@ -693,9 +692,9 @@ def sparse_rr_defect(x: int, x_prime: int, support: ArrayLike, support_prime: Ar
     S, Sp = (np.unique(check_int_array(s, name).ravel())
              for s, name in ((support, "support"), (support_prime, "support_prime")))
     if x not in S or x_prime not in Sp:
-        raise ValueError("each support must contain its own input (x ∈ S(x), x' ∈ S(x'))")
+        raise ValueError("support must contain x and support_prime must contain x_prime")
     if S.size != Sp.size:
-        raise ValueError(f"supports must have the same size s, got {S.size} and {Sp.size}")
+        raise ValueError(f"support and support_prime must have the same size s, got {S.size} and {Sp.size}")
     p, q, eps = check_eps(p, name="p"), check_eps(q, name="q"), check_eps(eps)
     if not p >= q or abs(p + (S.size - 1) * q - 1) > 1e-9:
         raise ValueError(f"need p ≥ q ≥ 0 and p + (s − 1) q = 1, got p={p}, q={q}, s={S.size}")
@@ -827,7 +826,7 @@ def _log_bessel_i_series(v: np.ndarray, z: float) -> np.ndarray:
     step = max(1, _SERIES_BLOCK // n.size)
     for start in range(0, v.size, step):
         order = v[start:start + step, None]
-        terms = (2 * n + order) * np.log(z / 2) - gammaln(n + 1) - gammaln(n + order + 1)
+        terms = (2 * n + order) * (np.log(z) - np.log(2)) - gammaln(n + 1) - gammaln(n + order + 1)
         out[start:start + step] = logsumexp(terms, axis=1)
     return out
 
@@ -992,7 +991,7 @@ def poisson_binomial(success_probabilities: ArrayLike, *,
         centre = np.floor(np.asarray(success_probabilities, dtype=float).sum(axis=1) + 0.5)
         mask = np.abs(np.arange(m)[None, :] - centre[:, None]) <= r
     else:
-        mask = np.asarray(support)
+        mask = check_bool_array(support, "support")
     return SparseKernelMechanism.from_arrays(beta, mask, name="Poisson-binomial sparse channel")
 
 # %% ../nbs/03_sparse_kernels.ipynb #spk045

@@ -11,7 +11,7 @@ import numpy as np
 from . import closeness
 from numpy.typing import ArrayLike
 
-from .foundations import as_generator, check_int, check_real_array, moved_to_keywords
+from .foundations import as_generator, check_bool_array, check_int, check_real_array, moved_to_keywords
 
 # %% auto #0
 __all__ = ['MAX_CELLS', 'SCORE_SENSITIVITY', 'dyadic_max_level', 'alternating_density', 'alternating_cell_masses',
@@ -84,7 +84,7 @@ def alternating_cell_masses(scale: int, r: float, kappa: int) -> np.ndarray:
 @moved_to_keywords("rng")
 def sample_alternating(n: int, scale: int, r: float, *, rng: np.random.Generator | int | None = None) -> np.ndarray:
     """n i.i.d. draws from g_{omega,r} by rejection from the uniform density (acceptance >= 1/2)."""
-    n = check_int(n, "n", 1)
+    n = check_int(n, "n", 1, closeness._MAX_SAMPLE)
     scale, r = _check_alternative(scale, r)
     rng = as_generator(rng)
     bound = 1 + math.pi * r / 2
@@ -217,7 +217,7 @@ def multiscale_statistics(partitions: DyadicPartitions, is_x: ArrayLike, n_x: in
     if not isinstance(partitions, DyadicPartitions):
         raise TypeError(f"partitions must be a DyadicPartitions, got {type(partitions).__name__}")
     n_x, n_y = check_int(n_x, "n_x", 2), check_int(n_y, "n_y", 2)
-    is_x = np.asarray(is_x)
+    is_x = check_bool_array(is_x, "is_x")
     n = partitions.order.size
     if is_x.dtype != bool or is_x.ndim != 2 or is_x.shape[1] != n:
         raise ValueError(f"is_x must be a Boolean array of shape (B, {n}), got {is_x.dtype} {is_x.shape}")
@@ -409,8 +409,8 @@ def adaptive_test(x: ArrayLike, y: ArrayLike, eps: float, *, alpha: float = 0.05
     for flag, name in ((return_nonprivate, "return_nonprivate"), (return_resolution, "return_resolution")):
         if not isinstance(flag, (bool, np.bool_)):
             raise TypeError(f"{name} must be a bool, got {type(flag).__name__}")
-    n_centering = check_int(n_centering, "n_centering", 1)
-    closeness._check_can_reject(alpha, check_int(n_permutations, "n_permutations", 1))
+    n_centering = check_int(n_centering, "n_centering", 1, closeness._MAX_PERMUTATIONS)
+    closeness._check_can_reject(alpha, check_int(n_permutations, "n_permutations", 1, closeness._MAX_PERMUTATIONS))
     centering_level = _check_level(centering_level, "centering_level")
     x, y = _check_samples(x, y)
     rng = as_generator(rng)

@@ -16,7 +16,8 @@ from functools import lru_cache, partial
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .foundations import (as_generator, check_eps, check_int, check_int_array, check_iterable,
+from .foundations import (MAX_DENSE_ENTRIES, as_generator, check_eps, check_int, check_int_array, check_iterable,
+                                 check_real,
                                  check_real_array, moved_to_keywords, renamed, seed_sequence)
 
 # %% auto #0
@@ -33,13 +34,13 @@ RATE_TERMS = ("classical N^(-2s/(4s+d))", "within-cell (N sqrt(eps))^(-2s/(2s+d)
 
 
 def _real(value, name: str) -> float:
-    "A real number (not a bool, not a string) as a float; an integer too large for a float is an error."
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Real, np.floating, np.integer)):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    try:
-        return float(value)
-    except OverflowError:
-        raise ValueError(f"{name} is too large for a floating-point number") from None
+    "A real number (not a bool, not a string, not NaN; ±inf allowed) as a float: the shared rule `check_real`."
+    return check_real(value, name, allow_inf=True)
+
+
+_MAX_PERMUTATIONS = 10 ** 6      # relabellings of one test (each a row of the pooled sample in memory)
+_MAX_REPS = 10 ** 5              # repetitions per grid point of a power curve
+_MAX_SAMPLE = MAX_DENSE_ENTRIES // 10    # points drawn by one sampler call (several float arrays of that size)
 
 
 def _check_positive_real(value, name: str, allow_inf: bool = False) -> np.ndarray:
@@ -316,9 +317,7 @@ def laplace_scale(sensitivity: float, eps: float) -> float:
 def _check_statistics(observed, permuted) -> tuple:
     "Validate T_0 (a finite real number) and T_1..T_B (a non-empty 1-D array of finite reals)."
     observed = _real(observed, "observed")
-    arr = np.asarray(permuted)
-    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)):
-        raise TypeError(f"permuted must be an array of real numbers, got dtype {arr.dtype}")
+    arr = check_real_array(permuted, "permuted", allow_inf=True)
     if arr.ndim != 1 or arr.size == 0:
         raise ValueError(f"permuted must be a non-empty one-dimensional array, got shape {arr.shape}")
     if not (math.isfinite(observed) and np.isfinite(arr).all()):
@@ -365,9 +364,9 @@ def noisy_permutation_pvalue(observed: float, permuted: ArrayLike, eps: float, *
 # %% ../nbs/04_closeness.ipynb #ch4-016d
 def _check_alpha(alpha) -> float:
     "Validate a test level in (0, 1)."
-    alpha = _real(alpha, "alpha")
-    if not 0.0 < alpha < 1.0:          # also rejects NaN
-        raise ValueError(f"alpha must lie in the open interval (0, 1), got {alpha}")
+    alpha = check_real(alpha, "alpha")
+    if not 0.0 < alpha < 1.0:
+        raise ValueError("alpha must lie in the open interval (0, 1)")
     return alpha
 
 
@@ -550,7 +549,7 @@ def rb_cell_values(u: ArrayLike, v: ArrayLike, n_x: int, n_y: int) -> np.ndarray
         moderate sizes the table of h over every pair (u, v) is computed once per (n_x, n_y) (it depends on the
         sizes alone), so evaluating many relabellings of the same samples costs one lookup per cell.
     """
-    n_x, n_y = check_int(n_x, "n_x", 1), check_int(n_y, "n_y", 1)
+    n_x, n_y = check_int(n_x, "n_x", 1, MAX_DENSE_ENTRIES), check_int(n_y, "n_y", 1, MAX_DENSE_ENTRIES)
     u, v = check_int_array(u, "u"), check_int_array(v, "v")
     if u.shape != v.shape:
         raise ValueError("u and v must be integer arrays of the same shape")
@@ -646,7 +645,7 @@ def permutation_statistics(x: ArrayLike, y: ArrayLike, *, k: int | None = None, 
     """
     x, y = _check_samples(x, y, k)
     statistic_name = _check_statistic_name(statistic_name, statistic)
-    n_permutations = check_int(n_permutations, "n_permutations", 1)
+    n_permutations = check_int(n_permutations, "n_permutations", 1, _MAX_PERMUTATIONS)
     values = (_rb_permutation_values if statistic_name == "rb" else _split_permutation_values)(
         x, y, n_permutations, as_generator(rng))
     return PermutationStatistics(float(values[0]), values[1:], statistic_name, SENSITIVITY[statistic_name])
@@ -858,6 +857,8 @@ def one_repetition(test: Callable, sample: Callable, param: object, entropy: int
     spawn_key = tuple(check_int(s, "spawn_key", 0) for s in check_iterable(spawn_key, "spawn_key"))
     data_seed, test_seed = np.random.SeedSequence(entropy, spawn_key=spawn_key + (g, j)).spawn(2)
     data = sample(param, np.random.default_rng(data_seed))
+    if not isinstance(data, (tuple, list)):
+        raise TypeError(f"sample must return a tuple of the arguments of test, got {type(data).__name__}")
     return _decision(test(*data, rng=np.random.default_rng(test_seed)))
 
 
@@ -923,7 +924,7 @@ def power_curve(test: Callable, sample: Callable, grid: Iterable, *, n_reps: int
 
     if not callable(test) or not callable(sample):
         raise TypeError(f"test and sample must be callable, got {type(test).__name__} and {type(sample).__name__}")
-    grid, n_reps, root = check_iterable(grid, "grid"), check_int(n_reps, "n_reps", 1), seed_sequence(rng)
+    grid, n_reps, root = check_iterable(grid, "grid"), check_int(n_reps, "n_reps", 1, _MAX_REPS), seed_sequence(rng)
     if not grid:
         raise ValueError("grid must contain at least one parameter value")
     chunk_size = min(50, max(1, n_reps // 4)) if chunk_size is None else check_int(chunk_size, "chunk_size", 1)
@@ -947,10 +948,7 @@ def power_curve(test: Callable, sample: Callable, grid: Iterable, *, n_reps: int
 # %% ../nbs/04_closeness.ipynb #ch4-035
 def _check_sine_r(r) -> float:
     "Validate the separation r of g_r: a real number in [0, 2/pi]."
-    r = _real(r, "r")
-    if not 0.0 <= r <= 2.0 / np.pi:                   # also rejects NaN
-        raise ValueError(f"r must lie in [0, 2/pi] for g_r to be a density, got {r}")
-    return r
+    return check_real(r, "r", low=0.0, high=2.0 / np.pi)      # g_r ≥ 0 needs r ≤ 2/π
 
 
 @moved_to_keywords("rng")
@@ -970,7 +968,7 @@ def sample_sine_alternative(n: int, r: float, *, rng: np.random.Generator | int 
     numpy.ndarray, shape (n,)
         Independent draws from g_r, by rejection sampling from the uniform with envelope 1 + pi r / 2.
     """
-    n, r, rng = check_int(n, "n", 1), _check_sine_r(r), as_generator(rng)
+    n, r, rng = check_int(n, "n", 1, maximum=_MAX_SAMPLE), _check_sine_r(r), as_generator(rng)
     points = np.empty(0)
     bound = 1.0 + np.pi * r / 2
     while points.size < n:
@@ -998,13 +996,17 @@ def _figure2_test(x, y, rng, k, eps_values, n_permutations, alpha) -> np.ndarray
 # %% ../nbs/04_closeness.ipynb #ch4-035c
 def _figure2_setup(r_values, eps_values, n, kappa, n_permutations, alpha) -> tuple:
     "Validated settings, test labels and the picklable sample and test callables of Figure 2."
-    eps_values = tuple(_check_positive_eps(e) for e in check_iterable(eps_values, "eps_values"))
-    if not eps_values:
-        raise ValueError("eps_values must contain at least one privacy level")
-    r_values = tuple(float(_check_sine_r(r)) for r in check_iterable(r_values, "r_values"))
+    eps_array = check_real_array(eps_values, "eps_values", ndim=1, allow_inf=True)
+    if eps_array.size == 0 or not (eps_array > 0).all():
+        raise ValueError("eps_values must hold at least one privacy level, each > 0 (inf: the non-private test)")
+    eps_values = tuple(_check_positive_eps(e) for e in eps_array.tolist())
+    r_array = check_real_array(r_values, "r_values", ndim=1)
+    if r_array.size == 0 or not ((r_array >= 0) & (r_array <= 2 / np.pi)).all():
+        raise ValueError("r_values must hold at least one separation, each in [0, 2/pi] (g_r a density)")
+    r_values = tuple(r_array.tolist())
     kappa, alpha = check_int(kappa, "kappa", 1), _check_alpha(alpha)
-    _check_can_reject(alpha, check_int(n_permutations, "n_permutations", 1))
-    sample = partial(_figure2_sample, n=check_int(n, "n", 2), kappa=kappa)
+    _check_can_reject(alpha, check_int(n_permutations, "n_permutations", 1, _MAX_PERMUTATIONS))
+    sample = partial(_figure2_sample, n=check_int(n, "n", 2, _MAX_SAMPLE), kappa=kappa)
     test = partial(_figure2_test, k=kappa, eps_values=eps_values, n_permutations=n_permutations, alpha=alpha)
     labels = tuple(f"{name} eps={e:g}" for name in ("split", "RB") for e in eps_values)
     return r_values, eps_values, labels, sample, test

@@ -316,8 +316,8 @@ def laplace_scale(sensitivity: float, eps: float) -> float:
 # %% ../nbs/04_closeness.ipynb #ch4-016a
 def _check_statistics(observed, permuted) -> tuple:
     "Validate T_0 (a finite real number) and T_1..T_B (a non-empty 1-D array of finite reals)."
-    observed = _real(observed, "observed")
-    arr = check_real_array(permuted, "permuted", allow_inf=True)
+    observed = check_real(observed, "observed")
+    arr = check_real_array(permuted, "permuted")
     if arr.ndim != 1 or arr.size == 0:
         raise ValueError(f"permuted must be a non-empty one-dimensional array, got shape {arr.shape}")
     if not (math.isfinite(observed) and np.isfinite(arr).all()):

@@ -42,8 +42,11 @@ def _check_radius(r, name: str = "r") -> int:
 
 
 def _check_positive_real(value, name: str) -> float:
-    "Validate a finite real number > 0 (the shared rule `check_real` on (0, ∞))."
-    return check_real(value, name, low=0, open_low=True)
+    "Validate a finite real number > 0 (a real number by the shared rule `check_real`)."
+    value = check_real(value, name)
+    if value <= 0:
+        raise ValueError(f"{name} must be positive")
+    return value
 
 # %% ../nbs/03_sparse_kernels.ipynb #a2eb2de6
 @dataclass(frozen=True)

@@ -252,7 +252,7 @@ def test_helpers_reject_bad_input():
     parts = dyadic_partitions([0.1, 0.2, 0.3, 0.4], 6)
     with pytest.raises(TypeError):
         multiscale_statistics("parts", np.ones((1, 4), bool), 2, 2)
-    with pytest.raises(ValueError):
+    with pytest.raises(TypeError, match="is_x must be an array of booleans"):
         multiscale_statistics(parts, np.ones((1, 4), int), 2, 2)
     with pytest.raises(ValueError):
         multiscale_statistics(parts, np.ones((1, 4), bool), 2, 2)          # four X labels, n_x = 2

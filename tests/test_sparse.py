@@ -410,7 +410,7 @@ def test_bad_kernels_and_supports():
     raises(ValueError, SparseKernelMechanism.from_arrays, [[1.0, np.inf]], ok, match="finite")
     raises(ValueError, SparseKernelMechanism.from_arrays, [[0.0, 0.0]], ok, match="zero mass")
     raises(ValueError, SparseKernelMechanism.from_arrays, [[1.0, 1.0]], np.zeros((1, 2), dtype=bool), match="empty")
-    raises(ValueError, SparseKernelMechanism.from_arrays, [[1.0, 1.0]], [[1, 1]], match="boolean mask")
+    raises(TypeError, SparseKernelMechanism.from_arrays, [[1.0, 1.0]], [[1, 1]], match="support must be an array of booleans")
     raises(ValueError, SparseKernelMechanism.from_arrays, [1.0, 1.0], match="2-D")
     raises(ValueError, SparseKernelMechanism.from_arrays, [[np.nan, 0.0]], ok, log_kernel=True, match="NaN")
     raises(TypeError, SparseKernelMechanism.from_arrays, [[0.5 + 0j, 0.5]], ok, match="real")    # not cast (ComplexWarning)

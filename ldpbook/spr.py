@@ -811,7 +811,7 @@ def figure5_data(p: ArrayLike = (0.04, 0.09, 0.22, 0.47, 0.18), q: ArrayLike = (
     for ε < 1 and x ~ Beta(0.3, 0.3) otherwise, keeps those with every column ratio ≤ e^ε, and records
     their image points. One generator (``default_rng(seed)``) serves the panels in order.
     """
-    from scipy.spatial import ConvexHull
+    from scipy.spatial import ConvexHull, QhullError
     p, q = check_pair(p, q)
     n = check_int(n, "n", minimum=1, maximum=10**7)               # n × k random channels are held in memory
     eps = [check_eps(e) for e in np.atleast_1d(np.asarray(eps, dtype=object)).tolist()]
@@ -827,7 +827,11 @@ def figure5_data(p: ArrayLike = (0.04, 0.09, 0.22, 0.47, 0.18), q: ArrayLike = (
         points = np.column_stack([kept @ p, kept @ q])
         cand = joint_range(p, q, e, ell=2)
         corners = np.column_stack([cand.u[:, 0], cand.v[:, 0]])
-        hull = ConvexHull(corners)
+        try:
+            hull = ConvexHull(corners)
+        except QhullError:
+            raise ValueError(f"eps = {e:g} is too small for p and q: their joint range is flat (a segment within "
+                             "rounding), with no 2-D hull to compare against") from None
         inside = bool(np.all(points @ hull.equations[:, :2].T + hull.equations[:, 2] <= 1e-12))
         panels.append(Figure5Panel(eps=float(e), points=points, acceptance=float(kept.shape[0] / n),
                                    candidates=cand, contained=inside))
@@ -923,6 +927,8 @@ def figure1_data(k: int = 6, *, T: int = 100, eps: ArrayLike | None = None, full
     k, T = check_int(k, "k", minimum=2, maximum=10**4), check_int(T, "T", minimum=1, maximum=10**4)   # figure sizes
     n_boot = check_int(n_boot, "n_boot", minimum=1, maximum=10**6)
     eps_arr = np.round(np.arange(101) * 0.1, 10) if eps is None else _eps_vector(eps)
+    if eps_arr.size == 0:
+        raise ValueError("eps must hold at least one privacy level")
     rng = np.random.default_rng(check_int(seed, "seed", minimum=0))
     boot_seed = check_int(boot_seed, "boot_seed", minimum=0)
     P0, P1 = rng.dirichlet(np.ones(k), T), rng.dirichlet(np.ones(k), T)

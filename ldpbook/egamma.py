@@ -18,7 +18,8 @@ from numpy.typing import ArrayLike
 from scipy.optimize import linprog
 from scipy.special import expit
 
-from .foundations import (check_bool_array, check_channel, check_eps, check_pair, check_real, check_real_array, divergence,
+from .foundations import (check_bool_array, check_channel, check_eps, check_pair, check_real,
+                                 check_real_array, divergence,
                                  moved_to_keywords, randomized_response, readonly, renamed, reordered)
 from .spr import PartitionMechanism
 

@@ -17,8 +17,8 @@ from scipy.special import rel_entr
 # %% auto #0
 __all__ = ['DIVERGENCE_KINDS', 'MAX_FINITE_EPS', 'MAX_DENSE_ENTRIES', 'seed_sequence', 'as_generator', 'check_eps',
            'check_nonnegative', 'check_distribution', 'check_pair', 'readonly', 'check_channel', 'check_real',
-           'check_real_array', 'check_int_array', 'check_callable', 'check_iterable', 'check_bool_array',
-           'check_instance', 'is_ldp', 'ldp_epsilon', 'privacy_defect', 'is_approx_ldp', 'LinearFree',
+           'check_real_array', 'check_int_array', 'check_callable', 'check_iterable', 'check_instance',
+           'check_bool_array', 'is_ldp', 'ldp_epsilon', 'privacy_defect', 'is_approx_ldp', 'LinearFree',
            'check_divergence', 'perspective', 'divergence_from_sum', 'divergence_terms', 'renyi_from_parts',
            'divergence', 'check_int', 'randomized_response', 'privatize']
 
@@ -216,6 +216,15 @@ def check_iterable(x: object, name: str) -> tuple:
     return items
 
 
+def check_instance(obj: object, cls: type, name: str) -> object:
+    "An instance of `cls` (e.g. a mechanism object), or a TypeError naming the argument and the class."
+    if not isinstance(cls, type):
+        raise TypeError(f"cls must be a class, got {type(cls).__name__}")
+    if not isinstance(obj, cls):
+        raise TypeError(f"{name} must be a {cls.__name__}, got {type(obj).__name__}")
+    return obj
+
+# %% ../nbs/00_foundations.ipynb #valid-rules-bool
 def check_bool_array(a: ArrayLike, name: str, *, ndim: int | None = None) -> np.ndarray:
     "A boolean array (a mask or indicator: True/False, not 0/1), with `ndim` dimensions if given."
     ndim = None if ndim is None else check_int(ndim, "ndim")
@@ -229,14 +238,6 @@ def check_bool_array(a: ArrayLike, name: str, *, ndim: int | None = None) -> np.
         raise ValueError(f"{name} must be a {ndim}-D array, got {arr.ndim} dimensions")
     return arr
 
-
-def check_instance(obj: object, cls: type, name: str) -> object:
-    "An instance of `cls` (e.g. a mechanism object), or a TypeError naming the argument and the class."
-    if not isinstance(cls, type):
-        raise TypeError(f"cls must be a class, got {type(cls).__name__}")
-    if not isinstance(obj, cls):
-        raise TypeError(f"{name} must be a {cls.__name__}, got {type(obj).__name__}")
-    return obj
 
 # %% ../nbs/00_foundations.ipynb #f1cbcd2e
 def moved_to_keywords(*names: str, since: str = "0.2.0") -> Callable:
@@ -632,6 +633,30 @@ def _beyond_float_range(u, slope_at_inf):
                          "(eps > 708 with a block of zero q-mass): use a named kind, or eps = inf")
     return u * slope_at_inf
 
+# %% ../nbs/00_foundations.ipynb #far-ratio-terms
+def _check_diff(u, v, diff, kind, params) -> None:
+    "Refuse a `diff` that is not u − v (u − γv for 'egamma') up to rounding: the terms would be of no pair (u, v)."
+    scale = params["gamma"] if kind == "egamma" else 1.0
+    with np.errstate(over="ignore", invalid="ignore"):
+        off = np.abs(diff - (u - scale * v)) > 1e-6 * (u + scale * v)
+    if off.any():
+        raise ValueError(f"diff must be u - {'gamma*' if kind == 'egamma' else ''}v (up to rounding)")
+
+
+def _far_ratio_terms(u, v, diff, body, big, params) -> np.ndarray:
+    """KL and Rényi terms where u/v is beyond the float range (v subnormal, `big`), in log form:
+    u log(u/v) − (u − v), and (u^α v^(1−α) − v − α(u − v))/(α − 1)."""
+    if not np.any(big):
+        return body
+    lu, lv = np.log(np.where(big, u, 1.0)), np.log(np.where(big, v, 1.0))
+    with np.errstate(over="ignore"):
+        if "alpha" not in params:
+            far = u * (lu - lv) - diff
+        else:
+            a = params["alpha"]
+            far = (np.exp(a * lu + (1 - a) * lv) - v - a * diff) / (a - 1)
+    return np.where(big, far, body)
+
 # %% ../nbs/00_foundations.ipynb #176a0005
 @moved_to_keywords("kind")
 def divergence_terms(u: ArrayLike, v: ArrayLike, diff: ArrayLike, *, kind: str | Callable = "kl", check: bool = True,
@@ -675,11 +700,7 @@ def divergence_terms(u: ArrayLike, v: ArrayLike, diff: ArrayLike, *, kind: str |
             u, v, diff = np.broadcast_arrays(u, v, diff)
         except ValueError:
             raise ValueError("u, v and diff must have broadcastable shapes") from None
-        scale = params["gamma"] if kind == "egamma" else 1.0
-        with np.errstate(over="ignore", invalid="ignore"):
-            off = np.abs(diff - (u - scale * v)) > 1e-6 * (u + scale * v)
-        if off.any():
-            raise ValueError(f"diff must be u - {'gamma*' if kind == 'egamma' else ''}v (up to rounding)")
+        _check_diff(u, v, diff, kind, params)
     else:
         u, v, diff = (np.asarray(x, dtype=float) for x in (u, v, diff))
     pos = v > 0
@@ -713,12 +734,8 @@ def divergence_terms(u: ArrayLike, v: ArrayLike, diff: ArrayLike, *, kind: str |
             if np.any(leak) and limit is None:
                 raise ValueError("some v = 0 < u: pass f_slope_at_inf = lim f(t)/t for a callable divergence")
             at_inf = np.inf if limit is None or not np.isfinite(limit) else limit - slope
-        big = pos & ~(np.isfinite(t) & np.isfinite(r)) & (u > 0)   # u/v beyond the float range (v subnormal)
-        if (kind == "kl" or kind == "renyi") and np.any(big):       # log form: u log(u/v) − (u − v), (u^α v^(1−α) − v − α(u − v))/(α − 1)
-            lu, lv = np.log(np.where(big, u, 1.0)), np.log(np.where(big, v, 1.0))
-            far = (u * (lu - lv) - diff if kind == "kl" else
-                   (np.exp(a * lu + (1 - a) * lv) - v - a * diff) / (a - 1))
-            body = np.where(big, far, body)
+        if kind == "kl" or kind == "renyi":
+            body = _far_ratio_terms(u, v, diff, body, pos & ~(np.isfinite(t) & np.isfinite(r)) & (u > 0), params)
         out = np.where(pos, body, 0.0)
         return np.where(leak, u * at_inf if np.isfinite(at_inf) else np.inf, out)
 

@@ -280,7 +280,8 @@ def sample(self, x: int, *, rng: np.random.Generator | int | None = None,
         The number of draws; None draws one output and returns it as an int.
     """
     law = self.pmf(x)
-    out = _inverse_cdf_draws(law, as_generator(rng), 1 if size is None else check_int(size, "size", maximum=MAX_DENSE_ENTRIES))
+    n_draws = 1 if size is None else check_int(size, "size", maximum=MAX_DENSE_ENTRIES)     # refused by size
+    out = _inverse_cdf_draws(law, as_generator(rng), n_draws)
     return int(out[0]) if size is None else out
 
 # %% ../nbs/03_sparse_kernels.ipynb #0e36fe7e-c

@@ -396,7 +396,7 @@ class _Search:
 
     def __init__(self, p, q, eps, ell):
         self.p, self.q, self.eps, self.ell = p, q, eps, ell
-        self.calls, self.seen = 0, set()
+        self.calls, self.seen, self.warm = 0, set(), {}     # warm: the DP's last optimum, its next start
         self.best, self.best_partition = ChernoffInformation(value=0.0, lam=0.5), None
         self.floor = _AffinityFloor(p, q, eps)
         few = len(sort_by_likelihood_ratio(p, q)[0]) <= _FEW_GROUPS
@@ -409,7 +409,8 @@ class _Search:
         if self.all_partitions is not None:
             partition = self.all_partitions.best(lam)
         else:
-            partition = _optimal_blocks(self.p, self.q, self.eps, "renyi", {"alpha": float(lam)}, self.ell)[1]
+            partition = _optimal_blocks(self.p, self.q, self.eps, "renyi", {"alpha": float(lam)}, self.ell,
+                                        self.warm)[1]
         self.calls += 1
         pair = self.consider(partition)
         return -_log_affinity(pair, lam)

@@ -415,16 +415,17 @@ def _check_ell(ell, k):
 _ENGINES = {}        # fast solvers by public function; "Making it fast" (the closing section) registers them
 
 
-def _plain_solution(p, q, eps, divergence, params, ell):
-    "The value and block boundaries of an optimal contiguous partition, by the reference `spr_dp`."
+def _plain_solution(p, q, eps, divergence, params, ell, state=None):
+    "The value and block boundaries of an optimal contiguous partition, by the reference `spr_dp` (`state`: unused)."
     return spr_dp(p, q, eps, divergence=divergence, ell=ell, **params)
 
 
-def _optimal_blocks(p, q, eps, divergence, params, ell):
+def _optimal_blocks(p, q, eps, divergence, params, ell, state=None):
     """The value and the blocks (tuples of symbols) of an optimal partition, for validated arguments: what
-    `divergence_optimal` returns, without the channel (an inner loop, chapter 6's, needs only the blocks)."""
+    `divergence_optimal` returns, without the channel (an inner loop, chapter 6's, needs only the blocks; it
+    passes a dict `state` that the engine keeps its warm start in)."""
     solve = _ENGINES.get("divergence_optimal", _plain_solution)
-    value, cuts = solve(p, q, eps, divergence, params, ell)
+    value, cuts = solve(p, q, eps, divergence, params, ell, state)
     groups, null = _lr_groups(p, q)
     blocks = [np.concatenate(groups[a:b]) for a, b in zip(cuts[:-1], cuts[1:])]
     blocks[0] = np.concatenate((blocks[0], null))                 # symbols with p = q = 0 join the first block
@@ -1470,12 +1471,18 @@ def _padded_groups(P0, P1, gamma):
     return out
 
 # %% ../nbs/01_spr.ipynb #d18093bf
-def _engine_solution(p, q, eps, divergence, params, ell):
+def _engine_solution(p, q, eps, divergence, params, ell, state=None):
     """The value and block boundaries of an optimal contiguous partition, by the engine: the contract of
     `_plain_solution`. Rényi with α < 1 far from 0 is re-evaluated as the minimised Σ_α (see `_optimise`), and
-    exact ties between partitions (TV, E_γ) are resolved towards fewer blocks by `_merge_ties`."""
+    exact ties between partitions (TV, E_γ) are resolved towards fewer blocks by `_merge_ties`. A dict `state`
+    carries the back-pointers of the last optimum between calls on the same pair and ε (chapter 6 solves one
+    pair for many Rényi orders): Dinkelbach starts from them, as a sweep starts from the neighbouring ε."""
     batch, _, _ = _single_batch(p, q, eps, divergence, params)
-    cuts = np.flatnonzero(_optimise(batch, ell)[0][0])
+    warm = None if state is None else state.get("ptr")
+    all_cuts, ptr = _optimise(batch, ell, warm)
+    if state is not None:
+        state["ptr"] = ptr
+    cuts = np.flatnonzero(all_cuts[0])
     if divergence == "renyi" and params["alpha"] < 1 and \
             (params["alpha"] - 1) * _partition_ratios(batch, _cuts_row(cuts, batch)) < -0.5:
         batch = batch.take([0], kind="renyi-cross")

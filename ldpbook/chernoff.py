@@ -598,8 +598,10 @@ def chernoff_figure_data(k: int = 6, *, T: int = 5, eps: ArrayLike | None = None
     blocks = {name: np.zeros((T, E), dtype=int) for name in FIGURE_MECHANISMS}
     partitions = {name: [] for name in FIGURE_MECHANISMS[:3]}
     calls, gap = np.zeros((T, E), dtype=int), 0.0
-    if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or not (n_jobs >= 1 or n_jobs == -1):
-        raise ValueError("n_jobs must be an int ≥ 1 or -1 (all cores)")
+    if isinstance(n_jobs, (bool, np.bool_)) or not isinstance(n_jobs, (int, np.integer)):
+        raise TypeError(f"n_jobs must be an int (≥ 1, or -1 for all cores), got {type(n_jobs).__name__}")
+    if not (n_jobs >= 1 or n_jobs == -1):
+        raise ValueError("n_jobs must be ≥ 1, or -1 for all cores")
     if n_jobs == 1:
         solved = [_figure_row(P0[t], P1[t], eps_arr, tol) for t in range(T)]
     else:

@@ -1133,7 +1133,7 @@ class _Scores:
         U, V = np.empty((n, n_groups)), np.empty((n, n_groups))
         runs = ((U, self.ca, 0), (V, self.cb, 1))
         if not self.fast:
-            yield from self._chunked(into)
+            yield from _general_rows(self, into)
             return
         for i in range(1, n_groups + 1):
             j = i - 1
@@ -1145,47 +1145,6 @@ class _Scores:
             np.log(out, out=out)
             out *= U[:, :i]
             yield i, out
-
-    def _chunked(self, into=None):
-        """The general kernel: the same running sums, but consecutive rows share one `_scores` call (it is
-        elementwise, and its fixed cost exceeds the work of a short row: k = 6 or one instance of k = 100)."""
-        n, n_groups, bt = self.n, self.n_groups, self.batch
-        w, K, logw = bt.w[:, None], bt.K[:, None], bt.logw[:, None]
-        run, x, start = np.empty((3, n, n_groups)), np.stack([self.ca, self.cb, self.cd]), self.start.T
-        if n * n_groups * n_groups <= 4 * _CHUNK:         # small: every block at once, the same sums by one cumsum
-            Z = np.broadcast_to(x[:, :, None, :], (3, n, n_groups, n_groups)).copy()     # Z[..., t, i] = x_i
-            below, left = np.tril_indices(n_groups, -1)
-            Z[..., below, left] = 0.0                                                    # i < t: not in [t, ·)
-            Z[..., range(n_groups), range(n_groups)] += start[:, :, None]               # w + c·a_t first
-            ends, starts = np.tril_indices(n_groups)                     # row-major: row i − 1, then t = 0..i − 1
-            args = np.cumsum(Z, axis=3)[:, :, starts, ends]                # left to right, as the running sums
-            scores = _scores(args[0], args[1], args[2], w, bt.kind, bt.params, K, logw)
-            for i in range(1, n_groups + 1):
-                out = scores[:, (i - 1) * i // 2:i * (i + 1) // 2]
-                if into is not None:
-                    into[i - 1][...] = out
-                    out = into[i - 1]
-                yield i, out
-            return
-        i = 1
-        while i <= n_groups:
-            stop, width = i + 1, i                        # rows i .. stop − 1, at most _CHUNK scores unless one row
-            while stop <= n_groups and n * (width + stop) <= _CHUNK:
-                width, stop = width + stop, stop + 1
-            args, at = np.empty((3, n, width)), [0]
-            for j in range(i - 1, stop - 1):               # row j + 1: the blocks [t, j + 1), t ≤ j
-                run[:, :, :j] += x[:, :, j:j + 1]
-                run[:, :, j] = start + x[:, :, j]
-                args[:, :, at[-1]:at[-1] + j + 1] = run[:, :, :j + 1]
-                at.append(at[-1] + j + 1)
-            scores = _scores(args[0], args[1], args[2], w, bt.kind, bt.params, K, logw)
-            for r, row in enumerate(range(i, stop)):
-                out = scores[:, at[r]:at[r + 1]]
-                if into is not None:
-                    into[row - 1][...] = out
-                    out = into[row - 1]
-                yield row, out
-            i = stop
 
     def rows(self):
         "Yield (i, row i) for i = 1..n_groups; the first complete sweep of a stored oracle fills its table."
@@ -1217,6 +1176,49 @@ class _Scores:
         if self.table is not None:
             new.table = [None] + [r[keep] for r in self.table[1:]]
         return new
+
+# %% ../nbs/01_spr.ipynb #8dc9a201b
+def _general_rows(S, into=None):
+    """`_Scores._sweep` for the general kernel: the same running sums, but consecutive rows share one `_scores`
+    call (it is elementwise, and its fixed cost exceeds the work of a short row: k = 6 or one instance of k = 100)."""
+    n, n_groups, bt = S.n, S.n_groups, S.batch
+    w, K, logw = bt.w[:, None], bt.K[:, None], bt.logw[:, None]
+    run, x, start = np.empty((3, n, n_groups)), np.stack([S.ca, S.cb, S.cd]), S.start.T
+    if n * n_groups * n_groups <= 4 * _CHUNK:         # small: every block at once, the same sums by one cumsum
+        Z = np.broadcast_to(x[:, :, None, :], (3, n, n_groups, n_groups)).copy()     # Z[..., t, i] = x_i
+        below, left = np.tril_indices(n_groups, -1)
+        Z[..., below, left] = 0.0                                                    # i < t: not in [t, ·)
+        Z[..., range(n_groups), range(n_groups)] += start[:, :, None]               # w + c·a_t first
+        ends, starts = np.tril_indices(n_groups)                     # row-major: row i − 1, then t = 0..i − 1
+        args = np.cumsum(Z, axis=3)[:, :, starts, ends]                # left to right, as the running sums
+        scores = _scores(args[0], args[1], args[2], w, bt.kind, bt.params, K, logw)
+        for i in range(1, n_groups + 1):
+            out = scores[:, (i - 1) * i // 2:i * (i + 1) // 2]
+            if into is not None:
+                into[i - 1][...] = out
+                out = into[i - 1]
+            yield i, out
+        return
+    i = 1
+    while i <= n_groups:
+        stop, width = i + 1, i                        # rows i .. stop − 1, at most _CHUNK scores unless one row
+        while stop <= n_groups and n * (width + stop) <= _CHUNK:
+            width, stop = width + stop, stop + 1
+        args, at = np.empty((3, n, width)), [0]
+        for j in range(i - 1, stop - 1):               # row j + 1: the blocks [t, j + 1), t ≤ j
+            run[:, :, :j] += x[:, :, j:j + 1]
+            run[:, :, j] = start + x[:, :, j]
+            args[:, :, at[-1]:at[-1] + j + 1] = run[:, :, :j + 1]
+            at.append(at[-1] + j + 1)
+        scores = _scores(args[0], args[1], args[2], w, bt.kind, bt.params, K, logw)
+        for r, row in enumerate(range(i, stop)):
+            out = scores[:, at[r]:at[r + 1]]
+            if into is not None:
+                into[row - 1][...] = out
+                out = into[row - 1]
+            yield row, out
+        i = stop
+
 
 # %% ../nbs/01_spr.ipynb #af456a17
 def _pointers_to_cuts(ptr):

@@ -841,22 +841,34 @@ def _short(value) -> str:
     text = " ".join(text.split())
     return text if len(text) <= 200 else text[:197] + "..."
 
-# %% ../nbs/93_grading.ipynb #grading-zygote-main
+# %% ../nbs/93_grading.ipynb #grading-preload
 _NOT_PRELOADED = frozenset({"antigravity", "this", "__hello__", "__phello__"})
 
 
-def _preload(code: str) -> list:
-    "Import the modules `code` names (`import a.b`, `from a import b`); errors ignored."
-    try:
-        tree = ast.parse(code)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return []
+def _imports(tree: ast.AST, depth: int = 0) -> set:
+    """The absolute imports in `tree` (`import a.b`, `from a import b`: a, a.b), also
+    in code that it keeps in string literals to execute (as a notebook's cells)."""
     names = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             names |= {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
             names |= {node.module} | {f"{node.module}.{a.name}" for a in node.names}
+        elif depth < 2 and isinstance(node, ast.Constant) and \
+                type(node.value) is str and "import" in node.value:
+            try:
+                names |= _imports(ast.parse(node.value), depth + 1)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                pass
+    return names
+
+
+def _preload(code: str) -> list:
+    "Import the modules that `code` names, once, in the zygote; errors are ignored."
+    try:
+        names = _imports(ast.parse(code))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
     imported = []
     for name in sorted(names)[:500]:
         if name.split(".")[0] not in _NOT_PRELOADED:
@@ -868,6 +880,7 @@ def _preload(code: str) -> list:
     return imported
 
 
+# %% ../nbs/93_grading.ipynb #grading-zygote-main
 def _zygote_main(channel: int, config: dict) -> None:
     """Import what the code needs and compile it, then fork a child per test. Runs
     none of the student's code, and only alone in a PID namespace of its own."""

@@ -805,3 +805,18 @@ def test_without_bubblewrap_grading_says_why_or_refuses(monkeypatch, tmp_path):
         run_graded(test_file, "def f(): pass", ["f"], sandbox="bubblewrap")
     with pytest.warns(GradingWarning, match=r"without a sandbox \(bubblewrap \(bwrap\) is not installed\)"):
         assert run_graded(test_file, "def f(): pass", ["f"]) == []
+
+
+def test_the_zygote_imports_what_the_code_names_also_in_code_kept_in_strings():
+    import ast
+    code = '''
+import numpy.linalg, json as _json
+from scipy.optimize import linprog
+from . import sibling
+for cell in ["from scipy.special import gammaln\\nimport fractions", "an import that is prose, not code"]:
+    exec(cell)
+def f():
+    import itertools
+'''
+    assert grading._imports(ast.parse(code)) == {"numpy.linalg", "json", "scipy.optimize", "scipy.optimize.linprog",
+                                                 "scipy.special", "scipy.special.gammaln", "fractions", "itertools"}

@@ -608,8 +608,8 @@ def chernoff_figure_data(k: int = 6, *, T: int = 5, eps: ArrayLike | None = None
     calls, gap = np.zeros((T, E), dtype=int), 0.0
     if isinstance(n_jobs, (bool, np.bool_)) or not isinstance(n_jobs, (int, np.integer)):
         raise TypeError(f"n_jobs must be an int (≥ 1, or -1 for all cores), got {type(n_jobs).__name__}")
-    if not (n_jobs >= 1 or n_jobs == -1):
-        raise ValueError("n_jobs must be ≥ 1, or -1 for all cores")
+    if not (1 <= n_jobs <= 256 or n_jobs == -1):
+        raise ValueError("n_jobs must be between 1 and 256, or -1 for all cores")
     if n_jobs == 1:
         solved = [_figure_row(P0[t], P1[t], eps_arr, tol) for t in range(T)]
     else:

@@ -449,6 +449,8 @@ def test_figure_data_parallel_equals_serial():
     assert serial.partitions == parallel.partitions and np.array_equal(serial.dp_calls, parallel.dp_calls)
     with pytest.raises(ValueError, match="n_jobs"):
         chernoff_figure_data(4, T=1, eps=(1.0,), n_jobs=0)
+    with pytest.raises(ValueError, match="n_jobs"):
+        chernoff_figure_data(4, T=1, eps=(1.0,), n_jobs=10**9)
     for bad in (1.5, True, "2"):
         with pytest.raises(TypeError, match="n_jobs"):
             chernoff_figure_data(4, T=1, eps=(1.0,), n_jobs=bad)

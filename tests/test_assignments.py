@@ -260,6 +260,12 @@ def test_course_commands_refuse_what_is_not_a_course(tmp_path, capsys):
     assert not (tmp_path / "gradebook.db").exists()                 # nothing created by asking
 
 
+def test_grading_before_the_release_is_refused(made, capsys):
+    course, _ = made
+    run = command(capsys, "autograde", "hw1", "--course", course)
+    assert run.returncode == 2 and "generate_assignment hw1" in run.stderr and run.stderr.count("\n") == 1
+
+
 def test_an_existing_configuration_gets_the_grading_lines(tmp_path):
     (tmp_path / "nbgrader_config.py").write_text("c = get_config()\nc.CourseDirectory.course_id = 'mine'\n")
     text = write_config(tmp_path).read_text()
@@ -331,7 +337,8 @@ def test_borrowing_is_read_from_what_the_student_wrote():
                        ("import ldpbook.grading", "ldpbook.grading"), ("x = open('notes.txt').read()", "open"),
                        ("import sys\nsys.modules['m'] = None", "sys.modules"), ("get_ipython()", "get_ipython"),
                        ("p = '../../source/hw1/01_spr.ipynb'", "source/"),
-                       ("__import__('ldpbook.spr')", "__import__")]:
+                       ("__import__('ldpbook.spr')", "__import__"),
+                       ("classes = ().__class__.__base__.__subclasses__()", "__subclasses__")]:
         assert any(word in reason for reason in borrowing(code, "", blocked)), code
     assert borrowing("import os\nos.listdir('.')", "import os\nos.listdir('.')", blocked) == []   # the release's own
 

@@ -922,7 +922,7 @@ def _summary(results: list[dict], error: str = "") -> dict:
             failures.setdefault(row["function"], row["reason"])
     return {"score": sum(r["points"] for r in rows if r["passed"]), "max_score": sum(r["points"] for r in rows),
             "failures": failures, "error": error,
-            "unsandboxed": sorted({r["isolation"] for r in rows if r.get("isolation", "sandbox") != "sandbox"})}
+            "unsandboxed": sorted({r["isolation"] for r in rows if r.get("isolation") not in ("", "sandbox", None)})}
 
 
 def autograde(course, assignment: str, *, jobs: int = 1, students=None) -> dict:

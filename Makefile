@@ -10,7 +10,7 @@ NBS    ?= nbs/
 # pytest-xdist: tests (and whole notebooks, one per worker) run on $(JOBS) processes
 XDIST  := -n $(JOBS) --dist loadfile
 
-.PHONY: book test export sync outputs lines unit notebooks portable site browser chromium bubblewrap package benchmarks execute clean
+.PHONY: book test export sync outputs lines unit notebooks portable site browser chromium bubblewrap package benchmarks benchmarks-all execute clean
 
 $(STAMP): requirements-dev.txt settings.ini setup.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -84,6 +84,28 @@ bubblewrap:
 	  { echo "could not install bubblewrap with apt-get"; exit 1; }; \
 	else echo "bubblewrap is missing: grading runs without its sandbox ('sudo apt-get install -y bubblewrap' adds it)"; fi
 
+# The PDF of the book: jupyter-book's LaTeX builder (XeLaTeX, _config.yml) into _build/latex/ldpbook.pdf, then
+# tools/check_pdf.py (every chapter, figures, theorem boxes, references resolved, no missing glyph, nothing running
+# off the page; a few pages rendered with pdftoppm). TeX comes from Debian's packages, installed as chromium is.
+TEX_PACKAGES := texlive-xetex texlive-latex-recommended texlive-latex-extra texlive-fonts-recommended latexmk \
+                fonts-freefont-otf fonts-dejavu-core poppler-utils
+pdf: export tex
+	rm -rf _build/latex
+	$(BIN)/jupyter-book build . --builder pdflatex
+	$(BIN)/python tools/check_pdf.py _build/latex
+
+tex:
+	@if command -v xelatex >/dev/null 2>&1 && command -v latexmk >/dev/null 2>&1 && command -v pdftoppm >/dev/null 2>&1 \
+	   && kpsewhich newunicodechar.sty >/dev/null 2>&1 && fc-list | grep -q DejaVuSansMono; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "installing TeX with apt-get (needed for the PDF): $(TEX_PACKAGES)"; \
+	  (apt-get install -y -qq --no-install-recommends $(TEX_PACKAGES) >/dev/null 2>&1 || \
+	   (apt-get update -qq >/dev/null 2>&1 && \
+	    apt-get install -y -qq --no-install-recommends $(TEX_PACKAGES) >/dev/null 2>&1)) || \
+	  { echo "could not install TeX with apt-get"; exit 1; }; \
+	else echo "TeX is missing: install it with 'sudo apt-get install -y --no-install-recommends $(TEX_PACKAGES)'"; \
+	  exit 1; fi
+
 # The sdist and the wheel (python -m build), the wheel installed into a fresh virtual environment where the README
 # tour and `ldpbook --help` run, __version__ is settings.ini's and py.typed ships.
 package: export
@@ -93,7 +115,13 @@ package: export
 execute: export
 	$(BIN)/python tools/run_nb.py $(or $(NB),nbs/[0-9]*.ipynb)
 
+# The speed guard: every engine's ratio against its baseline, run side by side in one process, printed next to the
+# floor recorded in benchmarks/floors.json (with the machine and date); fails when a ratio is below its floor.
 benchmarks: export
+	$(BIN)/python benchmarks/guard.py
+
+# The detailed benchmarks (more numbers, same baselines; several minutes each)
+benchmarks-all: export
 	for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
 clean:

@@ -2,7 +2,8 @@
 
 `python -m build` makes the sdist (MANIFEST.in adds settings.ini, which this file reads) and a wheel from it.
 The version is settings.ini's `version`, which nbdev_export also writes into `ldpbook/__init__.py`; the package
-ships `py.typed` (PEP 561: its type hints are meant for type checkers).
+ships `py.typed` (PEP 561: its type hints are meant for type checkers) and the data sets of `ldpbook/data/`
+(`ldpbook.estimated.load_health_visits` reads them from the installed package).
 """
 from configparser import ConfigParser
 from pathlib import Path
@@ -36,7 +37,7 @@ setup(
     keywords=cfg["keywords"],
     python_requires=">=" + cfg["min_python"],
     packages=find_packages(include=[cfg["lib_path"], cfg["lib_path"] + ".*"]),
-    package_data={cfg["lib_path"]: ["py.typed"]},
+    package_data={cfg["lib_path"]: ["py.typed", "data/*.csv"]},   # the shipped data sets (ldpbook/data/)
     install_requires=_split("requirements"),
     extras_require=extras,
     entry_points={"console_scripts": _split("console_scripts"),

@@ -502,9 +502,8 @@ def _samplesize(full, progress, out):
     try:
         x0, x1 = load_health_visits().populations()
     except FileNotFoundError:
-        raise UsageError("the RAND data file data/randhie_visits.csv ships with the "
-                         "book's repository, not with the installed package: run this "
-                         "from a clone of the repository") from None
+        raise UsageError("the RAND data file ldpbook/data/randhie_visits.csv is missing "
+                         "from the installed package: reinstall ldpbook") from None
     p = np.bincount(x0, minlength=7) / x0.size
     q = np.bincount(x1, minlength=7) / x1.size
     eps = (0.25, 0.5, 1, 2, 3, 4, 6) if full else (0.5, 1, 2, 4)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import csv
+import importlib.resources
 import itertools
 import math
 import numbers
@@ -54,6 +55,8 @@ def _renyi_constants(eps: float, alpha: float) -> tuple[float, float]:
 
     Those of D_{f_α} = Σ v f_α(u/v), f_α(t) = (t^α − 1)/(α − 1), times max dD_α/dD_{f_α}
     = 1/Σ_min, the least Σ_α = Σ u^α v^{1−α} on ε-LDP outputs (1 when α > 1)."""
+    if not math.isfinite(eps):       # no privacy: unbounded (Σ_min → 0 when α < 1)
+        return math.inf, math.inf
     a = alpha * np.sinh(abs(alpha - 1) * eps) / abs(alpha - 1)
     b = np.sinh(alpha * eps)
     log_s_min = (
@@ -197,13 +200,10 @@ def _check_sample(x, name: str) -> np.ndarray:
     "A non-empty 1-D array of non-negative integer symbols."
     arr = np.asarray(x)
     if arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer):
-        raise TypeError(
-            f"{name} must be an array of integer symbols, got dtype {arr.dtype}"
-        )
+        raise TypeError(f"{name} must be an array of integer symbols, got {arr.dtype}")
     if arr.ndim != 1 or arr.size == 0:
-        raise ValueError(
-            f"{name} must be a non-empty 1-D array of symbols, got shape {arr.shape}"
-        )
+        raise ValueError(f"{name} must be a non-empty 1-D array of symbols, "
+                         f"got shape {arr.shape}")
     if arr.min() < 0:
         raise ValueError(f"{name} must contain non-negative symbols")
     return arr
@@ -214,17 +214,9 @@ def _margin(lipschitz: float, radius: float) -> float:
     return 0.0 if radius == 0 else lipschitz * radius
 
 # %% ../nbs/07_estimated.ipynb #est-018
-def plugin_optimal(
-    x0: ArrayLike,
-    x1: ArrayLike,
-    eps: float,
-    *,
-    k: int | None = None,
-    divergence: str | Callable = "kl",
-    confidence: float = 0.95,
-    ell: int | None = None,
-    **params: float,
-) -> PluginDesign:
+def plugin_optimal(x0: ArrayLike, x1: ArrayLike, eps: float, *, k: int | None = None,
+                   divergence: str | Callable = "kl", confidence: float = 0.95,
+                   ell: int | None = None, **params: float) -> PluginDesign:
     """The optimal mechanism for two pilot samples, certified for the true pair.
 
     The optimal ε-LDP mechanism for the empirical laws of the two samples, with
@@ -257,32 +249,20 @@ def plugin_optimal(
     if largest >= k:
         raise ValueError(f"x0 and x1 must contain symbols in [0, k) = [0, {k})")
     confidence = _check_probability(confidence, "confidence")
-    p_hat, q_hat = (
-        np.bincount(x0, minlength=k) / x0.size,
-        np.bincount(x1, minlength=k) / x1.size,
-    )
-    mechanism = divergence_optimal(
-        p_hat, q_hat, eps, divergence=divergence, ell=ell, **params
-    )
+    p_hat = np.bincount(x0, minlength=k) / x0.size
+    q_hat = np.bincount(x1, minlength=k) / x1.size
+    mechanism = divergence_optimal(p_hat, q_hat, eps, divergence=divergence, ell=ell,
+                                   **params)
     lip_p, lip_q = output_lipschitz(eps, divergence=divergence, **params)
-    radii = (
-        l1_radius(x0.size, k, (1 - confidence) / 2),
-        l1_radius(x1.size, k, (1 - confidence) / 2),
-    )
+    delta = 1 - confidence
+    radii = (l1_radius(x0.size, k, delta / 2), l1_radius(x1.size, k, delta / 2))
     margin = _margin(lip_p, radii[0]) + _margin(lip_q, radii[1])
     lower, upper = max(mechanism.value - margin, 0.0), mechanism.value + margin
-    return PluginDesign(
-        mechanism=mechanism,
-        estimate=mechanism.value,
-        lower_bound=lower,
-        upper_bound=upper,
-        regret_bound=upper - lower,
-        confidence=confidence,
-        margin=margin,
-        radii=radii,
-        p_hat=readonly(p_hat),
-        q_hat=readonly(q_hat),
-    )
+    return PluginDesign(mechanism=mechanism, estimate=mechanism.value,
+                        lower_bound=lower, upper_bound=upper,
+                        regret_bound=upper - lower,
+                        confidence=confidence, margin=margin, radii=radii,
+                        p_hat=readonly(p_hat), q_hat=readonly(q_hat))
 
 # %% ../nbs/07_estimated.ipynb #est-022
 @dataclass(frozen=True, eq=False)
@@ -398,8 +378,9 @@ def _binomial_power(u: np.ndarray, v: np.ndarray, n: int, alpha: float) -> float
     """Exact Neyman–Pearson power for a two-output channel.
 
     A threshold on the count N_1 of output 1, whose laws are Bin(n, u_1) and
-    Bin(n, v_1); counts more than 12 standard deviations from both means (total mass
-    below 1e-30) are left out, so that a large n costs O(√n)."""
+    Bin(n, v_1); counts more than 12 standard deviations (plus 10) from both means are
+    left out, so that a large n costs O(√n): a mass below 1e-24 on a grid of n up to
+    10^6 and u_1, v_1 from 1e-4 to 0.9999."""
     spread = 12 * math.sqrt(n * max(u[1] * u[0], v[1] * v[0])) + 10
     lo = max(0, math.floor(n * min(u[1], v[1]) - spread))
     hi = min(n, math.ceil(n * max(u[1], v[1]) + spread))
@@ -549,16 +530,18 @@ class SampleSize:
 MAX_SAMPLE_SIZE = 2**40
 
 
-def _smallest(power, target: float) -> tuple[int, float]:
+def _smallest(power, target: float, upper: int | None = None) -> tuple[int, float]:
     """The smallest n whose power reaches the target.
 
-    For a non-decreasing power(n) ≥ target: doubling, then bisection."""
+    For a non-decreasing power(n) ≥ target: doubling (not past `upper`, an n known to
+    suffice, while it has not been tried), then bisection."""
     lo, hi = 1, 1
     while (value := power(hi)) < target:
         if hi >= MAX_SAMPLE_SIZE:
             raise ValueError("no sample size up to 2^40 reaches the power: the "
                              "hypotheses are too close through this channel")
-        lo, hi = hi + 1, 2 * hi
+        capped = upper is not None and hi < upper
+        lo, hi = hi + 1, min(2 * hi, upper) if capped else 2 * hi
     best = value
     while lo < hi:
         mid = (lo + hi) // 2
@@ -625,7 +608,7 @@ def sample_size_details(p: ArrayLike, q: ArrayLike, eps: float, *, alpha: float 
     target = 1 - beta + 1e-9                            # a margin over FFT round-off
     n, power = _smallest(lambda n: _lattice_power(u, v, n, alpha), target)
     if _count_types(n, u.size) <= MAX_TYPES:
-        n, power = _smallest(lambda n: _types_power(u, v, n, alpha), 1 - beta)
+        n, power = _smallest(lambda n: _types_power(u, v, n, alpha), 1 - beta, upper=n)
         return SampleSize(n=n, method="types", lower_bound=n, power=power)
     c = _lattice_weights(u, v, n)
     large = n * int(c.max() - c.min()) + 1 > MAX_LATTICE_ENTRIES
@@ -771,7 +754,7 @@ DATA_FILE = "randhie_visits.csv"
 class HealthVisits:
     """The RAND Health Insurance Experiment extract.
 
-    The RAND HIE columns of `data/randhie_visits.csv`: ``visits`` (outpatient visits to
+    The RAND HIE columns of `ldpbook/data/randhie_visits.csv`: ``visits`` (outpatient visits to
     a doctor in the year) and ``coinsurance`` (the plan's rate in percent, 0 = free
     care), one entry per person-year.
     """
@@ -792,34 +775,24 @@ class HealthVisits:
 def load_health_visits(path: str | Path | None = None) -> HealthVisits:
     """Read the shipped RAND HIE extract.
 
-    By default `data/randhie_visits.csv` of the book's repository (next to the
-    package's source). Lines starting with '#' (the source and licence) are skipped;
-    the header must be ``mdvis,coinsurance`` and every row two non-negative
-    integers."""
-    import ldpbook
-
-    path = (
-        Path(ldpbook.__file__).resolve().parents[1] / "data" / DATA_FILE
-        if path is None
-        else Path(path)
-    )
-    if not path.is_file():
-        raise FileNotFoundError(
-            f"path: no data file at {path} "
-            "(the extract ships in the repository's data/)"
-        )
-    with path.open(newline="") as handle:
-        rows = [
-            row
-            for row in csv.reader(line for line in handle if not line.startswith("#"))
-            if row
-        ]
+    By default `ldpbook/data/randhie_visits.csv`, which ships inside the package (the
+    wheel installs it; nothing is downloaded). Lines starting with '#' (the source and
+    licence) are skipped; the header must be ``mdvis,coinsurance`` and every row two
+    non-negative integers."""
+    if path is None:
+        source = importlib.resources.files("ldpbook").joinpath("data", DATA_FILE)
+    else:
+        source = Path(path)
+    if not source.is_file():
+        raise FileNotFoundError(f"path: no data file at {source}")
+    with source.open("r", encoding="utf-8", newline="") as handle:
+        lines = (line for line in handle if not line.startswith("#"))
+        rows = [row for row in csv.reader(lines) if row]
     if not rows or [cell.strip() for cell in rows[0]] != ["mdvis", "coinsurance"]:
         raise ValueError("path: the header must be 'mdvis,coinsurance'")
     body = rows[1:]
-    if not body or any(
-        len(row) != 2 or not all(cell.strip().isdigit() for cell in row) for row in body
-    ):
+    if not body or any(len(row) != 2 or not all(cell.strip().isdigit() for cell in row)
+                       for row in body):
         raise ValueError("path: every data row must hold two non-negative integers")
     values = np.array(body, dtype=np.int64)
     visits, coinsurance = values[:, 0].copy(), values[:, 1].copy()

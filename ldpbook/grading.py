@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import base64
+import gc
 import glob
 import importlib.util
 import inspect
@@ -15,6 +16,7 @@ import secrets
 import select
 import shutil
 import signal
+import socket
 import struct
 import subprocess
 import sys
@@ -303,12 +305,24 @@ def _child_main(requests: int, replies: int) -> None:
     config = _receive(requests, None, 4 * LIMITS["bytes"])
     _limit_resources(config["limits"])
     sys.meta_path.insert(0, _Refuse(config["blocked"]))
+    if config.get("zygote"):
+        return _zygote_main(requests, config)
+    _serve(requests, replies, config["nonce"], config["functions"], config["code"])
+
+
+def _serve(requests: int, replies: int, nonce: str, functions, code) -> None:
+    """Run `code` (source, compiled, or the exception compiling it raised) as a
+    fresh `__main__`, say which of `functions` it lacks, then answer calls."""
     module = types.ModuleType("__main__")
     sys.modules["__main__"] = module
-    reply = {"nonce": config["nonce"]}
+    reply = {"nonce": nonce}
     try:
-        exec(compile(config["code"], "<submission>", "exec"), module.__dict__)
-        reply["loaded"] = [name for name in config["functions"]
+        if isinstance(code, BaseException):
+            raise code
+        if isinstance(code, str):
+            code = compile(code, "<submission>", "exec")
+        exec(code, module.__dict__)
+        reply["loaded"] = [name for name in functions
                            if not callable(module.__dict__.get(name))]
     except BaseException as error:
         reply["raised"] = _describe(error)
@@ -471,11 +485,15 @@ def _bwrap_command(lib: str, hidden, uid: int) -> list:
     if os.geteuid() != 0:
         return [bwrap, "--unshare-all", "--unshare-user", "--disable-userns",
                 "--uid", "65534", "--gid", "65534"] + args + ["--"]
-    drop = [shutil.which("setpriv") or "setpriv", f"--reuid={uid}", "--regid=65534",
-            "--clear-groups", "--inh-caps=-all", "--bounding-set=-all", "--"]
     spaces = ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
               "--unshare-cgroup-try"]
-    return [bwrap] + spaces + args + ["--"] + drop
+    return [bwrap] + spaces + args + ["--"] + _setpriv(uid)
+
+
+def _setpriv(uid: int) -> list:
+    "The command prefix that drops root: user `uid`, group nogroup, no capabilities."
+    return [shutil.which("setpriv") or "setpriv", f"--reuid={uid}", "--regid=65534",
+            "--clear-groups", "--inh-caps=-all", "--bounding-set=-all", "--"]
 
 
 _UIDS = iter(range(2**62))
@@ -491,6 +509,11 @@ class _Box:
 
     def __init__(self, blocked, hidden, sandbox: str):
         self.isolation = _isolation(sandbox)
+        self.drops = self.isolation != "sandbox" and os.geteuid() == 0 and \
+            shutil.which("setpriv") is not None     # root without the sandbox
+        if self.drops:
+            self.isolation += ("; the code runs as an unused user id without groups, "
+                               "and can read every file that any user may read")
         self.folder = tempfile.mkdtemp(prefix="ldpbook-grading-")
         sources = _package_sources()
         os.makedirs(os.path.join(self.folder, "ldpbook"))
@@ -505,15 +528,16 @@ class _Box:
             real |= set(glob.glob(f"{prefix}/lib/python3*/*-packages/ldpbook"))
         self.hidden = [str(path) for path in hidden] + sorted(real)
 
-    def command(self, requests: int, replies: int, scratch: str) -> list:
+    def command(self, requests: int, replies: int, uid: int) -> list:
+        "The command that starts a child with these pipes (as `uid` if root)."
         sandboxed = self.isolation == "sandbox"
         lib = "/submission" if sandboxed else self.folder
         python = os.path.realpath(sys.executable)
         inner = [python, "-s", "-S", "-P", "-B", "-c", _BOOT, str(requests),
                  str(replies), json.dumps([lib] + _site_folders())]
-        if not sandboxed:
-            return inner
-        return _bwrap_command(self.folder, self.hidden, _fresh_uid()) + inner
+        if sandboxed:
+            return _bwrap_command(self.folder, self.hidden, uid) + inner
+        return _setpriv(uid) + inner if self.drops else inner
 
     def environment(self, scratch: str) -> dict:
         home = "/scratch" if self.isolation == "sandbox" else scratch
@@ -619,30 +643,88 @@ def _well_formed(reply: dict, nonce: str) -> bool:
             or key in ("loaded", "ready") and type(body) is list
             and _strings(body, len(body)))
 
+# %% ../nbs/93_grading.ipynb #grading-spawn
+def _start_fresh(box: _Box) -> tuple:
+    "A fresh interpreter: (process, requests, replies, output, scratch folder, uid)."
+    uid = _fresh_uid()
+    scratch = tempfile.mkdtemp(prefix="scratch-", dir=box.folder)
+    requests_read, requests = os.pipe()
+    replies, replies_write = os.pipe()
+    process, output = _spawn(box, (requests_read, replies_write), scratch, uid)
+    return process, requests, replies, output, scratch, uid
+
+
+def _spawn(box: _Box, fds: tuple, scratch: str, uid: int) -> tuple:
+    "Start a child that inherits `fds` (closed here); (the process, its output's end)."
+    output_read, output_write = os.pipe()
+    if box.drops:
+        os.chown(scratch, uid, 65534)
+    try:
+        process = subprocess.Popen(
+            box.command(fds[0], fds[-1], uid), stdin=subprocess.DEVNULL,
+            stdout=output_write, stderr=output_write, pass_fds=fds, cwd=scratch,
+            env=box.environment(scratch), start_new_session=True)
+    finally:
+        for fd in set(fds) | {output_write}:
+            os.close(fd)
+    return process, output_read
+
+
+def _kill_user(uid: int) -> None:
+    "Kill every live process of `uid`, a user id that only one child had."
+    for _ in range(500):
+        found = False
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                with open(f"/proc/{pid}/status") as status:
+                    fields = dict(line.split(":", 1) for line in status if ":" in line)
+            except (OSError, ValueError):
+                continue
+            if fields.get("Uid", "").split()[:1] == [str(uid)] and \
+                    not fields.get("State", "").strip().startswith("Z"):
+                found = True
+                try:
+                    os.kill(int(pid), signal.SIGKILL)
+                except OSError:
+                    pass
+        if not found:
+            return
+        time.sleep(0.01)
+
+
+def _kill(process: subprocess.Popen, uid: int | None = None) -> None:
+    """Kill a child's process group (in the sandbox: its PID namespace) and, with
+    `uid`, every process of that user id, even one that left the group."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    process.wait()
+    if uid is not None:
+        _kill_user(uid)
+
+
 # %% ../nbs/93_grading.ipynb #grading-child-class
 class _Child:
     "The grader's end of one student process, started for one test, killed after."
 
-    def __init__(self, box: _Box, config: dict, timeout: float):
-        self.timeout, self.failure = timeout, ""
-        self.scratch = tempfile.mkdtemp(prefix="scratch-", dir=box.folder)
-        requests_read, self.requests = os.pipe()
-        self.replies, replies_write = os.pipe()
-        output_read, output_write = os.pipe()
-        try:
-            self.process = subprocess.Popen(
-                box.command(requests_read, replies_write, self.scratch),
-                stdin=subprocess.DEVNULL, stdout=output_write, stderr=output_write,
-                pass_fds=(requests_read, replies_write), cwd=self.scratch,
-                env=box.environment(self.scratch), start_new_session=True)
-        finally:
-            for fd in (requests_read, replies_write, output_write):
-                os.close(fd)
+    def __init__(self, box: _Box, config: dict, timeout: float, zygote=None):
+        "A fresh interpreter, or a fork of `zygote` (else `_ZygoteLost`)."
+        self.timeout, self.failure, self.zygote, self.ended = timeout, "", zygote, ""
+        nonce, self.process, self.scratch = secrets.token_hex(16), None, None
+        if zygote is not None:
+            self.requests, self.replies, output = zygote.fork(config, nonce)
+        else:
+            self.process, self.requests, self.replies, output, self.scratch, uid = \
+                _start_fresh(box)
+            self.uid = uid if box.drops else None     # root without the sandbox
         os.set_blocking(self.requests, False)
-        self.sink = _Sink(output_read)
-        self._exchange(None, _STARTUP, "the start")
-        config = dict(config, nonce=secrets.token_hex(16))
-        self.loaded = self._exchange(config, timeout, "loading")
+        self.sink = _Sink(output)
+        if zygote is None:
+            self._exchange(None, _STARTUP, "the start")
+            self.loaded = self._exchange(dict(config, nonce=nonce), timeout, "loading")
+        else:
+            self.loaded = self._exchange(None, timeout, "loading", nonce)
 
     def call(self, function: str, args: tuple, kwargs: dict) -> dict:
         "The child's reply to one call: {'value': node}, {'raised': [type, text]}."
@@ -658,7 +740,8 @@ class _Child:
         message["nonce"] = secrets.token_hex(16)
         return self._exchange(message, self.timeout, "the call")
 
-    def _exchange(self, message: dict, seconds: float, what: str) -> dict:
+    def _exchange(self, message: dict, seconds: float, what: str,
+                  nonce: str = "") -> dict:
         deadline = time.monotonic() + seconds
         try:
             if message is not None:
@@ -667,12 +750,11 @@ class _Child:
         except TimeoutError:
             self.fail(f"{what} did not finish within {seconds:g} s (timeout)")
         except (EOFError, OSError):
-            self.fail(f"the submission's process {_how_it_ended(self.process.pid)} "
-                      f"during {what}")
+            self.fail(f"the submission's process {self._how_it_ended()} during {what}")
         except (TransportError, ValueError, RecursionError, MemoryError):
             self.fail(f"the submission's process sent a malformed message during "
                       f"{what}")
-        if not _well_formed(reply, message["nonce"] if message else ""):
+        if not _well_formed(reply, message["nonce"] if message else nonce):
             self.fail(f"the submission's process sent a forged reply during {what}")
         return reply
 
@@ -682,20 +764,27 @@ class _Child:
         self.close()
         raise SubmissionFailure(self.failure)
 
+    def _how_it_ended(self) -> str:
+        if self.zygote is None:
+            return _how_it_ended(self.process.pid)
+        self.ended = self.zygote.end_test(wait=True)
+        return self.ended
+
     def close(self) -> None:
-        "Kill the child's process group (and, in the sandbox, its PID namespace)."
+        "Kill the child and all it started (`_kill`, or the zygote's sweep)."
         if self.requests < 0:
             return
-        try:
-            os.killpg(self.process.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        self.process.wait()
+        if self.zygote is None:
+            _kill(self.process, self.uid)
+        elif not self.ended:
+            self.ended = self.zygote.end_test(wait=False)
         for fd in (self.requests, self.replies):
             os.close(fd)
         self.requests = self.replies = -1
         self.sink.thread.join(2)
-        shutil.rmtree(self.scratch, ignore_errors=True)
+        if self.scratch:
+            shutil.rmtree(self.scratch, ignore_errors=True)
+
 
 # %% ../nbs/93_grading.ipynb #grading-proxy
 class _Proxy:
@@ -751,6 +840,250 @@ def _short(value) -> str:
         text = _REPR.repr(value)
     text = " ".join(text.split())
     return text if len(text) <= 200 else text[:197] + "..."
+
+# %% ../nbs/93_grading.ipynb #grading-preload
+_NOT_PRELOADED = frozenset({"antigravity", "this", "__hello__", "__phello__"})
+
+
+def _imports(tree: ast.AST, depth: int = 0) -> set:
+    """The absolute imports in `tree` (`import a.b`, `from a import b`: a, a.b), also
+    in code that it keeps in string literals to execute (as a notebook's cells)."""
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            names |= {node.module} | {f"{node.module}.{a.name}" for a in node.names}
+        elif depth < 2 and isinstance(node, ast.Constant) and \
+                type(node.value) is str and "import" in node.value:
+            try:
+                names |= _imports(ast.parse(node.value), depth + 1)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                pass
+    return names
+
+
+def _preload(code: str) -> list:
+    "Import the modules that `code` names, once, in the zygote; errors are ignored."
+    try:
+        names = _imports(ast.parse(code))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    imported = []
+    for name in sorted(names)[:500]:
+        if name.split(".")[0] not in _NOT_PRELOADED:
+            try:
+                importlib.import_module(name)
+                imported.append(name)
+            except BaseException:      # a module that is refused, absent or broken
+                pass
+    return imported
+
+
+# %% ../nbs/93_grading.ipynb #grading-zygote-main
+def _zygote_main(channel: int, config: dict) -> None:
+    """Import what the code needs and compile it, then fork a child per test. Runs
+    none of the student's code, and only alone in a PID namespace of its own."""
+    alone = _processes() == []
+    imported = _preload(config["code"]) if alone else []
+    try:
+        code = compile(config["code"], "<submission>", "exec")
+    except BaseException as error:
+        code = error
+    reply = {"nonce": config["nonce"]}
+    if not alone or len(os.listdir("/proc/self/task")) > 1:
+        reply["refused"] = "not alone in its PID namespace, or threads started"
+        return _send(channel, reply, None)
+    gc.collect()
+    gc.freeze()                        # forked children need not copy these pages
+    _send(channel, reply | {"loaded": imported}, None)
+    sock = socket.socket(fileno=channel)
+    while True:
+        try:
+            request = _receive(channel, None)
+            fds = socket.recv_fds(sock, 1, 3)[1]
+        except (EOFError, OSError):
+            return
+        if len(fds) != 3:
+            return
+        pid = os.fork()
+        if pid == 0:
+            _forked_child(fds, request, code)
+        for fd in fds:
+            os.close(fd)
+        _send(channel, {"nonce": request["nonce"], "forked": []}, None)
+        request = _receive(channel, None)
+        how = _end_test(pid, request["end"] is True)
+        _send(channel, {"nonce": request["nonce"], "ended": [how]}, None)
+
+
+def _forked_child(fds: list, request: dict, code) -> None:
+    "One test's child: its pipes as the only files, then the student's code."
+    try:
+        requests, replies, output = fds
+        os.dup2(output, 1)
+        os.dup2(output, 2)
+        for fd in map(int, os.listdir("/proc/self/fd")):
+            if fd not in (0, 1, 2, requests, replies):
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+        sys.argv = ["-c", str(requests), str(replies)]
+        _serve(requests, replies, request["child"], request["functions"], code)
+    finally:
+        os._exit(0)
+
+
+# %% ../nbs/93_grading.ipynb #grading-zygote-end
+class _ZygoteLost(Exception):
+    "The zygote died or did not answer: the test gets a fresh interpreter instead."
+
+
+def _processes() -> list:
+    "The other processes of this PID namespace (all but its init and this one)."
+    me = os.getpid()
+    return [pid for pid in os.listdir("/proc") if pid.isdigit()
+            and int(pid) not in (1, me)]
+
+
+def _end_test(pid: int, wait: bool) -> str:
+    """How the test's child ended (waiting up to 2 s for it if `wait`); then kill
+    every process the test left and delete its files."""
+    how = "closed its pipe"
+    for _ in range(100 if wait else 1):
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            how = f"exited with status {os.WEXITSTATUS(status)}" \
+                if os.WIFEXITED(status) else \
+                f"was killed by {signal.Signals(os.WTERMSIG(status)).name}"
+            break
+        if wait:
+            time.sleep(0.02)
+    for _ in range(1000):
+        try:
+            os.kill(-1, signal.SIGKILL)     # all this namespace's processes but init and us
+        except ProcessLookupError:
+            pass
+        try:
+            while os.waitpid(-1, os.WNOHANG)[0]:
+                pass
+        except ChildProcessError:
+            pass
+        if not _processes():
+            break
+        time.sleep(0.005)
+    else:
+        os._exit(1)                         # the grader starts fresh interpreters instead
+    for folder in ("/scratch", "/tmp"):
+        _wipe(folder)
+    return how
+
+
+def _wipe(folder: str) -> None:
+    """Delete what the tests wrote in `folder`, whatever modes they gave it; what is
+    mounted there (a Python installation below /tmp) is left alone."""
+    try:
+        device = os.lstat(folder).st_dev
+    except OSError:
+        return
+    found = []
+    for root, folders, files in os.walk(folder):
+        mine = [name for name in folders if not os.path.islink(os.path.join(root, name))
+                and os.lstat(os.path.join(root, name)).st_dev == device]
+        for name in mine:
+            try:
+                os.chmod(os.path.join(root, name), 0o700)
+            except OSError:
+                pass
+        found += [(os.path.join(root, name), name in mine)
+                  for name in files + [name for name in folders if name not in mine]
+                  + mine]
+        folders[:] = mine
+    for path, is_folder in reversed(found):
+        try:
+            os.rmdir(path) if is_folder else os.unlink(path)
+        except OSError:
+            pass
+
+
+# %% ../nbs/93_grading.ipynb #grading-zygote-class
+class _Zygote:
+    "The grader's end of the zygote: one sandboxed process per submission."
+
+    def __init__(self, box: _Box, config: dict):
+        self.socket, self.fd = None, -1
+        self.scratch = tempfile.mkdtemp(prefix="zygote-", dir=box.folder)
+        ours, theirs = socket.socketpair()
+        self.process, output = _spawn(box, (theirs.detach(),), self.scratch,
+                                      _fresh_uid())
+        self.socket, self.fd = ours, ours.fileno()
+        self.sink = _Sink(output, keep=0)
+        try:
+            self._ask(None, "ready", _STARTUP)
+            config = dict(config, zygote=True, nonce=secrets.token_hex(16))
+            self.imported = self._ask(config, "loaded", 2 * _STARTUP)   # module names
+        except _ZygoteLost:
+            pass
+
+    @property
+    def alive(self) -> bool:
+        return self.fd >= 0
+
+    def fork(self, config: dict, nonce: str) -> tuple:
+        "(requests, replies, output): the grader's ends of a new child's pipes."
+        requests_read, requests = os.pipe()
+        replies, replies_write = os.pipe()
+        output, output_write = os.pipe()
+        theirs = [requests_read, replies_write, output_write]
+        message = {"nonce": secrets.token_hex(16), "child": nonce,
+                   "functions": config["functions"]}
+        try:
+            self._ask(message, "forked", _STARTUP, theirs)
+        except _ZygoteLost:
+            for fd in (requests, replies, output):
+                os.close(fd)
+            raise
+        finally:
+            for fd in theirs:
+                os.close(fd)
+        return requests, replies, output
+
+    def end_test(self, wait: bool) -> str:
+        "Have the zygote kill what the test left; how the test's child ended."
+        try:
+            how = self._ask({"nonce": secrets.token_hex(16), "end": wait}, "ended",
+                            2 * _STARTUP)
+        except _ZygoteLost:
+            return "closed its pipe"
+        return how[0] if _strings(how, 1) and len(how[0]) < 100 else "closed its pipe"
+
+    def _ask(self, message, key: str, seconds: float, fds=()) -> list:
+        "Send `message` (and `fds`) and return the reply's `key`; else `_ZygoteLost`."
+        deadline, nonce = time.monotonic() + seconds, message["nonce"] if message else ""
+        try:
+            if message is not None:
+                _send(self.fd, message, deadline)
+            if fds:
+                socket.send_fds(self.socket, [b"F"], fds)
+            reply = _receive(self.fd, deadline)
+        except (TimeoutError, EOFError, OSError, TransportError, ValueError):
+            reply = {}
+        if self.fd < 0 or reply.get("nonce") != nonce or type(reply.get(key)) is not list:
+            self.close()
+            raise _ZygoteLost
+        return reply[key]
+
+    def close(self) -> None:
+        "Kill the zygote's process group and with it its PID namespace."
+        if self.socket is None:
+            return
+        _kill(self.process)
+        self.socket.close()
+        self.socket, self.fd = None, -1
+        self.sink.thread.join(2)
+        shutil.rmtree(self.scratch, ignore_errors=True)
+
 
 # %% ../nbs/93_grading.ipynb #grading-import-tests
 _IMPORT_LOCK, _PROFILE_LOCK = threading.Lock(), threading.Lock()
@@ -832,15 +1165,20 @@ def _graded_tests(module: types.ModuleType, functions) -> list:
     return [test for _, _, test in sorted(tests, key=lambda item: item[:2])]
 
 # %% ../nbs/93_grading.ipynb #grading-run-test
-def _run_test(box: _Box, test, code: str, blocked, timeout: float, limits: dict):
-    "Run one test against a fresh child; the outcome, whatever the child did."
+def _run_test(box: _Box, test, config: dict, timeout: float, zygote):
+    """Run one test against a fresh child (forked from `zygote` while it lives);
+    the outcome, whatever the child did."""
     function, points, hidden = test.__grades__
     child = proxy = None
     reason = ""
     try:
-        config = {"code": code, "functions": [function], "blocked": list(blocked),
-                  "limits": limits}
-        child = _Child(box, config, timeout)
+        config = dict(config, functions=[function])
+        if zygote is not None and zygote.alive:
+            try:
+                child = _Child(box, config, timeout, zygote)
+            except _ZygoteLost:
+                pass
+        child = child or _Child(box, config, timeout)
         if "raised" in child.loaded:
             kind, message = child.loaded["raised"]
             reason = f"the submission failed to load: {kind}: {message}"
@@ -876,8 +1214,9 @@ def run_graded(test_file, code: str, functions, *, blocked=None, hidden_paths=()
     """Grade `code` (the student's source) with the `@grades` tests in `test_file`
     that grade one of `functions`; one `TestOutcome` per test, in the file's order.
 
-    Each test gets a fresh child process that runs `code`; the test runs here and
-    calls the student's function through a proxy, each call within `timeout`
+    Each test gets a fresh child process that runs `code` (in the sandbox, forked
+    from a zygote that imported the modules `code` names once); the test runs here
+    and calls the student's function through a proxy, each call within `timeout`
     seconds. The child cannot import `blocked` (default:
     `default_blocked(functions)`) nor, in the sandbox, read `hidden_paths`, the
     project or the grader's files; it has `memory_mb` of address space. `sandbox`:
@@ -901,18 +1240,26 @@ def run_graded(test_file, code: str, functions, *, blocked=None, hidden_paths=()
     hidden = [Path(path) for path in hidden_paths] + [test_file.resolve()]
     box = _Box(blocked, hidden, sandbox)
     if box.isolation != "sandbox":
-        why = box.isolation.removeprefix("none: ")
+        why = box.isolation.removeprefix("none: ").split(";")[0]
+        reads = "every file that any user may read" if box.drops else \
+            "every file the grader can"
         warnings.warn(f"the submission runs without a sandbox ({why}): it can read "
-                      "every file the grader can", GradingWarning, stacklevel=2)
+                      f"{reads}", GradingWarning, stacklevel=2)
     sandboxed = box.isolation == "sandbox"
     limits = {"RLIMIT_AS": memory_mb * 2**20, "RLIMIT_FSIZE": 16 * 2**20,
               "RLIMIT_NOFILE": 256, "RLIMIT_CORE": 0,
               "RLIMIT_CPU": int(60 + 30 * timeout)}
-    if sandboxed:            # counted per user namespace: the child's own processes
+    if sandboxed or box.drops:      # counted per user (namespace): the child's own
         limits["RLIMIT_NPROC"] = 64
+    config, zygote = {"code": code, "blocked": list(blocked), "limits": limits}, None
     try:
         with _derandomized_hypothesis(), _test_module(test_file) as module:
-            return [_run_test(box, test, code, blocked, float(timeout), limits)
-                    for test in _graded_tests(module, functions)]
+            tests = _graded_tests(module, functions)
+            if sandboxed and tests:
+                zygote = _Zygote(box, config)
+            return [_run_test(box, test, config, float(timeout), zygote)
+                    for test in tests]
     finally:
+        if zygote is not None:
+            zygote.close()
         box.close()

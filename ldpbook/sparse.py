@@ -241,78 +241,97 @@ class SparseKernelMechanism:
         return cls(*_array_callables(K, mask, inputs, outputs), inputs=tuple(int(v) for v in inputs),
                    log_kernel=log_kernel, name=name)
 
-    def _check_input(self, x, name="x") -> int:
-        x = check_int(x, name, minimum=None)
-        if self.inputs is not None and x not in self.inputs:
-            raise ValueError(f"{name}={x} is not in the input alphabet of {self.name}")
-        return x
+# %% ../nbs/03_sparse_kernels.ipynb #0e36fe7e-a
+def _method_of(cls):
+    """Add the decorated function to `cls` as a method, so that a long class can be written across cells (the
+    function keeps its name in the module, outside `__all__`)."""
+    def add(function):
+        function.__qualname__ = f"{cls.__qualname__}.{function.__name__}"
+        setattr(cls, function.__name__, function)
+        return function
+    return add
 
-    def pmf(self, x: int) -> SupportPmf:
-        "The law Q(·|x): actual support (sorted outputs with positive mass) and probabilities."
-        x = self._check_input(x)
-        ys = _sorted_support(x, self.support)
-        return _normalise(x, ys, self.kernel(x, ys), self.log_kernel)
+# %% ../nbs/03_sparse_kernels.ipynb #0e36fe7e-b
+@_method_of(SparseKernelMechanism)
+def _check_input(self, x, name="x") -> int:
+    x = check_int(x, name, minimum=None)
+    if self.inputs is not None and x not in self.inputs:
+        raise ValueError(f"{name}={x} is not in the input alphabet of {self.name}")
+    return x
 
-    @moved_to_keywords("rng", "size")
-    def sample(self, x: int, *, rng: np.random.Generator | int | None = None,
-               size: int | None = None) -> np.ndarray | int:
-        """Draw outputs of Q(·|x) by inverting its cumulative distribution.
+@_method_of(SparseKernelMechanism)
+def pmf(self, x: int) -> SupportPmf:
+    "The law Q(·|x): actual support (sorted outputs with positive mass) and probabilities."
+    x = self._check_input(x)
+    ys = _sorted_support(x, self.support)
+    return _normalise(x, ys, self.kernel(x, ys), self.log_kernel)
 
-        Parameters
-        ----------
-        x : int
-            The input.
-        rng : numpy.random.Generator, int or None, keyword-only
-            The random generator (or a seed).
-        size : int or None, keyword-only
-            The number of draws; None draws one output and returns it as an int.
-        """
-        law = self.pmf(x)
-        out = _inverse_cdf_draws(law, as_generator(rng), 1 if size is None else check_int(size, "size"))
-        return int(out[0]) if size is None else out
+@_method_of(SparseKernelMechanism)
+@moved_to_keywords("rng", "size")
+def sample(self, x: int, *, rng: np.random.Generator | int | None = None,
+           size: int | None = None) -> np.ndarray | int:
+    """Draw outputs of Q(·|x) by inverting its cumulative distribution.
 
-    def defect(self, x: int, x_prime: int, eps: float) -> DefectDecomposition:
-        "Theorem 1: Δ_ε(x, x') split into support leakage (S(x)∖S(x')) and overlap excess loss (S(x)∩S(x'))."
-        eps = check_eps(eps, allow_inf=True)
-        return _decompose(self.pmf(x), self.pmf(self._check_input(x_prime, "x_prime")), eps)
+    Parameters
+    ----------
+    x : int
+        The input.
+    rng : numpy.random.Generator, int or None, keyword-only
+        The random generator (or a seed).
+    size : int or None, keyword-only
+        The number of draws; None draws one output and returns it as an int.
+    """
+    law = self.pmf(x)
+    out = _inverse_cdf_draws(law, as_generator(rng), 1 if size is None else check_int(size, "size"))
+    return int(out[0]) if size is None else out
 
-    def channel(self, inputs: ArrayLike | None = None) -> KernelChannel:
-        "Materialise the mechanism on finitely many inputs (default: its alphabet) over the union of supports."
-        return _materialise(self, _inputs_or_alphabet(self, inputs))
+# %% ../nbs/03_sparse_kernels.ipynb #0e36fe7e-c
+@_method_of(SparseKernelMechanism)
+def defect(self, x: int, x_prime: int, eps: float) -> DefectDecomposition:
+    "Theorem 1: Δ_ε(x, x') split into support leakage (S(x)∖S(x')) and overlap excess loss (S(x)∩S(x'))."
+    eps = check_eps(eps, allow_inf=True)
+    return _decompose(self.pmf(x), self.pmf(self._check_input(x_prime, "x_prime")), eps)
 
-    @moved_to_keywords("H")
-    def pure_epsilon(self, inputs: ArrayLike | None = None, *, H: int | None = None) -> float:
-        """Theorem 1, (7): the smallest ε for pure ε-LDP; inf if two constrained supports differ.
+@_method_of(SparseKernelMechanism)
+def channel(self, inputs: ArrayLike | None = None) -> KernelChannel:
+    "Materialise the mechanism on finitely many inputs (default: its alphabet) over the union of supports."
+    return _materialise(self, _inputs_or_alphabet(self, inputs))
 
-        Parameters
-        ----------
-        inputs : array_like of int, optional
-            The inputs to compare (default: the input alphabet; required for a mechanism on ℤ).
-        H : int or None, keyword-only
-            With `H`, only the pairs with 1 ≤ |x − x'| ≤ H are constrained (range-H privacy).
-        """
-        H = None if H is None else check_int(H, "H", minimum=1)
-        return _pure_epsilon(self, _inputs_or_alphabet(self, inputs), H)
+@_method_of(SparseKernelMechanism)
+@moved_to_keywords("H")
+def pure_epsilon(self, inputs: ArrayLike | None = None, *, H: int | None = None) -> float:
+    """Theorem 1, (7): the smallest ε for pure ε-LDP; inf if two constrained supports differ.
 
-    def is_pure_ldp(self, eps: float, inputs: ArrayLike | None = None, *, H: int | None = None,
-                    rtol: float = 1e-9) -> bool:
-        """Pure ε-LDP by Theorem 1 (common supports and the log-ratio bound (7)).
+    Parameters
+    ----------
+    inputs : array_like of int, optional
+        The inputs to compare (default: the input alphabet; required for a mechanism on ℤ).
+    H : int or None, keyword-only
+        With `H`, only the pairs with 1 ≤ |x − x'| ≤ H are constrained (range-H privacy).
+    """
+    H = None if H is None else check_int(H, "H", minimum=1)
+    return _pure_epsilon(self, _inputs_or_alphabet(self, inputs), H)
 
-        Parameters
-        ----------
-        eps : float
-            Privacy level ε ≥ 0 (``inf`` allowed).
-        inputs : array_like of int, optional
-            As in `pure_epsilon`.
-        H : int or None, keyword-only
-            As in `pure_epsilon`.
-        rtol : float, keyword-only
-            Relative slack: the bound (7) is checked against ε + log(1 + rtol).
-        """
-        eps = check_eps(eps, allow_inf=True)
-        rtol = check_eps(rtol, name="rtol")
-        value = self.pure_epsilon(inputs, H=H)
-        return bool(value <= eps + np.log1p(rtol)) if np.isfinite(value) else eps == np.inf
+@_method_of(SparseKernelMechanism)
+def is_pure_ldp(self, eps: float, inputs: ArrayLike | None = None, *, H: int | None = None,
+                rtol: float = 1e-9) -> bool:
+    """Pure ε-LDP by Theorem 1 (common supports and the log-ratio bound (7)).
+
+    Parameters
+    ----------
+    eps : float
+        Privacy level ε ≥ 0 (``inf`` allowed).
+    inputs : array_like of int, optional
+        As in `pure_epsilon`.
+    H : int or None, keyword-only
+        As in `pure_epsilon`.
+    rtol : float, keyword-only
+        Relative slack: the bound (7) is checked against ε + log(1 + rtol).
+    """
+    eps = check_eps(eps, allow_inf=True)
+    rtol = check_eps(rtol, name="rtol")
+    value = self.pure_epsilon(inputs, H=H)
+    return bool(value <= eps + np.log1p(rtol)) if np.isfinite(value) else eps == np.inf
 
 # %% ../nbs/03_sparse_kernels.ipynb #24492655
 def _inputs_or_alphabet(mechanism: SparseKernelMechanism, inputs) -> np.ndarray:
@@ -399,7 +418,7 @@ def _range_pairs(mechanism: SparseKernelMechanism, H: int, center, distances) ->
         raise ValueError(f"no pair of inputs is at distance 1..{H}")
     return pairs, max(first_distance_moment(mechanism, x) for x in xs)
 
-
+# %% ../nbs/03_sparse_kernels.ipynb #484cb132-b
 @moved_to_keywords("center", "distances")
 def range_defect(mechanism: SparseKernelMechanism, eps: float, H: int, *, center: int = 0,
                  distances: ArrayLike | None = None) -> RangeDefect:
@@ -441,7 +460,7 @@ def range_defect(mechanism: SparseKernelMechanism, eps: float, H: int, *, center
     return RangeDefect(parts[best].total, parts[best].support_leakage, parts[best].overlap_excess,
                        h, (a, b), r1, per_h)
 
-
+# %% ../nbs/03_sparse_kernels.ipynb #484cb132-c
 def sweep_radius(factory: Callable[[int], SparseKernelMechanism], radii: Iterable[int], eps: float, H: int, *,
                  center: int = 0) -> list[RangeDefect]:
     """`range_defect(factory(r), eps, H, center=center)` for every support radius r in `radii` (Table I / Figure 1).

@@ -1110,13 +1110,12 @@ class _Scores:
         self.start = np.column_stack([batch.w, batch.w, _shift(batch.w, batch.kind, batch.params)])
         tv = 0.5 * np.abs(batch.d).sum(axis=1)           # KL kernel: u ≥ 1e-12 and ε·TV not small
         self.fast = batch.kind == "kl" and bool(np.all(batch.w >= 1e-12) and np.all(batch.c * tv >= 1e-2))
-        self.table = None
+        self.table, self.into = None, None
         size = self.n * self.n_groups * (self.n_groups + 1) // 2
-        if store and size <= _TABLE_BUDGET:
+        if store and size <= _TABLE_BUDGET:                # stored by the first sweep, while its rows are in cache
             packed = _buffers(workspace, size)
             offsets = np.concatenate(([0], np.cumsum(self.n * np.arange(1, self.n_groups + 1))))
-            rows = [packed[offsets[i - 1]:offsets[i]].reshape(self.n, i) for i in range(1, self.n_groups + 1)]
-            self.table = [None] + [row for _, row in self._sweep(rows)]
+            self.into = [packed[offsets[i - 1]:offsets[i]].reshape(self.n, i) for i in range(1, self.n_groups + 1)]
 
     def _sweep(self, into=None):
         "Yield (i, row i), written into the buffers `into[i − 1]` when given."
@@ -1139,11 +1138,24 @@ class _Scores:
             yield i, out
 
     def rows(self):
-        "Yield (i, row i) for i = 1..n_groups."
-        if self.table is None:
+        "Yield (i, row i) for i = 1..n_groups; the first complete sweep of a stored oracle fills its table."
+        if self.table is not None:
+            yield from ((i, self.table[i]) for i in range(1, self.n_groups + 1))
+        elif self.into is None:
             yield from self._sweep()
         else:
-            yield from ((i, self.table[i]) for i in range(1, self.n_groups + 1))
+            filled = [None]
+            for i, row in self._sweep(self.into):
+                filled.append(row)
+                yield i, row
+            self.table = filled
+
+    def stored(self):
+        "The oracle with its table filled (when it stores one)."
+        if self.table is None and self.into is not None:
+            for _ in self.rows():
+                pass
+        return self
 
     def subset(self, keep):
         "The oracle restricted to the instances `keep` (an index array)."
@@ -1151,6 +1163,7 @@ class _Scores:
         new.__dict__.update(self.__dict__)
         new.batch, new.n = self.batch.take(keep), keep.size
         new.ca, new.cb, new.cd, new.start = self.ca[keep], self.cb[keep], self.cd[keep], self.start[keep]
+        new.into = None
         if self.table is not None:
             new.table = [None] + [r[keep] for r in self.table[1:]]
         return new
@@ -1243,8 +1256,8 @@ def _dinkelbach(S, ratio, ptr, rtol=1e-14):
 
     Starts from feasible partitions (back-pointers `ptr`, ratios `ratio`); each pass solves the parametric
     problem max_π Σ_j (μ̃(B_j) − ρw) exactly and moves ρ (``lam`` below) to the ratio of its maximiser. It stops
-    when a pass finds no partition better than ρ by more than a relative `rtol`: ρ is then optimal up to round-off.
-    Later passes run only on the instances still improving."""
+    when a pass returns the current partition, or none better than ρ by more than a relative `rtol`: ρ is then
+    optimal up to round-off. Later passes run only on the instances still improving."""
     ratio, ptr = ratio.astype(float).copy(), ptr.copy()
     w = S.batch.w
     active = np.flatnonzero(np.isfinite(ratio))
@@ -1253,12 +1266,13 @@ def _dinkelbach(S, ratio, ptr, rtol=1e-14):
         penalty = np.where(w_act > 0, lam * w_act, 0.0)
         if active.size == S.n:
             N, cnt, new_ptr = _penalised_pass(S, penalty)
-        elif S.table is not None:
+        elif S.stored().table is not None:
             N, cnt, new_ptr = _penalised_pass(S, penalty, keep=active)
         else:
             N, cnt, new_ptr = _penalised_pass(S.subset(active), penalty)
         new = N / (1 + (cnt - 1) * w_act)
-        better = new > lam + rtol * np.abs(lam) + 1e-300
+        moved = np.any(_pointers_to_cuts(new_ptr) != _pointers_to_cuts(ptr[active]), axis=1)
+        better = moved & (new > lam + rtol * np.abs(lam) + 1e-300)
         ratio[active[better]] = new[better]
         ptr[active[better]] = new_ptr[better]
         active = active[better & np.isfinite(new)]

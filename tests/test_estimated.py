@@ -6,6 +6,7 @@ enumeration and Monte Carlo (more outputs), the shipped data set, and bad inputs
 import itertools
 import math
 import zlib
+from pathlib import Path
 
 import mpmath as mp
 import numpy as np
@@ -162,6 +163,8 @@ def test_lipschitz_edges():
     assert output_lipschitz(0.0) == (0.0, 0.0)
     assert output_lipschitz(np.inf, divergence="tv") == (0.5, 0.5)
     assert output_lipschitz(np.inf) == (np.inf, np.inf)
+    for alpha in (0.5, 2.0):                    # Rényi without privacy: unbounded, never NaN
+        assert output_lipschitz(np.inf, divergence="renyi", alpha=alpha) == (np.inf, np.inf)
     assert output_lipschitz(1.0, divergence="egamma", gamma=3.0) == (
         0.0,
         0.0,
@@ -507,3 +510,108 @@ def test_tiny_eps_sample_sizes_are_certified_and_fast():
     assert rr.method == "berry-esseen" and rr.lower_bound <= rr.n and rr.n > binary.n
     with pytest.raises(ValueError, match="too close"):
         sample_size(p, q, 1e-9)
+
+
+@pytest.mark.parametrize("kind, params", KINDS)
+@pytest.mark.parametrize("eps", [0.5, 2.0])
+def test_constants_are_sharp_in_the_limit(kind, params, eps):
+    """Binary RR with p = (1, 0), q = (0, 1) puts the output ratios at e^{±ε}; moving both laws inward by s,
+    the change over the bound tends to 1 as s → 0 for every divergence but Rényi with α > 1 (bound loose there)."""
+    Lp, Lq = output_lipschitz(eps, divergence=kind, **params)
+    if Lp == Lq == 0:                                    # E_γ outside (e^{−ε}, e^{ε}): constant, nothing to test
+        return
+    Q, s = randomized_response(2, eps), 1e-7
+    p, q = np.array([1.0, 0.0]), np.array([0.0, 1.0])
+    ratios = []
+    inward_p, inward_q = np.array([1 - s, s]), np.array([s, 1 - s])
+    for p2, q2 in [(inward_p, q), (p, inward_q), (inward_p, inward_q)]:
+        change = abs(divergence(p @ Q, q @ Q, kind=kind, **params) - divergence(p2 @ Q, q2 @ Q, kind=kind, **params))
+        ratios.append(change / (Lp * np.abs(p - p2).sum() + Lq * np.abs(q - q2).sum()))
+    if kind == "renyi" and params["alpha"] > 1:
+        assert max(ratios) < 0.9
+    else:
+        assert all(abs(r - 1) < 1e-5 for r in ratios), ratios
+
+
+@pytest.mark.parametrize("eps", [0.5, 1.0, 3.0])
+def test_egamma_at_the_ends_of_the_ratio_range(eps):
+    "γ = e^{±ε}: the constants are 0 (a kink at an end costs nothing), and E_γ is constant on ε-LDP outputs."
+    rng = np.random.default_rng(int(eps * 10))
+    for gamma, constant in ((math.exp(eps), 0.0), (math.exp(-eps), 1 - math.exp(-eps))):
+        assert output_lipschitz(eps, divergence="egamma", gamma=gamma) == (0.0, 0.0)
+        for _ in range(200):
+            k = int(rng.integers(2, 7))
+            Q = random_ldp_channel(k, eps, rng)
+            value = divergence(random_law(rng, k) @ Q, random_law(rng, k) @ Q, kind="egamma", gamma=gamma)
+            assert value == pytest.approx(constant, abs=1e-12)
+
+
+def test_types_power_is_the_linear_programming_optimum():
+    "The most powerful level-α test over all randomized tests on types, by a linear program, independent of NP."
+    from scipy.optimize import linprog
+    from ldpbook.estimated import _types
+    rng = np.random.default_rng(11)
+    for _ in range(8):
+        u, v = rng.dirichlet(np.ones(3)), rng.dirichlet(np.ones(3))
+        n, alpha = int(rng.integers(2, 10)), float(rng.choice([0.01, 0.05, 0.2]))
+        N = _types(n, 3)
+        log_count = np.array([math.lgamma(n + 1) - sum(math.lgamma(c + 1) for c in row) for row in N])
+        P0, P1 = np.exp(log_count + N @ np.log(u)), np.exp(log_count + N @ np.log(v))
+        lp = linprog(-P1, A_ub=[P0], b_ub=[alpha], bounds=[(0, 1)] * len(P0), method="highs")
+        assert _types_power(u, v, n, alpha) == pytest.approx(-lp.fun, abs=1e-8)
+
+
+def test_berry_esseen_level_and_power_by_enumeration():
+    "The Berry–Esseen test's exact level (≤ α) and power (≥ the bound), by enumerating the multinomial types."
+    from scipy import stats
+    from ldpbook.estimated import BERRY_ESSEEN, _berry_esseen_power, _types
+    rng = np.random.default_rng(12)
+    n, alpha = 150, 0.05
+    N = _types(n, 3)
+    log_count = np.array([math.lgamma(n + 1) - sum(math.lgamma(c + 1) for c in row) for row in N])
+    checked = 0
+    while checked < 3:
+        u = rng.dirichlet(np.full(3, 3.0))
+        v = 0.8 * u + 0.2 * rng.dirichlet(np.full(3, 3.0))
+        llr = np.log(v) - np.log(u)
+        m0, s0 = u @ llr, math.sqrt(u @ (llr - u @ llr) ** 2)
+        e0 = BERRY_ESSEEN * (u @ np.abs(llr - m0) ** 3) / (s0**3 * math.sqrt(n))
+        if e0 >= alpha:
+            continue
+        t = n * m0 + s0 * math.sqrt(n) * stats.norm.ppf(1 - alpha + e0)
+        reject = N @ llr > t
+        level = np.exp(log_count + N @ np.log(u))[reject].sum()
+        power = np.exp(log_count + N @ np.log(v))[reject].sum()
+        assert level <= alpha and power >= _berry_esseen_power(u, v, n, alpha)
+        checked += 1
+
+
+def test_data_set_ships_inside_the_package():
+    "The default data file is a package resource (so an installed wheel has it), read by the default loader."
+    import importlib.resources
+    resource = importlib.resources.files("ldpbook").joinpath("data", "randhie_visits.csv")
+    assert resource.is_file()
+    assert load_health_visits(Path(str(resource))).visits.size == load_health_visits().visits.size == 20190
+
+
+def test_numbers_in_the_exercise_solutions(monkeypatch):
+    """The chapter's solutions quote numbers their code is not run for: the bootstrap quantiles of the RAND sample
+    size at ε = 1 (est-ex-uncertain-n) and the lattice test's n against its number of levels R (est-ex-lattice)."""
+    import ldpbook.estimated as est
+    x0, x1 = load_health_visits().populations()
+    p, q = np.bincount(x0, minlength=7) / x0.size, np.bincount(x1, minlength=7) / x1.size
+    rng, sizes = np.random.default_rng(0), []
+    for _ in range(200):
+        b0, b1 = rng.choice(x0, x0.size), rng.choice(x1, x1.size)
+        sizes.append(sample_size(np.bincount(b0, minlength=7) / b0.size, np.bincount(b1, minlength=7) / b1.size, 1.0))
+    low, high = np.quantile(sizes, [0.1, 0.9])
+    assert 820 <= low <= 860 and 1210 <= high <= 1250 and sample_size(p, q, 1.0) == 1050
+    u, v = p @ randomized_response(7, 1.0), q @ randomized_response(7, 1.0)
+    needed = {}
+    for levels in (4, 8, 16, 32, 64, 128):
+        def weights(u, v, n, levels=levels):
+            llr = np.log(v) - np.log(u)
+            return np.rint(levels * llr / np.abs(llr).max()).astype(np.int64)
+        monkeypatch.setattr(est, "_lattice_weights", weights)
+        needed[levels] = est._smallest(lambda n: est._lattice_power(u, v, n, 0.05), 0.8 + 1e-9)[0]
+    assert needed == {4: 3581, 8: 3545, 16: 3543, 32: 3539, 64: 3538, 128: 3538}

@@ -4,7 +4,9 @@ For every chapter: (a) every graded test passes when it is given the chapter's o
 fails when it is given a stub that raises NotImplementedError; (c) plausible wrong implementations (mutants: one that
 ignores eps, returns the uniform channel, forgets a convention...) fail at least one test of their function; (d)
 every test is attributed with `@grades` to a function the chapter exports, takes one parameter named as that
-function, and every graded function has 3 to 6 tests, at least one of them hidden.
+function, and every graded function has 3 to 6 tests, at least one of them hidden; (e) no helper of a visible test
+computes what a graded function computes (`make`'s check); correct implementations written otherwise (other draw
+orders, brute force) pass.
 
 (a)-(c) run in this process: the function reaches a test as a proxy whose arguments and return value travel through
 the harness's own data-only codec (`ldpbook.grading`), its exceptions arriving as `StudentError`. One end-to-end test
@@ -20,20 +22,19 @@ import math
 import types
 from pathlib import Path
 
+import nbformat
 import numpy as np
 import pytest
 
 from ldpbook import assignments, grading
 
 GRADING = Path(__file__).resolve().parent / "grading"
-MODULES = ("foundations", "egamma", "sparse", "adaptive", "chernoff")     # spr, closeness: once `make` reads the contract
+MODULES = ("foundations", "spr", "egamma", "sparse", "closeness", "adaptive", "chernoff")
+NOTEBOOKS = {"foundations": "00_foundations", "spr": "01_spr", "egamma": "02_egamma", "sparse": "03_sparse_kernels",
+             "closeness": "04_closeness", "adaptive": "05_adaptivity", "chernoff": "06_chernoff"}
 
 
 # ------------------------------------------------------------------------------------ contract objects, in-process
-if not hasattr(assignments, "grades"):              # until ldpbook.assignments re-exports the contract's names
-    assignments.grades, assignments.StudentError = grading.grades, grading.StudentError
-
-
 def grading_of(test):
     "(function, points, hidden) recorded by @grades."
     function, points, hidden = test.__grades__
@@ -119,6 +120,20 @@ def test_attribution(module, name):
     assert list(inspect.signature(test).parameters) == [function]
     assert isinstance(points, int) and points >= 1 and isinstance(hidden, bool)
     assert (test.__doc__ or "").strip(), "the first line of the docstring is shown in feedback"
+
+
+@pytest.mark.parametrize("module", MODULES)
+def test_visible_tests_do_not_hand_out_an_answer(module):
+    """(e) No helper that a visible test uses (the set-up cell a student reads) computes what a graded function of the
+    chapter computes, by `make`'s own check; and `make`'s reader finds the same tests, points and hidden flags."""
+    path = GRADING / f"graded_{module}.py"
+    found = assignments.graded_tests(path)
+    assert {(t.function, t.name, t.points, t.hidden) for t in found} == \
+        {(*grading_of(test)[:1], name, *grading_of(test)[1:]) for name, test in graded_tests(module)}
+    setup = assignments.visible_setup(path, found)
+    nb = nbformat.read(Path(__file__).resolve().parents[1] / "nbs" / f"{NOTEBOOKS[module]}.ipynb", as_version=4)
+    for function in sorted({t.function for t in found}):
+        assert assignments.answering_helpers(setup, nb, function) == [], function
 
 
 @pytest.mark.parametrize("module", MODULES)
@@ -377,7 +392,7 @@ def _coarse_chernoff(u, v):
     return types.SimpleNamespace(value=values[best], lam=float(grid[best]))
 
 
-def _chernoff_from_kl(p, q, eps, *, ell=None, tol=1e-12, max_dp_calls=2000):
+def _chernoff_from_kl(p, q, eps, *, ell=None, tol=1e-8, max_dp_calls=2000):
     from ldpbook.chernoff import chernoff_optimal, spr_chernoff_information
     if eps == 0:
         return chernoff_optimal(p, q, eps, ell=ell, tol=tol, max_dp_calls=max_dp_calls)
@@ -389,7 +404,7 @@ def _chernoff_from_kl(p, q, eps, *, ell=None, tol=1e-12, max_dp_calls=2000):
                                gap=mech.upper_bound - info.value)
 
 
-def _chernoff_binary(p, q, eps, *, ell=None, tol=1e-12, max_dp_calls=2000):
+def _chernoff_binary(p, q, eps, *, ell=None, tol=1e-8, max_dp_calls=2000):
     from ldpbook.chernoff import chernoff_optimal, spr_chernoff_information
     if eps == 0:
         return chernoff_optimal(p, q, eps, ell=ell, tol=tol, max_dp_calls=max_dp_calls)
@@ -423,6 +438,13 @@ def _closeness_mutants():
         c.noisy_permutation_pvalue(o, t, e, sensitivity=sensitivity, rng=rng) - 1 / (len(t) + 1)
     yield "noisy_permutation_pvalue", "a fixed seed whatever rng", lambda o, t, e, *, sensitivity, rng=None: \
         c.noisy_permutation_pvalue(o, t, e, sensitivity=sensitivity, rng=0)
+    yield "dp_permutation_decision", "noise 4/eps", lambda o, t, e, *, sensitivity, alpha=0.05, rng=None: \
+        c.dp_permutation_decision(o, t, 2 * e, sensitivity=sensitivity, alpha=alpha, rng=rng)
+    yield "dp_permutation_decision", "p < alpha instead of p <= alpha", _decision_strict
+    yield "dp_permutation_decision", "alpha ignored (0.05)", lambda o, t, e, *, sensitivity, alpha=0.05, rng=None: \
+        c.dp_permutation_decision(o, t, e, sensitivity=sensitivity, rng=rng)
+    yield "dp_permutation_decision", "accepts any B", lambda o, t, e, *, sensitivity, alpha=0.05, rng=None: bool(
+        c.noisy_permutation_pvalue(o, t, e, sensitivity=sensitivity, rng=rng) <= alpha)
     yield "dp_permutation_test", "noise 4/eps", lambda x, y, eps, **kw: c.dp_permutation_test(x, y, 2 * eps, **kw)
     yield "dp_permutation_test", "noise 4/eps, reported as 8/eps", lambda x, y, eps, **kw: _report_scale(
         c.dp_permutation_test(x, y, 2 * eps, **kw), 8 / eps)
@@ -456,6 +478,12 @@ def _pvalue_strict(o, t, e, *, sensitivity, rng=None):
     gen = as_generator(rng)
     noise = gen.laplace(scale=scale, size=t.size + 1) if scale > 0 else np.zeros(t.size + 1)
     return (1 + np.sum(t + noise[1:] > o + noise[0])) / (t.size + 1)
+
+
+def _decision_strict(o, t, e, *, sensitivity, alpha=0.05, rng=None):
+    from ldpbook.closeness import dp_permutation_decision, noisy_permutation_pvalue
+    dp_permutation_decision(o, t, e, sensitivity=sensitivity, alpha=alpha, rng=0)      # validates the input
+    return bool(noisy_permutation_pvalue(o, t, e, sensitivity=sensitivity, rng=rng) < alpha)
 
 
 def _report_scale(result, scale):
@@ -516,14 +544,115 @@ def test_mutant_is_caught(module, function, mutant):
     assert any(run(module, name, mutant) is not None for name in names), f"no test of {function} catches it"
 
 
+# ------------------------------------------------------------------ correct implementations written otherwise pass
+def _alternatives():
+    "(module, function, what, implementation): correct, but not the chapter's code (other draw orders, brute force)."
+    yield "foundations", "randomized_response", "written with np.where", _rr_where
+    yield "spr", "divergence_optimal", "brute force over every partition", _brute_divergence_optimal
+    yield "closeness", "noisy_permutation_pvalue", "noise drawn one value at a time, permuted first", _other_pvalue
+    yield "closeness", "dp_permutation_test", "noise drawn first, the last value for T_0", _other_test
+    yield "closeness", "dp_permutation_decision", "on the p-value drawn otherwise", _other_decision
+    yield "closeness", "rb_statistic", "the average over every split, by enumeration", _rb_by_enumeration
+
+
+def _rr_where(k, eps):
+    from ldpbook.foundations import randomized_response
+    randomized_response(k, eps)                                           # validates the input
+    keep = 1.0 / (1.0 + (k - 1) * math.exp(-eps))
+    return np.where(np.eye(k, dtype=bool), keep, (1.0 - keep) / (k - 1) if k > 1 else 0.0)
+
+
+def _brute_divergence_optimal(p, q, eps, *, divergence="kl", ell=None, **params):
+    "The best SPR mechanism over every partition (small k), null symbols joining the first block."
+    from ldpbook import spr
+    spr.divergence_optimal(p, q, eps, divergence=divergence, ell=ell, **params)    # validates the input
+    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
+    null = [x for x in range(p.size) if p[x] == 0 and q[x] == 0]
+    live = [x for x in range(p.size) if x not in null]
+    best = None
+    for blocks in _set_partitions(live):
+        if ell is not None and len(blocks) > ell:
+            continue
+        blocks = [blocks[0] + null] + blocks[1:]
+        mech = spr.spr_mechanism(p, q, eps, blocks, divergence=divergence, **params)
+        if best is None or mech.value > best.value * (1 + 1e-12):
+            best = mech
+    return best
+
+
+def _set_partitions(items):
+    if not items:
+        yield []
+        return
+    first, rest = items[0], items[1:]
+    for smaller in _set_partitions(rest):
+        for j in range(len(smaller)):
+            yield smaller[:j] + [[first] + smaller[j]] + smaller[j + 1:]
+        yield [[first]] + smaller
+
+
+def _other_pvalue(observed, permuted, eps, *, sensitivity, rng=None):
+    "A correct noisy p-value that draws its noise otherwise: one value at a time, permuted first, subtracted."
+    from ldpbook.closeness import noisy_permutation_pvalue
+    from ldpbook.foundations import as_generator
+    reference = noisy_permutation_pvalue(observed, permuted, eps, sensitivity=sensitivity, rng=0)   # validates the input
+    if np.isinf(eps):
+        return reference
+    rng, scale = as_generator(rng), 2 * sensitivity / eps
+    noisy_permuted = [t - scale * rng.laplace() for t in np.asarray(permuted, dtype=float)]
+    noisy_observed = observed - rng.laplace(0.0, scale)
+    return (1 + sum(t >= noisy_observed for t in noisy_permuted)) / (len(noisy_permuted) + 1)
+
+
+def _other_test(x, y, eps, *, k=None, statistic_name="rb", n_permutations=199, alpha=0.05, rng=None,
+                return_nonprivate=False):
+    "A correct DP permutation test that draws its noise first, as one array, and uses the last value for T_0."
+    from ldpbook import closeness
+    from ldpbook.foundations import as_generator
+    closeness.dp_permutation_test(x, y, eps, k=k, statistic_name=statistic_name, n_permutations=n_permutations,
+                                  alpha=alpha, rng=0)                      # validates the input
+    rng = as_generator(rng)
+    scale = 2 * 4.0 / eps
+    noise = rng.laplace(0.0, scale, size=n_permutations + 1) if scale > 0 else np.zeros(n_permutations + 1)
+    perm = closeness.permutation_statistics(x, y, k=k, statistic_name=statistic_name, n_permutations=n_permutations,
+                                            rng=rng)
+    pvalue = (1 + np.count_nonzero(perm.permuted + noise[:-1] >= perm.observed + noise[-1])) / (n_permutations + 1)
+    keep = return_nonprivate
+    return closeness.DPPermutationTestResult(bool(pvalue <= alpha), pvalue if keep else None,
+                                             perm.observed if keep else None, perm.permuted if keep else None, eps,
+                                             alpha, scale, statistic_name, n_permutations, ("reject",), ())
+
+
+def _other_decision(observed, permuted, eps, *, sensitivity, alpha=0.05, rng=None):
+    "A correct decision on `_other_pvalue`."
+    from ldpbook.closeness import dp_permutation_decision
+    dp_permutation_decision(observed, permuted, eps, sensitivity=sensitivity, alpha=alpha, rng=0)   # validates the input
+    return bool(_other_pvalue(observed, permuted, eps, sensitivity=sensitivity, rng=rng) <= alpha)
+
+
+def _rb_by_enumeration(x, y, *, k=None):
+    from ldpbook.closeness import rb_statistic
+    value = rb_statistic(x, y, k=k)                                       # validates the input
+    if len(x) + len(y) > 10:
+        return value
+    graded = graded_module("closeness")
+    return graded.split_statistic_average(list(x), list(y))
+
+
+@pytest.mark.parametrize("module, function, implementation",
+                         [pytest.param(m, f, i, id=f"{m}.{f}: {w}") for m, f, w, i in _alternatives()])
+def test_correct_alternatives_pass(module, function, implementation):
+    "A correct implementation that is not the chapter's code passes every test of its function."
+    names = [name for name, test in graded_tests(module) if grading_of(test)[0] == function]
+    failures = {name: run(module, name, implementation) for name in names}
+    assert not any(failures.values()), failures
+
+
 # ------------------------------------------------------------------------------ end to end, through the harness
-NOTEBOOKS = {"foundations": "00_foundations", "spr": "01_spr", "egamma": "02_egamma", "sparse": "03_sparse_kernels",
-             "closeness": "04_closeness", "adaptive": "05_adaptivity", "chernoff": "06_chernoff"}
 
 
 def chapter_code(module):
     "The source of the chapter's export cells, as a submission would hold it (directives dropped, __future__ first)."
-    import nbformat
     from ldpbook.assignments import is_export_cell
     nb = nbformat.read(Path(__file__).resolve().parents[1] / "nbs" / f"{NOTEBOOKS[module]}.ipynb", as_version=4)
     lines = [line for cell in nb.cells if is_export_cell(cell) for line in cell.source.splitlines() + [""]

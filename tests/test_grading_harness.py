@@ -246,11 +246,35 @@ SANDBOXED = {
     "grader_tmp": r"assertion failed",
     "home": r"FileNotFoundError|assertion failed",
     "network": r"network raised (ConnectionRefusedError|OSError)",
-    "kills_everything": r"kills_everything raised ProcessLookupError|process (exited|was killed).* during the call",
+    "kills_everything": r"kills_everything raised ProcessLookupError|assertion failed|process (exited|was killed).* during",
     "kills_parent": r"kills_parent raised PermissionError|assertion failed|process (exited|was killed).* during",
 }
 # Without the sandbox the child can read files and signal the grader: only what does not depend on it.
-PLAIN = ("exits", "loops", "hogs", "garbage", "forged", "patches", "hostile", "huge", "reference", "reexport")
+PLAIN = {attack: SANDBOXED[attack] for attack in ("exits", "loops", "hogs", "garbage", "forged", "patches", "hostile",
+                                                  "huge", "reference", "reexport")}
+ROOT = os.geteuid() == 0
+if ROOT:    # the fallback drops root to an unused user id: a process limit, no signals to others, no private files
+    PLAIN |= {"forks": SANDBOXED["forks"], "spawns": SANDBOXED["spawns"], "escapes": r"assertion failed",
+              "tests": r"tests raised PermissionError",        # pytest's folders are private to root
+              "source": None,                                  # what it does not hide: files that others may read
+              "kills_everything": r"assertion failed",                 # it reached none of the grader's processes
+              "kills_parent": r"kills_parent raised PermissionError"}
+DROPPED = "; the code runs as an unused user id without groups, and can read every file that any user may read"
+
+
+class Spy(grading._Zygote):
+    "The harness's zygote, counting the children it forked."
+    made = []
+
+    def __init__(self, *args, **kwargs):
+        self.forks = 0
+        super().__init__(*args, **kwargs)
+        Spy.made.append(self)
+
+    def fork(self, *args, **kwargs):
+        pipes = super().fork(*args, **kwargs)
+        self.forks += 1
+        return pipes
 
 
 def attack_test_file(folder: Path, attacks) -> Path:
@@ -315,7 +339,9 @@ def run_attacks(tmp_path_factory, attacks, sandbox):
                      GRADER_HOME_NAMES=home_names(),
                      PORT=listener.getsockname()[1])
     code = "".join(f"{name} = {value!r}\n" for name, value in constants.items()) + ATTACKS
-    with warnings.catch_warnings(record=True) as caught:
+    Spy.made.clear()
+    with warnings.catch_warnings(record=True) as caught, pytest.MonkeyPatch.context() as patch:
+        patch.setattr(grading, "_Zygote", Spy)
         warnings.simplefilter("always")
         outcomes = run_graded(test_file, code, list(attacks) + ["good"], timeout=2, memory_mb=1024,
                               blocked=default_blocked(["divergence_optimal"]), hidden_paths=[course],
@@ -328,7 +354,8 @@ def run_attacks(tmp_path_factory, attacks, sandbox):
     listener.close()
     return {"outcomes": {o.name: o for o in outcomes}, "order": [o.name for o in outcomes],
             "warnings": [w for w in caught if issubclass(w.category, GradingWarning)],
-            "sentinel": (folder / "sentinel").exists(), "survivors": survivors(), "connected": accepted}
+            "sentinel": (folder / "sentinel").exists(), "survivors": survivors(), "connected": accepted,
+            "zygotes": [(zygote.forks, zygote.alive) for zygote in Spy.made]}
 
 
 @pytest.fixture(scope="module")
@@ -356,9 +383,16 @@ def test_an_attack_in_the_sandbox_fails_only_its_own_test(sandboxed, attack):
     check_attack(sandboxed, attack, SANDBOXED[attack])
 
 
-@pytest.mark.parametrize("attack", PLAIN)
+@pytest.mark.parametrize("attack", list(PLAIN))
 def test_an_attack_without_the_sandbox_fails_only_its_own_test(plain, attack):
-    check_attack(plain, attack, SANDBOXED[attack])
+    check_attack(plain, attack, PLAIN[attack])
+
+
+def test_one_zygote_forks_every_test_until_an_attack_kills_it(sandboxed, plain):
+    "kill(-1) from a test's child reaches the zygote (same user): the tests after it get fresh interpreters."
+    killer = sandboxed["order"].index("test_kills_everything")
+    assert sandboxed["zygotes"] == [(killer + 1, False)]
+    assert plain["zygotes"] == []                                  # only inside the sandbox
 
 
 def test_the_runs_are_complete_in_file_order_and_leave_nothing_behind(sandboxed, plain):
@@ -372,8 +406,10 @@ def test_the_runs_are_complete_in_file_order_and_leave_nothing_behind(sandboxed,
 
 
 def test_without_the_sandbox_the_outcomes_and_a_warning_say_so(plain):
-    assert {o.isolation for o in plain["outcomes"].values()} == {"none: sandbox='none' was asked for"}
+    assert {o.isolation for o in plain["outcomes"].values()} == {"none: sandbox='none' was asked for" + DROPPED * ROOT}
     assert len(plain["warnings"]) == 1 and "without a sandbox" in str(plain["warnings"][0].message)
+    reads = "every file that any user may read" if ROOT else "every file the grader can"
+    assert str(plain["warnings"][0].message).endswith(f"it can read {reads}")
 
 
 def test_feedback_shows_visible_calls_and_caps_the_output(sandboxed):
@@ -381,6 +417,91 @@ def test_feedback_shows_visible_calls_and_caps_the_output(sandboxed):
     assert prints.calls == (grading.Call("prints()", "41"),)
     assert prints.output.startswith("test_prints PASSED") and len(prints.output) <= 4096
     assert "assert 41 == 42" in prints.reason           # pytest's rewritten assertion: both values
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Attacks on the zygote: top-level code runs in each test's forked child, never in the zygote.
+
+TOP_LEVEL = '''
+import ctypes, os, signal, threading, time
+
+ctypes.CDLL(None).prctl(15, MARKER.encode(), 0, 0, 0)       # the name survivors() looks for, in all below
+if os.fork() == 0:                                            # a daemon, out of the session, started at import
+    os.setsid()
+    time.sleep(600)
+threading.Thread(target=time.sleep, args=(600,), daemon=True).start()
+for number in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGCHLD):
+    signal.signal(number, signal.SIG_IGN)
+CALLS = []
+
+def state():
+    "What this test's child sees of earlier tests; then it leaves files, a process and a call behind."
+    CALLS.append(1)
+    seen = {"calls": len(CALLS), "files": sorted({"left", "locked"} & set(os.listdir("/tmp") + os.listdir("."))),
+            "processes": len([pid for pid in os.listdir("/proc") if pid.isdigit()]),
+            "threads": threading.active_count(), "forked": os.getppid() != 1}
+    for path in ("/tmp/left", "left"):
+        with open(path, "w") as file:
+            file.write("for the next test")
+    for folder in ("locked", "/tmp/locked"):
+        os.makedirs(folder + "/inner")
+        os.chmod(folder + "/inner", 0)
+        os.chmod(folder, 0)
+    if os.fork() == 0:
+        os.setsid()
+        time.sleep(600)
+    return seen
+'''
+STATE_TESTS = "from ldpbook.grading import grades\n" + "".join(f'''
+@grades("state")
+def test_state_{n}(state):
+    assert state() == {{"calls": 1, "files": [], "processes": 4, "threads": 2, "forked": True}}
+''' for n in range(3))
+
+
+def graded_with_spy(test_file, code, functions, **options):
+    "run_graded's outcomes, and (forks, alive) of each zygote it made."
+    Spy.made.clear()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(grading, "_Zygote", Spy)
+        outcomes = run_graded(test_file, code, functions, sandbox="bubblewrap", **options)
+    return outcomes, [(zygote.forks, zygote.alive) for zygote in Spy.made]
+
+
+def test_each_test_starts_from_the_zygotes_clean_state(tmp_path):
+    """Top-level code that forks a daemon, starts a thread and ignores signals runs in each test's child; whatever
+    a test leaves (calls, files, a locked folder, processes) is gone for the next: init, zygote, child, daemon."""
+    test_file = tmp_path / "graded_state.py"
+    test_file.write_text(STATE_TESTS)
+    outcomes, zygotes = graded_with_spy(test_file, f"MARKER = {MARKER!r}\n" + TOP_LEVEL, ["state"], timeout=5)
+    assert [(o.passed, o.reason) for o in outcomes] == [(True, "")] * 3
+    assert zygotes == [(3, False)]                   # all three forked; closed at the end
+    assert survivors() == []
+
+
+LOADING_TIMEOUT = re.escape("loading did not finish within 1 s (timeout)")
+
+
+@pytest.mark.parametrize("top_level, reasons, zygote", [
+    ("import time\ntime.sleep(600)\n", [LOADING_TIMEOUT] * 2, (2, False)),
+    ("import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n",
+     [LOADING_TIMEOUT] * 2, (2, False)),
+    ("import os\nos._exit(3)\n", ["the submission's process exited with status 3 during loading"] * 2, (2, False)),
+    # the zygote is its parent: the second test runs in a fresh interpreter, whose parent is the sandbox's init
+    ("import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\nimport time\ntime.sleep(600)\n",
+     [r"the submission's process (closed its pipe|was killed by SIGKILL) during loading",
+      r"the submission failed to load: PermissionError: .*|" + LOADING_TIMEOUT], (1, False)),
+])
+def test_top_level_code_that_never_loads_costs_each_test_only_its_own_time(tmp_path, top_level, reasons, zygote):
+    """A top level that sleeps, forks without end or exits spoils each test alike and leaves the zygote serving;
+    one that kills the zygote leaves the remaining tests to fresh interpreters."""
+    test_file = tmp_path / "graded_f.py"
+    test_file.write_text("from ldpbook.grading import grades\n" + "".join(
+        f"@grades('f')\ndef test_{n}(f):\n    assert f() == 1\n" for n in range(2)))
+    outcomes, zygotes = graded_with_spy(test_file, top_level + "def f():\n    return 1\n", ["f"], timeout=1)
+    assert all(re.fullmatch(reason, o.reason) for o, reason in zip(outcomes, reasons)), [o.reason for o in outcomes]
+    assert len(outcomes) == 2 and zygotes == [zygote]
+    assert survivors() == []
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -684,3 +805,18 @@ def test_without_bubblewrap_grading_says_why_or_refuses(monkeypatch, tmp_path):
         run_graded(test_file, "def f(): pass", ["f"], sandbox="bubblewrap")
     with pytest.warns(GradingWarning, match=r"without a sandbox \(bubblewrap \(bwrap\) is not installed\)"):
         assert run_graded(test_file, "def f(): pass", ["f"]) == []
+
+
+def test_the_zygote_imports_what_the_code_names_also_in_code_kept_in_strings():
+    import ast
+    code = '''
+import numpy.linalg, json as _json
+from scipy.optimize import linprog
+from . import sibling
+for cell in ["from scipy.special import gammaln\\nimport fractions", "an import that is prose, not code"]:
+    exec(cell)
+def f():
+    import itertools
+'''
+    assert grading._imports(ast.parse(code)) == {"numpy.linalg", "json", "scipy.optimize", "scipy.optimize.linprog",
+                                                 "scipy.special", "scipy.special.gammaln", "fractions", "itertools"}

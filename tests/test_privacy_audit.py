@@ -12,8 +12,7 @@ own decisions finds the threshold c with reject <=> z_0 > c, so P(reject | z_1..
 Laplace Z: exact, with no Monte Carlo error. The ratio of these probabilities (and of the acceptance
 probabilities) between neighbouring data sets must stay within e^eps. Halving the noise scale (4/eps instead of
 8/eps for the closeness test, 8/eps instead of 16/eps for the adaptive test) must fail the same check; the last
-tests demonstrate that by monkeypatching the scale. The checking tools are shared with the graded tests of chapter 4
-(tests/grading/exact_privacy.py).
+tests demonstrate that by monkeypatching the scale. The checking tools are in tests/exact_privacy.py.
 """
 import itertools
 import math
@@ -21,7 +20,7 @@ import math
 import numpy as np
 import pytest
 
-from grading.exact_privacy import controlled, log_ratio, threshold
+from exact_privacy import controlled, log_ratio, threshold
 from ldpbook import adaptive, closeness
 
 

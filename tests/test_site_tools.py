@@ -146,3 +146,24 @@ def test_docstring_folds_after_the_first_paragraph():
     assert "but a short rest" in pieces[4][0]                                              # 2 lines: not folded
     assert ldpbook_sphinx.docstring_folds("x = 1\n") == [("x = 1\n", False)]
     assert ldpbook_sphinx.docstring_folds("%timeit f()") == [("%timeit f()", False)]
+
+
+import check_pdf  # noqa: E402
+
+# Lines as XeLaTeX writes them into ldpbook.log (wrapped at 79 characters), planted problems and harmless lines.
+LATEX_LOG = """LaTeX Warning: Hyper reference `nbs/01_spr:spr-def-problem' on page 250 undefin
+ed on input line 18572.
+
+Overfull \\hbox (30.19893pt too wide) in paragraph at lines 36820--36820
+Overfull \\hbox (41.5pt too wide) in paragraph at lines 940--940
+Missing character: There is no ⧵ (U+29F5) in font [latinmodern-math.otf]/OT:script=math;language=dflt;!
+Underfull \\hbox (badness 10000) in paragraph at lines 12--12
+"""
+
+
+def test_pdf_log_problems_are_found_across_wrapped_lines():
+    problems = check_pdf.log_problems(check_pdf.joined_log(LATEX_LOG))
+    assert len(problems) == 3
+    assert problems[0] == "undefined reference or citation: nbs/01_spr:spr-def-problem"
+    assert "⧵" in problems[1] and "42 pt into the margin" in problems[2]            # 30 pt is within the limit
+    assert check_pdf.log_problems("Overfull \\hbox (35.9pt too wide) in paragraph at lines 1--1\n") == []

@@ -1,6 +1,7 @@
 """Build the sdist and the wheel with `python -m build`, install the wheel into a fresh virtual environment and use
 it there as a programmer would: the README's tour runs, `ldpbook --help` works, `ldpbook.__version__` is
-settings.ini's version and `py.typed` ships.
+settings.ini's version, `py.typed` ships and so do the data sets of `ldpbook/data/` (`load_health_visits()` reads
+the RAND extract from the installed package).
 
 Usage: python tools/check_package.py [--keep DIR]
 
@@ -56,7 +57,9 @@ def pinned_constraints(folder: Path) -> Path:
 
 
 def check_artifacts(dist: Path, name: str, version: str):
-    "One sdist and one wheel, named for the version; the sdist holds settings.ini, the wheel every module and py.typed."
+    """One sdist and one wheel, named for the version.
+
+    The sdist holds settings.ini; both hold every module, py.typed and the data files of ldpbook/data/."""
     sdists, wheels = list(dist.glob(f"{name}-{version}.tar.gz")), list(dist.glob(f"{name}-{version}-*.whl"))
     if len(sdists) != 1 or len(wheels) != 1:
         sys.exit(f"check_package: expected one sdist and one wheel for version {version} in {dist}, "
@@ -64,6 +67,7 @@ def check_artifacts(dist: Path, name: str, version: str):
     with tarfile.open(sdists[0]) as sdist:
         members = {Path(m).relative_to(f"{name}-{version}").as_posix() for m in sdist.getnames() if "/" in m}
     modules = {p.relative_to(ROOT).as_posix() for p in (ROOT / name).glob("*.py")} | {f"{name}/py.typed"}
+    modules |= {p.relative_to(ROOT).as_posix() for p in (ROOT / name / "data").glob("*.csv")}
     missing = ({"settings.ini", "setup.py", "README.md"} | modules) - members
     if missing:
         sys.exit(f"check_package: the sdist lacks {sorted(missing)}")
@@ -110,11 +114,17 @@ def main():
         printed = run(python, "tour.py", cwd=scratch)
         if not printed.strip():
             sys.exit("check_package: the README tour printed nothing")
+        data = ("from ldpbook.estimated import load_health_visits; x0, x1 = load_health_visits().populations(); "
+                "print(x0.size + x1.size)")
+        rows = run(python, "-c", data, cwd=scratch).strip()
+        if rows != "20190":
+            sys.exit(f"check_package: load_health_visits() in the fresh environment read {rows} rows, not 20190")
         usage = run(env / "bin" / "ldpbook", "--help", cwd=scratch)
         if "usage:" not in usage.lower():
             sys.exit(f"check_package: `ldpbook --help` printed no usage:\n{usage[:500]}")
         print(f"check_package: in the fresh environment ldpbook {installed_version} imports from site-packages, "
-              f"ships py.typed, runs the README tour and `ldpbook --help`")
+              f"ships py.typed and the data sets (load_health_visits() reads {rows} rows), runs the README tour "
+              f"and `ldpbook --help`")
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)

@@ -9,7 +9,9 @@ should not see. This extension works on the rendered pages only; the notebooks a
    `#| output: false` its output. A cell left with no code and no output disappears. A cell with a line longer
    than the text column shows (source or text output) gets the classes `full-width ldpbook-wide`: on a wide
    screen it also takes the table-of-contents column (assets/ldpbook.css). A docstring of more than one paragraph
-   is folded after its first paragraph (a <details> on the HTML pages; the API reference keeps it whole).
+   is folded after its first paragraph (a <details> on the HTML pages; the API reference keeps it whole), and
+   an export cell that defines only private helpers (names starting with `_`: validation, floating-point
+   plumbing, engines) is folded whole, so that the reading flow shows the code that carries the mathematics.
 2. **API reference.** The page that holds a fenced `{ldpbook-api-reference}` block gets, in its place, one
    section per module of the package (found in nbdev's `_modidx.py`, in chapter order) with autodoc entries for
    the module's `__all__`; every entry links back to the chapter section whose export cell defines it.
@@ -108,10 +110,11 @@ class CleanNotebookCells(SphinxTransform):
             if block is None:
                 continue
             directives, code = split_directives(block.astext())
+            names = top_level_names(code)
             if EXPORT_DIRECTIVES & directives.keys() and module:
                 target = directives[next(iter(EXPORT_DIRECTIVES & directives.keys()))].split()
                 anchor, title = _section_of(cell)
-                for name in top_level_names(code):
+                for name in names:
                     env.ldpbook_defs[f"ldpbook.{target[0] if target else module}.{name}"] = (docname, anchor, title)
             if code != block.astext():
                 block.children = [nodes.Text(code)]
@@ -119,6 +122,13 @@ class CleanNotebookCells(SphinxTransform):
             pieces = docstring_folds(code)
             if len(pieces) > 1:
                 block.replace_self(_folded_blocks(block, pieces))
+            if (EXPORT_DIRECTIVES & directives.keys() and names and all(n.startswith("_") for n in names)
+                    and "hide" not in directives and directives.get("echo", "").lower() != "false"
+                    and "tag_hide-input" not in cell.get("classes", [])):
+                listed = ", ".join(names[:3]) + (", …" if len(names) > 3 else "")
+                source_box.insert(0, nodes.raw("", f'<details class="ldpbook-helper"><summary>helper code: {listed}'
+                                                   f'</summary>', format="html"))
+                source_box.append(nodes.raw("", "</details>", format="html"))
             hide = "hide" in directives
             if not code.strip() or directives.get("echo", "").lower() == "false":
                 cell.remove(source_box)
@@ -504,4 +514,4 @@ def setup(app):
     app.connect("autodoc-process-docstring", _escape_docstring, priority=400)    # napoleon runs at 500
     app.connect("autodoc-process-docstring", _check_docstring, priority=900)
     app.connect("doctree-resolved", _add_back_links)
-    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 2}
+    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 4}

@@ -1,4 +1,5 @@
-"""Chapter code lines must be seen whole: no line of a code cell, as the site shows it, is longer than 120 characters.
+"""Chapter code lines must be seen whole: no line of a code cell, as the site shows it, is longer than 120 characters,
+and no export cell is longer than 80 lines (a cell a student can read in one breath).
 
 Usage: python tools/lint_code_lines.py [--max 120] [--self-test] nbs/*.ipynb
 
@@ -17,6 +18,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from ldpbook_sphinx import split_directives  # noqa: E402
 
 MAX_CHARACTERS = 120
+MAX_EXPORT_LINES = 80
+EXPORT = {"export", "exports", "exporti"}
 
 
 def long_lines(path: Path, notebook, limit: int = MAX_CHARACTERS) -> list:
@@ -30,6 +33,9 @@ def long_lines(path: Path, notebook, limit: int = MAX_CHARACTERS) -> list:
             continue
         found += [f"{path} cell {index} line {number}: {len(line)} characters: {line.strip()[:50]}..."
                   for number, line in enumerate(code.splitlines(), 1) if len(line) > limit]
+        if EXPORT & directives.keys() and len(code.splitlines()) > MAX_EXPORT_LINES:
+            found.append(f"{path} cell {index}: an export cell of {len(code.splitlines())} lines "
+                         f"(at most {MAX_EXPORT_LINES}: split it)")
     return found
 
 
@@ -38,11 +44,12 @@ def self_test():
     notebook = v4.new_notebook(cells=[v4.new_code_cell("#| export\nx = 1  # " + "a" * 111),      # 120: fits
                                       v4.new_code_cell("y = 2  # " + "b" * 112),                 # 121: too long
                                       v4.new_code_cell("#| hide\nz = " + "c" * 200),              # hidden
+                                      v4.new_code_cell("#| export\n" + "w = 1\n" * 81),           # 81 lines
                                       v4.new_markdown_cell("d" * 300)])
     found = long_lines(Path("planted.ipynb"), notebook)
-    if len(found) != 1 or "cell 1 line 1: 121 characters" not in found[0]:
+    if len(found) != 2 or "cell 1 line 1: 121 characters" not in found[0] or "cell 3: an export cell of 81" not in found[1]:
         sys.exit(f"lint_code_lines: the self-test failed: {found}")
-    print("lint_code_lines: self-test passed (a planted 121-character line is found, 120 and hidden cells pass)")
+    print("lint_code_lines: self-test passed (a planted 121-character line and an 81-line export cell are found)")
 
 
 def main():
@@ -59,7 +66,8 @@ def main():
     if found:
         sys.exit(f"lint_code_lines: {len(found)} code line(s) longer than {args.max} characters:\n  " + "\n  ".join(found))
     if args.notebooks:
-        print(f"lint_code_lines: every shown code line is at most {args.max} characters ({len(args.notebooks)} notebook(s))")
+        print(f"lint_code_lines: every shown code line is at most {args.max} characters and every export cell at most "
+              f"{MAX_EXPORT_LINES} lines ({len(args.notebooks)} notebook(s))")
 
 
 if __name__ == "__main__":

@@ -5,7 +5,8 @@ process, with int seeds as `rng`). The scores and the centering offsets are chec
 written out here. The noise of the multiscale test is checked by its law, not by its draws, as for chapter 4 (this
 file is self-contained, so the law is repeated here): given the released scores T_0 and T_1..T_B, the count
 C = #{b : T_b + xi_b >= T_0 + xi_0} behind the p-value (1 + C)/(B + 1) has a known mean and variance under i.i.d.
-Laplace noise of scale 16/eps; over many seeds the standardised sum of C - E[C] must stay within 5.
+Laplace noise of scale 16/eps; over many seeds the standardised sum of C - E[C] must stay within 5. The rank formula
+of the offsets, written out, serves a hidden test only (it would compute the assigned function).
 """
 import math
 
@@ -86,6 +87,14 @@ def expected_offsets(null_statistics, level):
 
 
 @grades("centering_offsets", points=2)
+def test_centering_offsets_example(centering_offsets):
+    "Rows (5, 1, 4, 2, 3) and (0, 0, 1, 1, 1), B = 5: ranks min(5, ceil((1 - u) 6)) - 1 = 4, 3, 2 for u = .2, .4, .6."
+    rows = np.array([[5.0, 1.0, 4.0, 2.0, 3.0], [0.0, 0.0, 1.0, 1.0, 1.0]])
+    for level, expected in [(0.2, [5.0, 1.0]), (0.4, [4.0, 1.0]), (0.6, [3.0, 1.0])]:
+        assert np.array_equal(np.asarray(centering_offsets(rows, level=level), dtype=float), expected), level
+
+
+@grades("centering_offsets", points=2, hidden=True)
 def test_centering_offsets_rank_formula(centering_offsets):
     "Row by row, the order statistic of rank min(B, ceil((1 - u)(B + 1))) - 1."
     rng = np.random.default_rng(6)
@@ -102,8 +111,9 @@ def test_centering_offsets_default_level_and_column_order(centering_offsets):
     rng = np.random.default_rng(8)
     null = rng.normal(size=(3, 18))
     got = np.asarray(centering_offsets(null), dtype=float)
-    assert np.array_equal(got, expected_offsets(null, 0.2))
+    assert np.array_equal(got, np.asarray(centering_offsets(null, level=0.2), dtype=float))
     assert np.array_equal(np.asarray(centering_offsets(null[:, rng.permutation(18)]), dtype=float), got)
+    assert np.all(np.isin(got, null)), "each offset is one of the row's statistics"
 
 
 @grades("centering_offsets", hidden=True)
@@ -116,18 +126,20 @@ def test_centering_offsets_rejects_a_level_outside_the_open_interval(centering_o
 # ------------------------------------------------------------------------------------------------ adaptive_test
 SAMPLE_RNG = np.random.default_rng(0)
 X, Y = SAMPLE_RNG.uniform(size=30), SAMPLE_RNG.uniform(size=30) ** 3            # different laws on [0, 1]
+X_FAR, Y_FAR = SAMPLE_RNG.uniform(size=40), SAMPLE_RNG.uniform(size=40) ** 6    # told apart by every run seen
 OPTIONS = {"n_centering": 19, "n_permutations": 19}
 
 
 @grades("adaptive_test", points=2)
 def test_adaptive_test_without_noise(adaptive_test):
-    "eps = inf: p = (1 + #{T_b >= T_0})/(B + 1), reject iff p <= alpha; these samples are told apart."
-    for seed in (0, 1, 2):
-        got = adaptive_test(X, Y, np.inf, rng=seed, return_nonprivate=True, **OPTIONS)
+    "eps = inf: p = (1 + #{T_b >= T_0})/(B + 1), reject iff p <= alpha; very different samples are told apart."
+    for x, y, seed in [(X, Y, 0), (X, Y, 1), (X_FAR, Y_FAR, 2)]:
+        got = adaptive_test(x, y, np.inf, rng=seed, return_nonprivate=True, **OPTIONS)
         null = np.asarray(got.null_distribution, dtype=float)
         assert null.shape == (19,)
         assert math.isclose(got.pvalue, (1 + np.sum(null >= got.statistic - 1e-9)) / 20, rel_tol=1e-12)
-        assert bool(got.reject) == (got.pvalue <= 0.05) and bool(got.reject)
+        assert bool(got.reject) == (got.pvalue <= 0.05)
+    assert bool(got.reject), "samples of U(0, 1) and of U(0, 1)^6, 40 points each, without noise: rejected"
 
 
 @grades("adaptive_test", points=3, hidden=True)

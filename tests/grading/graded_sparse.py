@@ -7,7 +7,9 @@ written out as dictionaries and the ordered defect is summed term by term, split
 actual support of Q(.|x') (support leakage) and the hockey-stick excess on the common support (overlap excess).
 
 `sparse_randomized_response` itself returns a mechanism whose behaviour lives in methods (`pmf`, `sample`), which do
-not cross the process boundary; it is graded through the functions below that carry the same mathematics.
+not cross the process boundary; it is graded through the functions below that carry the same mathematics. The
+helpers that would compute an assigned function (`calibration`, the window laws) serve hidden tests only; the visible
+tests check values worked out by hand.
 """
 import math
 
@@ -47,7 +49,15 @@ def calibration(t, eps):
 
 
 # --------------------------------------------------------------------------------------- sparse_rr_calibration
-@grades("sparse_rr_calibration", points=2)
+@grades("sparse_rr_calibration")
+def test_sparse_rr_calibration_example(sparse_rr_calibration):
+    "t = 1, eps = log 2: p = 2/4, q = 1/4; t = 2, eps = log 4: p = 4/8, q = 1/8."
+    for t, eps, expected in [(1, math.log(2.0), (0.5, 0.25)), (2, math.log(4.0), (0.5, 0.125))]:
+        p, q = sparse_rr_calibration(t, eps)
+        assert math.isclose(p, expected[0], rel_tol=1e-12) and math.isclose(q, expected[1], rel_tol=1e-12)
+
+
+@grades("sparse_rr_calibration", points=2, hidden=True)
 def test_sparse_rr_calibration_values(sparse_rr_calibration):
     "(p_t, q_t) = (e^eps/(e^eps + 2t), 1/(e^eps + 2t)), against 40-digit values."
     for t in (0, 1, 3, 20):
@@ -96,6 +106,18 @@ CASES = [  # x, x', S(x), S(x'), p
 
 
 @grades("sparse_rr_defect", points=2)
+def test_sparse_rr_defect_examples(sparse_rr_defect):
+    "Windows of 3 with p = 1/2, q = 1/4, worked out by hand from the laws."
+    cases = [((0, 2, [-1, 0, 1], [1, 2, 3], 0.5, 0.25, 1.0), (0.75, 0.0)),            # x outside S(x'): p + q
+             ((0, 1, [-1, 0, 1], [0, 1, 2], 0.5, 0.25, math.log(2.0)), (0.25, 0.0)),   # [1/2 - 2/4]_+ = 0
+             ((0, 1, [-1, 0, 1], [0, 1, 2], 0.5, 0.25, math.log(1.5)), (0.25, 0.125))]  # [1/2 - 1.5/4]_+
+    for args, (leakage, excess) in cases:
+        got = sparse_rr_defect(*args)
+        assert math.isclose(got.support_leakage, leakage, rel_tol=1e-12), args
+        assert math.isclose(got.overlap_excess, excess, rel_tol=1e-12, abs_tol=1e-15), args
+
+
+@grades("sparse_rr_defect", points=2, hidden=True)
 def test_sparse_rr_defect_matches_the_laws(sparse_rr_defect):
     "Support leakage and overlap excess of two RR laws, against the sums over their points."
     for x, xp, S, Sp, p in CASES:
@@ -132,7 +154,7 @@ def test_sparse_rr_defect_rejects_bad_input(sparse_rr_defect):
 
 
 # --------------------------------------------------------------------------------------- sparse_rr_line_defect
-@grades("sparse_rr_line_defect", points=2)
+@grades("sparse_rr_line_defect", points=2, hidden=True)
 def test_sparse_rr_line_defect_matches_the_window_laws(sparse_rr_line_defect):
     "Delta(0, h) of sparse RR on windows {x-t..x+t} with the calibrated p, for every case h <= t, t < h <= 2t, h > 2t."
     for t in (1, 2, 4):
@@ -146,7 +168,14 @@ def test_sparse_rr_line_defect_matches_the_window_laws(sparse_rr_line_defect):
                 assert math.isclose(got.overlap_excess, excess, rel_tol=1e-9, abs_tol=1e-15), (h, t, eps)
 
 
-@grades("sparse_rr_line_defect")
+@grades("sparse_rr_line_defect", points=2)
+def test_sparse_rr_line_defect_examples(sparse_rr_line_defect):
+    "t = 1, p = 1/2 (q = 1/4), eps = log 1.5: Delta(0, 1) = 1/4 + 1/8, Delta(0, 2) = 3/4, Delta(0, 3) = 1."
+    for h, total in [(1, 0.375), (2, 0.75), (3, 1.0)]:
+        assert math.isclose(sparse_rr_line_defect(h, 1, math.log(1.5), p=0.5).total, total, rel_tol=1e-12), h
+
+
+@grades("sparse_rr_line_defect", hidden=True)
 def test_sparse_rr_line_defect_with_a_given_p(sparse_rr_line_defect):
     "With p= instead of the calibration, q = (1 - p)/(2t)."
     for t, p in [(1, 0.9), (2, 0.3), (3, 0.5)]:

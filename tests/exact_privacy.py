@@ -1,5 +1,4 @@
-"""Exact behavioural privacy checks of noisy threshold decisions, shared by tests/test_privacy_audit.py and the graded
-tests of chapter 4 (`make` copies the definitions a graded test uses into its cell).
+"""Exact behavioural privacy checks of noisy threshold decisions, used by tests/test_privacy_audit.py.
 
 The DP permutation test adds Laplace noise xi_0 to the observed statistic and xi_1..xi_B to the permuted ones. With
 the data, the relabellings and xi_1..xi_B fixed, its reject event is a threshold event {xi_0 > t(D)} in the observed
@@ -12,9 +11,6 @@ from its seeded bit generator as usual). For fixed values of the other draws, bi
 statistic's z on the function's own decisions finds the threshold c with reject <=> z > c, so that
 P(reject | the other draws) = P(Z > c) for a standard Laplace Z: exact, with no Monte Carlo error. A halved noise
 scale moves c twice as far between neighbours, and the check sees the factor e^(2 eps).
-
-`observed_draw` finds which draw perturbs the observed statistic, and with which sign, from the function's decisions
-alone, so that a correct function passes whatever order it draws its noise in (one call or several).
 """
 import math
 
@@ -42,18 +38,6 @@ def controlled(z, seed=0, *, in_pieces=False) -> ControlledNoise:
     gen = ControlledNoise(np.random.PCG64(seed))
     gen.z, gen.used, gen.in_pieces = np.asarray(z, dtype=float), 0, in_pieces
     return gen
-
-
-def decided(function, z, seed=0) -> bool:
-    "function(rng) as a bool, its Laplace draws being the standard values z (drawn in any pieces, all of them)."
-    gen = controlled(z, seed, in_pieces=True)
-    decision = function(gen)
-    if gen.used != gen.z.size:
-        raise AssertionError(f"the function drew {gen.used} values with rng.laplace, one for each of the "
-                             f"{gen.z.size} statistics was expected (draw the Laplace noise with rng.laplace)")
-    if not isinstance(decision, (bool, np.bool_)):
-        raise AssertionError(f"the decision must be a bool, got {type(decision).__name__}")
-    return bool(decision)
 
 
 def threshold(decide, z_rest=None, lo=-45.0, hi=45.0, steps=60) -> float:
@@ -84,39 +68,4 @@ def log_ratio(c: float, c_prime: float) -> float:
         if p == 0.0 or q == 0.0:
             return math.inf
         worst = max(worst, abs(math.log(p / q)))
-    return worst
-
-
-def observed_draw(decide, z_base, big=1e3) -> tuple:
-    """(index, sign) of the Laplace draw that perturbs the observed statistic, found from decisions alone.
-
-    `decide(z)` runs the test with standard draws z on inputs where it does not reject with the draws `z_base` and
-    where one permuted statistic moved alone cannot make it reject. Then moving one draw by +-big makes it reject
-    for exactly one (index, sign): the observed statistic's draw, in the direction that raises it."""
-    z_base = np.asarray(z_base, dtype=float)
-    hits = [(i, s) for i in range(z_base.size) for s in (1.0, -1.0)
-            if decide(z_base + s * big * (np.arange(z_base.size) == i))]
-    if len(hits) != 1:
-        raise AssertionError(f"{len(hits)} of the {2 * z_base.size} single large noise values made the test reject "
-                             "(exactly one, the observed statistic's noise, should)")
-    return hits[0]
-
-
-def privacy_loss(decide, neighbours, z_base, probe, eps, n_noise=2, seed=0, steps=40) -> float:
-    """Largest |log P(E | D) - log P(E | D')| / eps over E in {reject, accept}, the pairs (D, D') of `neighbours`
-    and `n_noise` draws of the other noise values: exact in the observed statistic's noise.
-
-    `decide(data, z)` is the decision on `data` with standard Laplace draws z (of the size of `z_base`); `probe` is
-    a data set on which `observed_draw` can find the observed statistic's draw."""
-    index, sign = observed_draw(lambda z: decide(probe, z), z_base)
-    rng = np.random.default_rng(seed)
-    worst = 0.0
-    for data, other in neighbours:
-        for _ in range(n_noise):
-            z = rng.laplace(size=np.size(z_base))
-
-            def cut(d):
-                return threshold(lambda z0: decide(d, np.where(np.arange(z.size) == index, sign * z0, z)), steps=steps)
-
-            worst = max(worst, log_ratio(cut(data), cut(other)) / eps)
     return worst

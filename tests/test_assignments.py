@@ -365,3 +365,18 @@ def test_check_runs_the_visible_tests_on_the_students_code(made, tmp_path, capsy
             bad.write_text("not a notebook")
         run = command(capsys, "check", bad)
         assert run.returncode == 2 and run.stderr.count("\n") == 1 and "notebook" in run.stderr
+
+
+CHAPTERS = {"foundations": "00_foundations", "spr": "01_spr", "egamma": "02_egamma", "sparse": "03_sparse_kernels",
+            "closeness": "04_closeness", "adaptive": "05_adaptivity", "chernoff": "06_chernoff"}
+
+
+@pytest.mark.parametrize("module", sorted(CHAPTERS))
+def test_every_chapter_can_be_assigned_with_its_graded_tests(module, tmp_path):
+    "`make` accepts the project's graded tests of each chapter, every function they grade assigned at once."
+    tests = ROOT / "tests" / "grading" / f"graded_{module}.py"
+    functions = sorted({t.function for t in graded_tests(tests)})
+    assert functions
+    source = make_assignment(ROOT / "nbs" / f"{CHAPTERS[module]}.ipynb", functions, tmp_path, hidden_tests=True)
+    graded = [c for c in nbformat.read(source, as_version=4).cells if _meta(c).get("grade")]
+    assert {_meta(c)["grade_id"].split("-")[0] for c in graded} == set(functions)

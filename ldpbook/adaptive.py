@@ -11,7 +11,7 @@ import numpy as np
 from . import closeness
 from numpy.typing import ArrayLike
 
-from .foundations import as_generator, check_int, moved_to_keywords
+from .foundations import as_generator, check_int, check_real_array, moved_to_keywords
 
 # %% auto #0
 __all__ = ['MAX_CELLS', 'SCORE_SENSITIVITY', 'dyadic_max_level', 'alternating_density', 'alternating_cell_masses',
@@ -63,7 +63,10 @@ def alternating_density(t: ArrayLike, scale: int, r: float) -> np.ndarray:
         L1 distance to the uniform density.
     """
     scale, r = _check_alternative(scale, r)
-    return 1 + (math.pi * r / 2) * np.sin(2 * math.pi * scale * np.asarray(t, dtype=float))
+    t = check_real_array(t, "t")
+    if ((t < 0) | (t > 1)).any():
+        raise ValueError("t must lie in [0, 1], where the density is defined")
+    return 1 + (math.pi * r / 2) * np.sin(2 * math.pi * scale * t)
 
 # %% ../nbs/05_adaptivity.ipynb #c010b
 def alternating_cell_masses(scale: int, r: float, kappa: int) -> np.ndarray:
@@ -97,10 +100,7 @@ def _check_points(z, name: str) -> np.ndarray:
     """Points of [0, 1]^d as a float (N, d) array; a 1-D array is N points in [0, 1]."""
     if z is None or isinstance(z, (str, bytes)):
         raise TypeError(f"{name} must be an array of points in [0, 1]^d, got {type(z).__name__}")
-    arr = np.asarray(z)
-    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)):
-        raise TypeError(f"{name} must be a real array of points in [0, 1]^d, got dtype {arr.dtype}")
-    arr = arr.astype(float)
+    arr = check_real_array(z, name, allow_inf=True)
     if arr.ndim == 1:
         arr = arr[:, None]
     if arr.ndim != 2 or arr.shape[0] == 0 or arr.shape[1] == 0:
@@ -265,14 +265,7 @@ def multiscale_statistics(partitions: DyadicPartitions, is_x: ArrayLike, n_x: in
 # %% ../nbs/05_adaptivity.ipynb #c019-12b57b32
 def _check_statistics_array(values, name: str, ndim: int) -> np.ndarray:
     "A finite real array with `ndim` axes (NaN or infinite statistics are an error, never a silent rejection)."
-    arr = np.asarray(values)
-    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)):
-        raise TypeError(f"{name} must be an array of real numbers, got dtype {arr.dtype}")
-    if arr.ndim != ndim:
-        raise ValueError(f"{name} must have {ndim} axes, got shape {arr.shape}")
-    if not np.isfinite(arr).all():
-        raise ValueError(f"{name} must be finite (no NaN or infinite statistics)")
-    return arr.astype(float)
+    return check_real_array(values, name, ndim=ndim)
 
 
 def _check_level(level, name: str) -> float:

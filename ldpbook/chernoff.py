@@ -12,7 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .foundations import as_generator, check_eps, check_int, check_pair, readonly
+from .foundations import (as_generator, check_eps, check_int, check_pair, check_real, check_real_array,
+                                 moved_to_keywords, readonly)
 from .spr import (PartitionMechanism, binary_mechanism, divergence_optimal, randomized_response_mechanism,
                          sort_by_likelihood_ratio, spr_channel)
 
@@ -220,6 +221,8 @@ def interval_upper_bound(a: float, b: float, H_a: float, H_b: float, lipschitz: 
     """An upper bound on max_{λ∈[a,b]} H(λ) for H(λ) = max_π g_π(λ), a maximum of concave functions g_π with
     |g_π'| ≤ `lipschitz` and g_π'' ≥ −`curvature`, from H(a) and H(b) alone: the smaller of the Lipschitz tent
     and the curvature bound max_λ [chord(λ) + (curvature/2)(λ − a)(b − λ)]."""
+    a, b, H_a, H_b = (check_real(v, n) for v, n in ((a, "a"), (b, "b"), (H_a, "H_a"), (H_b, "H_b")))
+    lipschitz, curvature = check_real(lipschitz, "lipschitz", low=0), check_real(curvature, "curvature", low=0)
     h = b - a
     tent = 0.5 * (H_a + H_b + lipschitz * h)
     if curvature <= 0 or h <= 0:
@@ -436,6 +439,7 @@ def _mechanism(p, q, eps, partition, top, upper, calls) -> ChernoffMechanism:
                              gap=0.0 if upper == top.value else float(upper - top.value), dp_calls=int(calls), eps=eps)
 
 # %% ../nbs/06_chernoff.ipynb #ch6-028
+@moved_to_keywords("ell", "tol", "max_dp_calls")
 def chernoff_optimal(p: ArrayLike, q: ArrayLike, eps: float, *, ell: int | None = None, tol: float = 1e-8,
                      max_dp_calls: int = 2000) -> ChernoffMechanism:
     """An ε-LDP mechanism maximising the Chernoff information C(Qᵀp, Qᵀq), with a certified optimality gap.
@@ -509,6 +513,7 @@ def _figure_mechanisms(p: np.ndarray, q: np.ndarray, eps: float, tol: float) -> 
              "RR": randomized_response_mechanism(p, q, eps).partition}, best.dp_calls, best.gap / best.value)
 
 # %% ../nbs/06_chernoff.ipynb #ch6-043
+@moved_to_keywords("T", "eps", "full", "seed", "tol")
 def chernoff_figure_data(k: int = 6, *, T: int = 5, eps: ArrayLike | None = None, full: bool = False, seed: int = 0,
                          tol: float = 1e-8) -> ChernoffFigureData:
     """Chernoff-optimal against KL-optimal, TV-optimal, binary and k-ary RR on the pairs of Figure 1.
@@ -516,11 +521,14 @@ def chernoff_figure_data(k: int = 6, *, T: int = 5, eps: ArrayLike | None = None
     The pairs are those of `ldpbook.spr.figure1_data`: ``rng = numpy.random.default_rng(seed)``, 100 pairs
     P0 = rng.dirichlet(1_k, 100), then P1 likewise; the first ``T`` are used. ε grid: {0.5, 1, …, 10} by
     default; ``full=True`` uses all 100 pairs and ε ∈ {0.1, 0.2, …, 10} (Figure 1's grid without ε = 0)."""
-    k, T = check_int(k, "k", 2), check_int(T, "T", 1)
+    k, T = check_int(k, "k", 2, maximum=10**4), check_int(T, "T", 1, maximum=10**4)     # a figure's sizes
+    tol = check_real(tol, "tol", low=1e-15, high=1, open_high=True)
     if full:
         T, eps = 100, np.round(np.arange(1, 101) * 0.1, 10)
-    eps_arr = np.round(np.arange(1, 21) * 0.5, 10) if eps is None else np.asarray(eps, dtype=float)
-    rng = np.random.default_rng(seed)
+    eps_arr = np.round(np.arange(1, 21) * 0.5, 10) if eps is None else check_real_array(eps, "eps", ndim=1)
+    if eps_arr.size == 0 or (eps_arr <= 0).any():
+        raise ValueError("eps must be a non-empty 1-D array of positive finite privacy levels")
+    rng = np.random.default_rng(check_int(seed, "seed"))
     P0, P1 = rng.dirichlet(np.ones(k), max(T, 100)), rng.dirichlet(np.ones(k), max(T, 100))
     E = eps_arr.size
     exponent = {name: np.zeros((T, E)) for name in FIGURE_MECHANISMS}
@@ -585,6 +593,7 @@ class BayesErrorEstimate:
     relative_se: float
 
 # %% ../nbs/06_chernoff.ipynb #ch6-051
+@moved_to_keywords("reps", "rng")
 def bayes_error(u: ArrayLike, v: ArrayLike, n: int, *, reps: int = 4000,
                 rng: np.random.Generator | int | None = None) -> BayesErrorEstimate:
     """Bayes error of the likelihood-ratio test between uⁿ and vⁿ (equal priors), by importance sampling.

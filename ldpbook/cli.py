@@ -3,12 +3,26 @@
 # %% ../nbs/91_cli.ipynb #c002-1747cd86
 from __future__ import annotations
 
+import os
+import signal
+import threading
+
+
+def _exit_quietly(signum, frame):
+    "Ctrl-C while the command line's modules are imported (numpy takes a moment): exit 130, no traceback."
+    os._exit(128 + 2)
+
+
+_started_by_python = threading.current_thread() is threading.main_thread() and \
+    signal.getsignal(signal.SIGINT) is signal.default_int_handler
+if _started_by_python:        # the console script starting (not a notebook or a program importing the module)
+    signal.signal(signal.SIGINT, _exit_quietly)
+
 import argparse
 import csv
 import io
 import json
 import math
-import os
 import re
 import stat
 import sys
@@ -20,11 +34,14 @@ from typing import Callable
 
 import numpy as np
 
+if _started_by_python:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
 # %% auto #0
-__all__ = ['MAX_INPUT_BYTES', 'MAX_TABLE_ENTRIES', 'MAX_CELLS', 'MAX_RB_SAMPLE', 'MAX_ALPHABET', 'REPRODUCTIONS', 'SEED_HELP',
-           'SIGPIPE_STATUS', 'INTERRUPT_STATUS', 'UsageError', 'read_vector', 'format_mechanism', 'run_optimal',
-           'smallest_permutations', 'compact_labels', 'run_closeness', 'run_design', 'Reproduction', 'run_reproduce',
-           'build_parser', 'main']
+__all__ = ['MAX_INPUT_BYTES', 'MAX_OPTIMAL_SYMBOLS', 'MAX_TABLE_ENTRIES', 'MAX_CELLS', 'MAX_RB_SAMPLE', 'MAX_ALPHABET',
+           'REPRODUCTIONS', 'SEED_HELP', 'SIGPIPE_STATUS', 'INTERRUPT_STATUS', 'UsageError', 'read_vector',
+           'format_mechanism', 'run_optimal', 'smallest_permutations', 'compact_labels', 'run_closeness', 'run_design',
+           'Reproduction', 'run_reproduce', 'build_parser', 'main']
 
 # %% ../nbs/91_cli.ipynb #c004-0ec8f773
 class UsageError(Exception):
@@ -32,6 +49,7 @@ class UsageError(Exception):
 
 
 MAX_INPUT_BYTES = 32 * 2**20        # a larger input file is refused before it is parsed (parsing: ~0.3 s per MiB)
+MAX_OPTIMAL_SYMBOLS = 10**5         # `optimal` refuses a larger alphabet unless --max-symbols says otherwise
 
 
 def _shown(text) -> str:
@@ -152,6 +170,8 @@ def _is_existing(path: Path) -> bool:
 
 def read_vector(spec: str, name: str) -> np.ndarray:
     "A vector of finite numbers from an inline list (`0.1,0.2` or `[0.1,0.2]`), a JSON file or a CSV file."
+    if not spec.strip():                          # Path("") is the current folder: say what is missing instead
+        raise UsageError(f"{name} is empty: give numbers (0.5,0.5 or [0.5,0.5]) or a .json / .csv file")
     path = Path(spec)
     if _is_existing(path):
         text, source = _read_text(path, name), f"{name} ({_shown(spec)})"
@@ -223,6 +243,10 @@ def run_optimal(args) -> str:
     from ldpbook.spr import divergence_optimal
     p = _check_distribution(read_vector(args.p, "--p"), "--p")
     q = _check_distribution(read_vector(args.q, "--q"), "--q")
+    if p.size > args.max_symbols:                 # the exact optimum's time grows as k²: refuse before starting
+        raise UsageError(f"--p has {p.size} symbols, more than --max-symbols {args.max_symbols}: the exact optimum "
+                         f"takes time growing as k² (about half a minute at 10^5 symbols, an hour at 10^6); raise "
+                         f"--max-symbols to run it anyway")
     mechanism = divergence_optimal(p, q, args.eps, divergence=args.divergence, ell=args.ell,
                                   **_divergence_params(args))
     if not float(mechanism.value) >= -1e-12:         # no divergence is negative (or NaN): refuse, do not print it
@@ -644,6 +668,9 @@ def _optimal_parser(sub) -> None:
     opt.add_argument("--gamma", type=_number, default=None, help="gamma for --divergence egamma")
     opt.add_argument("--alpha", type=_number, default=None, help="alpha for --divergence renyi")
     opt.add_argument("--ell", type=_count(1, 2**31), default=None, help="output budget 1 <= ell <= k (default: none)")
+    opt.add_argument("--max-symbols", type=_count(1, 2**31), default=MAX_OPTIMAL_SYMBOLS, metavar="K",
+                     help=f"refuse alphabets larger than K (default {MAX_OPTIMAL_SYMBOLS:.0e}, about half a minute; "
+                          "the time grows as K²)")
     opt.add_argument("--format", choices=("json", "csv"), default="json",
                      help='output format (default json; JSON has no infinity: an infinite value is written as the '
                           'string "Infinity", in CSV as inf)')
@@ -767,8 +794,17 @@ def _silence_stdout() -> None:
         pass
 
 
-def main(argv=None) -> int:
-    "Entry point of the `ldpbook` console script: exit 0, 2 for a user's mistake, 141 for a closed pipe."
+def _remembering_ctrl_c(pressed: list):
+    """A SIGINT handler that raises KeyboardInterrupt, as Python's does, and notes it in `pressed`: an import
+    interrupted in C code (numpy's, scipy's) can surface as an ImportError instead."""
+    def handler(signum, frame):
+        pressed.append(signum)
+        raise KeyboardInterrupt
+    return handler
+
+
+def _run(argv, pressed: list) -> int:
+    "The command line `argv`, its errors reported in one line; `pressed` lists the Ctrl-C seen meanwhile."
     command = "ldpbook"
     try:
         args = build_parser().parse_args(argv)
@@ -783,9 +819,30 @@ def main(argv=None) -> int:
         _say(f"{command}: error: not enough memory for this run: lower the sizes (data, cells, permutations)")
         return 2
     except (UsageError, ValueError, TypeError) as err:
+        if pressed:
+            return INTERRUPT_STATUS
         _say(f"{command}: error: {str(err) or type(err).__name__}")
         return 2
+    except Exception as err:                      # a bug: one line that says so, never a traceback
+        if pressed:                               # Ctrl-C that a library turned into another exception
+            return INTERRUPT_STATUS
+        _say(f"{command}: internal error ({type(err).__name__}): please report it with the command line")
+        return 1
     return 0
+
+
+def main(argv=None) -> int:
+    "The `ldpbook` console script: exit 0, 2 for a user's mistake, 130 for Ctrl-C, 141 for a closed pipe."
+    pressed = []
+    own = threading.current_thread() is threading.main_thread() and \
+        signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    if own:
+        signal.signal(signal.SIGINT, _remembering_ctrl_c(pressed))
+    try:
+        return _run(argv, pressed)
+    finally:
+        if own:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # %% ../nbs/91_cli.ipynb #c014-79b7706c
 if __name__ == "__main__" and "ipykernel" not in sys.modules:

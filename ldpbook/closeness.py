@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+from fractions import Fraction
 import numbers
 import warnings
 from collections.abc import Callable, Iterable
@@ -15,7 +16,8 @@ from functools import lru_cache, partial
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .foundations import as_generator, check_eps, check_int, moved_to_keywords, renamed, seed_sequence
+from .foundations import (as_generator, check_eps, check_int, check_int_array, check_iterable,
+                                 check_real_array, moved_to_keywords, renamed, seed_sequence)
 
 # %% auto #0
 __all__ = ['RATE_TERMS', 'STATISTICS', 'SENSITIVITY', 'MinimaxSeparation', 'minimax_separation', 'SampleComplexity',
@@ -42,12 +44,7 @@ def _real(value, name: str) -> float:
 
 def _check_positive_real(value, name: str, allow_inf: bool = False) -> np.ndarray:
     "Validate a positive real number or array of them (finite unless `allow_inf`)."
-    arr = np.asarray(value)
-    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)):
-        raise TypeError(f"{name} must be a real number or an array of real numbers, got {type(value).__name__}")
-    arr = arr.astype(float)
-    if np.isnan(arr).any():
-        raise ValueError(f"{name} must not be NaN")
+    arr = check_real_array(value, name, allow_inf=True)
     if (arr <= 0).any():
         raise ValueError(f"{name} must be positive")
     if not allow_inf and np.isinf(arr).any():
@@ -58,8 +55,8 @@ def _check_positive_real(value, name: str, allow_inf: bool = False) -> np.ndarra
 def _check_smoothness(s, d) -> tuple:
     "Validate the smoothness s > 0 (a finite real) and the dimension d ≥ 1 (an integer)."
     s = _check_positive_real(s, "s")
-    if s.ndim:
-        raise ValueError(f"s must be a scalar, got shape {s.shape}")
+    if s.ndim or s > 1e300:                          # 4s + d must stay a float
+        raise ValueError("s must be a scalar of at most 1e300")
     return float(s), check_int(d, "d", 1)
 
 # %% ../nbs/04_closeness.ipynb #ch4-006b
@@ -169,11 +166,8 @@ def phase_exponents(alpha: ArrayLike, s: float, d: int) -> PhaseExponents:
         active term (axis-0 index of ``rho`` + 1); ``crossings`` the
         envelope's break points: alpha_12, alpha_23, alpha_34 if s < d/4, else alpha_13 = 1/2 and alpha_34.
     """
-    arr = np.asarray(alpha)
-    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)):
-        raise TypeError(f"alpha must be a real number or an array of real numbers, got {type(alpha).__name__}")
-    a = arr.astype(float)
-    if np.isnan(a).any() or (a < 0).any() or (a > 1).any():
+    a = check_real_array(alpha, "alpha")
+    if (a < 0).any() or (a > 1).any():
         raise ValueError("alpha must lie in [0, 1] (eps = N^-alpha with N eps >= 1)")
     s, d = _check_smoothness(s, d)
     rho = np.stack(np.broadcast_arrays(np.full_like(a, 2 * s / (4 * s + d)),
@@ -189,9 +183,7 @@ def phase_exponents(alpha: ArrayLike, s: float, d: int) -> PhaseExponents:
 # %% ../nbs/04_closeness.ipynb #ch4-012
 def _check_labels(x, k, name: str) -> np.ndarray:
     "Validate a 1-D, non-empty array of integer cell labels in [0, k) (k = None: any non-negative label)."
-    arr = np.asarray(x)
-    if arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer):
-        raise TypeError(f"{name} must be an array of integer cell labels, got dtype {arr.dtype}")
+    arr = check_int_array(x, name)
     if arr.ndim != 1:
         raise ValueError(f"{name} must be one-dimensional, got shape {arr.shape}")
     if arr.size == 0:
@@ -393,12 +385,11 @@ def smallest_n_permutations(alpha: float) -> int:
         The smallest number B ≥ 1 of relabellings with 1/(B + 1) <= α.
     """
     alpha = _check_alpha(alpha)
-    b = max(1, math.ceil(1.0 / alpha) - 1)
-    while 1 / (b + 1) > alpha:                          # guard the ceiling against rounding
-        b += 1
-    while b > 1 and 1 / b <= alpha:
-        b -= 1
-    return b
+    lo, hi = 0, max(1, math.ceil(1 / Fraction(alpha)) - 1)   # 1/(hi + 1) <= α exactly; lo never qualifies
+    while hi - lo > 1:                                  # bisection on the rounded test 1/(B + 1) <= α of the
+        mid = (lo + hi) // 2                            # p-values (within about 85 steps for any float α)
+        lo, hi = (lo, mid) if 1 / (mid + 1) <= alpha else (mid, hi)
+    return hi
 
 
 def _check_can_reject(alpha: float, n_permutations: int) -> None:
@@ -560,11 +551,9 @@ def rb_cell_values(u: ArrayLike, v: ArrayLike, n_x: int, n_y: int) -> np.ndarray
         sizes alone), so evaluating many relabellings of the same samples costs one lookup per cell.
     """
     n_x, n_y = check_int(n_x, "n_x", 1), check_int(n_y, "n_y", 1)
-    u, v = np.asarray(u), np.asarray(v)
-    if not (np.issubdtype(u.dtype, np.integer) and np.issubdtype(v.dtype, np.integer)) or u.shape != v.shape:
-        raise TypeError("u and v must be integer arrays of the same shape")
-    if u.dtype == bool or v.dtype == bool:
-        raise TypeError("u and v must be integer arrays of the same shape, not Boolean")
+    u, v = check_int_array(u, "u"), check_int_array(v, "v")
+    if u.shape != v.shape:
+        raise ValueError("u and v must be integer arrays of the same shape")
     if u.size and (u.min() < 0 or u.max() > n_x or v.min() < 0 or v.max() > n_y):
         raise ValueError(f"counts must satisfy 0 <= u <= n_x = {n_x} and 0 <= v <= n_y = {n_y}")
     return _cell_values(u.astype(np.int64), v.astype(np.int64), n_x, n_y)
@@ -770,20 +759,15 @@ def bin_samples(x: ArrayLike, kappa: int) -> np.ndarray:
         Row-major cell labels in [0, κ^d): coordinate a contributes min(floor(κ x_a), κ - 1) κ^(d-1-a).
     """
     kappa = check_int(kappa, "kappa", 1)
-    arr = np.asarray(x)
-    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)):
-        raise TypeError(f"x must be an array of real numbers, got dtype {arr.dtype}")
+    arr = check_real_array(x, "x", allow_inf=True)
     if arr.ndim == 1:
         arr = arr[:, None]
     if arr.ndim != 2:
         raise ValueError(f"x must have shape (N,) or (N, d), got {np.shape(x)}")
     if arr.shape[0] == 0 or arr.shape[1] == 0:
         raise ValueError(f"x must hold at least one point with at least one coordinate, got shape {np.shape(x)}")
-    arr = arr.astype(float, copy=False)
-    if np.isnan(arr).any():
-        raise ValueError("x must not contain NaN")
     if arr.min() < 0.0 or arr.max() > 1.0:
-        raise ValueError(f"x must lie in [0, 1]^d, found coordinates in [{arr.min()}, {arr.max()}]")
+        raise ValueError("x must lie in [0, 1]^d: some coordinates are outside")     # no data values shown
     d = arr.shape[1]
     if d * np.log2(kappa) >= 63:
         raise ValueError(f"kappa^d = {kappa}^{d} cells do not fit in int64 labels")
@@ -870,8 +854,9 @@ def one_repetition(test: Callable, sample: Callable, param: object, entropy: int
     """
     if not callable(test) or not callable(sample):
         raise TypeError(f"test and sample must be callable, got {type(test).__name__} and {type(sample).__name__}")
-    g, j = check_int(g, "g", 0), check_int(j, "j", 0)
-    data_seed, test_seed = np.random.SeedSequence(entropy, spawn_key=tuple(spawn_key) + (g, j)).spawn(2)
+    g, j, entropy = check_int(g, "g", 0), check_int(j, "j", 0), check_int(entropy, "entropy", 0, maximum=2**4096)
+    spawn_key = tuple(check_int(s, "spawn_key", 0) for s in check_iterable(spawn_key, "spawn_key"))
+    data_seed, test_seed = np.random.SeedSequence(entropy, spawn_key=spawn_key + (g, j)).spawn(2)
     data = sample(param, np.random.default_rng(data_seed))
     return _decision(test(*data, rng=np.random.default_rng(test_seed)))
 
@@ -938,7 +923,7 @@ def power_curve(test: Callable, sample: Callable, grid: Iterable, *, n_reps: int
 
     if not callable(test) or not callable(sample):
         raise TypeError(f"test and sample must be callable, got {type(test).__name__} and {type(sample).__name__}")
-    grid, n_reps, root = tuple(grid), check_int(n_reps, "n_reps", 1), seed_sequence(rng)
+    grid, n_reps, root = check_iterable(grid, "grid"), check_int(n_reps, "n_reps", 1), seed_sequence(rng)
     if not grid:
         raise ValueError("grid must contain at least one parameter value")
     chunk_size = min(50, max(1, n_reps // 4)) if chunk_size is None else check_int(chunk_size, "chunk_size", 1)
@@ -1013,10 +998,10 @@ def _figure2_test(x, y, rng, k, eps_values, n_permutations, alpha) -> np.ndarray
 # %% ../nbs/04_closeness.ipynb #ch4-035c
 def _figure2_setup(r_values, eps_values, n, kappa, n_permutations, alpha) -> tuple:
     "Validated settings, test labels and the picklable sample and test callables of Figure 2."
-    eps_values = tuple(_check_positive_eps(e) for e in eps_values)
+    eps_values = tuple(_check_positive_eps(e) for e in check_iterable(eps_values, "eps_values"))
     if not eps_values:
         raise ValueError("eps_values must contain at least one privacy level")
-    r_values = tuple(float(_check_sine_r(r)) for r in r_values)
+    r_values = tuple(float(_check_sine_r(r)) for r in check_iterable(r_values, "r_values"))
     kappa, alpha = check_int(kappa, "kappa", 1), _check_alpha(alpha)
     _check_can_reject(alpha, check_int(n_permutations, "n_permutations", 1))
     sample = partial(_figure2_sample, n=check_int(n, "n", 2), kappa=kappa)
@@ -1034,6 +1019,8 @@ class Figure2:
     power: PowerCurve
 
 
+@moved_to_keywords("n_reps", "r_values", "eps_values", "n", "kappa", "n_permutations", "alpha", "rng",
+                   "n_jobs", "backend", "progress")
 def figure2(*, n_reps: int = 100, r_values: tuple = (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5),
             eps_values: tuple = (1.0, 0.25, 0.1, np.inf), n: int = 1000, kappa: int = 16, n_permutations: int = 199,
             alpha: float = 0.05, rng: np.random.SeedSequence | np.random.Generator | int | None = 2026,

@@ -18,8 +18,8 @@ from numpy.typing import ArrayLike
 from scipy.optimize import linprog
 from scipy.special import expit
 
-from .foundations import (check_channel, check_eps, check_pair, divergence, moved_to_keywords,
-                                 randomized_response, readonly, renamed, reordered)
+from .foundations import (check_channel, check_eps, check_pair, check_real, check_real_array, divergence,
+                                 moved_to_keywords, randomized_response, readonly, renamed, reordered)
 from .spr import PartitionMechanism
 
 # %% auto #0
@@ -79,12 +79,7 @@ def _optimal_from_excess(eps, balance, excess):
 # %% ../nbs/02_egamma.ipynb #35cb945f
 def _check_real_array(a, name: str) -> np.ndarray:
     "A float array of real numbers ≥ 0 (inf allowed, NaN not): no bools, strings or objects."
-    arr = np.asarray(a)
-    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
-        raise TypeError(f"{name} must be a real number or an array of real numbers, got dtype {arr.dtype}")
-    arr = arr.astype(float)
-    if np.any(np.isnan(arr)):
-        raise ValueError(f"{name} must not contain NaN")
+    arr = check_real_array(a, name, allow_inf=True)
     if np.any(arr < 0):
         raise ValueError(f"{name} must be non-negative")
     return arr
@@ -412,10 +407,10 @@ class PrivatizedROC:
         "Detection probability at false-alarm level(s) `alpha` on the 'private', 'nonprivate' or 'channel' curve."
         curves = {"private": (self.fpr, self.tpr), "nonprivate": (self.nonprivate_fpr, self.nonprivate_tpr),
                   "channel": (self.channel_fpr, self.channel_tpr)}
-        if curve not in curves:
-            raise ValueError(f"curve must be one of {tuple(curves)}, got {curve!r}")
-        alpha = np.asarray(alpha, dtype=float)
-        if np.any(np.isnan(alpha)) or np.any((alpha < 0) | (alpha > 1)):
+        if not isinstance(curve, str) or curve not in curves:
+            raise ValueError(f"curve must be one of {tuple(curves)}")
+        alpha = check_real_array(alpha, "alpha")
+        if np.any((alpha < 0) | (alpha > 1)):
             raise ValueError("alpha must lie in [0, 1]")
         x, y = curves[curve]
         return np.interp(alpha, x, y)
@@ -436,6 +431,7 @@ def _gamma_points(p, q, eps: float, gammas: np.ndarray):
     return np.where(trivial, corner, g_fpr), np.where(trivial, corner, g_tpr), values
 
 # %% ../nbs/02_egamma.ipynb #ff24de53
+@moved_to_keywords("gammas", "channel")
 def privatized_roc(p: ArrayLike, q: ArrayLike, eps: float, *, gammas: ArrayLike | None = None,
                    channel: ArrayLike | None = None) -> PrivatizedROC:
     """The ROC region achievable after the best ε-LDP mechanism, next to the non-private and a fixed mechanism's.
@@ -461,10 +457,9 @@ def privatized_roc(p: ArrayLike, q: ArrayLike, eps: float, *, gammas: ArrayLike 
     eps = check_eps(eps, allow_inf=True)
     if gammas is None:
         gammas = np.exp(np.linspace(-min(eps, 3.0), min(eps, 3.0), 7))
-    raw = np.atleast_1d(np.asarray(gammas, dtype=object))
-    if raw.ndim != 1 or raw.size == 0:
-        raise ValueError("gammas must be a non-empty 1-D array")
-    gammas = np.array([_check_gamma(g) for g in raw.tolist()])
+    gammas = np.atleast_1d(check_real_array(gammas, "gammas"))
+    if gammas.ndim != 1 or gammas.size == 0 or (gammas < 0).any():
+        raise ValueError("gammas must be a non-empty 1-D array of finite numbers >= 0")
     if channel is None:
         channel = binary_rr_channel(_likelihood_gaps(p, q, 1.0)[0] >= 0, eps)
     else:
@@ -483,12 +478,7 @@ def privatized_roc(p: ArrayLike, q: ArrayLike, eps: float, *, gammas: ArrayLike 
 # %% ../nbs/02_egamma.ipynb #c030-dac911c7
 def _check_r(r) -> float:
     "Validate the norm order: a real number r ≥ 1 or inf."
-    if isinstance(r, (bool, np.bool_)) or not isinstance(r, (numbers.Real, np.floating, np.integer)):
-        raise TypeError(f"r must be a real number, got {type(r).__name__}")
-    r = float(r)
-    if np.isnan(r) or r < 1:
-        raise ValueError(f"r must satisfy r ≥ 1 (inf allowed), got {r}")
-    return r
+    return check_real(r, "r", low=1, allow_inf=True)
 
 
 def _channel_first(args: tuple, kwargs: dict) -> bool:

@@ -16,7 +16,8 @@ from scipy.special import rel_entr
 
 # %% auto #0
 __all__ = ['DIVERGENCE_KINDS', 'MAX_FINITE_EPS', 'MAX_DENSE_ENTRIES', 'seed_sequence', 'as_generator', 'check_eps',
-           'check_nonnegative', 'check_distribution', 'check_pair', 'readonly', 'check_channel', 'is_ldp',
+           'check_nonnegative', 'check_distribution', 'check_pair', 'readonly', 'check_channel', 'check_real',
+           'check_real_array', 'check_int_array', 'check_callable', 'check_iterable', 'check_instance', 'is_ldp',
            'ldp_epsilon', 'privacy_defect', 'is_approx_ldp', 'LinearFree', 'check_divergence', 'perspective',
            'divergence_from_sum', 'divergence_terms', 'renyi_from_parts', 'divergence', 'check_int',
            'randomized_response', 'privatize']
@@ -55,9 +56,9 @@ def check_eps(eps: float, name: str = "eps", allow_inf: bool = False) -> float:
     if np.isnan(eps):
         raise ValueError(f"{name} must not be NaN")
     if eps < 0:
-        raise ValueError(f"{name} must be non-negative, got {eps}")
+        raise ValueError(f"{name} must be non-negative")
     if np.isinf(eps) and not allow_inf:
-        raise ValueError(f"{name} must be finite, got {eps}")
+        raise ValueError(f"{name} must be finite")
     return eps
 
 # %% ../nbs/00_foundations.ipynb #3962fd9c
@@ -72,7 +73,7 @@ def _not_numbers(a: ArrayLike) -> bool:
     if raw.dtype.kind in "bUSV":
         return True
     if raw.dtype.kind == "O":
-        return any(isinstance(x, (bool, np.bool_, str, bytes)) for x in raw.ravel())
+        return any(x is None or isinstance(x, (bool, np.bool_, str, bytes)) for x in raw.ravel())
     return False
 
 # %% ../nbs/00_foundations.ipynb #a68c7d86
@@ -107,7 +108,7 @@ def check_nonnegative(a: ArrayLike, name: str) -> np.ndarray:
 # %% ../nbs/00_foundations.ipynb #1820c36c
 def check_distribution(p: ArrayLike, name: str = "p", atol: float = 1e-9) -> np.ndarray:
     "Validate a probability vector: 1-D, non-empty, finite, non-negative, summing to 1 within `atol`."
-    arr = check_nonnegative(p, name)
+    arr, atol = check_nonnegative(p, name), check_real(atol, "atol", low=0)
     if arr.ndim != 1 or arr.size == 0:
         raise ValueError(f"{name} must be a non-empty 1-D array, got shape {arr.shape}")
     with np.errstate(over="ignore"):
@@ -128,14 +129,14 @@ def check_pair(p: ArrayLike, q: ArrayLike, names: tuple[str, str] = ("p", "q"),
 # %% ../nbs/00_foundations.ipynb #f89e9df0
 def readonly(a: ArrayLike) -> np.ndarray:
     "A read-only float copy of `a`: the arrays held by frozen result objects cannot be changed either."
-    a = np.array(a, dtype=float)
+    a = _as_float_array(a, "a").copy()
     a.setflags(write=False)
     return a
 
 # %% ../nbs/00_foundations.ipynb #cd3cce45
 def check_channel(Q: ArrayLike, name: str = "Q", atol: float = 1e-9) -> np.ndarray:
     "Validate a channel: a non-empty k×m array, finite, non-negative, each row summing to 1 within `atol`."
-    arr = check_nonnegative(Q, name)
+    arr, atol = check_nonnegative(Q, name), check_real(atol, "atol", low=0)
     if arr.ndim != 2 or arr.size == 0:
         raise ValueError(f"{name} must be a non-empty 2-D array (k inputs × m outputs), got shape {arr.shape}")
     with np.errstate(over="ignore"):
@@ -143,6 +144,77 @@ def check_channel(Q: ArrayLike, name: str = "Q", atol: float = 1e-9) -> np.ndarr
     if bad.size:
         raise ValueError(f"{name}: every row must sum to 1 (within {atol:g}); row {bad[0]} does not")
     return arr
+
+# %% ../nbs/00_foundations.ipynb #valid-rules-1
+def check_real(x: float, name: str, *, low: float = -np.inf, high: float = np.inf, open_low: bool = False,
+               open_high: bool = False, allow_inf: bool = False) -> float:
+    "A real number (not a bool, string or complex) in the interval [low, high] (ends open if asked), as a float."
+    try:
+        low, high = float(low), float(high)
+    except (TypeError, ValueError, OverflowError):
+        raise TypeError("low and high must be real numbers within the floating-point range") from None
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (numbers.Real, np.floating, np.integer)):
+        raise TypeError(f"{name} must be a real number, got {type(x).__name__}")
+    try:
+        x = float(x)
+    except OverflowError:                                 # an integer beyond the float range
+        raise ValueError(f"{name} is beyond the floating-point range") from None
+    if np.isnan(x) or (np.isinf(x) and not allow_inf):
+        raise ValueError(f"{name} must be a number, not NaN" if allow_inf else
+                         f"{name} must be finite (not NaN or inf)")
+    if not low <= x <= high or (open_low and x == low) or (open_high and x == high):
+        raise ValueError(f"{name} must lie in {'(' if open_low else '['}{low:g}, {high:g}{')' if open_high else ']'}")
+    return x
+
+
+def check_real_array(a: ArrayLike, name: str, *, ndim: int | None = None, allow_inf: bool = False) -> np.ndarray:
+    "A float array of real numbers (no NaN; finite unless `allow_inf`), with `ndim` dimensions if given."
+    arr, ndim = _as_float_array(a, name), None if ndim is None else check_int(ndim, "ndim")
+    if np.isnan(arr).any() or (not allow_inf and np.isinf(arr).any()):
+        raise ValueError(f"{name} must hold {'' if allow_inf else 'finite '}numbers (found NaN or inf)")
+    if ndim is not None and arr.ndim != ndim:
+        raise ValueError(f"{name} must be a {ndim}-D array, got {arr.ndim} dimensions")
+    return arr
+
+
+def check_int_array(a: ArrayLike, name: str, *, ndim: int | None = None) -> np.ndarray:
+    "An int64 array of integers (no bools, floats or integers beyond 64 bits), with `ndim` dimensions if given."
+    ndim = None if ndim is None else check_int(ndim, "ndim")
+    try:
+        arr = np.asarray(a)
+    except (ValueError, OverflowError):
+        raise TypeError(f"{name} must be an array of integers (same length in every row)") from None
+    if arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer) or arr.dtype == np.uint64:
+        raise TypeError(f"{name} must be an array of 64-bit integers, got dtype {arr.dtype}")
+    if ndim is not None and arr.ndim != ndim:
+        raise ValueError(f"{name} must be a {ndim}-D array, got {arr.ndim} dimensions")
+    return arr.astype(np.int64)
+
+
+def check_callable(f: Callable, name: str) -> Callable:
+    "A callable (a function, a class, an object with __call__)."
+    if not callable(f):
+        raise TypeError(f"{name} must be callable, got {type(f).__name__}")
+    return f
+
+
+def check_iterable(x: object, name: str) -> tuple:
+    "The items of an iterable (a list, tuple, range, 1-D array, generator) as a tuple; a string is not one."
+    if isinstance(x, (str, bytes)):
+        raise TypeError(f"{name} must be an iterable of values, got {type(x).__name__}")
+    try:
+        return tuple(x)
+    except TypeError:
+        raise TypeError(f"{name} must be an iterable of values, got {type(x).__name__}") from None
+
+
+def check_instance(obj: object, cls: type, name: str) -> object:
+    "An instance of `cls` (e.g. a mechanism object), or a TypeError naming the argument and the class."
+    if not isinstance(cls, type):
+        raise TypeError(f"cls must be a class, got {type(cls).__name__}")
+    if not isinstance(obj, cls):
+        raise TypeError(f"{name} must be a {cls.__name__}, got {type(obj).__name__}")
+    return obj
 
 # %% ../nbs/00_foundations.ipynb #f1cbcd2e
 def moved_to_keywords(*names: str, since: str = "0.2.0") -> Callable:
@@ -216,6 +288,7 @@ def _column_log_ratios(Q: np.ndarray) -> np.ndarray:
     return ratios
 
 
+@moved_to_keywords("rtol")
 def is_ldp(Q: ArrayLike, eps: float, *, rtol: float = 1e-9) -> bool:
     """Exact ε-LDP check of a channel: max_x Q(y|x) ≤ e^ε (1+rtol) min_x Q(y|x) in every column y.
 
@@ -234,8 +307,7 @@ def is_ldp(Q: ArrayLike, eps: float, *, rtol: float = 1e-9) -> bool:
         True if `Q` is ε-LDP."""
     Q = check_channel(Q)
     eps = check_eps(eps, allow_inf=True)
-    if rtol < 0 or not np.isfinite(rtol):
-        raise ValueError(f"rtol must be finite and non-negative, got {rtol}")
+    rtol = check_real(rtol, "rtol", low=0)
     return bool(np.all(_column_log_ratios(Q) <= eps + np.log1p(rtol)))
 
 
@@ -263,6 +335,7 @@ def privacy_defect(Q: ArrayLike, eps: float) -> np.ndarray:
     return out
 
 # %% ../nbs/00_foundations.ipynb #67a84017
+@moved_to_keywords("atol")
 def is_approx_ldp(Q: ArrayLike, eps: float, delta: float, *, atol: float = 1e-12) -> bool:
     """(ε, δ)-LDP check: every entry of `privacy_defect(Q, eps)` is at most δ + atol.
 
@@ -284,7 +357,7 @@ def is_approx_ldp(Q: ArrayLike, eps: float, delta: float, *, atol: float = 1e-12
     delta = check_eps(delta, name="delta")
     if delta > 1:
         raise ValueError(f"delta must be at most 1, got {delta}")
-    return bool(privacy_defect(Q, eps).max() <= delta + atol)
+    return bool(privacy_defect(Q, eps).max() <= delta + check_real(atol, "atol", low=0))
 
 # %% ../nbs/00_foundations.ipynb #c014-15ecbec7
 DIVERGENCE_KINDS = ("tv", "kl", "chi2", "hellinger", "egamma", "renyi")
@@ -301,7 +374,7 @@ def _check_convex_f(f: Callable) -> None:
     if not np.all(np.isfinite(ft)):
         raise ValueError("divergence f must be finite on (0, ∞)")
     if abs(f1) > 1e-12:
-        raise ValueError(f"divergence f must satisfy f(1) = 0, got f(1) = {f1!r}")
+        raise ValueError("divergence f must satisfy f(1) = 0")
     left, mid, right = t[:-2], t[1:-1], t[2:]
     chord = ft[:-2] + (ft[2:] - ft[:-2]) * (mid - left) / (right - left)
     if np.any(ft[1:-1] > chord + 1e-9 * (1 + np.abs(chord))):
@@ -327,17 +400,28 @@ class LinearFree:
     slope_at_inf: float = np.inf
     name: str = "custom"
 
+    def __post_init__(self):
+        check_callable(self.phi, "phi")
+        object.__setattr__(self, "slope_at_inf", check_real(self.slope_at_inf, "slope_at_inf", low=0, allow_inf=True))
+        if not isinstance(self.name, str):
+            raise TypeError(f"name must be a str, got {type(self.name).__name__}")
+
     def __call__(self, t: float) -> float:
         return self.phi(t - 1)
 
     def terms(self, delta: ArrayLike) -> np.ndarray:
         "φ elementwise on an array of offsets t (`delta`), never below 0 (φ ≥ 0: a negative value is round-off of φ)."
-        values = np.vectorize(lambda d: float(self.phi(float(d))), otypes=[float])(np.asarray(delta, dtype=float))
+        delta = check_real_array(delta, "delta")
+        if (delta < -1).any():
+            raise ValueError("delta must hold offsets t >= -1")
+        values = np.vectorize(lambda d: float(self.phi(float(d))), otypes=[float])(delta)
         return np.maximum(values, 0.0)
 
 # %% ../nbs/00_foundations.ipynb #eff0a2ba
 def check_divergence(kind: str | Callable, params: dict) -> dict:
     "Validate a divergence kind and its parameters; return the parameters with defaults filled in."
+    if not isinstance(params, dict):
+        raise TypeError(f"params must be a dict of divergence parameters, got {type(params).__name__}")
     allowed = {"egamma": {"gamma"}, "renyi": {"alpha"}}
     if isinstance(kind, LinearFree):
         if params:
@@ -348,14 +432,15 @@ def check_divergence(kind: str | Callable, params: dict) -> dict:
     if callable(kind):
         extra = set(params) - {"f_slope_at_inf"}
         if extra:
-            raise TypeError(f"unexpected parameter(s) {sorted(extra)} for a callable divergence")
+            raise TypeError(f"unexpected parameter(s) {sorted(extra)} for a callable divergence kind")
         _check_convex_f(kind)
         slope = params.get("f_slope_at_inf")
         if slope is not None and (not isinstance(slope, numbers.Real) or np.isnan(slope)):
             raise ValueError(f"f_slope_at_inf must be a real number or inf, got {slope!r}")
         return dict(params)
     if not isinstance(kind, str) or kind not in DIVERGENCE_KINDS:
-        raise ValueError(f"divergence kind must be one of {DIVERGENCE_KINDS} or a callable f, got {kind!r}")
+        shown = repr(kind) if isinstance(kind, str) and len(kind) <= 40 else type(kind).__name__   # never data
+        raise ValueError(f"divergence kind must be one of {DIVERGENCE_KINDS} or a callable f, got {shown}")
     needed = allowed.get(kind, set())
     extra = set(params) - needed
     if extra:
@@ -422,6 +507,8 @@ def perspective(u: ArrayLike, v: ArrayLike, *, kind: str | Callable = "kl", chec
     -------
     np.ndarray
         The terms v·f(u/v), of the broadcast shape of `u` and `v`."""
+    if not isinstance(check, (bool, np.bool_)):
+        raise TypeError(f"check must be a bool, got {type(check).__name__}")
     if check:
         params = check_divergence(kind, params)
         u, v = check_nonnegative(u, "u"), check_nonnegative(v, "v")
@@ -467,10 +554,12 @@ def divergence_from_sum(total: ArrayLike, *, kind: str | Callable = "kl", **para
     -------
     float or np.ndarray
         `total` unchanged, or log(1 + (α − 1)·total)/(α − 1) for Rényi."""
-    if kind != "renyi":
-        return total
+    params = check_divergence(kind, params)
+    total = check_real_array(total, "total", allow_inf=True)
+    if not isinstance(kind, str) or kind != "renyi":
+        return total if total.ndim else float(total)
     alpha = params["alpha"]
-    x = (alpha - 1.0) * np.asarray(total, dtype=float)
+    x = (alpha - 1.0) * total
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.log1p(np.maximum(x, -1.0)) / (alpha - 1.0)
 
@@ -552,6 +641,8 @@ def divergence_terms(u: ArrayLike, v: ArrayLike, diff: ArrayLike, *, kind: str |
     -------
     np.ndarray
         The terms v·f̄(u/v) (≥ 0), of the broadcast shape."""
+    if not isinstance(check, (bool, np.bool_)):
+        raise TypeError(f"check must be a bool, got {type(check).__name__}")
     if check:
         params = check_divergence(kind, params)
         u, v = check_nonnegative(u, "u"), check_nonnegative(v, "v")
@@ -629,7 +720,12 @@ def renyi_from_parts(total: ArrayLike, log_cross: ArrayLike, alpha: float) -> np
     -------
     np.ndarray
         The Rényi divergence of order α (0-D for scalar inputs)."""
-    x = (alpha - 1) * np.asarray(total, dtype=float)
+    alpha = check_real(alpha, "alpha", low=0, open_low=True)
+    if alpha == 1:
+        raise ValueError("alpha must differ from 1")
+    total, log_cross = check_real_array(total, "total", allow_inf=True), check_real_array(log_cross, "log_cross",
+                                                                                          allow_inf=True)
+    x = (alpha - 1) * total
     with np.errstate(invalid="ignore", divide="ignore"):
         near = np.log1p(np.where(np.abs(x) <= 0.5, x, 0.0))
     return np.where(np.abs(x) <= 0.5, near, log_cross) / (alpha - 1)
@@ -677,12 +773,18 @@ def _check_linear_free(kind: LinearFree) -> None:
         raise ValueError("LinearFree phi must be ≥ 0 (the linear-free form: remove the tangent f'(1)·t)")
 
 # %% ../nbs/00_foundations.ipynb #c021-8b9d0ca5
-def check_int(n: int, name: str, minimum: int | None = 0) -> int:
-    "Validate an integer (not a bool, not a float) that is at least `minimum` (None: any integer)."
+def check_int(n: int, name: str, minimum: int | None = 0, maximum: int = 2**63 - 1) -> int:
+    """Validate an integer (not a bool, not a float) in [`minimum`, `maximum`] (`minimum` None: no lower bound). The
+    default `maximum` is the largest 64-bit integer: a larger one is refused by size, never overflowed in numpy.
+    The message names the rule, not the value (which may be a private input)."""
+    if not (minimum is None or isinstance(minimum, (int, np.integer))) or not isinstance(maximum, (int, np.integer)):
+        raise TypeError("minimum (or None) and maximum must be integers")
     if isinstance(n, (bool, np.bool_)) or not isinstance(n, (numbers.Integral, np.integer)):
-        raise TypeError(f"{name} must be an integer, got {type(n).__name__} {n!r}")
+        raise TypeError(f"{name} must be an integer, got {type(n).__name__}")
     if minimum is not None and n < minimum:
-        raise ValueError(f"{name} must be at least {minimum}, got {n}")
+        raise ValueError(f"{name} must be at least {minimum}")
+    if n > maximum or n < -2**63:
+        raise ValueError(f"{name} must be at most {maximum}" if n > maximum else f"{name} is below -2^63")
     return int(n)
 
 
@@ -710,9 +812,7 @@ def randomized_response(k: int, eps: float) -> np.ndarray:
 # %% ../nbs/00_foundations.ipynb #c024-7b653bc5
 def _check_symbols(x: ArrayLike, k: int, name: str = "x") -> np.ndarray:
     "Validate an integer array of symbols in [0, k)."
-    arr = np.asarray(x)
-    if arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer):
-        raise TypeError(f"{name} must be an array of integer symbols, got dtype {arr.dtype}")
+    arr = check_int_array(x, name)
     if arr.size and (arr.min() < 0 or arr.max() >= k):
         raise ValueError(f"{name} must contain symbols in [0, {k})")
     return arr

@@ -15,7 +15,8 @@ from scipy.special import gammaln, ive, logsumexp
 from scipy.stats import ncx2
 
 from .foundations import as_generator, check_eps, check_nonnegative
-from .foundations import check_int, moved_to_keywords
+from .foundations import (check_callable, check_instance, check_int, check_int_array, check_real_array,
+                                 moved_to_keywords)
 
 # %% auto #0
 __all__ = ['SupportPmf', 'DefectDecomposition', 'KernelChannel', 'SparseKernelMechanism', 'RangeDefect', 'first_distance_moment',
@@ -27,14 +28,6 @@ __all__ = ['SupportPmf', 'DefectDecomposition', 'KernelChannel', 'SparseKernelMe
            'truncated_skellam_defect', 'truncated_skellam', 'poisson_binomial_pmf', 'poisson_binomial']
 
 # %% ../nbs/03_sparse_kernels.ipynb #spk007
-def _check_int_array(a, name: str) -> np.ndarray:
-    "Validate a 1-D array of integers (int64 out)."
-    arr = np.asarray(a)
-    if arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer):
-        raise TypeError(f"{name} must be an array of integers, got dtype {arr.dtype}")
-    return arr.astype(np.int64)
-
-
 _MAX_WINDOW = 2 ** 20       # points in one support window (8 MiB per float array): memory must not follow a radius
 
 
@@ -100,10 +93,10 @@ def _sorted_support(x: int, support: Callable) -> np.ndarray:
     "S(x) as a sorted array of distinct integers; error if it is empty."
     ys = np.ravel(support(x))
     if ys.size == 0:
-        raise ValueError(f"support S(x) must be non-empty, but S({x}) is empty")
+        raise ValueError("support S(x) must be non-empty for every input x")
     if ys.size > _MAX_WINDOW:
-        raise ValueError(f"support S({x}) has {ys.size} points; at most {_MAX_WINDOW} are supported (memory)")
-    return np.unique(_check_int_array(ys, f"support S({x})"))
+        raise ValueError(f"a support S(x) has {ys.size} points; at most {_MAX_WINDOW} are supported (memory)")
+    return np.unique(check_int_array(ys, "support S(x)"))
 
 
 def _normalise(x: int, ys: np.ndarray, values: np.ndarray, log_kernel: bool) -> SupportPmf:
@@ -113,19 +106,19 @@ def _normalise(x: int, ys: np.ndarray, values: np.ndarray, log_kernel: bool) -> 
         raise ValueError(f"kernel(x, ys) must return one value per output; got shape {values.shape} for {ys.shape}")
     if log_kernel:
         if np.any(np.isnan(values)) or np.any(values == np.inf):
-            raise ValueError(f"log-kernel values must be < +inf and not NaN (input x={x})")
+            raise ValueError(f"log-kernel values must be < +inf and not NaN (at some input x)")
         keep = values > -np.inf
         log_k = values[keep]
     else:
         if not np.all(np.isfinite(values)):
-            raise ValueError(f"kernel values must be finite (input x={x} has NaN or inf)")
+            raise ValueError(f"kernel values must be finite (NaN or inf at some input x)")
         if np.any(values < 0):
-            raise ValueError(f"kernel values must be non-negative (input x={x} has a negative value)")
+            raise ValueError(f"kernel values must be non-negative (a negative value at some input x)")
         keep = values > 0
         with np.errstate(divide="ignore"):
             log_k = np.log(values[keep])
     if not np.any(keep):
-        raise ValueError(f"the kernel has zero mass on all of S({x}): after removing zero-mass points "
+        raise ValueError(f"the kernel has zero mass on all of S(x) for some input x: after removing zero-mass points "
                          "nothing remains, so Q(·|x) is undefined")
     top = log_k.max()
     log_p = log_k - (top + np.log(np.exp(log_k - top).sum()))      # log-sum-exp, no overflow
@@ -141,8 +134,8 @@ def _check_kernel_arrays(kernel, support, inputs, outputs, log_kernel: bool) -> 
     mask = (K > (-np.inf if log_kernel else 0)) if support is None else np.asarray(support)
     if mask.shape != K.shape or mask.dtype != bool:
         raise ValueError(f"support must be a boolean mask of the kernel's shape {K.shape}")
-    inputs = np.arange(k) if inputs is None else _check_int_array(inputs, "inputs")
-    outputs = np.arange(m) if outputs is None else _check_int_array(outputs, "outputs")
+    inputs = np.arange(k) if inputs is None else check_int_array(inputs, "inputs")
+    outputs = np.arange(m) if outputs is None else check_int_array(outputs, "outputs")
     if inputs.shape != (k,) or outputs.shape != (m,):
         raise ValueError(f"inputs / outputs must have lengths {k} / {m}")
     if np.unique(outputs).size != m or np.unique(inputs).size != k:
@@ -212,8 +205,10 @@ class SparseKernelMechanism:
     def __post_init__(self):
         if not callable(self.kernel) or not callable(self.support):
             raise TypeError("kernel and support must be callables (use SparseKernelMechanism.from_arrays for matrices)")
+        if not isinstance(self.name, str) or not isinstance(self.log_kernel, (bool, np.bool_)):
+            raise TypeError("name must be a str and log_kernel a bool")
         if self.inputs is not None:
-            inputs = _check_int_array(np.ravel(self.inputs), "inputs")
+            inputs = check_int_array(np.ravel(self.inputs), "inputs")
             if inputs.size == 0 or np.unique(inputs).size != inputs.size:
                 raise ValueError("inputs must be a non-empty sequence of distinct integers")
             object.__setattr__(self, "inputs", tuple(int(v) for v in inputs))
@@ -237,6 +232,8 @@ class SparseKernelMechanism:
         name : str, keyword-only
             A label used in printing.
         """
+        if not isinstance(log_kernel, (bool, np.bool_)) or not isinstance(name, str):
+            raise TypeError("log_kernel must be a bool and name a str")
         K, mask, inputs, outputs = _check_kernel_arrays(kernel, support, inputs, outputs, log_kernel)
         return cls(*_array_callables(K, mask, inputs, outputs), inputs=tuple(int(v) for v in inputs),
                    log_kernel=log_kernel, name=name)
@@ -256,7 +253,7 @@ def _method_of(cls):
 def _check_input(self, x, name="x") -> int:
     x = check_int(x, name, minimum=None)
     if self.inputs is not None and x not in self.inputs:
-        raise ValueError(f"{name}={x} is not in the input alphabet of {self.name}")
+        raise ValueError(f"{name} is not in the input alphabet of {self.name}")
     return x
 
 @_method_of(SparseKernelMechanism)
@@ -340,7 +337,7 @@ def _inputs_or_alphabet(mechanism: SparseKernelMechanism, inputs) -> np.ndarray:
         if mechanism.inputs is None:
             raise ValueError("inputs must be given for a mechanism on all of ℤ")
         inputs = mechanism.inputs
-    return _check_int_array(np.ravel(inputs), "inputs")
+    return check_int_array(np.ravel(inputs), "inputs")
 
 
 def _materialise(mechanism: SparseKernelMechanism, inputs: np.ndarray) -> KernelChannel:
@@ -392,7 +389,7 @@ _MAX_RANGE = 2 ** 16        # largest H on ℤ: 4H pairs, each two laws
 
 def first_distance_moment(mechanism: SparseKernelMechanism, x: int) -> float:
     "R₁ = E[|Y − X| | X = x]."
-    law = mechanism.pmf(x)
+    law = check_instance(mechanism, SparseKernelMechanism, "mechanism").pmf(x)
     return float(law.probabilities @ np.abs(law.outputs - law.x))
 
 # %% ../nbs/03_sparse_kernels.ipynb #484cb132
@@ -446,6 +443,7 @@ def range_defect(mechanism: SparseKernelMechanism, eps: float, H: int, *, center
         `center` on ℤ, its maximum over a finite alphabet. `totals[h − 1]` is the worst total at separation h,
         and 0 where no pair is at separation h.
     """
+    check_instance(mechanism, SparseKernelMechanism, "mechanism")
     eps = check_eps(eps, allow_inf=True)
     H = check_int(H, "H", minimum=1)
     pairs, r1 = _range_pairs(mechanism, H, center, distances)
@@ -461,6 +459,7 @@ def range_defect(mechanism: SparseKernelMechanism, eps: float, H: int, *, center
                        h, (a, b), r1, per_h)
 
 # %% ../nbs/03_sparse_kernels.ipynb #484cb132-c
+@moved_to_keywords("center")
 def sweep_radius(factory: Callable[[int], SparseKernelMechanism], radii: Iterable[int], eps: float, H: int, *,
                  center: int = 0) -> list[RangeDefect]:
     """`range_defect(factory(r), eps, H, center=center)` for every support radius r in `radii` (Table I / Figure 1).
@@ -478,7 +477,11 @@ def sweep_radius(factory: Callable[[int], SparseKernelMechanism], radii: Iterabl
     center : int, keyword-only
         As in `range_defect`.
     """
-    return [range_defect(factory(check_int(r, "radius")), eps, H, center=center) for r in radii]
+    check_callable(factory, "factory")
+    radii = check_int_array(radii, "radii", ndim=1)
+    if (radii < 0).any():
+        raise ValueError("radii must be non-negative")
+    return [range_defect(factory(int(r)), eps, H, center=center) for r in radii]
 
 # %% ../nbs/03_sparse_kernels.ipynb #spk020
 _MAX_DENSE = 2 ** 26        # entries of a dense distance matrix (512 MiB)
@@ -486,8 +489,11 @@ _MAX_DENSE = 2 ** 26        # entries of a dense distance matrix (512 MiB)
 
 def graph_distances(adjacency: ArrayLike) -> np.ndarray:
     "Shortest-path (hop) distances d_G of an undirected graph given by an adjacency matrix; inf if unreachable."
-    A = (_sp.csr_matrix(adjacency) if _sp.issparse(adjacency)
-         else _sp.csr_matrix(check_nonnegative(adjacency, "adjacency")))
+    if not _sp.issparse(adjacency):
+        adjacency = check_nonnegative(adjacency, "adjacency")
+        if adjacency.ndim != 2:
+            raise ValueError("adjacency must be a non-empty square matrix")
+    A = _sp.csr_matrix(adjacency)
     if A.ndim != 2 or A.shape[0] != A.shape[1] or A.shape[0] == 0:
         raise ValueError(f"adjacency must be a non-empty square matrix, got shape {A.shape}")
     if A.shape[0] ** 2 > _MAX_DENSE:
@@ -504,6 +510,7 @@ def graph_ball_supports(adjacency: ArrayLike, r: int) -> np.ndarray:
     return graph_distances(adjacency) <= r
 
 # %% ../nbs/03_sparse_kernels.ipynb #spk023
+@moved_to_keywords("inputs")
 def sparse_exponential(score: ArrayLike | Callable, eta: float, support: ArrayLike | Callable | int, *,
                        inputs: ArrayLike | None = None) -> SparseKernelMechanism:
     """Sparse exponential mechanism (13): Q(y|x) ∝ e^{η·score(x, y)} on S(x).
@@ -528,7 +535,7 @@ def sparse_exponential(score: ArrayLike | Callable, eta: float, support: ArrayLi
         def log_kernel(x, ys):
             u = np.asarray(score(x, ys), dtype=float)
             if not np.all(np.isfinite(u)):
-                raise ValueError(f"score must be finite (input x={x})")
+                raise ValueError(f"score must be finite (at some input x)")
             return eta * u
         if radius is not None:
             support_fn = lambda x: np.arange(x - radius, x + radius + 1)
@@ -537,7 +544,7 @@ def sparse_exponential(score: ArrayLike | Callable, eta: float, support: ArrayLi
         else:
             raise TypeError("with a callable score, support must be a callable or an int radius")
         return SparseKernelMechanism(log_kernel, support_fn, inputs=inputs, log_kernel=True, name="sparse exponential")
-    U = np.asarray(score, dtype=float)
+    U = check_real_array(score, "score", allow_inf=True)
     if U.ndim != 2 or U.size == 0:
         raise ValueError(f"score must be a non-empty 2-D array or a callable, got shape {U.shape}")
     if not np.all(np.isfinite(U)):
@@ -564,8 +571,8 @@ def _check_shell_weights(shell_weights, r: int) -> np.ndarray:
 
 def shell_ratio_epsilon(shell_weights: ArrayLike, H: int) -> float:
     "Left side of the shell-ratio condition (18): max over 0 ≤ j, j' ≤ r with |j − j'| ≤ H of log(a_j / a_j')."
-    a = np.asarray(shell_weights, dtype=float)
-    a = _check_shell_weights(a, a.size - 1 if a.ndim == 1 else 0)
+    a = check_real_array(shell_weights, "shell_weights")
+    a = _check_shell_weights(a, max(a.size - 1, 0) if a.ndim == 1 else 0)
     H = check_int(H, "H", minimum=1)
     log_a = np.log(a)                       # non-increasing: for each j the largest ratio is at j' = min(j + H, r)
     j = np.arange(a.size)
@@ -596,12 +603,14 @@ def sparse_staircase(shell_weights: ArrayLike, metric_or_graph: ArrayLike | str,
             raise ValueError(f"metric_or_graph must be 'line' or a square matrix, got {metric_or_graph!r}")
         return SparseKernelMechanism(lambda x, ys: a[np.abs(ys - x)], lambda x: np.arange(x - r, x + r + 1),
                                      name="sparse staircase on ℤ")
+    if kind == "distance" or (kind == "adjacency" and not _sp.issparse(metric_or_graph)):
+        matrix = check_real_array(metric_or_graph, "metric_or_graph", ndim=2, allow_inf=kind == "distance")
+        if matrix.shape[0] != matrix.shape[1] or matrix.size == 0:
+            raise ValueError("metric_or_graph must be a non-empty square matrix")
     if kind == "adjacency":
         d = graph_distances(metric_or_graph)
     elif kind == "distance":
-        d = np.asarray(metric_or_graph, dtype=float)
-        if d.ndim != 2 or d.shape[0] != d.shape[1] or d.size == 0:
-            raise ValueError(f"a distance matrix must be square and non-empty, got shape {d.shape}")
+        d = matrix
         finite = np.isfinite(d)
         if np.any(np.isnan(d)) or np.any(d < 0) or np.any(d[finite] != np.round(d[finite])) \
                 or np.any(np.diag(d) != 0) or np.any(d != d.T):
@@ -681,7 +690,7 @@ def sparse_rr_defect(x: int, x_prime: int, support: ArrayLike, support_prime: Ar
     x, x_prime = check_int(x, "x", minimum=None), check_int(x_prime, "x_prime", minimum=None)
     if x == x_prime:
         raise ValueError("x and x_prime must differ")
-    S, Sp = (np.unique(_check_int_array(np.ravel(s), name))
+    S, Sp = (np.unique(check_int_array(s, name).ravel())
              for s, name in ((support, "support"), (support_prime, "support_prime")))
     if x not in S or x_prime not in Sp:
         raise ValueError("each support must contain its own input (x ∈ S(x), x' ∈ S(x'))")
@@ -729,6 +738,7 @@ def sparse_rr_line_defect(h: int, t: int, eps: float, *, p: float | None = None)
     return DefectDecomposition(h * q, float(_hockey_terms(p, q, eps)))
 
 
+@moved_to_keywords("p")
 def sparse_rr_r1(t: int, eps: float, *, p: float | None = None) -> float:
     """R₁ of sparse RR on S_t(x): E|Y − X| = 2q Σ_{j=1}^t j = q t (t + 1).
 
@@ -799,7 +809,7 @@ def _check_mu(mu) -> float:
 def skellam_pmf(k: ArrayLike, mu: float) -> np.ndarray:
     "Symmetric Skellam pmf (23), ψ_μ(k) = e^{−μ} I_|k|(μ) = ive(|k|, μ): no overflow for large μ or |k|."
     mu = _check_mu(mu)
-    v = np.abs(_check_int_array(k, "k"))
+    v = np.abs(check_int_array(k, "k"))
     values = ive(v, mu)
     tail = ~(values > 1e-280)                     # underflow, or NaN where |k| ≥ 2^30: the log-domain tail below
     return np.where(tail, np.exp(skellam_logpmf(np.where(tail, v, 0), mu)), values) if np.any(tail) else values
@@ -859,7 +869,7 @@ def _log_ive(v: np.ndarray, z: float) -> np.ndarray:
 def skellam_logpmf(k: ArrayLike, mu: float) -> np.ndarray:
     "log ψ_μ(k); exact also far in the tail, where ive underflows (log I_|k| computed directly there)."
     mu = _check_mu(mu)
-    v = np.abs(_check_int_array(k, "k")).astype(float)
+    v = np.abs(check_int_array(k, "k")).astype(float)
     flat = v.ravel()
     values = ive(flat, mu)
     out = np.empty_like(flat)
@@ -878,7 +888,7 @@ def _skellam_upper_tail(n, mu: float) -> np.ndarray:
 def skellam_sf(m: ArrayLike, mu: float) -> np.ndarray:
     "1 − F_μ(m) = P(Ξ > m), accurate in the upper tail."
     mu = _check_mu(mu)
-    m = _check_int_array(m, "m")
+    m = check_int_array(m, "m")
     return np.where(m >= 0, _skellam_upper_tail(np.maximum(m, 0), mu),
                     1.0 - _skellam_upper_tail(np.maximum(-m - 1, 0), mu))
 
@@ -886,7 +896,7 @@ def skellam_sf(m: ArrayLike, mu: float) -> np.ndarray:
 def skellam_cdf(m: ArrayLike, mu: float) -> np.ndarray:
     "F_μ(m) = P(Ξ ≤ m), accurate in the lower tail (symmetry F_μ(−m−1) = 1 − F_μ(m))."
     mu = _check_mu(mu)
-    m = _check_int_array(m, "m")
+    m = check_int_array(m, "m")
     return np.where(m >= 0, 1.0 - _skellam_upper_tail(np.maximum(m, 0), mu),
                     _skellam_upper_tail(np.maximum(-m - 1, 0), mu))
 
@@ -914,7 +924,7 @@ def truncated_skellam_leakage(mu: float, r: int, h: int) -> float:
 # %% ../nbs/03_sparse_kernels.ipynb #addc783e
 def skellam_privacy_loss(k: ArrayLike, h: int, mu: float) -> np.ndarray:
     "Proposition 9, (30): L_h(k) = log(I_|k|(μ) / I_|k−h|(μ)) on the overlap; positive excess iff L_h(k) > ε (31)."
-    k = _check_int_array(k, "k")
+    k = check_int_array(k, "k")
     h = check_int(h, "h", minimum=None)
     return skellam_logpmf(k, mu) - skellam_logpmf(k - h, mu)
 

@@ -16,8 +16,8 @@ from scipy.optimize import linprog
 
 from .foundations import (
     LinearFree, _beyond_float_range, check_divergence, check_eps, check_int, check_nonnegative, check_pair,
-    divergence_from_sum, divergence_terms, moved_to_keywords, perspective, privatize, randomized_response, readonly,
-    renamed, renyi_from_parts)
+    check_real_array, divergence_from_sum, divergence_terms, moved_to_keywords, perspective, privatize,
+    randomized_response, readonly, renamed, renyi_from_parts)
 
 # %% auto #0
 __all__ = ['KOV_MAX_K', 'sort_by_likelihood_ratio', 'block_score', 'interval_scores', 'PartitionMechanism', 'SPRMechanism',
@@ -136,7 +136,11 @@ def block_score(mass_p: ArrayLike, mass_q: ArrayLike, mass_diff: ArrayLike, eps:
     eps = check_eps(eps, allow_inf=True)
     w, c = np.exp(-eps), -np.expm1(-eps)
     mass_p, mass_q = check_nonnegative(mass_p, "mass_p"), check_nonnegative(mass_q, "mass_q")
-    mass_diff = np.asarray(mass_diff, dtype=float)
+    mass_diff = check_real_array(mass_diff, "mass_diff")
+    try:
+        np.broadcast_shapes(mass_p.shape, mass_q.shape, mass_diff.shape)
+    except ValueError:
+        raise ValueError("mass_p, mass_q and mass_diff must have the same (or broadcastable) shapes") from None
     return divergence_terms(w + c * mass_p, w + c * mass_q, _shift(w, divergence, params) + c * mass_diff,
                             kind=divergence, check=False, **params)
 
@@ -164,8 +168,9 @@ def _underflow_scores(U, V, scores, logw, kind, params, K=0.0):
             fixed = np.where(V == 0, np.exp(2 * lu - lv), scores)
         else:
             a = params["alpha"]
-            cross = np.exp(a * lu + (1 - a) * lv - (K if kind == "renyi" else 0.0))
-            fixed = -cross if kind == "renyi-cross" else (cross - np.exp(-K) * (a * U + (1 - a) * V)) / (a - 1)
+            cross = np.exp(lu + (a - 1) * (lu - lv - (K if kind == "renyi" else 0.0)))   # u (r e^{−K})^{α−1}
+            fixed = -cross if kind == "renyi-cross" else cross - np.exp(-(a - 1) * K) * (a * U + (1 - a) * V)
+            fixed = np.where(K > 0, fixed, fixed / (a - 1))           # scaled scores carry the factor α − 1
     return np.where(hit, fixed, scores)
 
 # %% ../nbs/01_spr.ipynb #74d4f7e5
@@ -186,7 +191,7 @@ def _values_from_blocks(A, B, Dd, inst, n, w, c, kind, params, logw=None):
     a = params["alpha"]
     lu, lv = _log_args(U, V, logw[inst])
     with np.errstate(invalid="ignore"):
-        logs = np.where(np.isneginf(lu), -np.inf, a * lu + (1 - a) * lv)
+        logs = np.where(np.isneginf(lu), -np.inf, lu + (a - 1) * (lu - lv))    # no cancellation for huge α
     logs = np.where((U > 0) & np.isneginf(lv), np.inf if a > 1 else -np.inf, logs)
     top = np.full(n, -np.inf)
     np.maximum.at(top, inst, logs)
@@ -379,7 +384,7 @@ def spr_dp(p: ArrayLike, q: ArrayLike, eps: float, *, divergence: str | LinearFr
     p, q = check_pair(p, q)
     params, eps = check_divergence(divergence, params), check_eps(eps, allow_inf=True)
     n_groups, w = M.shape[0] - 1, np.exp(-eps)
-    ell = n_groups if ell is None else min(ell, n_groups)
+    ell = n_groups if ell is None else min(check_int(ell, "ell", 1), n_groups)
     F, back = np.full((ell + 1, n_groups + 1), -np.inf), np.zeros((ell + 1, n_groups + 1), dtype=int)
     F[0, 0] = 0.0
     for s in range(1, ell + 1):
@@ -797,6 +802,7 @@ class Figure5Panel:
     contained: bool
 
 # %% ../nbs/01_spr.ipynb #0fb16872
+@moved_to_keywords("n", "seed")
 def figure5_data(p: ArrayLike = (0.04, 0.09, 0.22, 0.47, 0.18), q: ArrayLike = (0.25, 0.49, 0.13, 0.10, 0.03),
                  eps: ArrayLike = (0.4, 2.0, 5.0), *, n: int = 200_000, seed: int = 20260503) -> list[Figure5Panel]:
     """Reproduce Figure 5 / App. E.1: random ε-LDP channels with two outputs against the SPR polytope.
@@ -807,8 +813,10 @@ def figure5_data(p: ArrayLike = (0.04, 0.09, 0.22, 0.47, 0.18), q: ArrayLike = (
     """
     from scipy.spatial import ConvexHull
     p, q = check_pair(p, q)
-    n = check_int(n, "n", minimum=1)
+    n = check_int(n, "n", minimum=1, maximum=10**7)               # n × k random channels are held in memory
     eps = [check_eps(e) for e in np.atleast_1d(np.asarray(eps, dtype=object)).tolist()]
+    if not eps or min(eps) <= 0:
+        raise ValueError("eps must hold at least one privacy level, each positive")
     rng = np.random.default_rng(check_int(seed, "seed", minimum=0))
     panels = []
     for e in eps:
@@ -901,6 +909,7 @@ def _figure1_bands(values, base, n_boot, boot_seed):
     return mean, lower, upper
 
 # %% ../nbs/01_spr.ipynb #cbdeb138
+@moved_to_keywords("T", "eps", "full", "n_boot", "seed", "boot_seed", "progress")
 def figure1_data(k: int = 6, *, T: int = 100, eps: ArrayLike | None = None, full: bool = False, n_boot: int = 5000,
                  seed: int = 0, boot_seed: int = 1, progress: bool = False) -> Figure1Data:
     """Reproduce the data of Figure 1: SPR vs binary vs k-ary RR on T Dirichlet(1_k) pairs over an ε grid.
@@ -911,8 +920,8 @@ def figure1_data(k: int = 6, *, T: int = 100, eps: ArrayLike | None = None, full
     ``n_boot`` resamples, the same resamples for every mechanism. ``progress=True`` shows a progress bar over
     the LP cells (the slow part of the full run).
     """
-    k, T = check_int(k, "k", minimum=2), check_int(T, "T", minimum=1)
-    n_boot = check_int(n_boot, "n_boot", minimum=1)
+    k, T = check_int(k, "k", minimum=2, maximum=10**4), check_int(T, "T", minimum=1, maximum=10**4)   # figure sizes
+    n_boot = check_int(n_boot, "n_boot", minimum=1, maximum=10**6)
     eps_arr = np.round(np.arange(101) * 0.1, 10) if eps is None else _eps_vector(eps)
     rng = np.random.default_rng(check_int(seed, "seed", minimum=0))
     boot_seed = check_int(boot_seed, "boot_seed", minimum=0)
@@ -1001,35 +1010,44 @@ def read_figure1_data(path) -> Figure1Data:
 
 # %% ../nbs/01_spr.ipynb #d5e549cd
 def _renyi_scale(a, b, w, c, kind, params, logw):
-    """Per instance, the log-scale K ≥ 0 by which Rényi (α > 1) scores are divided: u^α v^{1−α} ≤ r^{α−1} u
-    for the largest group ratio r = u/v, so with K = (α − 1) log r − 300 no scaled score exceeds e^{300}."""
+    """Per instance, the log-scale K ≥ 0 of Rényi (α > 1) scores, divided by e^{(α−1)K}: u^α v^{1−α} =
+    u r^{α−1} ≤ u R^{α−1} for the largest ratio R = u/v of any block, so with K = log R − 300/(α − 1) no scaled
+    score exceeds e^{300}. R is that of a prefix or a suffix of the ratio-sorted groups: the set maximising
+    (w + cA)/(w + cB) holds exactly the groups whose ratio a/b exceeds the maximum. Scaled scores are formed as
+    u e^{(α−1)(log r − K)}, without the factor 1/(α − 1) (which would take them below the float range for
+    α = 1e300): no cancellation between huge terms for any α."""
     n = a.shape[0]
     if kind != "renyi" or params["alpha"] <= 1:
         return np.zeros(n)
-    u, v = w[:, None] + c[:, None] * a, w[:, None] + c[:, None] * b
+
+    def ends(x):                                                  # prefix and suffix sums of the groups
+        return np.concatenate((np.cumsum(x, axis=1), np.cumsum(x[:, ::-1], axis=1)), axis=1)
+
+    u, v = w[:, None] + c[:, None] * ends(a), w[:, None] + c[:, None] * ends(b)
     lu, lv = _log_args(u, v, logw[:, None])
     with np.errstate(invalid="ignore"):
         logr = np.where(np.isfinite(lu) & np.isfinite(lv), lu - lv, 0.0)
-    K = np.maximum(0.0, (params["alpha"] - 1) * logr.max(axis=1) - 300.0)
+    K = np.maximum(0.0, logr.max(axis=1) - 300.0 / (params["alpha"] - 1))
     return np.where(np.any((u > 0) & np.isneginf(lv), axis=1), 0.0, K)   # an infinite optimum needs no scale
 
 # %% ../nbs/01_spr.ipynb #fde4a905
 def _scores(U, V, D, w, kind, params, K, logw):
     """Block scores from block arguments U, V and differences D for the optimisation: `divergence_terms`,
-    except for Rényi with α > 1 at scale K > 0 (scores times e^{−K}) and for the internal objective
+    except for Rényi with α > 1 at scale K > 0 (scores times (α−1)e^{−(α−1)K}) and for the internal objective
     'renyi-cross' (−u^α v^{1−α}, minimised Σ_α for α < 1 when Σ_α is far below 1)."""
     if kind == "renyi-cross":
         a = params["alpha"]
         both = (U > 0) & (V > 0)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            plain = np.where(both, -np.exp(a * np.log(np.where(both, U, 1.0))
-                                           + (1 - a) * np.log(np.where(both, V, 1.0))), 0.0)
+            lu, lv = np.log(np.where(both, U, 1.0)), np.log(np.where(both, V, 1.0))
+            plain = np.where(both, -np.exp(lv + a * (lu - lv)), 0.0)
     else:
         plain = divergence_terms(U, V, D, kind=kind, check=False, **params)
     if kind == "renyi" and params["alpha"] > 1 and np.any(K > 0):
         a = params["alpha"]
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            scaled = (np.exp(a * np.log(U) + (1 - a) * np.log(V) - K) - np.exp(-K) * (V + a * D)) / (a - 1)
+            lu, lv = np.log(U), np.log(V)
+            scaled = np.exp(lu + (a - 1) * (lu - lv - K)) - np.exp(-(a - 1) * K) * (V + a * D)
         plain = np.where(K > 0, scaled, plain)
     return _underflow_scores(U, V, plain, logw, kind, params, K)
 

@@ -221,7 +221,7 @@ def test_shipped_figure3_data_recomputes_from_recorded_seeds():
 
 # ------------------------------------------------------------------ bad input
 @pytest.mark.parametrize("kwargs, error", [
-    (dict(x="abc"), TypeError), (dict(x=np.array([0.1, 0.2], dtype=object)), TypeError),
+    (dict(x="abc"), TypeError), (dict(x=np.array([0.1, "0.2"], dtype=object)), TypeError),
     (dict(x=[True, False, True]), TypeError),
     (dict(x=[0.1, 1.2, 0.3]), ValueError), (dict(x=[0.1, np.nan, 0.3]), ValueError),
     (dict(x=[0.1]), ValueError), (dict(x=np.zeros((3, 2))), ValueError), (dict(x=np.zeros((2, 2, 2))), ValueError),

@@ -353,15 +353,16 @@ def test_figure_helpers_are_not_in_all_but_importable():
     helpers = {"FIGURE_MECHANISMS", "ChernoffFigureData", "chernoff_figure_data", "plot_chernoff_figure"}
     assert not helpers & set(ldpbook.chernoff.__all__)
     assert isinstance(chernoff_figure_data(3, T=1, eps=(1.0,)), ChernoffFigureData)      # the CLI's call forms
+    with pytest.warns(DeprecationWarning, match="by position"):    # the 0.1 form, for one version
+        old = chernoff_figure_data(3, 1, (1.0,))
+    assert np.array_equal(old.exponent["Chernoff"], chernoff_figure_data(3, T=1, eps=(1.0,)).exponent["Chernoff"])
     with pytest.raises(TypeError, match="positional"):
-        chernoff_figure_data(3, 1)
+        chernoff_figure_data(3, 1, (1.0,), False, 0, 1e-9, 7)
 
 
-@pytest.mark.parametrize("call", [
-    lambda: chernoff_optimal(P, Q, 1.0, 2),
-    lambda: chernoff_optimal(P, Q, 1.0, None, 1e-9),
-    lambda: bayes_error(P, Q, 5, 100),
-    lambda: bayes_error(P, Q, 5, 100, 0),
+@pytest.mark.parametrize("call", [       # the 0.1 forms warn (tests/test_deprecations.py); more arguments do not
+    lambda: chernoff_optimal(P, Q, 1.0, 2, 1e-9, 2000, 7),
+    lambda: bayes_error(P, Q, 5, 100, 0, 1),
 ])
 def test_options_refuse_positional_use(call):
     with pytest.raises(TypeError, match="positional"):

@@ -215,6 +215,10 @@ OPTIMAL_ERRORS = [   # (arguments after `ldpbook optimal`, a phrase the message 
     (["--p", "{f}/empty.json", *P_OK], "no numbers found"),
     (["--p", "{f}/missing\nline.csv", *P_OK], "no such file"),
     (["--p", "0.5,0.6", *P_OK], "must sum to 1"),
+    (["--p", "", *P_OK], "--p is empty"),
+    (["--p", "  ", *P_OK], "--p is empty"),
+    (["--p", "0.5,0.5", "--q", "0.5,0.5", "--eps", "1", "--max-symbols", "1"], "more than --max-symbols 1"),
+    (["--p", "0.5,0.5", "--q", "0.5,0.5", "--eps", "1", "--max-symbols", "0"], "whole number"),
     (["--p", f"1.25,-0.25,{SECRET}", *P_OK], "must be non-negative"),
     (["--p", "0.5,0.5", "--q", "0.3,0.3,0.4", "--eps", "1"], "same length"),
     (["--p", "0.5,0.5", "--q", "0.5,0.5", "--eps", "-1"], "eps must be non-negative"),
@@ -293,6 +297,28 @@ def test_a_negative_or_nan_optimal_value_is_refused_not_printed(monkeypatch, cap
     assert main(["optimal", "--p", "0.5,0.5", "--q", "0.2,0.8", "--eps", "1"]) == 2
     captured = capsys.readouterr()
     assert captured.out == "" and "no divergence is" in captured.err and captured.err.count("\n") == 1
+
+
+def test_a_large_alphabet_is_refused_at_once_with_the_way_to_run_it_anyway(tmp_path):
+    k = 200_001
+    (tmp_path / "p.csv").write_text("\n".join(["1"] + ["0"] * (k - 1)))
+    (tmp_path / "q.csv").write_text("\n".join(["0"] * (k - 1) + ["1"]))
+    done = ldpbook("optimal", "--p", tmp_path / "p.csv", "--q", tmp_path / "q.csv", "--eps", "1")
+    assert_one_line_error(done, "optimal")
+    assert "200001 symbols, more than --max-symbols 100000" in done.stderr and "time growing as k²" in done.stderr
+
+
+def test_an_unexpected_exception_is_one_line_not_a_traceback(monkeypatch, capsys):
+    import ldpbook.spr
+    from ldpbook.cli import main
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("an internal failure")
+    monkeypatch.setattr(ldpbook.spr, "divergence_optimal", broken)
+    assert main(["optimal", "--p", "0.5,0.5", "--q", "0.2,0.8", "--eps", "1"]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err == \
+        "ldpbook optimal: internal error (RuntimeError): please report it with the command line\n"
 
 
 def test_an_unreadable_file(files):
@@ -408,6 +434,29 @@ def test_ctrl_c_ends_quietly_with_status_130(tmp_path):
     child.send_signal(signal.SIGINT)
     stdout, stderr = child.communicate(timeout=120)
     assert child.returncode == 130 and stderr == b"" and stdout == b""
+
+
+def _loaded(pid, library):
+    "Whether the process has mapped a file of `library` (its import has begun)."
+    try:
+        return f"/{library}/" in Path(f"/proc/{pid}/maps").read_text()
+    except OSError:
+        return False
+
+
+@pytest.mark.parametrize("library", ["numpy", "scipy"])
+def test_ctrl_c_during_start_up_ends_quietly(library):
+    """Ctrl-C while numpy (the command line's own import) or scipy (the chapters', inside `main`) is being imported:
+    no traceback, status 130. (Before the script runs, while Python imports `site`, Python itself reports it.)"""
+    child = subprocess.Popen([str(SCRIPT), "optimal", "--p", "0.5,0.5", "--q", "0.2,0.8", "--eps", "1"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    while child.poll() is None and not _loaded(child.pid, library):
+        time.sleep(0.001)
+    child.send_signal(signal.SIGINT)
+    stdout, stderr = child.communicate(timeout=120)
+    assert stderr == b"", stderr
+    assert child.returncode == 130 or (child.returncode == 0 and stdout.startswith(b"{")), child.returncode
 
 
 # ---------------------------------------------------------------------------------------------------------------

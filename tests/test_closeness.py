@@ -2,6 +2,7 @@
 privacy audits, reproducible parallel power curves, rates, every bad-input path, and the API shape (old call forms
 warn and give the same results)."""
 import dataclasses
+from fractions import Fraction
 from functools import partial
 from itertools import combinations, product
 
@@ -462,7 +463,7 @@ def test_public_rb_cell_values_sum_to_the_statistic_and_validate():
     assert rb_cell_values(u[None, :].repeat(3, 0), v[None, :].repeat(3, 0), 40, 31).shape == (3, 6)
     with pytest.raises(ValueError, match="counts must satisfy"):
         rb_cell_values(np.array([41]), np.array([0]), 40, 31)
-    with pytest.raises(TypeError, match="integer arrays"):
+    with pytest.raises(TypeError, match="u must be an array of 64-bit integers"):
         rb_cell_values(np.array([1.0]), np.array([0]), 40, 31)
 
 
@@ -577,7 +578,7 @@ def test_old_positional_call_forms_warn_and_give_the_same_result(function, old, 
     lambda: dp_permutation_decision(OBSERVED, PERMUTED, 1.0, 4.0, 0.05, 3, 1),
     lambda: sample_sine_alternative(30, 0.4, 8, 1),
     lambda: power_curve(_pass_flip, _coin_flip, [0.5], 10, 6, 1, None, False, 7, True),   # keep_decisions
-    lambda: figure2(2),                                                      # figure helpers: keywords only
+    lambda: figure2(2, (0.0,), (1.0,), 20, 4, 19, 0.05, 1, 1, None, False, 9),  # more than the 0.1 form (which warns)
     lambda: write_figure2_data("unused.csv", 2),
     lambda: dp_permutation_decision(OBSERVED, PERMUTED, 1.0),                # sensitivity is required
     lambda: noisy_permutation_pvalue(OBSERVED, PERMUTED, 1.0),
@@ -671,3 +672,14 @@ def test_power_curve_keeps_decisions_that_sum_to_the_rates():
     b = power_curve(test, _sample_pair, [0.0, 0.6], n_reps=10, rng=4, progress=False)
     assert a.decisions.shape == (2, 10) and np.array_equal(a.decisions.mean(axis=1), b.rejection_rate)
     assert b.decisions is None
+
+
+@pytest.mark.parametrize("alpha", [1e-9, 1e-20, 1e-25, 3e-100, 1e-300, 5e-324])
+def test_smallest_n_permutations_at_tiny_levels_is_exact_and_bounded(alpha):
+    "A bisection between 0 and ⌈1/α⌉ − 1 (exact rationals): the minimum of the rounded test, for any float α."
+    smallest = smallest_n_permutations(alpha)
+    assert 1 / (smallest + 1) <= alpha < 1 / smallest
+    assert 2 * (smallest + 1) * Fraction(alpha) >= 1                 # not far below 1/α either
+    x, y = np.array([0, 0, 0, 0]), np.array([1, 1, 1, 1])
+    with pytest.raises(ValueError, match="n_permutations >= "):      # refused at once, no hang
+        dp_permutation_test(x, y, 1.0, alpha=alpha)

@@ -488,9 +488,8 @@ def test_tpr_at_curve_by_position_warns():
     assert np.array_equal(old, roc.tpr_at(alphas, curve="channel"))
 
 
-@pytest.mark.parametrize("call", [
-    lambda: privatized_roc(P_API, Q_API, 1.0, [1.0]),
-    lambda: privatized_roc(P_API, Q_API, 1.0, None, np.eye(5)),
+@pytest.mark.parametrize("call", [       # privatized_roc's old positional form warns: tests/test_deprecations.py
+    lambda: privatized_roc(P_API, Q_API, 1.0, [1.0], None, 3),
     lambda: lr_distance_optimal(P_API, Q_API, 1.0, 2.0),
     lambda: lr_distance(P_API, Q_API, np.eye(5), 2.0),
     lambda: egamma_optimal(P_API, Q_API, 1.0, 2.0, 3.0),

@@ -483,12 +483,14 @@ def test_linear_free_divergence_is_exact(name):
 def test_linear_free_rejects_invalid_phi_and_parameters():
     p, q = np.array([0.5, 0.5]), np.array([0.25, 0.75])
     for bad in (LinearFree(lambda d: d), LinearFree(lambda d: d * d + 1), LinearFree(lambda d: -d * d),
-                LinearFree(lambda d: d * d, slope_at_inf=-1.0), LinearFree(lambda d: d * d, slope_at_inf=math.nan),
                 LinearFree(lambda d: abs(d) ** 0.5)):
         with pytest.raises(ValueError, match="phi|slope_at_inf|convex|f\\(1\\)"):
             divergence_optimal(p, q, 1.0, divergence=bad)
+    for slope in (-1.0, math.nan):                      # refused when the object is made
+        with pytest.raises(ValueError, match="slope_at_inf"):
+            LinearFree(lambda d: d * d, slope_at_inf=slope)
     with pytest.raises(TypeError, match="phi"):
-        divergence(p, q, kind=LinearFree("not a function"))
+        LinearFree("not a function")
     with pytest.raises(TypeError, match="LinearFree"):
         divergence_optimal_values(p[None], q[None], [1.0], divergence=LINEAR_FREE["lf-kl"][0], f_slope_at_inf=1.0)
 

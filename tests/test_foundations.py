@@ -393,7 +393,7 @@ def test_bad_randomized_response_and_privatize_arguments():
         privatize([0, 3], Q)
     with pytest.raises(ValueError, match=r"x must contain symbols in \[0, 3\)"):
         privatize([-1], Q)
-    with pytest.raises(TypeError, match="integer symbols"):
+    with pytest.raises(TypeError, match="x must be an array of 64-bit integers"):
         privatize([0.0, 1.0], Q)
     with pytest.raises(TypeError, match="rng must be"):
         privatize([0], Q, rng="seed")
@@ -479,10 +479,12 @@ def test_keyword_only_options_refuse_positional_use():
         privatize([0], Q, 1, 2)
     with pytest.raises(TypeError, match="multiple values for argument 'kind'"):
         divergence(u, v, "kl", kind="kl")
-    with pytest.raises(TypeError):
-        is_ldp(Q, 1.0, 1e-9)
-    with pytest.raises(TypeError):
-        is_approx_ldp(Q, 1.0, 0.1, 1e-12)
+    with pytest.warns(DeprecationWarning, match="rtol"):        # the 0.1 form: warns for one version (0.2 notes)
+        assert is_ldp(Q, 1.0, 1e-9) == is_ldp(Q, 1.0, rtol=1e-9)
+    with pytest.warns(DeprecationWarning, match="atol"):
+        assert is_approx_ldp(Q, 1.0, 0.1, 1e-12) == is_approx_ldp(Q, 1.0, 0.1, atol=1e-12)
+    with pytest.raises(TypeError, match="positional"):
+        is_ldp(Q, 1.0, 1e-9, 2)
     assert is_ldp(Q, 1.0, rtol=0.0) in (True, False) and is_approx_ldp(Q, 1.0, 0.1, atol=0.0)
 
 
@@ -513,3 +515,35 @@ def test_public_api_has_type_hints_and_keyword_only_options():
         inspect.Parameter.KEYWORD_ONLY
     for func in (divergence, perspective, divergence_terms, divergence_from_sum):
         assert inspect.signature(func).parameters["kind"].kind is inspect.Parameter.KEYWORD_ONLY
+
+
+def test_the_validation_rules_name_the_argument_and_the_rule_never_the_value():
+    from ldpbook.foundations import (check_callable, check_instance, check_int, check_int_array, check_iterable,
+                                     check_real, check_real_array)
+    secret = 0.7182818
+    for call, error, needle in [
+        (lambda: check_real(secret, "level", low=0, high=0.5), ValueError, "level must lie in [0, 0.5]"),
+        (lambda: check_real(0.0, "level", low=0, open_low=True), ValueError, "level must lie in (0, inf]"),
+        (lambda: check_real(float("nan"), "level"), ValueError, "level must be finite"),
+        (lambda: check_real(10**400, "level"), ValueError, "level is beyond the floating-point range"),
+        (lambda: check_real(True, "level"), TypeError, "level must be a real number, got bool"),
+        (lambda: check_real_array([[secret], [secret, 1]], "x"), TypeError, "x must be an array of real numbers"),
+        (lambda: check_real_array([secret, float("inf")], "x"), ValueError, "x must hold finite numbers"),
+        (lambda: check_real_array([secret], "x", ndim=2), ValueError, "x must be a 2-D array"),
+        (lambda: check_int_array([1, 10**400], "labels"), TypeError, "labels must be an array of 64-bit integers"),
+        (lambda: check_int_array([True], "labels"), TypeError, "labels must be an array of 64-bit integers"),
+        (lambda: check_int(2**64, "n"), ValueError, "n must be at most 9223372036854775807"),
+        (lambda: check_int(10**6, "n", maximum=1000), ValueError, "n must be at most 1000"),
+        (lambda: check_int(-7182818, "n"), ValueError, "n must be at least 0"),
+        (lambda: check_int(7182818.0, "n"), TypeError, "n must be an integer, got float"),
+        (lambda: check_iterable(3.5, "grid"), TypeError, "grid must be an iterable"),
+        (lambda: check_iterable("abc", "grid"), TypeError, "grid must be an iterable"),
+        (lambda: check_callable(secret, "factory"), TypeError, "factory must be callable, got float"),
+        (lambda: check_instance(secret, dict, "mechanism"), TypeError, "mechanism must be a dict, got float"),
+    ]:
+        with pytest.raises(error) as info:
+            call()
+        assert needle in str(info.value), (needle, str(info.value))
+        assert "7182818" not in str(info.value)
+    assert check_real(2, "x") == 2.0 and check_iterable(range(3), "r") == (0, 1, 2)
+    assert check_int_array(np.array([1, 2], dtype=np.int32), "a").dtype == np.int64

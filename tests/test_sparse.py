@@ -656,10 +656,10 @@ def test_old_positional_forms_warn_and_give_the_same_result():
     assert old == blocks.pure_epsilon(H=1) and np.isfinite(old)
 
 
-@pytest.mark.parametrize("call", [
-    lambda: sweep_radius(lambda r: truncated_skellam(1.0, r), [1, 2], 1.0, 2, 0),
-    lambda: sparse_exponential(lambda x, ys: -np.abs(ys - x), 1.0, 1, (0, 1)),
-    lambda: sparse_rr_r1(2, 1.0, 0.5),
+@pytest.mark.parametrize("call", [       # the 0.1 forms with one more argument warn: tests/test_deprecations.py
+    lambda: sweep_radius(lambda r: truncated_skellam(1.0, r), [1, 2], 1.0, 2, 0, 1),
+    lambda: sparse_exponential(lambda x, ys: -np.abs(ys - x), 1.0, 1, (0, 1), 2),
+    lambda: sparse_rr_r1(2, 1.0, 0.5, 1),
     lambda: sparse_randomized_response(2, 1.0, 0.5),
     lambda: SparseKernelMechanism.from_arrays(np.ones((2, 2)), None, (0, 1)),
     lambda: SparseKernelMechanism(lambda x, ys: np.ones(ys.size), lambda x: np.arange(x, x + 2), (0, 1)),

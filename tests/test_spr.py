@@ -590,10 +590,10 @@ def test_new_signatures_refuse_options_by_position():
         joint_range(p, q, 1.0, 2, 100, "extra")
     with pytest.raises(TypeError, match="multiple values"):
         kov_lp(p, q, 1.0, "kl", divergence="tv")
+    with pytest.raises(TypeError, match="positional"):        # more than the 0.1 forms (which warn)
+        spr_module.figure1_data(3, 2, None, False, 10, 0, 1, False, "extra")
     with pytest.raises(TypeError, match="positional"):
-        spr_module.figure1_data(3, 2)
-    with pytest.raises(TypeError, match="positional"):
-        spr_module.figure5_data(p, q, (1.0,), 100)
+        spr_module.figure5_data(p, q, (1.0,), 100, 0, "extra")
 
 
 def test_public_names_and_signatures_follow_the_api_shape():

@@ -804,6 +804,8 @@ def load_health_visits(path: str | Path | None = None) -> HealthVisits:
     if path is None:
         source = importlib.resources.files("ldpbook").joinpath("data", DATA_FILE)
     else:
+        if isinstance(path, bytes) or not isinstance(path, (str, Path)) and not hasattr(path, "__fspath__"):
+            raise TypeError(f"path must be a str or a path-like object, got {type(path).__name__}")
         source = Path(path)
     if not source.is_file():
         raise FileNotFoundError(f"path: no data file at {source}")

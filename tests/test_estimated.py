@@ -638,6 +638,7 @@ def test_bad_arguments_of_the_chapter_name_the_argument_and_the_rule():
         (lambda: plugin_optimal(x0, [3, 7123456], 1.0), ValueError, "symbols below 1000000"),
         (lambda: plugin_optimal(x0, x1, 1.0, k=3), ValueError, "symbols in [0, k)"),
         (lambda: sample_size([0.5, 0.5], [0.9, 0.1], 0.0), ValueError, "equal at this eps"),
+        (lambda: load_health_visits(0.7123), TypeError, "path must be a str or a path-like object"),
     ]
     for call, error, words in cases:
         with pytest.raises(error) as info:

@@ -658,7 +658,10 @@ _REACHES = {"get_ipython": "the notebook's kernel", "IPython": "the notebook's k
             "exec": "dynamic code", "eval": "dynamic code", "compile": "dynamic code", "open": "files", "io": "files",
             "pathlib": "files", "shutil": "files", "glob": "files", "subprocess": "processes", "socket": "the network",
             "urllib": "the network", "nbgrader": "the grader", "signal": "signals", "threading": "threads",
-            "multiprocessing": "processes"}
+            "multiprocessing": "processes", "__subclasses__": "the interpreter's internals",
+            "__globals__": "the interpreter's internals", "__code__": "the interpreter's internals",
+            "__mro__": "the interpreter's internals", "__bases__": "the interpreter's internals",
+            "__base__": "the interpreter's internals"}
 _SYS = {"modules", "meta_path", "path", "path_hooks", "_getframe", "settrace", "setprofile", "addaudithook"}
 _OS = {"open", "read", "listdir", "scandir", "walk", "system", "popen", "fdopen", "path", "environ", "getcwd", "chdir",
        "remove", "unlink", "rename", "replace", "kill", "fork", "stat", "readlink", "symlink", "link", "mkdir",
@@ -919,7 +922,7 @@ def _summary(results: list[dict], error: str = "") -> dict:
             failures.setdefault(row["function"], row["reason"])
     return {"score": sum(r["points"] for r in rows if r["passed"]), "max_score": sum(r["points"] for r in rows),
             "failures": failures, "error": error,
-            "unsandboxed": sorted({r["isolation"] for r in rows if r.get("isolation", "sandbox") != "sandbox"})}
+            "unsandboxed": sorted({r["isolation"] for r in rows if r.get("isolation") not in ("", "sandbox", None)})}
 
 
 def autograde(course, assignment: str, *, jobs: int = 1, students=None) -> dict:
@@ -931,7 +934,10 @@ def autograde(course, assignment: str, *, jobs: int = 1, students=None) -> dict:
     in the gradebook and writes `autograded/`, so `generate_feedback` and `export` work as usual. Returns
     {student: `_summary`}, with nbgrader's error, if it had one, under "error"."""
     course = _course_folder(course).resolve()
-    _manifests(course, assignment)
+    for manifest in _manifests(course, assignment):
+        if not (course / "release" / assignment / f"{manifest['notebook']}.ipynb").is_file():
+            raise FileNotFoundError(f"name: {assignment!r} has no release in {course / 'release'} "
+                                    f"(run `nbgrader generate_assignment {assignment}` there first)")
     jobs = _positive_number(jobs, "jobs", "processes", whole=True)
     submitted = sorted(p.parent.name for p in course.glob(f"submitted/*/{assignment}") if p.is_dir())
     students = submitted if students is None else list(students)
@@ -1031,7 +1037,7 @@ def review(course, assignment: str) -> list[dict]:
         refused = {}
         for row in result["tests"]:
             if row["function"] not in result["borrowing"] and \
-                    re.search(r"ImportError|ModuleNotFoundError|PermissionError|cannot be imported|not allowed",
+                    re.search(r"ImportError|ModuleNotFoundError|PermissionError|FileNotFoundError|not available to",
                               row["reason"]):
                 refused.setdefault(row["function"], "refused at grading time: " + row["reason"])
         found += [{"student": result["student"], "notebook": result["notebook"], "function": f, "reason": why}

@@ -14,8 +14,8 @@ from numpy.typing import ArrayLike
 
 from .foundations import (as_generator, check_eps, check_int, check_pair, check_real, check_real_array,
                                  moved_to_keywords, readonly)
-from .spr import (PartitionMechanism, binary_mechanism, divergence_optimal, randomized_response_mechanism,
-                         sort_by_likelihood_ratio, spr_channel)
+from .spr import (PartitionMechanism, _optimal_blocks, binary_mechanism, divergence_optimal,
+                         randomized_response_mechanism, sort_by_likelihood_ratio, spr_channel)
 
 # %% auto #0
 __all__ = ['ChernoffInformation', 'chernoff_information', 'log_ratio_range', 'interval_upper_bound', 'spr_chernoff_information',
@@ -336,6 +336,62 @@ def _check_budget(ell, k) -> int:
         raise ValueError(f"ell must satisfy 1 ≤ ell ≤ k = {k}, got {ell}")
     return ell
 
+# %% ../nbs/06_chernoff.ipynb #ch6-025a
+_FEW_GROUPS = 8          # up to 2⁷ = 128 contiguous partitions: all of them at once instead of a DP per λ
+
+
+class _AllPartitions:
+    """The oracle for few tie groups: the affinity of every contiguous partition (at most ℓ blocks) at once.
+
+    The terms of `_log_affinity` for a block B of an s-block partition are those of B at s = 1 divided by
+    1 + (s − 1)w (u_j and v_j share the normaliser), so one vector over the k̄(k̄ + 1)/2 blocks and a 0/1 matrix
+    (partition × block) give every partition's affinity in a few array operations. It only picks the partition
+    (to round-off of the sum, far below _ORACLE_RTOL); the caller evaluates it exactly, as it does the DP's."""
+
+    def __init__(self, p, q, eps, ell):
+        groups, null = sort_by_likelihood_ratio(p, q)
+        groups, null = [np.array(g, dtype=np.intp) for g in groups], np.array(null, dtype=np.intp)
+        n, w, c = len(groups), math.exp(-eps), -math.expm1(-eps)
+        spans = [(a, b) for a in range(n) for b in range(a + 1, n + 1)]
+        column = {span: j for j, span in enumerate(spans)}
+        cuts = [[0] + [i + 1 for i in range(n - 1) if mask >> i & 1] + [n] for mask in range(2 ** (n - 1))]
+        cuts = [cut for cut in cuts if len(cut) - 1 <= ell]
+        self.incidence = np.zeros((len(cuts), len(spans)))
+        for r, cut in enumerate(cuts):
+            self.incidence[r, [column[span] for span in zip(cut[:-1], cut[1:])]] = 1.0
+        self.log_norm = np.log1p(np.array([len(cut) - 2 for cut in cuts]) * w)
+        members = [np.concatenate(groups[a:b]) for a, b in spans]
+        P, Q = (np.array([math.fsum(x[m]) for m in members]) for x in (p, q))
+        D = np.array([math.fsum(np.concatenate((p[m], -q[m]))) for m in members])
+        with np.errstate(divide="ignore"):
+            log_u, log_v = (np.logaddexp(-eps, math.log(c) + np.log(x)) for x in (P, Q))
+        common = np.isfinite(log_u) & np.isfinite(log_v)
+        self.log_v = np.where(common, log_v, -np.inf)
+        self.ell = np.where(common, _log_ratio(c * D, np.exp(log_v), log_u, log_v), 0.0)
+        self.excess = [self.incidence @ np.where(common, 0.0, -x) for x in (P, Q)]
+        self.partitions = []
+        for cut in cuts:
+            blocks = [np.concatenate(groups[a:b]) for a, b in zip(cut[:-1], cut[1:])]
+            blocks[0] = np.concatenate((blocks[0], null))              # as `divergence_optimal` places them
+            self.partitions.append(tuple(tuple(int(x) for x in block) for block in blocks))
+
+    def best(self, lam):
+        "A partition minimising the affinity at λ (maximising H(λ)), up to round-off."
+        small = np.abs(self.ell) <= 0.5
+        v = np.exp(self.log_v)
+        with np.errstate(invalid="ignore"):
+            terms = np.where(small, v * _phi(lam, np.where(small, self.ell, 0.0)),
+                             np.exp(self.log_v + lam * self.ell) - (1 - lam) * v - lam * v * np.exp(self.ell))
+        minus_one = (self.incidence @ terms) * np.exp(-self.log_norm) + lam * self.excess[0] \
+            + (1 - lam) * self.excess[1]
+        x = self.log_v + lam * self.ell
+        top = x.max()
+        with np.errstate(divide="ignore"):
+            log_sum = np.log(self.incidence @ np.exp(x - top)) + top - self.log_norm
+            log_affinity = np.where(minus_one > -0.5, np.log1p(np.maximum(minus_one, -0.5)), log_sum)
+        return self.partitions[int(np.argmin(log_affinity))]
+
+
 # %% ../nbs/06_chernoff.ipynb #ch6-025
 class _Search:
     """The state of the branch-and-bound: the inner DP as an oracle for H(λ), the partitions met so far and the
@@ -343,14 +399,21 @@ class _Search:
 
     def __init__(self, p, q, eps, ell):
         self.p, self.q, self.eps, self.ell = p, q, eps, ell
-        self.calls, self.seen = 0, set()
+        self.calls, self.seen, self.warm = 0, set(), {}     # warm: the DP's last optimum, its next start
         self.best, self.best_partition = ChernoffInformation(value=0.0, lam=0.5), None
         self.floor = _AffinityFloor(p, q, eps)
+        few = len(sort_by_likelihood_ratio(p, q)[0]) <= _FEW_GROUPS
+        self.all_partitions = _AllPartitions(p, q, eps, ell) if few else None
 
     def H(self, lam):
         """H(λ) from the DP's optimal partition at λ (Rényi order λ), its exponent evaluated exactly: within
-        _ORACLE_RTOL of H(λ) from below (the bounds use H / (1 − _ORACLE_RTOL))."""
-        partition = divergence_optimal(self.p, self.q, self.eps, divergence="renyi", ell=self.ell, alpha=lam).partition
+        _ORACLE_RTOL of H(λ) from below (the bounds use H / (1 − _ORACLE_RTOL)). With few tie groups the
+        partition comes from `_AllPartitions` instead (still counted as one call)."""
+        if self.all_partitions is not None:
+            partition = self.all_partitions.best(lam)
+        else:
+            partition = _optimal_blocks(self.p, self.q, self.eps, "renyi", {"alpha": float(lam)}, self.ell,
+                                        self.warm)[1]
         self.calls += 1
         pair = self.consider(partition)
         return -_log_affinity(pair, lam)
@@ -512,15 +575,23 @@ def _figure_mechanisms(p: np.ndarray, q: np.ndarray, eps: float, tol: float) -> 
              "binary": binary_mechanism(p, q, eps).partition,
              "RR": randomized_response_mechanism(p, q, eps).partition}, best.dp_calls, best.gap / best.value)
 
+
+def _figure_row(p: np.ndarray, q: np.ndarray, eps_arr: np.ndarray, tol: float) -> list:
+    "`_figure_mechanisms` of one pair at every ε of the grid (one task of the parallel figure)."
+    return [_figure_mechanisms(p, q, float(e), tol) for e in eps_arr]
+
+
 # %% ../nbs/06_chernoff.ipynb #ch6-043
 @moved_to_keywords("T", "eps", "full", "seed", "tol")
 def chernoff_figure_data(k: int = 6, *, T: int = 5, eps: ArrayLike | None = None, full: bool = False, seed: int = 0,
-                         tol: float = 1e-8) -> ChernoffFigureData:
+                         tol: float = 1e-8, n_jobs: int = 1) -> ChernoffFigureData:
     """Chernoff-optimal against KL-optimal, TV-optimal, binary and k-ary RR on the pairs of Figure 1.
 
     The pairs are those of `ldpbook.spr.figure1_data`: ``rng = numpy.random.default_rng(seed)``, 100 pairs
     P0 = rng.dirichlet(1_k, 100), then P1 likewise; the first ``T`` are used. ε grid: {0.5, 1, …, 10} by
-    default; ``full=True`` uses all 100 pairs and ε ∈ {0.1, 0.2, …, 10} (Figure 1's grid without ε = 0)."""
+    default; ``full=True`` uses all 100 pairs and ε ∈ {0.1, 0.2, …, 10} (Figure 1's grid without ε = 0).
+    ``n_jobs`` joblib processes solve the pairs (1: in this process, −1: all cores); the result does not depend
+    on it."""
     k, T = check_int(k, "k", 2, maximum=10**4), check_int(T, "T", 1, maximum=10**4)     # a figure's sizes
     tol = check_real(tol, "tol", low=1e-15, high=1, open_high=True)
     if full:
@@ -535,9 +606,19 @@ def chernoff_figure_data(k: int = 6, *, T: int = 5, eps: ArrayLike | None = None
     blocks = {name: np.zeros((T, E), dtype=int) for name in FIGURE_MECHANISMS}
     partitions = {name: [] for name in FIGURE_MECHANISMS[:3]}
     calls, gap = np.zeros((T, E), dtype=int), 0.0
+    if isinstance(n_jobs, (bool, np.bool_)) or not isinstance(n_jobs, (int, np.integer)):
+        raise TypeError(f"n_jobs must be an int (≥ 1, or -1 for all cores), got {type(n_jobs).__name__}")
+    if not (1 <= n_jobs <= 256 or n_jobs == -1):
+        raise ValueError("n_jobs must be between 1 and 256, or -1 for all cores")
+    if n_jobs == 1:
+        solved = [_figure_row(P0[t], P1[t], eps_arr, tol) for t in range(T)]
+    else:
+        import joblib
+        solved = joblib.Parallel(n_jobs=int(n_jobs))(joblib.delayed(_figure_row)(P0[t], P1[t], eps_arr, tol)
+                                                     for t in range(T))
     for t in range(T):
         for e, eps_value in enumerate(eps_arr):
-            parts, calls[t, e], rel = _figure_mechanisms(P0[t], P1[t], float(eps_value), tol)
+            parts, calls[t, e], rel = solved[t][e]
             gap = max(gap, rel)
             for name, part in parts.items():
                 exponent[name][t, e] = spr_chernoff_information(P0[t], P1[t], eps_value, part).value

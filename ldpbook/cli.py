@@ -556,7 +556,7 @@ def _fig3(full, progress, out):
 def _chernoff(full, progress, out):
     from ldpbook.figures import FIGURE_MECHANISMS, chernoff_figure_data, plot_chernoff_figure
     if full:
-        data = [chernoff_figure_data(6, full=True), chernoff_figure_data(100, full=True)]
+        data = [chernoff_figure_data(6, full=True, n_jobs=2), chernoff_figure_data(100, full=True, n_jobs=2)]
     else:
         data = [chernoff_figure_data(6), chernoff_figure_data(100, T=2, eps=(1, 2, 3, 4, 6, 8, 10))]
     rows = [{"k": d.k, "pair": t, "eps": float(eps),

@@ -7,7 +7,6 @@ import csv
 import importlib.resources
 import itertools
 import math
-import numbers
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -21,7 +20,8 @@ from scipy.special import gammaln, rel_entr, xlogy
 from .chernoff import chernoff_information, chernoff_optimal
 from .egamma import egamma_optimal
 from .foundations import (check_channel, check_divergence, check_eps, check_int,
-                                 check_pair, is_ldp, randomized_response, readonly)
+                                 check_int_array, check_nonnegative, check_pair, check_real,
+                                 check_real_array, is_ldp, randomized_response, readonly)
 from .spr import SPRMechanism, binary_mechanism, divergence_optimal
 
 # %% auto #0
@@ -73,7 +73,9 @@ def divergence_constants(
     """The constants (a_f, b_f) of a divergence at level ε.
 
     (a_f, b_f) = (½ osc f′, ½ osc (f − t f′)) over t ∈ [e^{−ε}, e^{ε}]; Rényi through
-    its f_α. The arguments are those of `output_lipschitz`, already validated."""
+    its f_α. The arguments are those of `output_lipschitz`."""
+    eps = check_eps(eps, allow_inf=True)
+    params = check_divergence(divergence, params)
     with np.errstate(over="ignore", invalid="ignore"):
         if divergence == "tv":
             return 0.5, 0.5
@@ -147,13 +149,7 @@ def l1_radius(n: int, k: int, delta: float) -> float:
 
 def _check_probability(value, name: str) -> float:
     "A real number in the open interval (0, 1)."
-    if isinstance(value, (bool, np.bool_)) or not isinstance(
-        value, (numbers.Real, np.floating)
-    ):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    if not 0 < value < 1:
-        raise ValueError(f"{name} must lie in the open interval (0, 1)")
-    return float(value)
+    return check_real(value, name, low=0, high=1, open_low=True, open_high=True)
 
 # %% ../nbs/07_estimated.ipynb #est-016
 @dataclass(frozen=True, eq=False)
@@ -196,22 +192,47 @@ class PluginDesign:
     q_hat: np.ndarray
 
 # %% ../nbs/07_estimated.ipynb #est-017
+_MAX_ALPHABET = 10**6    # plugin_optimal builds dense laws and a mechanism on k symbols
+
+
 def _check_sample(x, name: str) -> np.ndarray:
     "A non-empty 1-D array of non-negative integer symbols."
-    arr = np.asarray(x)
-    if arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer):
-        raise TypeError(f"{name} must be an array of integer symbols, got {arr.dtype}")
-    if arr.ndim != 1 or arr.size == 0:
-        raise ValueError(f"{name} must be a non-empty 1-D array of symbols, "
-                         f"got shape {arr.shape}")
+    arr = check_int_array(x, name, ndim=1)
+    if arr.size == 0:
+        raise ValueError(f"{name} must be a non-empty 1-D array of symbols")
     if arr.min() < 0:
         raise ValueError(f"{name} must contain non-negative symbols")
     return arr
 
 
+def _check_alphabet(k, largest: int) -> int:
+    "The alphabet size: k, or one more than the `largest` symbol seen; at most `_MAX_ALPHABET`."
+    if k is None:
+        if largest >= _MAX_ALPHABET:
+            raise ValueError(f"x0 and x1 must contain symbols below {_MAX_ALPHABET} (the alphabet size limit)")
+        return largest + 1
+    k = check_int(k, "k", 1, maximum=_MAX_ALPHABET)
+    if largest >= k:
+        raise ValueError("x0 and x1 must contain symbols in [0, k)")
+    return k
+
+
+def _check_np_power(statistic, mass0, mass1, alpha) -> tuple:
+    "np_power's arguments: three 1-D arrays of one length (masses finite and ≥ 0), a level α in [0, 1]."
+    statistic = check_real_array(statistic, "statistic", ndim=1, allow_inf=True)
+    if statistic.size == 0:
+        raise ValueError("statistic must be a non-empty 1-D array")
+    masses = check_nonnegative(mass0, "mass0"), check_nonnegative(mass1, "mass1")
+    for name, mass in zip(("mass0", "mass1"), masses):
+        if mass.shape != statistic.shape:
+            raise ValueError(f"{name} must be a 1-D array of the length of statistic")
+    return (statistic, *masses, check_real(alpha, "alpha", low=0, high=1))
+
+
 def _margin(lipschitz: float, radius: float) -> float:
     "L·r, with 0·∞ = 0 (a hypothesis known exactly costs nothing)."
     return 0.0 if radius == 0 else lipschitz * radius
+
 
 # %% ../nbs/07_estimated.ipynb #est-018
 def plugin_optimal(x0: ArrayLike, x1: ArrayLike, eps: float, *, k: int | None = None,
@@ -244,10 +265,7 @@ def plugin_optimal(x0: ArrayLike, x1: ArrayLike, eps: float, *, k: int | None = 
         ``q_hat``.
     """
     x0, x1 = _check_sample(x0, "x0"), _check_sample(x1, "x1")
-    largest = int(max(x0.max(), x1.max()))
-    k = largest + 1 if k is None else check_int(k, "k", 1)
-    if largest >= k:
-        raise ValueError(f"x0 and x1 must contain symbols in [0, k) = [0, {k})")
+    k = _check_alphabet(k, int(max(x0.max(), x1.max())))
     confidence = _check_probability(confidence, "confidence")
     p_hat = np.bincount(x0, minlength=k) / x0.size
     q_hat = np.bincount(x1, minlength=k) / x1.size
@@ -257,7 +275,10 @@ def plugin_optimal(x0: ArrayLike, x1: ArrayLike, eps: float, *, k: int | None = 
     delta = 1 - confidence
     radii = (l1_radius(x0.size, k, delta / 2), l1_radius(x1.size, k, delta / 2))
     margin = _margin(lip_p, radii[0]) + _margin(lip_q, radii[1])
-    lower, upper = max(mechanism.value - margin, 0.0), mechanism.value + margin
+    if math.isinf(margin):       # ε = ∞ (no uniform Lipschitz bound): the vacuous limit
+        lower, upper = 0.0, math.inf
+    else:
+        lower, upper = max(mechanism.value - margin, 0.0), mechanism.value + margin
     return PluginDesign(mechanism=mechanism, estimate=mechanism.value,
                         lower_bound=lower, upper_bound=upper,
                         regret_bound=upper - lower,
@@ -364,6 +385,7 @@ def np_power(statistic: np.ndarray, mass0: np.ndarray, mass1: np.ndarray,
     `statistic` holds distinct values with probabilities `mass0` under H0 and `mass1`
     under H1. The test rejects every value above a threshold θ, and θ itself with the
     probability that brings the level to α."""
+    statistic, mass0, mass1, alpha = _check_np_power(statistic, mass0, mass1, alpha)
     order = np.argsort(-statistic, kind="stable")
     cum0, cum1 = np.cumsum(mass0[order]), np.cumsum(mass1[order])
     i = int(np.searchsorted(cum0, alpha, side="right"))   # the boundary value θ
@@ -584,8 +606,8 @@ def _output_pair(p, q, eps, channel) -> tuple[np.ndarray, np.ndarray]:
     keep = (u > 0) | (v > 0)
     u, v = u[keep] / u[keep].sum(), v[keep] / v[keep].sum()
     if np.array_equal(u, v):
-        raise ValueError("the two output laws are equal: no sample size separates "
-                         "the hypotheses")
+        raise ValueError("the two output laws are equal at this eps (eps = 0, or too small to "
+                         "separate p and q in float64): no sample size separates the hypotheses")
     return u, v
 
 # %% ../nbs/07_estimated.ipynb #est-033
@@ -782,6 +804,8 @@ def load_health_visits(path: str | Path | None = None) -> HealthVisits:
     if path is None:
         source = importlib.resources.files("ldpbook").joinpath("data", DATA_FILE)
     else:
+        if isinstance(path, bytes) or not isinstance(path, (str, Path)) and not hasattr(path, "__fspath__"):
+            raise TypeError(f"path must be a str or a path-like object, got {type(path).__name__}")
         source = Path(path)
     if not source.is_file():
         raise FileNotFoundError(f"path: no data file at {source}")

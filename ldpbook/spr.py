@@ -90,7 +90,8 @@ def _lr_order(p, q):
 def _lr_groups(p, q):
     "Index arrays of the tie groups in increasing likelihood ratio, and the null symbols."
     order, starts, null = _lr_order(p, q)
-    return np.split(order, starts[1:]), null
+    edges = [0, *starts[1:].tolist(), order.size]                 # np.split(order, starts[1:]), without its overhead
+    return [order[a:b] for a, b in zip(edges[:-1], edges[1:])], null
 
 # %% ../nbs/01_spr.ipynb #9b680368
 def _group_masses(p, q, order, starts, gamma=1.0):
@@ -419,9 +420,22 @@ def _check_ell(ell, k):
 _ENGINES = {}        # fast solvers by public function; "Making it fast" (the closing section) registers them
 
 
-def _plain_solution(p, q, eps, divergence, params, ell):
-    "The value and block boundaries of an optimal contiguous partition, by the reference `spr_dp`."
+def _plain_solution(p, q, eps, divergence, params, ell, state=None):
+    "The value and block boundaries of an optimal contiguous partition, by the reference `spr_dp` (`state`: unused)."
     return spr_dp(p, q, eps, divergence=divergence, ell=ell, **params)
+
+
+def _optimal_blocks(p, q, eps, divergence, params, ell, state=None):
+    """The value and the blocks (tuples of symbols) of an optimal partition, for validated arguments: what
+    `divergence_optimal` returns, without the channel (an inner loop, chapter 6's, needs only the blocks; it
+    passes a dict `state` that the engine keeps its warm start in)."""
+    solve = _ENGINES.get("divergence_optimal", _plain_solution)
+    value, cuts = solve(p, q, eps, divergence, params, ell, state)
+    groups, null = _lr_groups(p, q)
+    blocks = [np.concatenate(groups[a:b]) for a, b in zip(cuts[:-1], cuts[1:])]
+    blocks[0] = np.concatenate((blocks[0], null))                 # symbols with p = q = 0 join the first block
+    return float(value), tuple(tuple(int(x) for x in block) for block in blocks)
+
 
 # %% ../nbs/01_spr.ipynb #a4f5f507
 def divergence_optimal(p: ArrayLike, q: ArrayLike, eps: float, *, divergence: str | LinearFree | Callable = "kl",
@@ -466,12 +480,7 @@ def divergence_optimal(p: ArrayLike, q: ArrayLike, eps: float, *, divergence: st
     eps = check_eps(eps, allow_inf=True)
     params = check_divergence(divergence, params)
     ell = _check_ell(ell, p.size)
-    solve = _ENGINES.get("divergence_optimal", _plain_solution)
-    value, cuts = solve(p, q, eps, divergence, params, ell)
-    groups, null = _lr_groups(p, q)
-    blocks = [np.concatenate(groups[a:b]) for a, b in zip(cuts[:-1], cuts[1:])]
-    blocks[0] = np.concatenate((blocks[0], null))                 # symbols with p = q = 0 join the first block
-    blocks = tuple(tuple(int(x) for x in block) for block in blocks)
+    value, blocks = _optimal_blocks(p, q, eps, divergence, params, ell)
     return SPRMechanism(value=float(value), partition=blocks, channel=readonly(spr_channel(blocks, p.size, eps)),
                         eps=eps, divergence=divergence, params=MappingProxyType(dict(params)))
 
@@ -1070,6 +1079,7 @@ def _values_from_cuts(a, b, d, w, c, cuts, kind, params, logw=None):
 
 # %% ../nbs/01_spr.ipynb #79aa87f7
 _TABLE_BUDGET = 6_000_000          # largest number of stored interval scores (48 MB); beyond it rows are recomputed
+_CHUNK = 32_768                    # scores per call of the general kernel (rows grouped up to this size)
 
 
 @dataclass
@@ -1144,21 +1154,20 @@ class _Scores:
     def _sweep(self, into=None):
         "Yield (i, row i), written into the buffers `into[i − 1]` when given."
         n, n_groups, bt = self.n, self.n_groups, self.batch
-        U, V, D = np.empty((n, n_groups)), np.empty((n, n_groups)), np.empty((n, n_groups))
-        w, K, logw = bt.w[:, None], bt.K[:, None], bt.logw[:, None]
-        runs = ((U, self.ca, 0), (V, self.cb, 1)) if self.fast else ((U, self.ca, 0), (V, self.cb, 1), (D, self.cd, 2))
+        U, V = np.empty((n, n_groups)), np.empty((n, n_groups))
+        runs = ((U, self.ca, 0), (V, self.cb, 1))
+        if not self.fast:
+            yield from _general_rows(self, into)
+            return
         for i in range(1, n_groups + 1):
             j = i - 1
             for run, x, col in runs:
                 run[:, :j] += x[:, j:i]
                 run[:, j] = self.start[:, col] + x[:, j]
             out = np.empty((n, i)) if into is None else into[j]
-            if self.fast:                                 # u log(u/v), in place
-                np.divide(U[:, :i], V[:, :i], out=out)
-                np.log(out, out=out)
-                out *= U[:, :i]
-            else:
-                out[...] = _scores(U[:, :i], V[:, :i], D[:, :i], w, bt.kind, bt.params, K, logw)
+            np.divide(U[:, :i], V[:, :i], out=out)        # u log(u/v), in place
+            np.log(out, out=out)
+            out *= U[:, :i]
             yield i, out
 
     def rows(self):
@@ -1192,6 +1201,49 @@ class _Scores:
             new.table = [None] + [r[keep] for r in self.table[1:]]
         return new
 
+# %% ../nbs/01_spr.ipynb #8dc9a201b
+def _general_rows(S, into=None):
+    """`_Scores._sweep` for the general kernel: the same running sums, but consecutive rows share one `_scores`
+    call (it is elementwise, and its fixed cost exceeds the work of a short row: k = 6 or one instance of k = 100)."""
+    n, n_groups, bt = S.n, S.n_groups, S.batch
+    w, K, logw = bt.w[:, None], bt.K[:, None], bt.logw[:, None]
+    run, x, start = np.empty((3, n, n_groups)), np.stack([S.ca, S.cb, S.cd]), S.start.T
+    if n * n_groups * n_groups <= 4 * _CHUNK:         # small: every block at once, the same sums by one cumsum
+        Z = np.broadcast_to(x[:, :, None, :], (3, n, n_groups, n_groups)).copy()     # Z[..., t, i] = x_i
+        below, left = np.tril_indices(n_groups, -1)
+        Z[..., below, left] = 0.0                                                    # i < t: not in [t, ·)
+        Z[..., range(n_groups), range(n_groups)] += start[:, :, None]               # w + c·a_t first
+        ends, starts = np.tril_indices(n_groups)                     # row-major: row i − 1, then t = 0..i − 1
+        args = np.cumsum(Z, axis=3)[:, :, starts, ends]                # left to right, as the running sums
+        scores = _scores(args[0], args[1], args[2], w, bt.kind, bt.params, K, logw)
+        for i in range(1, n_groups + 1):
+            out = scores[:, (i - 1) * i // 2:i * (i + 1) // 2]
+            if into is not None:
+                into[i - 1][...] = out
+                out = into[i - 1]
+            yield i, out
+        return
+    i = 1
+    while i <= n_groups:
+        stop, width = i + 1, i                        # rows i .. stop − 1, at most _CHUNK scores unless one row
+        while stop <= n_groups and n * (width + stop) <= _CHUNK:
+            width, stop = width + stop, stop + 1
+        args, at = np.empty((3, n, width)), [0]
+        for j in range(i - 1, stop - 1):               # row j + 1: the blocks [t, j + 1), t ≤ j
+            run[:, :, :j] += x[:, :, j:j + 1]
+            run[:, :, j] = start + x[:, :, j]
+            args[:, :, at[-1]:at[-1] + j + 1] = run[:, :, :j + 1]
+            at.append(at[-1] + j + 1)
+        scores = _scores(args[0], args[1], args[2], w, bt.kind, bt.params, K, logw)
+        for r, row in enumerate(range(i, stop)):
+            out = scores[:, at[r]:at[r + 1]]
+            if into is not None:
+                into[row - 1][...] = out
+                out = into[row - 1]
+            yield row, out
+        i = stop
+
+
 # %% ../nbs/01_spr.ipynb #af456a17
 def _pointers_to_cuts(ptr):
     "Boolean (n, n_groups+1) block boundaries from back-pointers, walking back from n_groups to 0."
@@ -1199,6 +1251,12 @@ def _pointers_to_cuts(ptr):
     ar, cur = np.arange(n), np.full(n, m1 - 1)
     cuts = np.zeros((n, m1), dtype=bool)
     cuts[:, m1 - 1] = True
+    if n == 1:                                      # one instance: the walk on Python ints
+        at, back = m1 - 1, ptr[0].tolist()
+        while at > 0:
+            at = back[at]
+            cuts[0, at] = True
+        return cuts
     while np.any(cur > 0):
         cur = ptr[ar, cur]
         cuts[ar, cur] = True
@@ -1257,17 +1315,25 @@ def _penalised_pass(S, penalty, keep=None):
     ar = np.arange(b)
     H = np.zeros((b, n_groups + 1))
     ptr = np.zeros((b, n_groups + 1), dtype=np.int64)
-    buffer = np.empty(b * n_groups)
-    for i, row in S.rows():
-        cand = buffer[:b * i].reshape(b, i)
-        if keep is None:
-            np.add(H[:, :i], row, out=cand)
-        else:
-            np.take(row, keep, axis=0, out=cand)
-            cand += H[:, :i]
-        j = np.argmax(cand, axis=1)
-        ptr[:, i] = j
-        np.subtract(np.take(buffer, ar * i + j), penalty, out=H[:, i])      # cand[ar, j] − penalty
+    if b == 1:                                      # one instance: the same steps, without the batch's gathers
+        h, at, one = H[0], ptr[0], (0 if keep is None else int(keep[0]))
+        pen = float(np.broadcast_to(penalty, (1,))[0])
+        for i, row in S.rows():
+            cand = row[one] + h[:i]
+            j = int(cand.argmax())
+            at[i], h[i] = j, cand[j] - pen
+    else:
+        buffer = np.empty(b * n_groups)
+        for i, row in S.rows():
+            cand = buffer[:b * i].reshape(b, i)
+            if keep is None:
+                np.add(H[:, :i], row, out=cand)
+            else:
+                np.take(row, keep, axis=0, out=cand)
+                cand += H[:, :i]
+            j = np.argmax(cand, axis=1)
+            ptr[:, i] = j
+            np.subtract(np.take(buffer, ar * i + j), penalty, out=H[:, i])      # cand[ar, j] − penalty
     cnt, cur = np.zeros(b, dtype=np.int64), np.full(b, n_groups)
     while np.any(cur > 0):                          # count the blocks of the optimal partitions
         cnt += cur > 0
@@ -1431,12 +1497,18 @@ def _padded_groups(P0, P1, gamma):
     return out
 
 # %% ../nbs/01_spr.ipynb #d18093bf
-def _engine_solution(p, q, eps, divergence, params, ell):
+def _engine_solution(p, q, eps, divergence, params, ell, state=None):
     """The value and block boundaries of an optimal contiguous partition, by the engine: the contract of
     `_plain_solution`. Rényi with α < 1 far from 0 is re-evaluated as the minimised Σ_α (see `_optimise`), and
-    exact ties between partitions (TV, E_γ) are resolved towards fewer blocks by `_merge_ties`."""
+    exact ties between partitions (TV, E_γ) are resolved towards fewer blocks by `_merge_ties`. A dict `state`
+    carries the back-pointers of the last optimum between calls on the same pair and ε (chapter 6 solves one
+    pair for many Rényi orders): Dinkelbach starts from them, as a sweep starts from the neighbouring ε."""
     batch, _, _ = _single_batch(p, q, eps, divergence, params)
-    cuts = np.flatnonzero(_optimise(batch, ell)[0][0])
+    warm = None if state is None else state.get("ptr")
+    all_cuts, ptr = _optimise(batch, ell, warm)
+    if state is not None:
+        state["ptr"] = ptr
+    cuts = np.flatnonzero(all_cuts[0])
     if divergence == "renyi" and params["alpha"] < 1 and \
             (params["alpha"] - 1) * _partition_ratios(batch, _cuts_row(cuts, batch)) < -0.5:
         batch = batch.take([0], kind="renyi-cross")

@@ -12,6 +12,7 @@ unusual but valid value, a tolerance of 0 say, can make the call fail because of
 
     python tests/fuzz_api.py                  # the deterministic sample that `pytest tests/` runs (≤ 60 s)
     LDPBOOK_FUZZ_ALL=1 python tests/fuzz_api.py   # every call (several minutes), a summary per function
+    LDPBOOK_FUZZ_ONLY=estimated. python tests/fuzz_api.py   # every call of the functions whose name starts so
 """
 from __future__ import annotations
 
@@ -383,7 +384,11 @@ def run(selection, progress=False):
 
 def main():
     full = os.environ.get("LDPBOOK_FUZZ_ALL") == "1"
-    selection = calls() if full else sample(int(os.environ.get("LDPBOOK_FUZZ_CALLS", "600")))
+    only = os.environ.get("LDPBOOK_FUZZ_ONLY")
+    if only:                                          # one module (or function): all of its calls
+        selection = [c for c in calls() if c[0].startswith(only)]
+    else:
+        selection = calls() if full else sample(int(os.environ.get("LDPBOOK_FUZZ_CALLS", "600")))
     start = time.time()
     results = run(selection, progress=True)
     bad = [r for r in results if r[3] == "bad"]
@@ -398,7 +403,7 @@ def main():
         with open(os.environ["LDPBOOK_FUZZ_WRITE"], "w") as out:
             out.writelines(f"{key(name, slot, label)}\n" for name, slot, label, _, _ in sorted(bad, key=str))
     print(f"{len(CASES)} functions, {len(results)} calls, {len(bad)} mishandled "
-          f"({'all' if full else 'sample'}; {time.time() - start:.0f} s)")
+          f"({only or ('all' if full else 'sample')}; {time.time() - start:.0f} s)")
     return 1 if bad else 0
 
 

@@ -260,6 +260,12 @@ def test_course_commands_refuse_what_is_not_a_course(tmp_path, capsys):
     assert not (tmp_path / "gradebook.db").exists()                 # nothing created by asking
 
 
+def test_grading_before_the_release_is_refused(made, capsys):
+    course, _ = made
+    run = command(capsys, "autograde", "hw1", "--course", course)
+    assert run.returncode == 2 and "generate_assignment hw1" in run.stderr and run.stderr.count("\n") == 1
+
+
 def test_an_existing_configuration_gets_the_grading_lines(tmp_path):
     (tmp_path / "nbgrader_config.py").write_text("c = get_config()\nc.CourseDirectory.course_id = 'mine'\n")
     text = write_config(tmp_path).read_text()
@@ -331,7 +337,8 @@ def test_borrowing_is_read_from_what_the_student_wrote():
                        ("import ldpbook.grading", "ldpbook.grading"), ("x = open('notes.txt').read()", "open"),
                        ("import sys\nsys.modules['m'] = None", "sys.modules"), ("get_ipython()", "get_ipython"),
                        ("p = '../../source/hw1/01_spr.ipynb'", "source/"),
-                       ("__import__('ldpbook.spr')", "__import__")]:
+                       ("__import__('ldpbook.spr')", "__import__"),
+                       ("classes = ().__class__.__base__.__subclasses__()", "__subclasses__")]:
         assert any(word in reason for reason in borrowing(code, "", blocked)), code
     assert borrowing("import os\nos.listdir('.')", "import os\nos.listdir('.')", blocked) == []   # the release's own
 
@@ -358,3 +365,18 @@ def test_check_runs_the_visible_tests_on_the_students_code(made, tmp_path, capsy
             bad.write_text("not a notebook")
         run = command(capsys, "check", bad)
         assert run.returncode == 2 and run.stderr.count("\n") == 1 and "notebook" in run.stderr
+
+
+CHAPTERS = {"foundations": "00_foundations", "spr": "01_spr", "egamma": "02_egamma", "sparse": "03_sparse_kernels",
+            "closeness": "04_closeness", "adaptive": "05_adaptivity", "chernoff": "06_chernoff"}
+
+
+@pytest.mark.parametrize("module", sorted(CHAPTERS))
+def test_every_chapter_can_be_assigned_with_its_graded_tests(module, tmp_path):
+    "`make` accepts the project's graded tests of each chapter, every function they grade assigned at once."
+    tests = ROOT / "tests" / "grading" / f"graded_{module}.py"
+    functions = sorted({t.function for t in graded_tests(tests)})
+    assert functions
+    source = make_assignment(ROOT / "nbs" / f"{CHAPTERS[module]}.ipynb", functions, tmp_path, hidden_tests=True)
+    graded = [c for c in nbformat.read(source, as_version=4).cells if _meta(c).get("grade")]
+    assert {_meta(c)["grade_id"].split("-")[0] for c in graded} == set(functions)

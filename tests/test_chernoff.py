@@ -436,3 +436,55 @@ def test_log_ratio_range_total_variation_bound():
         if np.all(Q.max(axis=0) <= np.exp(eps) * Q.min(axis=0)):
             ratios = np.log((p @ Q) / (q @ Q))
             assert np.all((lo - 1e-15 <= ratios) & (ratios <= hi + 1e-15))
+
+
+# ---------------------------------------------------------------- the inner loop's fast paths
+
+def test_figure_data_parallel_equals_serial():
+    serial = chernoff_figure_data(5, T=3, eps=(0.5, 3.0, 9.0))
+    parallel = chernoff_figure_data(5, T=3, eps=(0.5, 3.0, 9.0), n_jobs=2)
+    for name in serial.exponent:
+        assert np.array_equal(serial.exponent[name], parallel.exponent[name]), name
+        assert np.array_equal(serial.blocks[name], parallel.blocks[name]), name
+    assert serial.partitions == parallel.partitions and np.array_equal(serial.dp_calls, parallel.dp_calls)
+    with pytest.raises(ValueError, match="n_jobs"):
+        chernoff_figure_data(4, T=1, eps=(1.0,), n_jobs=0)
+    with pytest.raises(ValueError, match="n_jobs"):
+        chernoff_figure_data(4, T=1, eps=(1.0,), n_jobs=10**9)
+    for bad in (1.5, True, "2"):
+        with pytest.raises(TypeError, match="n_jobs"):
+            chernoff_figure_data(4, T=1, eps=(1.0,), n_jobs=bad)
+
+
+def contiguous_partitions(groups, null):
+    "Every partition of the tie groups into consecutive blocks (null symbols in the first block)."
+    n = len(groups)
+    for mask in range(2 ** (n - 1)):
+        cuts = [0] + [i + 1 for i in range(n - 1) if mask >> i & 1] + [n]
+        blocks = [sum(groups[a:b], ()) for a, b in zip(cuts[:-1], cuts[1:])]
+        blocks[0] += null
+        yield tuple(blocks)
+
+
+def test_few_groups_oracle_is_the_best_contiguous_partition():
+    """With at most 8 tie groups H(λ) takes the best of all contiguous partitions, picked at once: its exponent
+    equals the largest one found by evaluating every partition separately, and is never below the DP's."""
+    from ldpbook.chernoff import _AllPartitions, _log_affinity, _spr_pair
+    from ldpbook.spr import sort_by_likelihood_ratio
+    rng = np.random.default_rng(21)
+    for trial in range(60):
+        k = int(rng.integers(2, 9))
+        p, q = random_pair(rng, k)
+        eps = float(rng.choice([1e-7, 0.3, 2.0, 9.0, 60.0, 400.0]))
+        groups, null = sort_by_likelihood_ratio(p, q)
+        if len(groups) < 2:
+            continue
+        ell = int(rng.integers(1, len(groups) + 1))
+        oracle = _AllPartitions(p, q, eps, ell)
+        for lam in (1e-6, 0.2, 0.5, 0.9, 1 - 1e-6):
+            H = lambda part: -_log_affinity(_spr_pair(p, q, eps, part), lam)
+            best = max(H(part) for part in contiguous_partitions(groups, null) if len(part) <= ell)
+            picked = H(oracle.best(lam))
+            dp = H(divergence_optimal(p, q, eps, divergence="renyi", alpha=lam, ell=ell).partition)
+            assert picked >= best - 1e-12 * abs(best) - 1e-300, (trial, lam)
+            assert picked >= dp - 1e-12 * abs(dp) - 1e-300, (trial, lam)

@@ -19,6 +19,7 @@ from ldpbook.estimated import (
     divergence_constants,
     l1_radius,
     load_health_visits,
+    np_power,
     output_lipschitz,
     plugin_optimal,
     sample_size,
@@ -615,3 +616,44 @@ def test_numbers_in_the_exercise_solutions(monkeypatch):
         monkeypatch.setattr(est, "_lattice_weights", weights)
         needed[levels] = est._smallest(lambda n: est._lattice_power(u, v, n, 0.05), 0.8 + 1e-9)[0]
     assert needed == {4: 3581, 8: 3545, 16: 3543, 32: 3539, 64: 3538, 128: 3538}
+
+
+def test_bad_arguments_of_the_chapter_name_the_argument_and_the_rule():
+    "Each public function refuses bad input by naming the argument and the rule, never with the data's values."
+    x0, x1 = [0, 1, 1, 2, 3, 0], [3, 2, 2, 1, 3, 3]
+    s, m0, m1 = np.array([0.1, 0.5, 0.9]), np.array([0.5, 0.3, 0.2]), np.array([0.2, 0.3, 0.5])
+    cases = [
+        (lambda: divergence_constants(math.nan), ValueError, "eps must not be NaN"),
+        (lambda: divergence_constants(-1.0), ValueError, "eps must be non-negative"),
+        (lambda: divergence_constants("0.5"), TypeError, "eps must be a real number"),
+        (lambda: divergence_constants(1.0, divergence=[0.7123]), ValueError, "divergence kind"),
+        (lambda: np_power([[0.7123], [0.2, 0.3]], m0, m1, 0.1), TypeError, "statistic"),
+        (lambda: np_power([], [], [], 0.1), ValueError, "statistic must be a non-empty"),
+        (lambda: np_power(s, [0.7123, -0.2, 0.5], m1, 0.1), ValueError, "mass0 must have non-negative"),
+        (lambda: np_power(s, m0, [0.7123, 0.2], 0.1), ValueError, "mass1 must be a 1-D array of the length"),
+        (lambda: np_power(s, m0, m1, 1.7123), ValueError, "alpha must lie in [0, 1]"),
+        (lambda: plugin_optimal([[0], [1, 2]], x1, 1.0), TypeError, "x0"),
+        (lambda: plugin_optimal(x0, [0.7123, 1.0], 1.0), TypeError, "x1"),
+        (lambda: plugin_optimal(x0, x1, 1.0, k=10**9), ValueError, "k must be at most 1000000"),
+        (lambda: plugin_optimal(x0, [3, 7123456], 1.0), ValueError, "symbols below 1000000"),
+        (lambda: plugin_optimal(x0, x1, 1.0, k=3), ValueError, "symbols in [0, k)"),
+        (lambda: sample_size([0.5, 0.5], [0.9, 0.1], 0.0), ValueError, "equal at this eps"),
+        (lambda: load_health_visits(0.7123), TypeError, "path must be a str or a path-like object"),
+    ]
+    for call, error, words in cases:
+        with pytest.raises(error) as info:
+            call()
+        assert words in str(info.value), (words, str(info.value))
+        assert "7123" not in str(info.value)
+
+
+def test_np_power_by_hand_and_the_certificate_at_eps_infinity():
+    # the largest value 0.9 has mass 0.2 under H0: rejecting it with probability 0.1/0.2 gives power 0.5 · 0.5
+    assert np_power(np.array([0.1, 0.5, 0.9]), np.array([0.5, 0.3, 0.2]), np.array([0.2, 0.3, 0.5]), 0.1) == 0.25
+    # ε = ∞: no uniform Lipschitz bound for KL, so the certificate is the vacuous limit of the finite-ε ones
+    d = plugin_optimal([0, 1, 1, 2, 3, 0], [3, 2, 2, 1, 3, 3], math.inf, k=4)
+    assert (d.lower_bound, d.upper_bound, d.regret_bound, d.margin) == (0.0, math.inf, math.inf, math.inf)
+    # TV keeps finite constants at ε = ∞ (a_f = b_f = 1/2, tanh(∞) = 1): a finite certificate
+    assert output_lipschitz(math.inf, divergence="tv") == (0.5, 0.5)
+    d = plugin_optimal([0, 1, 1, 2, 3, 0], [3, 2, 2, 1, 3, 3], math.inf, k=4, divergence="tv")
+    assert math.isfinite(d.upper_bound) and d.lower_bound <= d.estimate <= d.upper_bound

@@ -22,7 +22,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from ldpbook.grading import sandbox_status
+
 ROOT = Path(__file__).resolve().parents[1]
+SANDBOXED = sandbox_status() == "sandbox"    # the student's process cannot read the course (else `autograde` says so)
 TIMEOUT = 3                                  # seconds per call of a student's function (make --timeout)
 
 TESTS_SPR = '''
@@ -60,15 +63,11 @@ def test_value_is_achieved_privately(divergence_optimal):
         assert got.value >= divergence(rr.T @ P, rr.T @ Q, kind="kl") * (1 - 1e-12)
 
 
-@grades("divergence_optimal", hidden=True)
-def test_value_is_the_best(divergence_optimal):
+@grades("divergence_optimal", points=2, hidden=True)
+def test_value_is_the_best_and_bad_eps_is_refused(divergence_optimal):
     for eps in (0.5, 2.0):
         best = best_value(P, Q, eps)
         assert abs(divergence_optimal(P, Q, eps, divergence="kl").value - best) <= 1e-9 * best
-
-
-@grades("divergence_optimal", hidden=True)
-def test_refuses_a_negative_eps(divergence_optimal):
     try:
         divergence_optimal(P, Q, -1.0)
     except StudentError as err:
@@ -206,6 +205,16 @@ READ_SOURCE = '''
             exec("".join(cell["source"]), space)
     return space["divergence_optimal"](p, q, eps, divergence=divergence, ell=ell, **params)
 '''
+READ_SOURCE_UNSEEN = '''
+    import json                                         # no name that the reading of the code looks for
+    codecs = getattr(json, "co" + "decs")
+    cells = json.loads(getattr(codecs, "op" + "en")({path_reversed!r}[::-1]).read())["cells"]   # the teacher's
+    run = getattr(getattr(codecs, "buil" + "tins"), "ex" + "ec")
+    for cell in cells:
+        if cell["metadata"].get("nbgrader", {}).get("solution"):
+            run("".join(cell["source"]), globals())
+    return globals()["divergence_optimal"](p, q, eps, divergence=divergence, ell=ell, **params)
+'''
 PATCH = '''
     import sys
     import ldpbook.assignments, ldpbook.grading
@@ -236,6 +245,8 @@ SUBMISSIONS = {
                {"divergence_optimal": 0, "spr_channel": 3}),
     "reads_source": ("hw1", {"divergence_optimal": READ_SOURCE, "spr_channel": SPR_CHANNEL}, None,
                      {"divergence_optimal": 0, "spr_channel": 3}),
+    "reads_source_unseen": ("hw1", {"divergence_optimal": READ_SOURCE_UNSEEN, "spr_channel": SPR_CHANNEL}, None,
+                            {"divergence_optimal": 0 if SANDBOXED else 5, "spr_channel": 3}),
     "patches_grader": ("hw1", {"divergence_optimal": PATCH, "spr_channel": SPR_CHANNEL}, "edit_tests",
                        {"divergence_optimal": 0, "spr_channel": 3}),
     "exits": ("hw1", {"divergence_optimal": EXIT, "spr_channel": SPR_CHANNEL}, None,
@@ -252,7 +263,8 @@ SUBMISSIONS = {
     "borrow3": ("hw3", {"sparse_rr_calibration": BORROW_SPARSE}, None, {"sparse_rr_calibration": 0}),
 }
 BORROWERS = {("borrow", "divergence_optimal"), ("reads_source", "divergence_optimal"),
-             ("patches_grader", "divergence_optimal"), ("borrow3", "sparse_rr_calibration")}
+             ("patches_grader", "divergence_optimal"), ("borrow3", "sparse_rr_calibration")} | \
+    ({("reads_source_unseen", "divergence_optimal")} if SANDBOXED else set())
 
 
 def _meta(cell):
@@ -278,14 +290,18 @@ def _submit(course, student, name, bodies, edit):
     for cell in nb.cells:
         for function, body in bodies.items():
             if _meta(cell).get("solution") and f"def {function}(" in cell.source:
-                path = repr(str(course / "source" / name / release.name))
-                cell.source = _with_body(cell.source, function, body.replace("{path!r}", path))
+                path = str(course / "source" / name / release.name)
+                body = body.replace("{path!r}", repr(path)).replace("{path_reversed!r}", repr(path[::-1]))
+                cell.source = _with_body(cell.source, function, body)
     graded = [c for c in nb.cells if _meta(c).get("grade")]
     spr = next((c for c in nb.cells if _meta(c).get("solution") and "def spr_channel(" in c.source), None)
-    if edit == "metadata":                     # a test switched off, another and a solution cell re-labelled
+    if edit == "metadata":   # a test switched off, another and a solution cell re-labelled, a bonus test added
         _meta(graded[0])["grade"] = False
         _meta(graded[1])["grade_id"] = "mine"
         _meta(spr)["grade_id"] = "renamed-solution"
+        bonus = nbformat.v4.new_code_cell("pass")
+        bonus.metadata["nbgrader"] = {**_meta(graded[2]), "grade_id": "bonus", "points": 100}
+        nb.cells.append(bonus)
     elif edit == "markdown":
         spr.cell_type = "markdown"
         del spr["outputs"], spr["execution_count"]
@@ -382,6 +398,8 @@ def test_failures_say_why(course):
     assert set(printed) == {s for s, (name, *_) in SUBMISSIONS.items() if name == "hw1"}
     assert "spr_channel" in printed["hangs"] and "divergence_optimal" not in printed["hangs"]
     assert printed["independent"].split()[1] == "8/8"
+    notes = [line for line in graded[2, "hw1"].stdout.splitlines() if line.startswith("note:")]
+    assert bool(notes) == (not SANDBOXED), notes
 
 
 def test_review_lists_exactly_the_borrowers(course):

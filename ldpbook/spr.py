@@ -319,7 +319,7 @@ def _check_partition(partition, k):
     if any(len(block) == 0 for block in blocks):
         raise ValueError("partition: every block must be non-empty")
     flat = sorted(x for block in blocks for x in block)
-    if flat != list(range(k)):
+    if len(flat) != k or flat != list(range(k)):                # the length first: no list of a huge k
         raise ValueError(f"partition must split the symbols 0..{k - 1} into disjoint blocks, each used once")
     return blocks
 

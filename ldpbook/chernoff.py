@@ -245,8 +245,9 @@ def _spr_pair(p, q, eps, partition) -> _LogPair:
     D = np.array([math.fsum(np.concatenate((p[b], -q[b]))) for b in blocks])
     log_n = math.log1p((s - 1) * w)
     with np.errstate(divide="ignore"):
-        log_u = np.logaddexp(-eps, math.log(c) + np.log(P)) - log_n
-        log_v = np.logaddexp(-eps, math.log(c) + np.log(Q)) - log_n
+        log_c = math.log(c) if c > 0 else -math.inf       # ε = 0: every output is 1/s
+        log_u = np.logaddexp(-eps, log_c + np.log(P)) - log_n
+        log_v = np.logaddexp(-eps, log_c + np.log(Q)) - log_n
     common = np.isfinite(log_u) & np.isfinite(log_v)
     log_u, log_v, diff = log_u[common], log_v[common], c * D[common] / (1 + (s - 1) * w)
     excess_u, excess_v = -math.fsum(P[~common]), -math.fsum(Q[~common])     # 0 for ε < ∞: all u_j, v_j > 0

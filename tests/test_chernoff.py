@@ -488,3 +488,12 @@ def test_few_groups_oracle_is_the_best_contiguous_partition():
             dp = H(divergence_optimal(p, q, eps, divergence="renyi", alpha=lam, ell=ell).partition)
             assert picked >= best - 1e-12 * abs(best) - 1e-300, (trial, lam)
             assert picked >= dp - 1e-12 * abs(dp) - 1e-300, (trial, lam)
+
+
+def test_spr_chernoff_information_at_eps_zero():
+    "At ε = 0 every output has mass 1/s under both hypotheses: the exponent is 0, as for the channel itself."
+    p, q = np.array([.5, .3, .2]), np.array([.1, .2, .7])
+    for partition in ([(0,), (1, 2)], [(0, 1, 2)], [(2,), (0,), (1,)]):
+        got = spr_chernoff_information(p, q, 0.0, partition).value
+        channel = spr_channel(partition, 3, 0.0)
+        assert got == 0.0 == chernoff_information(channel.T @ p, channel.T @ q).value

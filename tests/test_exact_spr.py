@@ -24,6 +24,7 @@ import pytest
 from ldpbook.foundations import LinearFree, divergence, perspective, privacy_defect
 from ldpbook.spr import (binary_mechanism, divergence_optimal, divergence_optimal_values, kov_lp,
                          randomized_response_mechanism)
+from brute_force import set_partitions as _set_partitions
 
 LONG = os.environ.get("LDPBOOK_LONG_EXACT") == "1"
 N_INSTANCES = 2000 if LONG else 200
@@ -162,17 +163,6 @@ def reference_optimum(p, q, eps, kind, params, set_partitions=False):
         best_set = max(ref.value(blocks) for blocks in _set_partitions(support))
         assert _close(best_set, best, 1e-20), "a set partition beats every contiguous partition"
     return best, ref
-
-
-def _set_partitions(items):
-    if not items:
-        yield []
-        return
-    first, rest = items[0], items[1:]
-    for part in _set_partitions(rest):
-        for i in range(len(part)):
-            yield part[:i] + [[first] + part[i]] + part[i + 1:]
-        yield [[first]] + part
 
 
 def _close(got, ref, rtol=RTOL):

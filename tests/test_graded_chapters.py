@@ -27,6 +27,7 @@ import numpy as np
 import pytest
 
 from ldpbook import assignments, grading
+from brute_force import set_partitions as _set_partitions
 
 GRADING = Path(__file__).resolve().parent / "grading"
 MODULES = ("foundations", "spr", "egamma", "sparse", "closeness", "adaptive", "chernoff")
@@ -578,17 +579,6 @@ def _brute_divergence_optimal(p, q, eps, *, divergence="kl", ell=None, **params)
         if best is None or mech.value > best.value * (1 + 1e-12):
             best = mech
     return best
-
-
-def _set_partitions(items):
-    if not items:
-        yield []
-        return
-    first, rest = items[0], items[1:]
-    for smaller in _set_partitions(rest):
-        for j in range(len(smaller)):
-            yield smaller[:j] + [[first] + smaller[j]] + smaller[j + 1:]
-        yield [[first]] + smaller
 
 
 def _other_pvalue(observed, permuted, eps, *, sensitivity, rng=None):

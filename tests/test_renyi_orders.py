@@ -7,19 +7,9 @@ import numpy as np
 import pytest
 
 from ldpbook.spr import divergence_optimal, divergence_optimal_values
+from brute_force import set_partitions
 
 ORDERS = [1e-300, 1e-12, 0.3, 2.0, 1e3, 1e8, 1e15, 1e50, 1e100, 1e300]
-
-
-def set_partitions(items):
-    if not items:
-        yield []
-        return
-    first, rest = items[0], items[1:]
-    for part in set_partitions(rest):
-        for i in range(len(part)):
-            yield part[:i] + [[first] + part[i]] + part[i + 1:]
-        yield [[first]] + part
 
 
 def brute_force(p, q, eps, alpha):

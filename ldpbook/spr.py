@@ -1080,6 +1080,7 @@ def _values_from_cuts(a, b, d, w, c, cuts, kind, params, logw=None):
 # %% ../nbs/01_spr.ipynb #79aa87f7
 _TABLE_BUDGET = 6_000_000          # largest number of stored interval scores (48 MB); beyond it rows are recomputed
 _CHUNK = 32_768                    # scores per call of the general kernel (rows grouped up to this size)
+_SWEEP_BATCH = 3_000_000            # scores per batch of a sweep (24 MB: a batch's table stays in a shared cache)
 
 
 @dataclass
@@ -1124,6 +1125,13 @@ def _buffers(workspace, size):
         workspace["packed"] = np.empty(size)
     return workspace["packed"][:size]
 
+# %% ../nbs/01_spr.ipynb #kl5c0a01
+def _kl_kernel(batch):
+    """Whether every instance of the batch qualifies for the plain KL kernel (see `_Scores`): KL, u ≥ w ≥ 1e-12
+    and c·TV ≥ 1e-2."""
+    tv = 0.5 * np.abs(batch.d).sum(axis=1)
+    return batch.kind == "kl" and bool(np.all(batch.w >= 1e-12) and np.all(batch.c * tv >= 1e-2))
+
 # %% ../nbs/01_spr.ipynb #8dc9a201
 class _Scores:
     """Interval-score oracle: ``rows()`` yields (i, row) for i = 1..n_groups, row[:, t] the score of the block of groups
@@ -1142,8 +1150,7 @@ class _Scores:
         c = batch.c[:, None]
         self.ca, self.cb, self.cd = c * batch.a, c * batch.b, c * batch.d
         self.start = np.column_stack([batch.w, batch.w, _shift(batch.w, batch.kind, batch.params)])
-        tv = 0.5 * np.abs(batch.d).sum(axis=1)           # KL kernel: u ≥ 1e-12 and ε·TV not small
-        self.fast = batch.kind == "kl" and bool(np.all(batch.w >= 1e-12) and np.all(batch.c * tv >= 1e-2))
+        self.fast = _kl_kernel(batch)                    # KL kernel: u ≥ 1e-12 and ε·TV not small
         self.table, self.into = None, None
         size = self.n * self.n_groups * (self.n_groups + 1) // 2
         if store and size <= _TABLE_BUDGET:                # stored by the first sweep, while its rows are in cache
@@ -1281,21 +1288,23 @@ def _partition_ratios(batch, cuts):
     return total / (1 + (s - 1) * batch.w)
 
 # %% ../nbs/01_spr.ipynb #40047c98
-def _starting_partitions(batch):
+def _starting_partitions(batch, kernel=None):
     """Back-pointers of two cheap feasible partitions per instance (all singletons, and the best single cut,
-    its two blocks a prefix and a suffix sum) and the better ratio of the two: where Dinkelbach starts."""
+    its two blocks a prefix and a suffix sum) and the better ratio of the two: where Dinkelbach starts.
+    `kernel(batch, A, B, Dd, inst)` replaces the scores `batch.block_scores` (`_kl_scores` on the KL kernel)."""
     n, n_groups = batch.a.shape
     ar, w = np.arange(n), batch.w
+    scores = batch.block_scores if kernel is None else (lambda *blocks: kernel(batch, *blocks))
     inst = np.repeat(ar, n_groups)
     single = np.maximum(np.arange(n_groups + 1) - 1, 0)[None, :].repeat(n, 0)
-    tot = batch.block_scores(batch.a.ravel(), batch.b.ravel(), batch.d.ravel(), inst).reshape(n, n_groups).sum(axis=1)
+    tot = scores(batch.a.ravel(), batch.b.ravel(), batch.d.ravel(), inst).reshape(n, n_groups).sum(axis=1)
     best_ratio, best_ptr = tot / (1 + (n_groups - 1) * w), single
     if n_groups >= 2:
         pre = [np.cumsum(x, axis=1)[:, :-1] for x in (batch.a, batch.b, batch.d)]
         suf = [np.cumsum(x[:, ::-1], axis=1)[:, ::-1][:, 1:] for x in (batch.a, batch.b, batch.d)]
         inst = np.repeat(ar, n_groups - 1)
-        left = batch.block_scores(*(x.ravel() for x in pre), inst).reshape(n, n_groups - 1)
-        right = batch.block_scores(*(x.ravel() for x in suf), inst).reshape(n, n_groups - 1)
+        left = scores(*(x.ravel() for x in pre), inst).reshape(n, n_groups - 1)
+        right = scores(*(x.ravel() for x in suf), inst).reshape(n, n_groups - 1)
         j = np.argmax(left + right, axis=1)
         two = (left[ar, j] + right[ar, j]) / (1 + w)
         ptr2 = np.zeros((n, n_groups + 1), dtype=np.int64)
@@ -1304,6 +1313,12 @@ def _starting_partitions(batch):
         best_ratio = np.where(better, two, best_ratio)
         best_ptr = np.where(better[:, None], ptr2, best_ptr)
     return best_ratio, best_ptr
+
+
+def _kl_scores(batch, A, B, Dd, inst):
+    "The plain KL kernel u log(u/v) of blocks with masses A, B of the instances `inst` (the table's scores)."
+    u = batch.w[inst] + batch.c[inst] * A
+    return u * np.log(u / (batch.w[inst] + batch.c[inst] * B))
 
 # %% ../nbs/01_spr.ipynb #a919588a
 def _penalised_pass(S, penalty, keep=None):
@@ -1368,19 +1383,147 @@ def _dinkelbach(S, ratio, ptr, rtol=1e-14):
         active = active[better & np.isfinite(new)]
     return ratio, ptr
 
+# %% ../nbs/01_spr.ipynb #kl5c0a02
+def _kl_rows(ca, cb, w, into):
+    """The rows of the KL kernel with the instances last: `into[i − 1]`, shape (i, n), receives in column m the
+    scores u log(u/v) of the blocks t..i−1 of instance m (`ca`, `cb`: the (n_groups, n) arrays c·a, c·b).
+
+    The running sums start at w and add c·a_t, c·a_{t+1}, … in the order of `_Scores`, so the scores are the
+    same numbers; with the n instances on the fast axis every NumPy call runs over long contiguous rows."""
+    n_groups, n = ca.shape
+    U, V = np.tile(w, (n_groups, 1)), np.tile(w, (n_groups, 1))      # U[t] = w + c·a_t + … + c·a_{i−1}
+    for i in range(1, n_groups + 1):
+        U[:i] += ca[i - 1]
+        V[:i] += cb[i - 1]
+        out = into[i - 1]
+        np.divide(U[:i], V[:i], out=out)
+        np.log(out, out=out)
+        out *= U[:i]
+        yield i, out
+
+# %% ../nbs/01_spr.ipynb #kl5c0a03
+def _max_pass(rows, penalty, n_groups, pointers=False):
+    """`_penalised_pass` over instances-last rows of n instances: H[i] = M[i] − penalty, M[i] = max_t H[t] + μ̃(t, i).
+
+    Returns H and M, shape (n_groups + 1, n), and back-pointers (the first maximisers, shape (n, n_groups + 1))
+    only if asked: to certify that ρ is optimal, H[n_groups] is all a pass must deliver."""
+    n = penalty.size
+    H, M = np.zeros((n_groups + 1, n)), np.zeros((n_groups + 1, n))
+    ptr = np.zeros((n, n_groups + 1), dtype=np.int64) if pointers else None
+    buffer = np.empty(n_groups * n)
+    for i, row in rows:
+        cand = buffer[:i * n].reshape(i, n)
+        np.add(H[:i], row, out=cand)
+        if pointers:
+            ptr[:, i] = np.argmax(cand, axis=0)
+        np.max(cand, axis=0, out=M[i])
+        np.subtract(M[i], penalty, out=H[i])
+    return H, M, ptr
+
+# %% ../nbs/01_spr.ipynb #kl5c0a04
+def _below(cuts):
+    "Back-pointers of the partitions with boundaries `cuts` (n, n_groups + 1): [m, c] = the last boundary before c."
+    last = np.maximum.accumulate(np.where(cuts, np.arange(cuts.shape[1]), -1), axis=1)
+    return np.concatenate((np.zeros((cuts.shape[0], 1), dtype=last.dtype), last[:, :-1]), axis=1)
+
+
+def _traceback(flat, n, H, M, cols, old):
+    """Block boundaries of maximisers of a `_max_pass` (H, M; column m is instance cols[m] of the instances-last
+    table `flat`, n instances wide), walked back from n_groups: at boundary c, a start t with H[t] + μ̃(t, c) = M[c],
+    the very float sum the pass maximised. The previous partitions `old` are checked first, all their blocks at
+    once; the walk follows their checked boundaries and searches a whole row (first maximiser) only where a
+    boundary moved."""
+    n_groups = H.shape[0] - 1
+    grid, prev = np.arange(n_groups + 1), _below(old)
+    inst, b = np.nonzero(old[:, 1:])
+    b, t = b + 1, prev[inst, b + 1]
+    ok = np.zeros_like(old)
+    ok[inst, b] = H[t, inst] + flat[n * (b * (b - 1) // 2) + t * n + cols[inst]] == M[b, inst]
+    stop = np.maximum.accumulate(np.where(old & ~ok, grid, 0), axis=1)    # last unchecked old boundary ≤ c
+    cuts, spans = np.zeros_like(old), np.zeros((old.shape[0], n_groups + 2), dtype=np.int64)
+    cur, live = np.full(cols.size, n_groups), np.arange(cols.size)
+    while live.size:
+        c = cur[live]
+        f = np.where(old[live, c], stop[live, c], c)              # down the checked old boundaries to f
+        np.add.at(spans, (live, f), 1)
+        np.add.at(spans, (live, c + 1), -1)
+        live, c = live[f > 0], f[f > 0]
+        if not live.size:
+            break
+        at, starts = n * (c * (c - 1) // 2) + cols[live], np.arange(c.max())      # row c, start t: at + t·n
+        val = flat[np.minimum(at[:, None] + starts * n, flat.size - 1)] + H[:starts.size, live].T
+        val[starts >= c[:, None]] = -np.inf
+        cur[live] = t = np.argmax(val, axis=1)
+        cuts[live, t] = True
+        live = live[t > 0]
+    cuts |= (np.cumsum(spans, axis=1)[:, :-1] > 0) & old
+    cuts[:, 0] = cuts[:, n_groups] = True
+    return cuts
+
+# %% ../nbs/01_spr.ipynb #kl5c0a05
+def _kl_dinkelbach(batch, ratio, ptr, workspace=None, cold=False, rtol=1e-14):
+    """`_dinkelbach` for a batch on the KL kernel, with the instances last (`_kl_rows`). Each pass is a
+    `_max_pass`: an instance whose maximum Σ(μ̃ − ρw) does not exceed ρ(1 − w) (up to `rtol`) has ratio ρ
+    certified optimal and leaves; the others find their maximiser by `_traceback` and move ρ to its ratio.
+    The first pass fills the table (in the `workspace` buffer), later ones reread it, all columns or the
+    active ones gathered. Without a warm start (`cold`: most instances improve) the first pass keeps pointers."""
+    n, n_groups = batch.a.shape
+    ratio, w = ratio.astype(float).copy(), batch.w
+    ca, cb = (np.multiply(x.T, batch.c, order="C") for x in (batch.a, batch.b))
+    flat = _buffers(workspace, n * n_groups * (n_groups + 1) // 2)
+    ends = n * np.arange(n_groups + 1) * np.arange(1, n_groups + 2) // 2
+    table = [flat[ends[i - 1]:ends[i]].reshape(i, n) for i in range(1, n_groups + 1)]
+    rows = _kl_rows(ca, cb, w, table)                           # the first pass fills the table
+    cuts, active = _pointers_to_cuts(ptr), np.flatnonzero(np.isfinite(ratio))
+    while active.size:
+        lam, w_act = ratio[active], w[active]
+        penalty = lam * w_act
+        if rows is not None or 2 * active.size >= n:            # all columns; the others' results are dropped
+            full = np.zeros(n)
+            full[active] = penalty
+            H, M, back = _max_pass(rows or enumerate(table, 1), full, n_groups, pointers=cold)
+            H, M, back = H[:, active], M[:, active], None if back is None else back[active]
+        else:
+            keep = np.zeros(n, dtype=bool)
+            keep[active] = True
+            gathered = ((i, row.compress(keep, axis=1)) for i, row in enumerate(table, 1))
+            H, M, back = _max_pass(gathered, penalty, n_groups)
+        rows, cold = None, False
+        up = H[n_groups] - lam * (1 - w_act) > rtol * np.abs(lam) + 1e-300      # the others: ρ certified
+        sub = active[up]
+        if not sub.size:
+            break
+        if back is None:
+            new_cuts = _traceback(flat, n, H[:, up], M[:, up], sub, cuts[sub])
+        else:
+            new_cuts = _pointers_to_cuts(back[up])
+        count = new_cuts.sum(axis=1) - 1
+        new = (H[n_groups, up] + penalty[up] * count) / (1 + (count - 1) * w_act[up])
+        better = np.any(new_cuts != cuts[sub], axis=1) & (new > lam[up] + rtol * np.abs(lam[up]) + 1e-300)
+        ratio[sub[better]], cuts[sub[better]] = new[better], new_cuts[better]
+        active = sub[better & np.isfinite(new)]
+    return ratio, _below(cuts)
+
 # %% ../nbs/01_spr.ipynb #2616e4df
 def _solve(batch, ratio=None, ptr=None, workspace=None):
     """Optimal ratios and back-pointers of optimal partitions for a batch, by Dinkelbach's iteration from
-    `ratio`/`ptr` (feasible starting partitions, e.g. from a neighbouring ε) or from `_starting_partitions`."""
-    if ratio is None:
-        ratio, ptr = _starting_partitions(batch)
+    `ratio`/`ptr` (feasible starting partitions, e.g. from a neighbouring ε) or from `_starting_partitions`.
+    A batch of several instances on the KL kernel whose table fits the budget goes to `_kl_dinkelbach`."""
+    zero = batch.w == 1                   # ε = 0: every partition has the value of one block; take one block
+    todo = np.flatnonzero(~zero)
+    part = batch.take(todo)
+    n, n_groups = part.a.shape
+    kl = n > 1 and n * n_groups * (n_groups + 1) // 2 <= _TABLE_BUDGET and _kl_kernel(part)
+    cold = ratio is None
+    if cold:
+        ratio, ptr = _starting_partitions(batch, _kl_scores if kl else None)
     else:
         ratio, ptr = ratio.copy(), ptr.copy()
-    zero = batch.w == 1                   # ε = 0: every partition has the value of one block; take one block
     ptr[zero] = 0
-    todo = np.flatnonzero(~zero)
-    if todo.size:
-        S = _Scores(batch.take(todo), workspace=workspace)
+    if kl:
+        ratio[todo], ptr[todo] = _kl_dinkelbach(part, ratio[todo], ptr[todo], workspace, cold)
+    elif todo.size:
+        S = _Scores(part, workspace=workspace)
         ratio[todo], ptr[todo] = _dinkelbach(S, ratio[todo], ptr[todo])
     return ratio, ptr
 
@@ -1526,7 +1669,7 @@ def _engine_values(P0, P1, eps_arr, divergence, params, ell):
     a, b, d = _padded_groups(P0, P1, params.get("gamma", 1.0))
     n_groups = a.shape[1]
     order = np.argsort(eps_arr, kind="stable")
-    per_batch = max(1, _TABLE_BUDGET // max(1, T * n_groups * (n_groups + 1) // 2))
+    per_batch = max(1, _SWEEP_BATCH // max(1, T * n_groups * (n_groups + 1) // 2))
     n_batches = -(-order.size // per_batch)
     out = np.empty((T, order.size))
     warm, workspace = None, {}                    # previous batch's back-pointers; reused table buffer

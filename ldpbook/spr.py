@@ -1461,12 +1461,13 @@ def _traceback(flat, n, H, M, cols, old):
     return cuts
 
 # %% ../nbs/01_spr.ipynb #kl5c0a05
-def _kl_dinkelbach(batch, ratio, ptr, workspace=None, cold=False, rtol=1e-14):
+def _kl_dinkelbach(batch, ratio, cuts, workspace=None, cold=False, rtol=1e-14):
     """`_dinkelbach` for a batch on the KL kernel, with the instances last (`_kl_rows`). Each pass is a
     `_max_pass`: an instance whose maximum Σ(μ̃ − ρw) does not exceed ρ(1 − w) (up to `rtol`) has ratio ρ
     certified optimal and leaves; the others find their maximiser by `_traceback` and move ρ to its ratio.
     The first pass fills the table (in the `workspace` buffer), later ones reread it, all columns or the
-    active ones gathered. Without a warm start (`cold`: most instances improve) the first pass keeps pointers."""
+    active ones gathered. Without a warm start (`cold`: most instances improve) the first pass keeps pointers.
+    Takes and returns block boundaries `cuts` (n, n_groups + 1), not back-pointers."""
     n, n_groups = batch.a.shape
     ratio, w = ratio.astype(float).copy(), batch.w
     ca, cb = (np.multiply(x.T, batch.c, order="C") for x in (batch.a, batch.b))
@@ -1474,7 +1475,7 @@ def _kl_dinkelbach(batch, ratio, ptr, workspace=None, cold=False, rtol=1e-14):
     ends = n * np.arange(n_groups + 1) * np.arange(1, n_groups + 2) // 2
     table = [flat[ends[i - 1]:ends[i]].reshape(i, n) for i in range(1, n_groups + 1)]
     rows = _kl_rows(ca, cb, w, table)                           # the first pass fills the table
-    cuts, active = _pointers_to_cuts(ptr), np.flatnonzero(np.isfinite(ratio))
+    cuts, active = cuts.copy(), np.flatnonzero(np.isfinite(ratio))
     while active.size:
         lam, w_act = ratio[active], w[active]
         penalty = lam * w_act
@@ -1502,13 +1503,14 @@ def _kl_dinkelbach(batch, ratio, ptr, workspace=None, cold=False, rtol=1e-14):
         better = np.any(new_cuts != cuts[sub], axis=1) & (new > lam[up] + rtol * np.abs(lam[up]) + 1e-300)
         ratio[sub[better]], cuts[sub[better]] = new[better], new_cuts[better]
         active = sub[better & np.isfinite(new)]
-    return ratio, _below(cuts)
+    return ratio, cuts
 
 # %% ../nbs/01_spr.ipynb #2616e4df
-def _solve(batch, ratio=None, ptr=None, workspace=None):
-    """Optimal ratios and back-pointers of optimal partitions for a batch, by Dinkelbach's iteration from
-    `ratio`/`ptr` (feasible starting partitions, e.g. from a neighbouring ε) or from `_starting_partitions`.
-    A batch of several instances on the KL kernel whose table fits the budget goes to `_kl_dinkelbach`."""
+def _solve(batch, ratio=None, cuts=None, workspace=None):
+    """Optimal ratios and block boundaries (n, n_groups+1) of optimal partitions for a batch, by Dinkelbach's
+    iteration from `ratio`/`cuts` (feasible starting partitions, e.g. from a neighbouring ε) or from
+    `_starting_partitions`. A batch of several instances on the KL kernel whose table fits the budget goes to
+    `_kl_dinkelbach`, any other to `_dinkelbach`."""
     zero = batch.w == 1                   # ε = 0: every partition has the value of one block; take one block
     todo = np.flatnonzero(~zero)
     part = batch.take(todo)
@@ -1517,15 +1519,17 @@ def _solve(batch, ratio=None, ptr=None, workspace=None):
     cold = ratio is None
     if cold:
         ratio, ptr = _starting_partitions(batch, _kl_scores if kl else None)
+        cuts = _pointers_to_cuts(ptr)
     else:
-        ratio, ptr = ratio.copy(), ptr.copy()
-    ptr[zero] = 0
+        ratio, cuts = ratio.copy(), cuts.copy()
+    cuts[zero] = False
+    cuts[zero, 0] = cuts[zero, -1] = True
     if kl:
-        ratio[todo], ptr[todo] = _kl_dinkelbach(part, ratio[todo], ptr[todo], workspace, cold)
+        ratio[todo], cuts[todo] = _kl_dinkelbach(part, ratio[todo], cuts[todo], workspace, cold)
     elif todo.size:
-        S = _Scores(part, workspace=workspace)
-        ratio[todo], ptr[todo] = _dinkelbach(S, ratio[todo], ptr[todo])
-    return ratio, ptr
+        ratio[todo], ptr = _dinkelbach(_Scores(part, workspace=workspace), ratio[todo], _below(cuts[todo]))
+        cuts[todo] = _pointers_to_cuts(ptr)
+    return ratio, cuts
 
 # %% ../nbs/01_spr.ipynb #672b536c
 def _layered(batch, ell):
@@ -1560,15 +1564,15 @@ def _layered(batch, ell):
 
 # %% ../nbs/01_spr.ipynb #c66bb187
 def _optimise(batch, ell, warm=None, workspace=None):
-    """Block boundaries (n, n_groups+1) of optimal partitions with at most `ell` blocks, and the back-pointers of the
-    unconstrained optima (the warm start of a sweep's next batch). For Rényi with α < 1, instances whose
+    """Block boundaries (n, n_groups+1) of optimal partitions with at most `ell` blocks, and those of the
+    unconstrained optima (`warm`: the warm start of a sweep's next batch). For Rényi with α < 1, instances whose
     Σ_α = Σ_j u_j^α v_j^{1−α}/(1 + (s − 1)w) lies far below 1 are solved again by minimising Σ_α itself, so
     that a tiny Σ_α (a huge divergence) is compared in relative, not absolute, precision."""
     if warm is None:
-        ratio, ptr = _solve(batch, workspace=workspace)
+        ratio, free = _solve(batch, workspace=workspace)
     else:
-        ratio, ptr = _solve(batch, _partition_ratios(batch, _pointers_to_cuts(warm)), warm, workspace)
-    cuts = _pointers_to_cuts(ptr)
+        ratio, free = _solve(batch, _partition_ratios(batch, warm), warm, workspace)
+    cuts = free.copy()
     n_groups = batch.a.shape[1]
     if ell < n_groups:
         over = np.flatnonzero(cuts.sum(axis=1) - 1 > ell)
@@ -1578,14 +1582,13 @@ def _optimise(batch, ell, warm=None, workspace=None):
         far = np.flatnonzero((batch.params["alpha"] - 1) * _partition_ratios(batch, cuts) < -0.5)
         if far.size:
             cross = batch.take(far, kind="renyi-cross")
-            cross_ratio, cross_ptr = _solve(cross)
-            cross_cuts = _pointers_to_cuts(cross_ptr)
+            cross_ratio, cross_cuts = _solve(cross)
             if ell < n_groups:
                 over = np.flatnonzero(cross_cuts.sum(axis=1) - 1 > ell)
                 if over.size:
                     cross_cuts[over] = _layered(cross.take(over), ell)
             cuts[far] = cross_cuts
-    return cuts, ptr
+    return cuts, free
 
 # %% ../nbs/01_spr.ipynb #3f2106e2
 def _merge_ties(batch, cuts, rtol=1e-15):
@@ -1644,13 +1647,13 @@ def _engine_solution(p, q, eps, divergence, params, ell, state=None):
     """The value and block boundaries of an optimal contiguous partition, by the engine: the contract of
     `_plain_solution`. Rényi with α < 1 far from 0 is re-evaluated as the minimised Σ_α (see `_optimise`), and
     exact ties between partitions (TV, E_γ) are resolved towards fewer blocks by `_merge_ties`. A dict `state`
-    carries the back-pointers of the last optimum between calls on the same pair and ε (chapter 6 solves one
+    carries the block boundaries of the last optimum between calls on the same pair and ε (chapter 6 solves one
     pair for many Rényi orders): Dinkelbach starts from them, as a sweep starts from the neighbouring ε."""
     batch, _, _ = _single_batch(p, q, eps, divergence, params)
-    warm = None if state is None else state.get("ptr")
-    all_cuts, ptr = _optimise(batch, ell, warm)
+    warm = None if state is None else state.get("cuts")
+    all_cuts, free = _optimise(batch, ell, warm)
     if state is not None:
-        state["ptr"] = ptr
+        state["cuts"] = free
     cuts = np.flatnonzero(all_cuts[0])
     if divergence == "renyi" and params["alpha"] < 1 and \
             (params["alpha"] - 1) * _partition_ratios(batch, _cuts_row(cuts, batch)) < -0.5:
@@ -1672,15 +1675,14 @@ def _engine_values(P0, P1, eps_arr, divergence, params, ell):
     per_batch = max(1, _SWEEP_BATCH // max(1, T * n_groups * (n_groups + 1) // 2))
     n_batches = -(-order.size // per_batch)
     out = np.empty((T, order.size))
-    warm, workspace = None, {}                    # previous batch's back-pointers; reused table buffer
+    warm, workspace = None, {}                    # previous batch's optimal boundaries; reused table buffer
     for g in range(n_batches):
         idx = order[g::n_batches]                  # interleaved: batch g holds sorted positions g, g+n, g+2n…
         es = eps_arr[idx]
         batch = _Batch(np.tile(a, (es.size, 1)), np.tile(b, (es.size, 1)), np.tile(d, (es.size, 1)),
                        np.repeat(np.exp(-es), T), np.repeat(-np.expm1(-es), T), divergence, params,
                        logw=np.repeat(-es, T))
-        cuts, ptr = _optimise(batch, ell, None if warm is None else warm[:batch.w.size], workspace)
-        warm = ptr
+        cuts, warm = _optimise(batch, ell, None if warm is None else warm[:batch.w.size], workspace)
         values = _values_from_cuts(batch.a, batch.b, batch.d, batch.w, batch.c, cuts, divergence, params,
                                    batch.logw)
         out[:, idx] = values.reshape(es.size, T).T

@@ -1415,8 +1415,8 @@ def _max_pass(rows, penalty, n_groups, pointers=False):
         cand = buffer[:i * n].reshape(i, n)
         np.add(H[:i], row, out=cand)
         if pointers:
-            ptr[:, i] = np.argmax(cand, axis=0)
-        np.max(cand, axis=0, out=M[i])
+            ptr[:, i] = cand.argmax(axis=0)
+        np.maximum.reduce(cand, axis=0, out=M[i])
         np.subtract(M[i], penalty, out=H[i])
     return H, M, ptr
 
@@ -1440,13 +1440,12 @@ def _traceback(flat, n, H, M, cols, old):
     ok = np.zeros_like(old)
     ok[inst, b] = H[t, inst] + flat[n * (b * (b - 1) // 2) + t * n + cols[inst]] == M[b, inst]
     stop = np.maximum.accumulate(np.where(old & ~ok, grid, 0), axis=1)    # last unchecked old boundary ≤ c
-    cuts, spans = np.zeros_like(old), np.zeros((old.shape[0], n_groups + 2), dtype=np.int64)
+    cuts, jumps = np.zeros_like(old), []
     cur, live = np.full(cols.size, n_groups), np.arange(cols.size)
     while live.size:
         c = cur[live]
         f = np.where(old[live, c], stop[live, c], c)              # down the checked old boundaries to f
-        np.add.at(spans, (live, f), 1)
-        np.add.at(spans, (live, c + 1), -1)
+        jumps.append((live * (n_groups + 2) + f, live * (n_groups + 2) + c + 1))
         live, c = live[f > 0], f[f > 0]
         if not live.size:
             break
@@ -1456,7 +1455,10 @@ def _traceback(flat, n, H, M, cols, old):
         cur[live] = t = np.argmax(val, axis=1)
         cuts[live, t] = True
         live = live[t > 0]
-    cuts |= (np.cumsum(spans, axis=1)[:, :-1] > 0) & old
+    size = old.shape[0] * (n_groups + 2)
+    starts, ends = (np.concatenate(x) for x in zip(*jumps))
+    spans = np.bincount(starts, minlength=size) - np.bincount(ends, minlength=size)
+    cuts |= (np.cumsum(spans.reshape(-1, n_groups + 2), axis=1)[:, :-1] > 0) & old
     cuts[:, 0] = cuts[:, n_groups] = True
     return cuts
 

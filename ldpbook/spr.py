@@ -1281,11 +1281,12 @@ def _cut_blocks(batch, cuts):
     return A, B, Dd, inst, np.bincount(inst, minlength=n)
 
 # %% ../nbs/01_spr.ipynb #beff459f
-def _partition_ratios(batch, cuts):
-    "The objective Σ μ̃ / (1 + (s − 1)w) of each instance's partition (scores as in the optimisation)."
+def _partition_ratios(batch, cuts, kernel=None):
+    """The objective Σ μ̃ / (1 + (s − 1)w) of each instance's partition (scores as in the optimisation;
+    `kernel(batch, A, B, Dd, inst)` replaces `batch.block_scores`, as in `_starting_partitions`)."""
     A, B, Dd, inst, s = _cut_blocks(batch, cuts)
-    total = np.bincount(inst, batch.block_scores(A, B, Dd, inst), minlength=batch.w.size)
-    return total / (1 + (s - 1) * batch.w)
+    scores = batch.block_scores(A, B, Dd, inst) if kernel is None else kernel(batch, A, B, Dd, inst)
+    return np.bincount(inst, scores, minlength=batch.w.size) / (1 + (s - 1) * batch.w)
 
 # %% ../nbs/01_spr.ipynb #40047c98
 def _starting_partitions(batch, kernel=None):
@@ -1508,22 +1509,22 @@ def _kl_dinkelbach(batch, ratio, cuts, workspace=None, cold=False, rtol=1e-14):
     return ratio, cuts
 
 # %% ../nbs/01_spr.ipynb #2616e4df
-def _solve(batch, ratio=None, cuts=None, workspace=None):
+def _solve(batch, cuts=None, workspace=None):
     """Optimal ratios and block boundaries (n, n_groups+1) of optimal partitions for a batch, by Dinkelbach's
-    iteration from `ratio`/`cuts` (feasible starting partitions, e.g. from a neighbouring ε) or from
-    `_starting_partitions`. A batch of several instances on the KL kernel whose table fits the budget goes to
-    `_kl_dinkelbach`, any other to `_dinkelbach`."""
+    iteration from the partitions `cuts` (e.g. optimal at a neighbouring ε) or from `_starting_partitions`.
+    A batch of several instances on the KL kernel whose table fits the budget goes to `_kl_dinkelbach`, any
+    other to `_dinkelbach`."""
     zero = batch.w == 1                   # ε = 0: every partition has the value of one block; take one block
     todo = np.flatnonzero(~zero)
     part = batch.take(todo)
     n, n_groups = part.a.shape
     kl = n > 1 and n * n_groups * (n_groups + 1) // 2 <= _TABLE_BUDGET and _kl_kernel(part)
-    cold = ratio is None
+    kernel, cold = (_kl_scores if kl else None), cuts is None
     if cold:
-        ratio, ptr = _starting_partitions(batch, _kl_scores if kl else None)
+        ratio, ptr = _starting_partitions(batch, kernel)
         cuts = _pointers_to_cuts(ptr)
     else:
-        ratio, cuts = ratio.copy(), cuts.copy()
+        ratio, cuts = _partition_ratios(batch, cuts, kernel), cuts.copy()
     cuts[zero] = False
     cuts[zero, 0] = cuts[zero, -1] = True
     if kl:
@@ -1570,10 +1571,7 @@ def _optimise(batch, ell, warm=None, workspace=None):
     unconstrained optima (`warm`: the warm start of a sweep's next batch). For Rényi with α < 1, instances whose
     Σ_α = Σ_j u_j^α v_j^{1−α}/(1 + (s − 1)w) lies far below 1 are solved again by minimising Σ_α itself, so
     that a tiny Σ_α (a huge divergence) is compared in relative, not absolute, precision."""
-    if warm is None:
-        ratio, free = _solve(batch, workspace=workspace)
-    else:
-        ratio, free = _solve(batch, _partition_ratios(batch, warm), warm, workspace)
+    ratio, free = _solve(batch, warm, workspace)
     cuts = free.copy()
     n_groups = batch.a.shape[1]
     if ell < n_groups:

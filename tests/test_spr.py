@@ -374,6 +374,7 @@ def test_channels_beyond_float_range_are_refused_not_rounded():
 def test_sweep_batches_reuse_buffers_and_pass_subsets(monkeypatch):
     # a fine ε grid split into many batches: warm starts, a reused table buffer and passes on gathered subsets
     monkeypatch.setattr(spr_module, "_TABLE_BUDGET", 4 * 3 * 12 * 13 // 2)   # 3 values of ε per batch
+    monkeypatch.setattr(spr_module, "_SWEEP_BATCH", 4 * 3 * 12 * 13 // 2)
     rng = np.random.default_rng(12)
     P0, P1 = rng.dirichlet(np.ones(12), 4), rng.dirichlet(np.ones(12), 4)
     grid = np.round(np.arange(0, 31) * 0.3, 10)

@@ -498,10 +498,11 @@ def _affinity_chord_bound(a: float, b: float, H_a: float, H_b: float, lo: float,
     return math.inf if floor <= 0 else -math.log(floor) * (1 + 1e-12)
 
 # %% ../nbs/06_chernoff.ipynb #ch6-026c
-def _branch_and_bound(search, lo, hi, tol, max_dp_calls, grid=8):
+def _branch_and_bound(search, lo, hi, tol, max_dp_calls, grid=8, trace=None):
     """Certified max over λ ∈ [0, 1] of H(λ) for output log-ratios in [lo, hi]: returns the upper bound (the lower
     bound is ``search.best``). With few tie groups, once the search has used as many evaluations as there are
-    contiguous partitions, it maximises every one of them instead: then the bound is the optimum itself."""
+    contiguous partitions, it maximises every one of them instead: then the bound is the optimum itself. `trace`, a
+    list, receives (a, b, bound) for every interval (for tests)."""
     lipschitz, spread = max(hi, -lo), hi - lo
     tv = max(math.fsum(np.maximum(search.p - search.q, 0)), math.fsum(np.maximum(search.q - search.p, 0))) + 1e-15
     search.consider(divergence_optimal(search.p, search.q, search.eps, divergence="hellinger",
@@ -510,8 +511,11 @@ def _branch_and_bound(search, lo, hi, tol, max_dp_calls, grid=8):
     up = 1 / (1 - _ORACLE_RTOL)         # H(λ) ≤ up · (the evaluated H(λ)): the oracle's error
 
     def bound(a, b, H_a, H_b):
-        return min(interval_upper_bound(a, b, up * H_a, up * H_b, lipschitz, curvature), search.floor.bound(a, b),
-                   _affinity_chord_bound(a, b, up * H_a, up * H_b, lo, hi, tv))
+        value = min(interval_upper_bound(a, b, up * H_a, up * H_b, lipschitz, curvature), search.floor.bound(a, b),
+                    _affinity_chord_bound(a, b, up * H_a, up * H_b, lo, hi, tv))
+        if trace is not None:
+            trace.append((a, b, value))
+        return value
 
     lams = np.linspace(0.0, 1.0, grid + 1)
     values = [0.0] + [search.H(float(lam)) for lam in lams[1:-1]] + [0.0]        # H(0) = H(1) = 0
@@ -531,8 +535,8 @@ def _branch_and_bound(search, lo, hi, tol, max_dp_calls, grid=8):
             continue
         m = search.split_point(a, b)
         H_m = search.H(m)
-        for lo, hi, H_lo, H_hi in ((a, m, H_a, H_m), (m, b, H_m, H_b)):
-            heapq.heappush(heap, (-bound(lo, hi, H_lo, H_hi), lo, hi, H_lo, H_hi))
+        for left, right, H_l, H_r in ((a, m, H_a, H_m), (m, b, H_m, H_b)):
+            heapq.heappush(heap, (-bound(left, right, H_l, H_r), left, right, H_l, H_r))
     return max([search.best.value] + settled + ([-heap[0][0]] if heap else []))
 
 # %% ../nbs/06_chernoff.ipynb #ch6-027

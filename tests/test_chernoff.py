@@ -585,3 +585,56 @@ def test_affinity_floor_holds_and_is_attained():
         for lam in (0.1, 0.5, 0.8):
             exact = -math.log(np.sum(u ** lam * v ** (1 - lam)))
             assert floor.bound(lam, lam) == pytest.approx(exact, rel=1e-11)
+
+
+@pytest.mark.parametrize("few_groups", [8, 0])
+def test_an_interrupted_search_still_bounds_the_optimum(few_groups, monkeypatch):
+    """Stopped after 9–14 evaluations (before it certifies), `upper_bound` must still be at least the optimum over all
+    set partitions: every interval's bound is used while the best partition may not have been found yet."""
+    monkeypatch.setattr(ldpbook.chernoff, "_FEW_GROUPS", few_groups)
+    rng = np.random.default_rng(33)
+    failures, open_gaps = [], 0
+    for trial in range(24):
+        k = int(rng.integers(4, 7))
+        p, q = next(near_disjoint_family(trial, 1 + trial % 3)) if trial % 4 == 0 else rng.dirichlet(np.ones(k), 2)
+        eps = float(rng.choice([0.3, 1.0, 3.0, 8.0, 30.0]))
+        ref = brute_force(p, q, eps)
+        for calls in (9, 11, 14):
+            got = chernoff_optimal(p, q, eps, tol=1e-8, max_dp_calls=calls)
+            open_gaps += got.gap > 1e-8 * got.value
+            if not ref <= got.upper_bound * (1 + 1e-12):
+                failures.append((trial, eps, calls, float(ref), got.upper_bound))
+    assert not failures, failures
+    assert open_gaps >= 10                       # the check is made while searches are still open
+
+
+@pytest.mark.parametrize("few_groups", [8, 0])
+def test_every_interval_bound_dominates_H(few_groups, monkeypatch):
+    """Each interval's bound in the search is at least H(λ) = max over ALL set partitions of their exponent at λ, on a
+    grid inside the interval: random pairs, nearly disjoint pairs and tiny ε, searches run to tol = 1e-8."""
+    from ldpbook.chernoff import _Search, _branch_and_bound
+    monkeypatch.setattr(ldpbook.chernoff, "_FEW_GROUPS", few_groups)
+    rng = np.random.default_rng(34)
+    checked = 0
+    for trial in range(10):
+        p, q = next(near_disjoint_family(trial, 1 + trial % 3)) if trial % 3 == 0 else rng.dirichlet(np.ones(5), 2)
+        eps = float(rng.choice([1e-3, 0.7, 3.0, 30.0]))
+        parts = set_partitions(list(range(p.size)))
+        if eps < 0.1:                                 # in 50 digits: no cancellation at tiny ε
+            outputs = [mp_spr_outputs(p, q, eps, part) for part in parts]
+        else:
+            outputs = [(p @ spr_channel(part, p.size, eps), q @ spr_channel(part, p.size, eps)) for part in parts]
+
+        def H(lam):
+            lam = mp.mpf(float(lam)) if eps < 0.1 else lam
+            return float(max(-mp.log(mp.fsum(x ** lam * y ** (1 - lam) for x, y in zip(u, v) if x > 0 and y > 0))
+                             if eps < 0.1 else -math.log(np.sum(u ** lam * v ** (1 - lam))) for u, v in outputs))
+        lo, hi = log_ratio_range(p, q, eps)
+        trace = []
+        _branch_and_bound(_Search(p, q, eps, p.size), lo, hi, 1e-8, 300, trace=trace)
+        for a, b, bound in trace[::3 if eps >= 0.1 else 6]:
+            with mp.workdps(25):
+                top = max(H(lam) for lam in np.linspace(a, b, 7))
+            assert top <= bound * (1 + 1e-9) + 1e-300, (trial, eps, a, b, top, bound)
+            checked += 1
+    assert checked >= 40

@@ -33,8 +33,8 @@ from pathlib import Path
 import numpy as np
 
 # %% auto #0
-__all__ = ['LIMITS', 'grades', 'StudentError', 'SubmissionFailure', 'GradingWarning', 'Call', 'TestOutcome', 'TransportError',
-           'Record', 'default_blocked', 'sandbox_status', 'run_graded']
+__all__ = ['LIMITS', 'grades', 'StudentError', 'refused', 'SubmissionFailure', 'GradingWarning', 'Call', 'TestOutcome',
+           'TransportError', 'Record', 'default_blocked', 'sandbox_status', 'run_graded']
 
 # %% ../nbs/93_grading.ipynb #grading-grades
 def grades(function: str, *, points: int = 1, hidden: bool = False):
@@ -58,6 +58,16 @@ class StudentError(Exception):
     def __init__(self, type_name: str, message: str):
         super().__init__(f"{type_name}: {message}" if message else type_name)
         self.type_name, self.message = type_name, message
+
+
+def refused(call, *args, **kwargs) -> str | None:
+    """The type name of the error that `call` (the student's function) raised for
+    these arguments, or None if it accepted them: for tests of bad input."""
+    try:
+        call(*args, **kwargs)
+    except StudentError as err:
+        return err.type_name
+    return None
 
 
 class SubmissionFailure(BaseException):

@@ -21,7 +21,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from .grading import StudentError, TestOutcome, grades, run_graded  # noqa: F401 (re-exported)
+from .grading import StudentError, TestOutcome, grades, refused, run_graded  # noqa: F401 (re-exported)
 
 
 class _OnFirstUse:

@@ -301,7 +301,8 @@ class ChernoffMechanism(PartitionMechanism):
     gap : float
         ``upper_bound − value`` (at most ``tol · value`` unless ``max_dp_calls`` stopped the search).
     dp_calls : int
-        How many times chapter 1's dynamic program was run.
+        How many times chapter 1's dynamic program was run (with at most 8 tie groups: how many times H(λ) was
+        taken from all contiguous partitions at once instead).
     eps : float
         The privacy level.
     """
@@ -438,8 +439,9 @@ class _Search:
 @dataclass(frozen=True)
 class _AffinityFloor:
     """The data-processing floor of the affinity: for every ε-LDP channel and λ ∈ [0, 1],
-    Σ_y u_y^λ v_y^{1−λ} ≥ A(λ) + P₀^λ Q₀^{1−λ} e^{−ε min(λ, 1−λ)}, A(λ) = Σ_x p_x^λ q_x^{1−λ} (common support),
-    P₀ = p(q = 0), Q₀ = q(p = 0). So H(λ) ≤ −log of it (a bound that needs no dynamic program)."""
+    Σ_y u_y^λ v_y^{1−λ} ≥ A(λ) + P₀^λ Q₀^{1−λ} R(λ), A(λ) = Σ_x p_x^λ q_x^{1−λ} (common support), P₀ = p(q = 0),
+    Q₀ = q(p = 0), R(λ) = (e^{−ε(1−λ)} + e^{−ελ})/(1 + e^{−ε}) (binary randomized response between the two
+    exclusive parts). So H(λ) ≤ −log of it (a bound that needs no dynamic program)."""
     pair: _LogPair
     lam_min: float          # the minimiser of the convex A(λ)
     log_p0: float
@@ -457,25 +459,63 @@ class _AffinityFloor:
         object.__setattr__(self, "log_q0", logs[1])
         object.__setattr__(self, "eps", eps)
 
+    def log_exclusive(self, lam: float) -> float:
+        "log(P₀^λ Q₀^{1−λ} R(λ)), a convex function of λ (−inf at λ = 0 and 1, or without exclusive parts)."
+        if not 0 < lam < 1 or math.isinf(self.log_p0) or math.isinf(self.log_q0):
+            return -math.inf
+        log_r = float(np.logaddexp(-self.eps * (1 - lam), -self.eps * lam)) - math.log1p(math.exp(-self.eps))
+        return lam * self.log_p0 + (1 - lam) * self.log_q0 + log_r
+
     def bound(self, a: float, b: float) -> float:
-        "An upper bound on H(λ) for λ ∈ [a, b]: −log(min A + min of the disjoint term) over [a, b], rounded up."
+        "An upper bound on H(λ) for λ ∈ [a, b]: −log(min A + min of the exclusive term) over [a, b], rounded up."
         log_a = _log_affinity(self.pair, min(max(self.lam_min, a), b)) if self.pair.ell.size else -math.inf
-        ends = [x * self.log_p0 + (1 - x) * self.log_q0 - self.eps * min(x, 1 - x) if 0 < x < 1 else -math.inf
-                for x in (a, b)]
-        log_floor = float(np.logaddexp(log_a, min(ends)))
+        slope = (self.log_q0 - self.log_p0) / self.eps if self.eps > 0 else math.inf   # its minimiser solves
+        centre = 0.5 + math.atanh(slope) / self.eps if abs(slope) < 1 else (1.0 if slope > 0 else 0.0)  # tanh = slope
+        log_e = min(self.log_exclusive(x) for x in (a, b, min(max(centre, a), b)))
+        log_floor = float(np.logaddexp(log_a, log_e))
         return math.inf if log_floor == -math.inf else -log_floor + 1e-12 * abs(log_floor) + 1e-300
 
+# %% ../nbs/06_chernoff.ipynb #ch6-026b
+def _sup_square_exp(rate: float, end: float) -> float:
+    "sup of x² e^{−rate·x} over 0 ≤ x ≤ end (rate ≥ 0): at x = 2/rate when that is inside, else at x = end."
+    if rate > 0 and 2 / rate <= end:
+        return 4 * math.exp(-2) / rate ** 2
+    return end * end * math.exp(-rate * end)
 
-def _branch_and_bound(search, lipschitz, spread, tol, max_dp_calls, grid=8):
-    """Certified max over λ ∈ [0, 1] of H(λ) for log-ratios in a range of width `spread`: returns the upper bound
-    (the lower bound is ``search.best``)."""
+
+def _affinity_chord_bound(a: float, b: float, H_a: float, H_b: float, lo: float, hi: float, tv: float) -> float:
+    """An upper bound on H(λ) for λ ∈ [a, b] through the affinity Z(λ) = Σ_y u_y^λ v_y^{1−λ} = e^{−g(λ)}.
+
+    For every ε-LDP channel whose output log-ratios lie in [lo, hi], Z is convex with
+    Z'' ≤ M = (1 + tv)·max(sup_{lo≤Λ≤0} Λ² e^{aΛ}, sup_{0≤Λ≤hi} Λ² e^{−(1−b)Λ}) on [a, b] (tv ≥ d_TV(p, q)), so
+    Z(λ) ≥ chord − (M/2)(λ − a)(b − λ) with Z(a) ≥ e^{−H_a}, Z(b) ≥ e^{−H_b}; H ≤ −log of the smallest such value.
+    Every term is at most 1, so 1e-14 absorbs the round-off."""
+    M = (1 + tv) * max(_sup_square_exp(a, -lo), _sup_square_exp(1 - b, hi))
+    Z_a, Z_b = math.exp(-H_a), math.exp(-H_b)
+    c = 0.5 * M * (b - a) ** 2                      # Z(a + θh) ≥ Z_a + θ(Z_b − Z_a) − cθ(1 − θ)
+    theta = min(max(0.5 - 0.5 * (Z_b - Z_a) / c, 0.0), 1.0) if c > 0 else 0.0
+    floor = min(Z_a, Z_b, Z_a + theta * (Z_b - Z_a) - c * theta * (1 - theta)) - 1e-14
+    return math.inf if floor <= 0 else -math.log(floor) * (1 + 1e-12)
+
+# %% ../nbs/06_chernoff.ipynb #ch6-026c
+def _branch_and_bound(search, lo, hi, tol, max_dp_calls, grid=8, trace=None):
+    """Certified max over λ ∈ [0, 1] of H(λ) for output log-ratios in [lo, hi]: returns the upper bound (the lower
+    bound is ``search.best``). With few tie groups, once the search has used as many evaluations as there are
+    contiguous partitions, it maximises every one of them instead: then the bound is the optimum itself. `trace`, a
+    list, receives (a, b, bound) for every interval (for tests)."""
+    lipschitz, spread = max(hi, -lo), hi - lo
+    tv = max(math.fsum(np.maximum(search.p - search.q, 0)), math.fsum(np.maximum(search.q - search.p, 0))) + 1e-15
     search.consider(divergence_optimal(search.p, search.q, search.eps, divergence="hellinger",
                                        ell=search.ell).partition)
     search.calls += 1                  # λ = 1/2 in the cancellation-free Hellinger form: a seed for tiny ε
     up = 1 / (1 - _ORACLE_RTOL)         # H(λ) ≤ up · (the evaluated H(λ)): the oracle's error
 
     def bound(a, b, H_a, H_b):
-        return min(interval_upper_bound(a, b, up * H_a, up * H_b, lipschitz, curvature), search.floor.bound(a, b))
+        value = min(interval_upper_bound(a, b, up * H_a, up * H_b, lipschitz, curvature), search.floor.bound(a, b),
+                    _affinity_chord_bound(a, b, up * H_a, up * H_b, lo, hi, tv))
+        if trace is not None:
+            trace.append((a, b, value))
+        return value
 
     lams = np.linspace(0.0, 1.0, grid + 1)
     values = [0.0] + [search.H(float(lam)) for lam in lams[1:-1]] + [0.0]        # H(0) = H(1) = 0
@@ -485,14 +525,18 @@ def _branch_and_bound(search, lipschitz, spread, tol, max_dp_calls, grid=8):
     for a, b, H_a, H_b in zip(lams[:-1], lams[1:], values[:-1], values[1:]):
         heapq.heappush(heap, (-bound(a, b, H_a, H_b), a, b, H_a, H_b))
     while heap and -heap[0][0] - search.best.value > tol * search.best.value and search.calls < max_dp_calls:
+        if search.all_partitions is not None and search.calls >= len(search.all_partitions.partitions):
+            for partition in search.all_partitions.partitions:
+                search.consider(partition)
+            return search.best.value
         top, a, b, H_a, H_b = heapq.heappop(heap)
         if b - a < 1e-12:                                   # round-off level: keep its bound, stop splitting
             settled.append(-top)
             continue
         m = search.split_point(a, b)
         H_m = search.H(m)
-        for lo, hi, H_lo, H_hi in ((a, m, H_a, H_m), (m, b, H_m, H_b)):
-            heapq.heappush(heap, (-bound(lo, hi, H_lo, H_hi), lo, hi, H_lo, H_hi))
+        for left, right, H_l, H_r in ((a, m, H_a, H_m), (m, b, H_m, H_b)):
+            heapq.heappush(heap, (-bound(left, right, H_l, H_r), left, right, H_l, H_r))
     return max([search.best.value] + settled + ([-heap[0][0]] if heap else []))
 
 # %% ../nbs/06_chernoff.ipynb #ch6-027
@@ -517,7 +561,8 @@ def chernoff_optimal(p: ArrayLike, q: ArrayLike, eps: float, *, ell: int | None 
     ell : int, optional
         Output budget 1 ≤ ell ≤ k (None: unconstrained). `ell`, `tol` and `max_dp_calls` are keyword-only.
     tol : float
-        Relative tolerance of the certificate: the search stops when upper_bound − value ≤ tol · value.
+        Relative tolerance of the certificate, 1e-8 ≤ tol < 1 (the dynamic program is exact to 1e-9 relative, and
+        the certificate includes that): the search stops when upper_bound − value ≤ tol · value.
     max_dp_calls : int
         A safety cap on the number of dynamic-program runs (the result then reports a larger gap).
 
@@ -543,7 +588,7 @@ def chernoff_optimal(p: ArrayLike, q: ArrayLike, eps: float, *, ell: int | None 
         return _mechanism(p, q, eps, blocks, top, top.value, 0)
     lo, hi = log_ratio_range(p, q, eps)
     search = _Search(p, q, eps, ell)
-    upper = _branch_and_bound(search, max(hi, -lo), hi - lo, tol, max_dp_calls)
+    upper = _branch_and_bound(search, lo, hi, tol, max_dp_calls)
     return _mechanism(p, q, eps, search.best_partition, search.best, upper, search.calls)
 
 # %% ../nbs/06_chernoff.ipynb #ch6-041

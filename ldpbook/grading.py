@@ -33,8 +33,8 @@ from pathlib import Path
 import numpy as np
 
 # %% auto #0
-__all__ = ['LIMITS', 'grades', 'StudentError', 'SubmissionFailure', 'GradingWarning', 'Call', 'TestOutcome', 'TransportError',
-           'Record', 'default_blocked', 'sandbox_status', 'run_graded']
+__all__ = ['LIMITS', 'grades', 'StudentError', 'refused', 'SubmissionFailure', 'GradingWarning', 'Call', 'TestOutcome',
+           'TransportError', 'Record', 'default_blocked', 'sandbox_status', 'run_graded']
 
 # %% ../nbs/93_grading.ipynb #grading-grades
 def grades(function: str, *, points: int = 1, hidden: bool = False):
@@ -58,6 +58,16 @@ class StudentError(Exception):
     def __init__(self, type_name: str, message: str):
         super().__init__(f"{type_name}: {message}" if message else type_name)
         self.type_name, self.message = type_name, message
+
+
+def refused(call, *args, **kwargs) -> str | None:
+    """The type name of the error that `call` (the student's function) raised for
+    these arguments, or None if it accepted them: for tests of bad input."""
+    try:
+        call(*args, **kwargs)
+    except StudentError as err:
+        return err.type_name
+    return None
 
 
 class SubmissionFailure(BaseException):
@@ -386,6 +396,15 @@ class _Refuse:
         return None
 
 # %% ../nbs/93_grading.ipynb #grading-default-blocked
+_AST_LOCK = threading.Lock()     # CPython 3.11's AST constructor is not thread-safe: one parse at a time
+
+
+def _parse(source, **options) -> ast.AST:
+    "`ast.parse` under `_AST_LOCK` (parses in several threads at once can raise SystemError on CPython 3.11)."
+    with _AST_LOCK:
+        return ast.parse(source, **options)
+
+
 def _package_sources() -> dict:
     "{module name: source path} of the installed `ldpbook` package."
     spec = importlib.util.find_spec("ldpbook")
@@ -428,7 +447,7 @@ def default_blocked(functions) -> tuple:
         key = (str(path), path.stat().st_mtime_ns)
         if key not in _SCANNED:
             source = path.read_text(encoding="utf-8")
-            _SCANNED[key] = _imports_and_names(ast.parse(source))
+            _SCANNED[key] = _imports_and_names(_parse(source))
         if name != "ldpbook.grading":
             scanned[name] = _SCANNED[key]
     blocked = {name for name, (_, names) in scanned.items() if names & functions}
@@ -857,7 +876,7 @@ def _imports(tree: ast.AST, depth: int = 0) -> set:
         elif depth < 2 and isinstance(node, ast.Constant) and \
                 type(node.value) is str and "import" in node.value:
             try:
-                names |= _imports(ast.parse(node.value), depth + 1)
+                names |= _imports(_parse(node.value), depth + 1)
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 pass
     return names
@@ -866,7 +885,7 @@ def _imports(tree: ast.AST, depth: int = 0) -> set:
 def _preload(code: str) -> list:
     "Import the modules that `code` names, once, in the zygote; errors are ignored."
     try:
-        names = _imports(ast.parse(code))
+        names = _imports(_parse(code))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
     imported = []
@@ -1096,12 +1115,14 @@ def _test_module(test_file: Path):
     "The test file as a fresh module (asserts rewritten by pytest if installed)."
     name = f"_ldpbook_graded_{next(_COUNTER)}_{test_file.stem}"
     source = test_file.read_bytes()
-    tree = ast.parse(source, filename=str(test_file))
+    tree = _parse(source, filename=str(test_file))
     try:
         from _pytest.assertion.rewrite import rewrite_asserts
         rewrite_asserts(tree, source, str(test_file), None)
     except ImportError:
         pass
+    with _AST_LOCK:
+        code = compile(tree, str(test_file), "exec")
     module = types.ModuleType(name)
     module.__file__ = str(test_file)
     with _IMPORT_LOCK:
@@ -1109,7 +1130,7 @@ def _test_module(test_file: Path):
         sys.path[:0] = folders
         sys.modules[name] = module
         try:
-            exec(compile(tree, str(test_file), "exec"), module.__dict__)
+            exec(code, module.__dict__)
         except BaseException:
             sys.modules.pop(name, None)
             raise

@@ -390,8 +390,11 @@ def certified(p, q, eps, **options):
     return got.dp_calls <= 300 and (got.gap <= tol * got.value or got.value == got.upper_bound)
 
 
-def test_families_certify_within_300_programs():
-    "Ties, zeros, budgets, near-identical pairs at small ε and nearly disjoint supports at large ε, and ε = ∞."
+@pytest.mark.parametrize("few_groups", [8, 0])
+def test_families_certify_within_300_programs(few_groups, monkeypatch):
+    """Ties, zeros, budgets, near-identical pairs at small ε and nearly disjoint supports at large ε, and ε = ∞:
+    with H(λ) from all contiguous partitions at once and from the DP (`_FEW_GROUPS = 0`)."""
+    monkeypatch.setattr(ldpbook.chernoff, "_FEW_GROUPS", few_groups)
     rng = np.random.default_rng(21)
     failures = []
     for trial in range(4):
@@ -497,3 +500,141 @@ def test_spr_chernoff_information_at_eps_zero():
         got = spr_chernoff_information(p, q, 0.0, partition).value
         channel = spr_channel(partition, 3, 0.0)
         assert got == 0.0 == chernoff_information(channel.T @ p, channel.T @ q).value
+
+
+# ------------------------------------------- nearly disjoint supports, on both oracles (all partitions; the DP)
+
+def near_disjoint_family(seed, trials=3):
+    "Nearly disjoint supports with a shared part of mass 1e-6, 1e-3 or 0.1 (mirrored or not): k ≤ 7 symbols."
+    rng = np.random.default_rng(seed)
+    for trial in range(trials):
+        a, b, m = int(rng.integers(2, 4)), int(rng.integers(2, 4)), int(rng.integers(1, 3))
+        mass = (1e-6, 1e-3, 0.1)[trial % 3]
+        s_p = rng.dirichlet(np.ones(m)) * mass
+        s_q = s_p[::-1] if trial % 2 else rng.dirichlet(np.ones(m)) * mass * rng.random()
+        p = np.r_[rng.dirichlet(np.ones(a)) * (1 - s_p.sum()), np.zeros(b), s_p]
+        q = np.r_[np.zeros(a), rng.dirichlet(np.ones(b)) * (1 - s_q.sum()), s_q]
+        yield p, q
+
+
+@pytest.mark.parametrize("few_groups", [8, 0])
+def test_near_disjoint_families_certify_and_match_brute_force(few_groups, monkeypatch):
+    """A shared part at ε = 20–35 (H flat to 1e-6 around λ*, once up to 650 programs) and ε = 50–700 with λ* near
+    0 or 1 (once up to 1,600): certified to 1e-8 within 300 evaluations, by all partitions at once and by the DP
+    (`_FEW_GROUPS = 0`), and equal to the maximum over all set partitions."""
+    monkeypatch.setattr(ldpbook.chernoff, "_FEW_GROUPS", few_groups)
+    failures, worst = [], 0
+    for n, (p, q) in enumerate(near_disjoint_family(few_groups + 3)):
+        for eps in (20.0, 30.0, 35.0, 50.0, 300.0, 700.0):
+            got = chernoff_optimal(p, q, eps)
+            worst = max(worst, got.dp_calls)
+            ref = brute_force(p, q, eps)
+            if not (got.dp_calls <= 300 and got.gap <= 1e-8 * got.value and abs(got.value - ref) <= 1e-9 * ref
+                    and ref <= got.upper_bound * (1 + 1e-12)):
+                failures.append((n, eps, got.dp_calls, got.gap / got.value, float((got.value - ref) / ref)))
+    assert not failures, failures
+
+
+def test_affinity_chord_bound_holds_for_every_channel():
+    """The bound through Z(λ) = Σ u^λ v^{1−λ} holds for each channel with its own values at a and b (so for H): random
+    ε-LDP channels, extreme ones (entries e^{±ε}-apart only) and nearly disjoint pairs, on a fine grid of λ."""
+    from ldpbook.chernoff import _affinity_chord_bound
+    rng = np.random.default_rng(31)
+    checked = 0
+    for trial in range(60):
+        k, m, eps = int(rng.integers(2, 6)), int(rng.integers(2, 6)), float(rng.choice([0.5, 3.0, 20.0, 60.0]))
+        p, q = (next(near_disjoint_family(trial, 1)) if trial % 3 == 0 else rng.dirichlet(np.ones(k), 2))
+        Q = np.exp(eps * (rng.random((p.size, m)) if trial % 2 else rng.integers(0, 2, (p.size, m))))
+        Q /= Q.sum(axis=1, keepdims=True)
+        u, v = p @ Q, q @ Q
+        lo, hi = log_ratio_range(p, q, eps)
+        tv = 0.5 * np.abs(p - q).sum()
+        g = lambda lam: -math.log(np.sum(u ** lam * v ** (1 - lam)))
+        for _ in range(5):
+            a, b = np.sort(rng.random(2))
+            grid = np.linspace(a, b, 41)
+            bound = _affinity_chord_bound(a, b, g(a), g(b), lo, hi, tv)
+            top = max(g(lam) for lam in grid)
+            assert top <= bound + 1e-12 * abs(bound), (trial, a, b, top, bound)
+            checked += bound < math.inf
+    assert checked >= 100
+
+
+def test_affinity_floor_holds_and_is_attained():
+    """H(λ) ≤ −log(A(λ) + P₀^λ Q₀^{1−λ} R(λ)) for every ε-LDP channel (random, extreme and block channels of nearly
+    disjoint pairs, on a fine grid inside random intervals); for two disjoint distributions binary randomized
+    response between the supports attains it at every λ, so the exclusive term cannot be raised."""
+    from ldpbook.chernoff import _AffinityFloor
+    rng = np.random.default_rng(32)
+    for trial in range(60):
+        eps = float(rng.choice([0.5, 3.0, 20.0, 60.0, 400.0]))
+        p, q = next(near_disjoint_family(trial, 1 + trial % 3))
+        m = int(rng.integers(2, 6))
+        Q = np.exp(eps * (rng.random((p.size, m)) if trial % 2 else rng.integers(0, 2, (p.size, m))))
+        Q /= Q.sum(axis=1, keepdims=True)
+        u, v = p @ Q, q @ Q
+        floor = _AffinityFloor(p, q, eps)
+        for _ in range(5):
+            a, b = np.sort(rng.random(2))
+            top = max(-math.log(np.sum(u ** lam * v ** (1 - lam))) for lam in np.linspace(a, b, 41))
+            assert top <= floor.bound(a, b), (trial, a, b)
+    p, q = np.array([0.3, 0.7, 0.0, 0.0]), np.array([0.0, 0.0, 0.6, 0.4])
+    for eps in (0.5, 4.0, 30.0):
+        u, v = (spr_channel([(0, 1), (2, 3)], 4, eps).T @ x for x in (p, q))
+        floor = _AffinityFloor(p, q, eps)
+        for lam in (0.1, 0.5, 0.8):
+            exact = -math.log(np.sum(u ** lam * v ** (1 - lam)))
+            assert floor.bound(lam, lam) == pytest.approx(exact, rel=1e-11)
+
+
+@pytest.mark.parametrize("few_groups", [8, 0])
+def test_an_interrupted_search_still_bounds_the_optimum(few_groups, monkeypatch):
+    """Stopped after 9–14 evaluations (before it certifies), `upper_bound` must still be at least the optimum over all
+    set partitions: every interval's bound is used while the best partition may not have been found yet."""
+    monkeypatch.setattr(ldpbook.chernoff, "_FEW_GROUPS", few_groups)
+    rng = np.random.default_rng(33)
+    failures, open_gaps = [], 0
+    for trial in range(24):
+        k = int(rng.integers(4, 7))
+        p, q = next(near_disjoint_family(trial, 1 + trial % 3)) if trial % 4 == 0 else rng.dirichlet(np.ones(k), 2)
+        eps = float(rng.choice([0.3, 1.0, 3.0, 8.0, 30.0]))
+        ref = brute_force(p, q, eps)
+        for calls in (9, 11, 14):
+            got = chernoff_optimal(p, q, eps, tol=1e-8, max_dp_calls=calls)
+            open_gaps += got.gap > 1e-8 * got.value
+            if not ref <= got.upper_bound * (1 + 1e-12):
+                failures.append((trial, eps, calls, float(ref), got.upper_bound))
+    assert not failures, failures
+    assert open_gaps >= 10                       # the check is made while searches are still open
+
+
+@pytest.mark.parametrize("few_groups", [8, 0])
+def test_every_interval_bound_dominates_H(few_groups, monkeypatch):
+    """Each interval's bound in the search is at least H(λ) = max over ALL set partitions of their exponent at λ, on a
+    grid inside the interval: random pairs, nearly disjoint pairs and tiny ε, searches run to tol = 1e-8."""
+    from ldpbook.chernoff import _Search, _branch_and_bound
+    monkeypatch.setattr(ldpbook.chernoff, "_FEW_GROUPS", few_groups)
+    rng = np.random.default_rng(34)
+    checked = 0
+    for trial in range(10):
+        p, q = next(near_disjoint_family(trial, 1 + trial % 3)) if trial % 3 == 0 else rng.dirichlet(np.ones(5), 2)
+        eps = float(rng.choice([1e-3, 0.7, 3.0, 30.0]))
+        parts = set_partitions(list(range(p.size)))
+        if eps < 0.1:                                 # in 50 digits: no cancellation at tiny ε
+            outputs = [mp_spr_outputs(p, q, eps, part) for part in parts]
+        else:
+            outputs = [(p @ spr_channel(part, p.size, eps), q @ spr_channel(part, p.size, eps)) for part in parts]
+
+        def H(lam):
+            lam = mp.mpf(float(lam)) if eps < 0.1 else lam
+            return float(max(-mp.log(mp.fsum(x ** lam * y ** (1 - lam) for x, y in zip(u, v) if x > 0 and y > 0))
+                             if eps < 0.1 else -math.log(np.sum(u ** lam * v ** (1 - lam))) for u, v in outputs))
+        lo, hi = log_ratio_range(p, q, eps)
+        trace = []
+        _branch_and_bound(_Search(p, q, eps, p.size), lo, hi, 1e-8, 300, trace=trace)
+        for a, b, bound in trace[::3 if eps >= 0.1 else 6]:
+            with mp.workdps(25):
+                top = max(H(lam) for lam in np.linspace(a, b, 7))
+            assert top <= bound * (1 + 1e-9) + 1e-300, (trial, eps, a, b, top, bound)
+            checked += 1
+    assert checked >= 40

@@ -307,8 +307,8 @@ def home_names() -> set:
 
 
 def survivors() -> list:
-    "Processes that carry the attacks' name, after a grace period for the kernel to tear down namespaces."
-    for _ in range(50):
+    "Processes that carry the attacks' name, after a grace period (up to 10 s) for the kernel to end namespaces."
+    for _ in range(100):
         named = []
         for pid in os.listdir("/proc"):
             try:

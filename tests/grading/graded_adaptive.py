@@ -12,16 +12,7 @@ import math
 
 import numpy as np
 
-from ldpbook.assignments import StudentError, grades
-
-
-def refused(call, *args, **kwargs):
-    "The type name of the error `call` raised for bad input, or None if it accepted the input."
-    try:
-        call(*args, **kwargs)
-    except StudentError as err:
-        return err.type_name
-    return None
+from ldpbook.assignments import grades, refused
 
 
 def laplace_sf(x):

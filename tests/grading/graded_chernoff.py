@@ -12,21 +12,12 @@ import math
 import mpmath
 import numpy as np
 
-from ldpbook.assignments import StudentError, grades
+from ldpbook.assignments import grades, refused
 from ldpbook.foundations import is_ldp, randomized_response
 
 PAIRS = [(np.array([0.4, 0.3, 0.2, 0.1]), np.array([0.1, 0.2, 0.3, 0.4])),
          (np.array([0.05, 0.3, 0.15, 0.35, 0.15]), np.array([0.3, 0.1, 0.25, 0.05, 0.3]))]
 ZERO_PAIR = (np.array([0.043, 0.0, 0.152, 0.335, 0.47]), np.array([0.219, 0.462, 0.151, 0.068, 0.1]))
-
-
-def refused(call, *args, **kwargs):
-    "The type name of the error `call` raised for bad input, or None if it accepted the input."
-    try:
-        call(*args, **kwargs)
-    except StudentError as err:
-        return err.type_name
-    return None
 
 
 def G(u, v, lam):

@@ -15,17 +15,8 @@ import math
 
 import numpy as np
 
-from ldpbook.assignments import StudentError, grades
+from ldpbook.assignments import grades, refused
 from ldpbook.closeness import rb_statistic as verified_rb_statistic   # tested against brute force in test_closeness
-
-
-def refused(call, *args, **kwargs):
-    "The type name of the error `call` raised for bad input, or None if it accepted the input."
-    try:
-        call(*args, **kwargs)
-    except StudentError as err:
-        return err.type_name
-    return None
 
 
 # ---------------------------------------------------------------------------- the law of the noisy rank count C

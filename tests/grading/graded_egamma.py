@@ -11,21 +11,12 @@ import math
 import mpmath
 import numpy as np
 
-from ldpbook.assignments import StudentError, grades
+from ldpbook.assignments import grades, refused
 from ldpbook.foundations import divergence, is_ldp, randomized_response
 
 PAIRS = [(np.array([0.4, 0.3, 0.2, 0.1]), np.array([0.1, 0.2, 0.3, 0.4])),
          (np.array([0.05, 0.3, 0.15, 0.35, 0.15]), np.array([0.3, 0.1, 0.25, 0.05, 0.3])),
          (np.array([0.5, 0.0, 0.5]), np.array([0.2, 0.6, 0.2]))]
-
-
-def refused(call, *args, **kwargs):
-    "The type name of the error `call` raised for bad input, or None if it accepted the input."
-    try:
-        call(*args, **kwargs)
-    except StudentError as err:
-        return err.type_name
-    return None
 
 
 def closed_form(e_gamma, eps, gamma):

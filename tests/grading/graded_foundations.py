@@ -9,16 +9,7 @@ import math
 import mpmath
 import numpy as np
 
-from ldpbook.assignments import StudentError, grades
-
-
-def refused(call, *args, **kwargs):
-    "The type name of the error `call` raised for bad input, or None if it accepted the input."
-    try:
-        call(*args, **kwargs)
-    except StudentError as err:
-        return err.type_name
-    return None
+from ldpbook.assignments import grades, refused
 
 
 def random_channel(k, m, seed):

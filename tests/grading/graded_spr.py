@@ -10,21 +10,12 @@ import math
 
 import numpy as np
 
-from ldpbook.assignments import StudentError, grades
+from ldpbook.assignments import grades, refused
 from ldpbook.foundations import divergence, is_ldp, randomized_response
 from ldpbook.spr import spr_mechanism            # the value of a given partition, in the grader
 
 PAIRS = [(np.array([0.4, 0.3, 0.2, 0.1]), np.array([0.1, 0.2, 0.3, 0.4])),
          (np.array([0.05, 0.3, 0.15, 0.35, 0.15]), np.array([0.3, 0.1, 0.25, 0.05, 0.3]))]
-
-
-def refused(call, *args, **kwargs):
-    "The type name of the error `call` raised for bad input, or None if it accepted the input."
-    try:
-        call(*args, **kwargs)
-    except StudentError as err:
-        return err.type_name
-    return None
 
 
 def set_partitions(k):

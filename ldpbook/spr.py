@@ -1432,8 +1432,8 @@ def _traceback(flat, n, H, M, cols, old):
     """Block boundaries of maximisers of a `_max_pass` (H, M; column m is instance cols[m] of the instances-last
     table `flat`, n instances wide), walked back from n_groups: at boundary c, a start t with H[t] + μ̃(t, c) = M[c],
     the very float sum the pass maximised. The previous partitions `old` are checked first, all their blocks at
-    once; the walk follows their checked boundaries and searches a whole row (first maximiser) only where a
-    boundary moved."""
+    once; the walk follows their checked boundaries, tries the old boundary below a new one, and searches a
+    whole row (first maximiser) only where that fails."""
     n_groups = H.shape[0] - 1
     grid, prev = np.arange(n_groups + 1), _below(old)
     inst, b = np.nonzero(old[:, 1:])
@@ -1442,22 +1442,25 @@ def _traceback(flat, n, H, M, cols, old):
     ok[inst, b] = H[t, inst] + flat[n * (b * (b - 1) // 2) + t * n + cols[inst]] == M[b, inst]
     stop = np.maximum.accumulate(np.where(old & ~ok, grid, 0), axis=1)    # last unchecked old boundary ≤ c
     cuts, jumps = np.zeros_like(old), []
-    cur, live = np.full(cols.size, n_groups), np.arange(cols.size)
-    while live.size:
-        c = cur[live]
+    live, c = np.arange(cols.size), np.full(cols.size, n_groups)
+    while True:
         f = np.where(old[live, c], stop[live, c], c)              # down the checked old boundaries to f
         jumps.append((live * (n_groups + 2) + f, live * (n_groups + 2) + c + 1))
         live, c = live[f > 0], f[f > 0]
         if not live.size:
             break
-        at, starts = n * (c * (c - 1) // 2) + cols[live], np.arange(c.max())      # row c, start t: at + t·n
-        val = flat[np.minimum(at[:, None] + starts * n, flat.size - 1)] + H[:starts.size, live].T
-        val[starts >= c[:, None]] = -np.inf
-        cur[live] = t = np.argmax(val, axis=1)
+        at = n * (c * (c - 1) // 2) + cols[live]                 # row c, start t: flat[at + t·n]
+        t = prev[live, c]                                         # first guess: the old boundary below c
+        rest = np.flatnonzero(H[t, live] + flat[at + t * n] != M[c, live])
+        if rest.size:                                             # else the whole row (first maximiser)
+            row = np.arange(c[rest].max())
+            val = flat[np.minimum(at[rest, None] + row * n, flat.size - 1)] + H[:row.size, live[rest]].T
+            val[row >= c[rest, None]] = -np.inf
+            t[rest] = np.argmax(val, axis=1)
         cuts[live, t] = True
-        live = live[t > 0]
+        live, c = live[t > 0], t[t > 0]
     size = old.shape[0] * (n_groups + 2)
-    starts, ends = (np.concatenate(x) for x in zip(*jumps))
+    starts, ends = (np.concatenate(x) for x in zip(*jumps))            # the old boundaries jumped over
     spans = np.bincount(starts, minlength=size) - np.bincount(ends, minlength=size)
     cuts |= (np.cumsum(spans.reshape(-1, n_groups + 2), axis=1)[:, :-1] > 0) & old
     cuts[:, 0] = cuts[:, n_groups] = True

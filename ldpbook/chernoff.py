@@ -497,6 +497,27 @@ def _affinity_chord_bound(a: float, b: float, H_a: float, H_b: float, lo: float,
     floor = min(Z_a, Z_b, Z_a + theta * (Z_b - Z_a) - c * theta * (1 - theta)) - 1e-14
     return math.inf if floor <= 0 else -math.log(floor) * (1 + 1e-12)
 
+
+def _sup_tail(rate: float, start: float) -> float:
+    "sup of y² e^{−rate·y} over y ≥ start ≥ 0 (rate > 0): at y = max(start, 2/rate)."
+    y = max(start, 2 / rate)
+    return y * y * math.exp(-rate * y)
+
+
+def _range_curvature(a: float, b: float, U: float, lo: float, hi: float, slack: float = 3.0) -> float:
+    """A bound on Var_t(Λ) = −g''(λ) for λ ∈ [a, b] and every channel whose exponent stays below U there.
+
+    Z(λ) ≥ e^{−U} limits the tilted mass far out: t(Λ > B) ≤ e^{U − (1−λ)B}, t(Λ < −A) ≤ e^{U − λA}. With
+    A = (U + slack)/a, B = (U + slack)/(1 − b) (at most −lo, hi) and c the centre of [−A, B]: Var ≤ E_t(Λ − c)² ≤
+    ((A + B)/2)² + e^U (e^{−(1−b)c} sup_{y≥R} y² e^{−(1−b)y} + e^{ac} sup_{y≥R} y² e^{−ay}), R = (A + B)/2."""
+    if not (0 < a and b < 1) or not math.isfinite(U):
+        return math.inf
+    A, B = min((U + slack) / a, -lo), min((U + slack) / (1 - b), hi)
+    c, R = 0.5 * (B - A), 0.5 * (A + B)
+    tail = math.exp(U - (1 - b) * c) * _sup_tail(1 - b, R) if B < hi else 0.0
+    tail += math.exp(U + a * c) * _sup_tail(a, R) if A < -lo else 0.0
+    return R * R + tail
+
 # %% ../nbs/06_chernoff.ipynb #ch6-026c
 def _branch_and_bound(search, lo, hi, tol, max_dp_calls, grid=8, trace=None):
     """Certified max over λ ∈ [0, 1] of H(λ) for output log-ratios in [lo, hi]: returns the upper bound (the lower
@@ -511,7 +532,10 @@ def _branch_and_bound(search, lo, hi, tol, max_dp_calls, grid=8, trace=None):
     up = 1 / (1 - _ORACLE_RTOL)         # H(λ) ≤ up · (the evaluated H(λ)): the oracle's error
 
     def bound(a, b, H_a, H_b):
-        value = min(interval_upper_bound(a, b, up * H_a, up * H_b, lipschitz, curvature), search.floor.bound(a, b),
+        floor = search.floor.bound(a, b)
+        top = min(floor, 0.5 * (up * H_a + up * H_b + lipschitz * (b - a)))      # every g_π ≤ top on [a, b]
+        K = min(curvature, _range_curvature(a, b, top, lo, hi))
+        value = min(interval_upper_bound(a, b, up * H_a, up * H_b, lipschitz, K), floor,
                     _affinity_chord_bound(a, b, up * H_a, up * H_b, lo, hi, tv))
         if trace is not None:
             trace.append((a, b, value))

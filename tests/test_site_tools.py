@@ -167,3 +167,48 @@ def test_pdf_log_problems_are_found_across_wrapped_lines():
     assert problems[0] == "undefined reference or citation: nbs/01_spr:spr-def-problem"
     assert "⧵" in problems[1] and "42 pt into the margin" in problems[2]            # 30 pt is within the limit
     assert check_pdf.log_problems("Overfull \\hbox (35.9pt too wide) in paragraph at lines 1--1\n") == []
+
+
+# A theorem and an exercise as the site shows them, and the LaTeX source of the PDF: with the numbers that
+# sphinx-jupyterbook-latex's numfig_secnum_depth = 2 gave (chapter.section.n), and with the site's.
+SITE_PAGE = ('<div class="proof theorem admonition" id="spr-thm-extreme">\n<p class="admonition-title"><span '
+             'class="caption-number">Theorem 2.1 </span> (SPR optimality)</p>\n'
+             '<div class="exercise admonition" id="spr-ex-1">\n\n<p class="admonition-title"><span '
+             'class="caption-number">Exercise 2.1 </span></p>')
+PDF_SOURCE = ("\\label{nbs/01_spr:spr-thm-extreme}\n\\begin{sphinxadmonition}{note}{Theorem 2.3.1 (SPR optimality)}\n"
+              "By {\\hyperref[\\detokenize{nbs/01_spr:spr-thm-extreme}]{\\sphinxcrossref{Theorem 2.3.1}}} its ...\n"
+              "\\phantomsection \\label{exercise:spr-ex-1}\n\n\\begin{sphinxadmonition}{note}{Exercise 2.11.1}\n")
+
+
+def test_pdf_numbers_are_checked_against_the_site():
+    site = check_pdf.site_numbers([SITE_PAGE])
+    assert site == {"spr-thm-extreme": "Theorem 2.1", "spr-ex-1": "Exercise 2.1"}
+    problems, headings, references = check_pdf.numbering_problems(site, PDF_SOURCE)
+    assert headings == references == 0 and len(problems) == 4
+    assert "the PDF's heading of spr-thm-extreme reads 'Theorem 2.3.1', the site's 'Theorem 2.1'" in problems
+    assert "the PDF's reference of spr-thm-extreme reads 'Theorem 2.3.1', the site's 'Theorem 2.1'" in problems
+    fixed = PDF_SOURCE.replace("Theorem 2.3.1", "Theorem 2.1").replace("Exercise 2.11.1", "Exercise 2.1")
+    assert check_pdf.numbering_problems(site, fixed) == ([], 2, 1)
+    # a result the site does not number, and a source in which no result is found, are problems too
+    assert "is not a numbered result of the site" in check_pdf.numbering_problems({}, fixed)[0][0]
+    assert check_pdf.numbering_problems(site, "no results")[0] == [
+        "no labelled result of the site was found in the PDF's LaTeX source (has its form changed?)"]
+
+
+def test_proof_boxes_get_a_title_in_the_pdf():
+    from docutils import nodes
+
+    def box(*children):
+        return nodes.admonition("", nodes.paragraph("", "", *children), classes=["proof", "proof"])
+
+    plain = box(nodes.Text("Proof. Singletons are sets."))
+    ldpbook_sphinx.proof_title(plain)
+    assert plain[0].astext() == "Proof" and plain[1].astext() == "Singletons are sets."
+    of = box(nodes.Text("Proof. of "), nodes.reference("", "Theorem 2.1", refid="spr-thm-extreme"),
+             nodes.Text("\nLet (u, v) be extreme."))
+    ldpbook_sphinx.proof_title(of)
+    assert of[0].astext() == "Proof of Theorem 2.1" and of[1].astext() == "Let (u, v) be extreme."
+    assert isinstance(of[0][2], nodes.reference)                          # the reference stays a link
+    other = box(nodes.Text("Sketch: by induction."))                      # not sphinx-proof's form: left alone
+    ldpbook_sphinx.proof_title(other)
+    assert len(other) == 1 and other[0].astext() == "Sketch: by induction."

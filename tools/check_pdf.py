@@ -11,7 +11,10 @@ Reads `ldpbook.tex`, `ldpbook.log` and `ldpbook.pdf` in the LaTeX build folder a
 - a missing character (a glyph the font lacks prints nothing);
 - an Overfull \\hbox wider than 36 pt, half the 1-inch margin (text running toward the edge of the page);
 - a rendered page (pdftoppm, 50 dpi) that is blank: the first page, the first page of each chapter and every page
-  with a figure are rendered, and each must have ink.
+  with a figure are rendered, and each must have ink;
+- when the site is built (`_build/html`, or --html; not older than the notebooks): a labelled theorem, lemma,
+  definition, exercise, ... whose number in the PDF (its heading, or the text of a reference to it) is not the
+  site's ("Theorem 2.1" on both, not "Theorem 2.3.1" in the PDF).
 """
 import argparse
 import json
@@ -25,6 +28,51 @@ OVERFULL_LIMIT_PT = 36.0          # half of the 1-inch margin: a wider line runs
 UNDEFINED = re.compile(r"(?:Reference|Citation|Hyper reference) [`'‘]([^'’]+)['’] on page \d+ undefined")
 OVERFULL = re.compile(r"^Overfull \\hbox \((\d+(?:\.\d+)?)pt too wide\) (.*?)(?:lines? (\d+)(?:--(\d+))?)?$", re.M)
 INCLUDE = re.compile(r"\\sphinxincludegraphics(?:\[[^\]]*\])?\{(\{[^{}]+\}[^{}]*|[^{}]+)\}")
+
+
+# A numbered result on the site: <div class="proof theorem admonition" id="LABEL"><p class="admonition-title">
+# <span class="caption-number">Theorem 2.1 </span>; the same for exercises (sphinx-exercise).
+SITE_RESULT = re.compile(r'<div class="(?:proof \w+|exercise) admonition" id="(?P<label>[^"]+)">\s*'
+                         r'<p class="admonition-title"><span class="caption-number">(?P<name>[A-Z]\w* \d+(?:\.\d+)*) ')
+# In the LaTeX source: \label{nbs/01_spr:LABEL} (or \label{exercise:LABEL}) then the box's title "Theorem 2.1 ...",
+# and every reference \hyperref[\detokenize{nbs/01_spr:LABEL}]{\sphinxcrossref{Theorem 2.1}}.
+PDF_HEADING = re.compile(r'\\label\{(?P<label>[^{}]+)\}\s*\\begin\{sphinxadmonition\}\{note\}'
+                         r'\{(?P<name>[A-Z]\w* \d+(?:\.\d+)*)\b')
+PDF_REFERENCE = re.compile(r'\\hyperref\[\\detokenize\{(?P<label>[^{}]+)\}\]'
+                           r'\{\\sphinxcrossref\{(?P<name>[A-Z]\w* \d+(?:\.\d+)*)\}\}')
+
+
+def site_numbers(pages) -> dict:
+    "Label -> 'Theorem 2.1' for every numbered result in the site's HTML pages (texts)."
+    return {m["label"]: m["name"] for page in pages for m in SITE_RESULT.finditer(page)}
+
+
+def numbering_problems(site: dict, source: str) -> tuple:
+    """(problems, headings compared, references compared): every labelled result's heading in the LaTeX source and
+    every numbered reference to one must read as on the site; a result of the PDF that the site lacks is reported."""
+    problems, headings, references = [], 0, 0
+    for kind, pattern in (("heading", PDF_HEADING), ("reference", PDF_REFERENCE)):
+        for match in pattern.finditer(source):
+            label = match["label"].rsplit(":", 1)[-1]
+            if label not in site:
+                problems.append(f"{match['name']} ({label}) is in the PDF but is not a numbered result of the site")
+            elif site[label] != match["name"]:
+                problems.append(f"the PDF's {kind} of {label} reads {match['name']!r}, the site's {site[label]!r}")
+            else:
+                headings, references = (headings + 1, references) if kind == "heading" else (headings,
+                                                                                              references + 1)
+    if site and not headings:
+        problems.append("no labelled result of the site was found in the PDF's LaTeX source (has its form changed?)")
+    return problems, headings, references
+
+
+def site_is_current(html: Path, root: Path) -> bool:
+    "The site is built and newer than the notebooks and the book's configuration."
+    index = html / "index.html"
+    if not index.is_file():
+        return False
+    sources = [*(root / "nbs").glob("*.ipynb"), root / "_toc.yml", root / "_config.yml"]
+    return all(path.stat().st_mtime <= index.stat().st_mtime for path in sources if path.exists())
 
 
 def run(*command) -> str:
@@ -83,7 +131,7 @@ def joined_log(raw: str) -> str:
     return re.sub(r"(?m)^(.{79})\n", r"\1", raw)
 
 
-def check(build: Path, root: Path, pages_dir: Path | None = None) -> list:
+def check(build: Path, root: Path, pages_dir: Path | None = None, html: Path | None = None) -> list:
     problems = []
     tex, log, pdf = (build / f"ldpbook.{ext}" for ext in ("tex", "log", "pdf"))
     for path in (tex, log, pdf):
@@ -120,6 +168,16 @@ def check(build: Path, root: Path, pages_dir: Path | None = None) -> list:
     if len(listing) < len(figures):
         problems.append(f"{len(figures)} figures in the TeX source but {len(listing)} images in the PDF")
     problems += log_problems(log_text)
+    # the numbers of theorems, definitions, exercises, ... and of the references to them are the site's
+    html = build.parent / "html" if html is None else html
+    if site_is_current(html, root):
+        site = site_numbers(page.read_text(encoding="utf-8") for page in sorted(html.rglob("*.html")))
+        found, headings, references = numbering_problems(site, source)
+        problems += found
+        numbering = (f"{headings} labelled results and {references} references numbered against the site's "
+                     f"{len(site)}")
+    else:
+        numbering = f"numbers not compared with the site ({html} is not built, or older than the notebooks)"
     if "??" in text:
         where = [i + 1 for i, page in enumerate(pages) if "??" in page]
         problems.append(f"'??' (an unresolved reference) on page(s) {where[:10]}")
@@ -139,7 +197,7 @@ def check(build: Path, root: Path, pages_dir: Path | None = None) -> list:
     print(f"check_pdf: {pdf}: {count} pages; {len(starts)} chapters (first pages {sorted(starts.values())}); "
           f"{len(figures)} figures, {len(listing)} images; {shown} theorem labels for {theorems} theorems; "
           f"{len(overfull)} overfull lines, the widest {max(overfull, default=0):.1f} pt (limit {OVERFULL_LIMIT_PT:g}); "
-          f"{len(to_render)} pages rendered, {len(blank)} blank")
+          f"{len(to_render)} pages rendered, {len(blank)} blank; {numbering}")
     return problems
 
 
@@ -148,8 +206,10 @@ def main():
     parser.add_argument("build", nargs="?", default="_build/latex", type=Path)
     parser.add_argument("--root", default=".", type=Path)
     parser.add_argument("--pages-dir", type=Path, help="also save a few rendered pages as PNG here")
+    parser.add_argument("--html", type=Path, help="the site's build, whose numbers the PDF must have "
+                                                   "(default: html beside the LaTeX build)")
     args = parser.parse_args()
-    problems = check(args.build, args.root, args.pages_dir)
+    problems = check(args.build, args.root, args.pages_dir, args.html)
     if problems:
         sys.exit(f"check_pdf: {len(problems)} problem(s):\n  " + "\n  ".join(problems[:40]))
     print("check_pdf: every chapter, its figures, theorems and references are in the PDF; nothing runs off a page")

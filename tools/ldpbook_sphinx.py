@@ -20,6 +20,13 @@ should not see. This extension works on the rendered pages only; the notebooks a
 4. **Honest repository links.** The repository URL lives in one place, `git_url` in settings.ini. When it names a
    repository (``https://host/owner/name``), the pages get the repository button and the launch buttons
    (Binder, Colab) configured in `_config.yml`; when it is empty, they get none. The download button stays.
+5. **The PDF numbers results as the site does.** Theorems, lemmas, definitions and exercises (sphinx-proof,
+   sphinx-exercise) take their numbers from Sphinx's figure numbering, "chapter.n" on the site. For the LaTeX
+   build, sphinx-jupyterbook-latex turns the parts of `_toc.yml` into LaTeX parts and sets `numfig_secnum_depth`
+   to 2, so that the LaTeX writer (which counts the part level) numbers figures and equations "chapter.n"; but
+   Sphinx's own numbers then get the section too ("Theorem 2.3.1" for the site's "Theorem 2.1"). The site's
+   depth is kept while Sphinx assigns the numbers and 2 is given back to the LaTeX writer. A proof box gets the
+   title "Proof" in the PDF (sphinx-proof gives it none there: an empty title bar).
 """
 from __future__ import annotations
 
@@ -33,6 +40,7 @@ from pathlib import Path
 from docutils import nodes
 from sphinx import addnodes
 from sphinx.transforms import SphinxTransform
+from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util import logging
 
 logger = logging.getLogger(__name__)
@@ -501,6 +509,71 @@ def _outdated(app, env, added, changed, removed):
     return [page] if page in env.found_docs else []
 
 
+# ---------------------------------------------------------------------------------------------------------------
+# 5. The PDF numbers results as the site does
+
+
+def _site_numbering(app, config):
+    "config-inited: the `numfig_secnum_depth` of the site (sphinx-jupyterbook-latex changes it later for LaTeX)."
+    app.ldpbook_site_secnum_depth = config.numfig_secnum_depth
+
+
+def _latex_numbers_like_site(app):
+    """builder-inited, after sphinx-jupyterbook-latex: Sphinx assigns the numbers (`env.toc_fignumbers`, read by
+    sphinx-proof and sphinx-exercise for headings and references) with the site's depth; the LaTeX writer gets
+    sphinx-jupyterbook-latex's depth back when writing starts (`_latex_writer_depth`)."""
+    if app.builder.format != "latex" or app.config.numfig_secnum_depth == app.ldpbook_site_secnum_depth:
+        return
+    app.ldpbook_latex_secnum_depth = app.config.numfig_secnum_depth
+    app.config.numfig_secnum_depth = app.ldpbook_site_secnum_depth
+
+
+def _latex_writer_depth(app, builder):
+    "write-started: the numbers are assigned; the LaTeX writer's figure and equation counters use the part depth."
+    depth = getattr(app, "ldpbook_latex_secnum_depth", None)
+    if depth is not None:
+        app.config.numfig_secnum_depth = depth
+
+
+def proof_title(box) -> None:
+    """Give a proof box (sphinx-proof's untitled admonition, whose first paragraph starts "Proof. ") the title
+    "Proof", or "Proof of <reference>" when the text goes on with "of" and a reference; the text loses it."""
+    paragraph = box.children[0] if box.children and isinstance(box.children[0], nodes.paragraph) else None
+    if paragraph is None or not paragraph.children or not isinstance(paragraph[0], nodes.Text):
+        return
+    first = paragraph[0].astext()
+    if not first.startswith("Proof. "):
+        return
+    rest, title = first[len("Proof. "):], nodes.title("", "Proof")
+    moved = 1
+    if rest.strip() == "of" and len(paragraph) > 1 and isinstance(paragraph[1], nodes.reference):
+        title += [nodes.Text(" of "), paragraph[1].deepcopy()]
+        rest, moved = "", 2
+        if len(paragraph) > 2 and isinstance(paragraph[2], nodes.Text):
+            rest, moved = paragraph[2].astext().lstrip(), 3
+    for _ in range(moved):
+        paragraph.remove(paragraph[0])
+    if rest:
+        paragraph.insert(0, nodes.Text(rest))
+    if not paragraph.children:
+        box.remove(paragraph)
+    box.insert(0, title)
+
+
+class ProofTitlesInLatex(SphinxPostTransform):
+    "In the PDF, each proof box has a title instead of an empty title bar (see `proof_title`)."
+
+    default_priority = 800                  # after the references are resolved (priority 10)
+    formats = ("latex",)
+
+    def run(self, **kwargs):
+        from sphinx_proof.nodes import proof_node
+
+        for box in list(self.document.findall(nodes.admonition)):
+            if isinstance(box.parent, proof_node) and not any(isinstance(c, nodes.title) for c in box.children):
+                proof_title(box)
+
+
 def setup(app):
     app.add_transform(CleanNotebookCells)
     app.add_transform(LinkApiNames)
@@ -514,4 +587,8 @@ def setup(app):
     app.connect("autodoc-process-docstring", _escape_docstring, priority=400)    # napoleon runs at 500
     app.connect("autodoc-process-docstring", _check_docstring, priority=900)
     app.connect("doctree-resolved", _add_back_links)
+    app.connect("config-inited", _site_numbering)
+    app.connect("builder-inited", _latex_numbers_like_site, priority=800)   # sphinx-jupyterbook-latex: 500
+    app.connect("write-started", _latex_writer_depth)
+    app.add_post_transform(ProofTitlesInLatex)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 4}

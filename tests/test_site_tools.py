@@ -208,7 +208,7 @@ def test_proof_boxes_get_a_title_in_the_pdf():
              nodes.Text("\nLet (u, v) be extreme."))
     ldpbook_sphinx.proof_title(of)
     assert of[0].astext() == "Proof of Theorem 2.1" and of[1].astext() == "Let (u, v) be extreme."
-    assert isinstance(of[0][2], nodes.reference)                          # the reference stays a link
+    assert isinstance(of[0][2], nodes.reference)          # a reference node (LaTeX sets it as text in a title)
     other = box(nodes.Text("Sketch: by induction."))                      # not sphinx-proof's form: left alone
     ldpbook_sphinx.proof_title(other)
     assert len(other) == 1 and other[0].astext() == "Sketch: by induction."

@@ -521,23 +521,27 @@ def _site_numbering(app, config):
 def _latex_numbers_like_site(app):
     """builder-inited, after sphinx-jupyterbook-latex: Sphinx assigns the numbers (`env.toc_fignumbers`, read by
     sphinx-proof and sphinx-exercise for headings and references) with the site's depth; the LaTeX writer gets
-    sphinx-jupyterbook-latex's depth back when writing starts (`_latex_writer_depth`)."""
+    sphinx-jupyterbook-latex's depth back once they are assigned (`_latex_writer_depth`)."""
     if app.builder.format != "latex" or app.config.numfig_secnum_depth == app.ldpbook_site_secnum_depth:
         return
     app.ldpbook_latex_secnum_depth = app.config.numfig_secnum_depth
     app.config.numfig_secnum_depth = app.ldpbook_site_secnum_depth
 
 
-def _latex_writer_depth(app, builder):
-    "write-started: the numbers are assigned; the LaTeX writer's figure and equation counters use the part depth."
+def _latex_writer_depth(app, env):
+    """env-get-updated, after Sphinx's toctree collector has assigned the numbers: the LaTeX writer's figure and
+    equation counters count the part level (sphinx-jupyterbook-latex's depth). The LaTeX builder emits no
+    `write-started`."""
     depth = getattr(app, "ldpbook_latex_secnum_depth", None)
     if depth is not None:
         app.config.numfig_secnum_depth = depth
+    return []
 
 
 def proof_title(box) -> None:
     """Give a proof box (sphinx-proof's untitled admonition, whose first paragraph starts "Proof. ") the title
-    "Proof", or "Proof of <reference>" when the text goes on with "of" and a reference; the text loses it."""
+    "Proof", or "Proof of <reference>" when the text goes on with "of" and a reference (the LaTeX writer sets a
+    reference in a title as plain text); the paragraph loses what went into the title."""
     paragraph = box.children[0] if box.children and isinstance(box.children[0], nodes.paragraph) else None
     if paragraph is None or not paragraph.children or not isinstance(paragraph[0], nodes.Text):
         return
@@ -589,6 +593,6 @@ def setup(app):
     app.connect("doctree-resolved", _add_back_links)
     app.connect("config-inited", _site_numbering)
     app.connect("builder-inited", _latex_numbers_like_site, priority=800)   # sphinx-jupyterbook-latex: 500
-    app.connect("write-started", _latex_writer_depth)
+    app.connect("env-get-updated", _latex_writer_depth, priority=900)         # Sphinx's collector: 500
     app.add_post_transform(ProofTitlesInLatex)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 4}

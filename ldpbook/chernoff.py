@@ -211,8 +211,10 @@ def _tv_log_ratio_bound(p, q, eps) -> float:
     tv = max(math.fsum(np.maximum(p - q, 0.0)), math.fsum(np.maximum(q - p, 0.0)))
     if tv == 0.0:
         return 0.0
-    t = math.log1p(math.expm1(eps) * tv) if eps <= 700 else float(np.logaddexp(math.log1p(-min(tv, 1.0)),
-                                                                              eps + math.log(tv)))
+    if eps <= 700:
+        t = math.log1p(math.expm1(eps) * tv)
+    else:                                   # log((1 − tv) + e^ε tv), also for disjoint supports (tv = 1)
+        t = float(np.logaddexp(math.log1p(-tv) if tv < 1 else -math.inf, eps + math.log(tv)))
     return t * (1 + 1e-12)
 
 # %% ../nbs/06_chernoff.ipynb #ch6-017
@@ -514,8 +516,11 @@ def _range_curvature(a: float, b: float, U: float, lo: float, hi: float, slack: 
         return math.inf
     A, B = min((U + slack) / a, -lo), min((U + slack) / (1 - b), hi)
     c, R = 0.5 * (B - A), 0.5 * (A + B)
-    tail = math.exp(U - (1 - b) * c) * _sup_tail(1 - b, R) if B < hi else 0.0
-    tail += math.exp(U + a * c) * _sup_tail(a, R) if A < -lo else 0.0
+    upper, lower = (U - (1 - b) * c if B < hi else -math.inf), (U + a * c if A < -lo else -math.inf)
+    if max(upper, lower) > 700:                    # the tails' factors e^upper, e^lower would overflow:
+        return math.inf                            # no bound from here (Popoviciu's K is the smaller one)
+    tail = (math.exp(upper) * _sup_tail(1 - b, R) if B < hi else 0.0) + (math.exp(lower) * _sup_tail(a, R)
+                                                                          if A < -lo else 0.0)
     return R * R + tail
 
 # %% ../nbs/06_chernoff.ipynb #ch6-026c

@@ -666,3 +666,14 @@ def test_range_curvature_bounds_the_tilted_variance():
                 assert var <= K * (1 + 1e-9), (trial, a, b, var, K)
                 tight += var > 0.05 * K
     assert tight >= 10                      # some channels come within a factor 20 of the bound
+
+
+@pytest.mark.parametrize("eps", [650.0, 700.5, 708.0, 708.39])
+def test_disjoint_supports_at_the_largest_eps(eps):
+    """Disjoint supports above ε = 700 (where the total-variation bound switches to its log form, once a math domain
+    error): binary randomized response between the supports is optimal, C* = ε/2 − log 2 + log(1 + e^{−ε})."""
+    exact = float(mp.mpf(eps) / 2 - mp.log(2) + mp.log1p(mp.e ** (-mp.mpf(eps))))
+    assert log_ratio_range([1.0, 0.0], [0.0, 1.0], eps) == pytest.approx((-eps, eps), rel=1e-11)
+    for p, q in (([1.0, 0.0], [0.0, 1.0]), ([0.5, 0.5, 0.0, 0.0], [0.0, 0.0, 0.25, 0.75])):
+        got = chernoff_optimal(p, q, eps)
+        assert got.value == pytest.approx(exact, rel=1e-12) and got.gap <= 1e-8 * got.value

@@ -110,6 +110,8 @@ def test_chernoff_information_matches_mpmath(seed):
     ([0.0, 0.2, 0.8], [0.5, 0.5, 0.0]),                               # λ* at an endpoint
     ([0.5, 0.5, 0.0], [0.0, 0.5, 0.5]),
     ([1 - 1e-12, 1e-12], [1e-12, 1 - 1e-12]),                         # nearly disjoint
+    ([5e-324, 1.0], [1.0, 5e-324]),                                   # subnormal masses: u/v overflows
+    ([5e-324, 0.5, 0.5], [0.5, 5e-324, 0.5]),
 ])
 def test_chernoff_information_edges(u, v):
     got, ref = chernoff_information(u, v), mp_chernoff(u, v)
@@ -677,3 +679,11 @@ def test_disjoint_supports_at_the_largest_eps(eps):
     for p, q in (([1.0, 0.0], [0.0, 1.0]), ([0.5, 0.5, 0.0, 0.0], [0.0, 0.0, 0.25, 0.75])):
         got = chernoff_optimal(p, q, eps)
         assert got.value == pytest.approx(exact, rel=1e-12) and got.gap <= 1e-8 * got.value
+
+
+@pytest.mark.parametrize("eps", [1e-6, 3.0, 60.0])
+def test_subnormal_masses_certify_without_overflow(eps):
+    "Masses of 5e-324 (log-ratios of ±744): no overflow warning (an error here), certified, equal to the brute force."
+    p, q = np.array([5e-324, 0.5, 0.5]), np.array([0.5, 5e-324, 0.5])
+    got, ref = chernoff_optimal(p, q, eps), brute_force(p, q, eps)
+    assert got.gap <= 1e-8 * got.value and abs(got.value - ref) <= 1e-9 * ref

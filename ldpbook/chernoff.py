@@ -38,9 +38,10 @@ class _LogPair:
 
 def _log_ratio(diff, v, log_u, log_v):
     "log(u/v) from u − v and v where they are close (log1p keeps relative accuracy), else log u − log v."
-    with np.errstate(divide="ignore", invalid="ignore"):
-        close = np.abs(diff) <= 0.5 * v
-        return np.where(close, np.log1p(np.where(close, diff / np.where(v > 0, v, 1.0), 0.0)), log_u - log_v)
+    close = np.abs(diff) <= 0.5 * v
+    ratio = np.divide(diff, v, out=np.zeros_like(diff, dtype=float), where=close)     # only where |ratio| ≤ 1/2
+    with np.errstate(invalid="ignore"):                                             # log u − log v = −inf − −inf
+        return np.where(close, np.log1p(ratio), log_u - log_v)
 
 
 def _log_pair(u, v) -> _LogPair:
@@ -72,7 +73,7 @@ def _log_affinity(pair: _LogPair, lam: float) -> float:
     small = np.abs(pair.ell) <= 0.5
     v = np.exp(pair.log_v)
     terms = np.where(small, v * _phi(lam, np.where(small, pair.ell, 0.0)),
-                     np.exp(pair.log_v + lam * pair.ell) - (1 - lam) * v - lam * v * np.exp(pair.ell))
+                     np.exp(pair.log_v + lam * pair.ell) - (1 - lam) * v - lam * np.exp(pair.log_v + pair.ell))
     minus_one = math.fsum(terms) + lam * pair.excess_u + (1 - lam) * pair.excess_v   # Σ u^λ v^{1−λ} − 1
     if minus_one > -0.5:
         return math.log1p(minus_one)
@@ -211,8 +212,10 @@ def _tv_log_ratio_bound(p, q, eps) -> float:
     tv = max(math.fsum(np.maximum(p - q, 0.0)), math.fsum(np.maximum(q - p, 0.0)))
     if tv == 0.0:
         return 0.0
-    t = math.log1p(math.expm1(eps) * tv) if eps <= 700 else float(np.logaddexp(math.log1p(-min(tv, 1.0)),
-                                                                              eps + math.log(tv)))
+    if eps <= 700:
+        t = math.log1p(math.expm1(eps) * tv)
+    else:                                   # log((1 − tv) + e^ε tv), also for disjoint supports (tv = 1)
+        t = float(np.logaddexp(math.log1p(-tv) if tv < 1 else -math.inf, eps + math.log(tv)))
     return t * (1 + 1e-12)
 
 # %% ../nbs/06_chernoff.ipynb #ch6-017
@@ -383,7 +386,7 @@ class _AllPartitions:
         v = np.exp(self.log_v)
         with np.errstate(invalid="ignore"):
             terms = np.where(small, v * _phi(lam, np.where(small, self.ell, 0.0)),
-                             np.exp(self.log_v + lam * self.ell) - (1 - lam) * v - lam * v * np.exp(self.ell))
+                             np.exp(self.log_v + lam * self.ell) - (1 - lam) * v - lam * np.exp(self.log_v + self.ell))
         minus_one = (self.incidence @ terms) * np.exp(-self.log_norm) + lam * self.excess[0] \
             + (1 - lam) * self.excess[1]
         x = self.log_v + lam * self.ell
@@ -514,8 +517,11 @@ def _range_curvature(a: float, b: float, U: float, lo: float, hi: float, slack: 
         return math.inf
     A, B = min((U + slack) / a, -lo), min((U + slack) / (1 - b), hi)
     c, R = 0.5 * (B - A), 0.5 * (A + B)
-    tail = math.exp(U - (1 - b) * c) * _sup_tail(1 - b, R) if B < hi else 0.0
-    tail += math.exp(U + a * c) * _sup_tail(a, R) if A < -lo else 0.0
+    upper, lower = (U - (1 - b) * c if B < hi else -math.inf), (U + a * c if A < -lo else -math.inf)
+    if max(upper, lower) > 700:                    # the tails' factors e^upper, e^lower would overflow:
+        return math.inf                            # no bound from here (Popoviciu's K is the smaller one)
+    tail = (math.exp(upper) * _sup_tail(1 - b, R) if B < hi else 0.0) + (math.exp(lower) * _sup_tail(a, R)
+                                                                          if A < -lo else 0.0)
     return R * R + tail
 
 # %% ../nbs/06_chernoff.ipynb #ch6-026c

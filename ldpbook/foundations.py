@@ -644,7 +644,7 @@ def _check_diff(u, v, diff, kind, params) -> None:
 
 
 def _far_ratio_terms(u, v, diff, body, big, params) -> np.ndarray:
-    """KL and Rényi terms where u/v is beyond the float range (v subnormal, `big`), in log form:
+    """KL and Rényi terms where u/v or v·f̄(u/v) is beyond the float range (v tiny, `big`), in log form:
     u log(u/v) − (u − v), and (u^α v^(1−α) − v − α(u − v))/(α − 1)."""
     if not np.any(big):
         return body
@@ -735,7 +735,7 @@ def divergence_terms(u: ArrayLike, v: ArrayLike, diff: ArrayLike, *, kind: str |
                 raise ValueError("some v = 0 < u: pass f_slope_at_inf = lim f(t)/t for a callable divergence")
             at_inf = np.inf if limit is None or not np.isfinite(limit) else limit - slope
         if kind == "kl" or kind == "renyi":
-            body = _far_ratio_terms(u, v, diff, body, pos & ~(np.isfinite(t) & np.isfinite(r)) & (u > 0), params)
+            body = _far_ratio_terms(u, v, diff, body, pos & (u > 0) & ~(np.isfinite(r) & np.isfinite(body)), params)
         out = np.where(pos, body, 0.0)
         return np.where(leak, u * at_inf if np.isfinite(at_inf) else np.inf, out)
 

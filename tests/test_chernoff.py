@@ -110,6 +110,8 @@ def test_chernoff_information_matches_mpmath(seed):
     ([0.0, 0.2, 0.8], [0.5, 0.5, 0.0]),                               # λ* at an endpoint
     ([0.5, 0.5, 0.0], [0.0, 0.5, 0.5]),
     ([1 - 1e-12, 1e-12], [1e-12, 1 - 1e-12]),                         # nearly disjoint
+    ([5e-324, 1.0], [1.0, 5e-324]),                                   # subnormal masses: u/v overflows
+    ([5e-324, 0.5, 0.5], [0.5, 5e-324, 0.5]),
 ])
 def test_chernoff_information_edges(u, v):
     got, ref = chernoff_information(u, v), mp_chernoff(u, v)
@@ -666,3 +668,22 @@ def test_range_curvature_bounds_the_tilted_variance():
                 assert var <= K * (1 + 1e-9), (trial, a, b, var, K)
                 tight += var > 0.05 * K
     assert tight >= 10                      # some channels come within a factor 20 of the bound
+
+
+@pytest.mark.parametrize("eps", [650.0, 700.5, 708.0, 708.39])
+def test_disjoint_supports_at_the_largest_eps(eps):
+    """Disjoint supports above ε = 700 (where the total-variation bound switches to its log form, once a math domain
+    error): binary randomized response between the supports is optimal, C* = ε/2 − log 2 + log(1 + e^{−ε})."""
+    exact = float(mp.mpf(eps) / 2 - mp.log(2) + mp.log1p(mp.e ** (-mp.mpf(eps))))
+    assert log_ratio_range([1.0, 0.0], [0.0, 1.0], eps) == pytest.approx((-eps, eps), rel=1e-11)
+    for p, q in (([1.0, 0.0], [0.0, 1.0]), ([0.5, 0.5, 0.0, 0.0], [0.0, 0.0, 0.25, 0.75])):
+        got = chernoff_optimal(p, q, eps)
+        assert got.value == pytest.approx(exact, rel=1e-12) and got.gap <= 1e-8 * got.value
+
+
+@pytest.mark.parametrize("eps", [1e-6, 3.0, 60.0])
+def test_subnormal_masses_certify_without_overflow(eps):
+    "Masses of 5e-324 (log-ratios of ±744): no overflow warning (an error here), certified, equal to the brute force."
+    p, q = np.array([5e-324, 0.5, 0.5]), np.array([0.5, 5e-324, 0.5])
+    got, ref = chernoff_optimal(p, q, eps), brute_force(p, q, eps)
+    assert got.gap <= 1e-8 * got.value and abs(got.value - ref) <= 1e-9 * ref

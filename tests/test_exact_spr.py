@@ -495,3 +495,19 @@ def test_kov_lp_accepts_linear_free():
         eps = float(10 ** rng.uniform(-3, 1))
         best, _ = reference_optimum(p, q, eps, "chi2", {})
         assert _close(kov_lp(p, q, eps, divergence=lf).value, best, 2e-9), eps
+
+
+@pytest.mark.parametrize("kind, params", [("kl", {}), ("renyi", {"alpha": 3.0}), ("renyi", {"alpha": 0.5}),
+                                          ("chi2", {}), ("hellinger", {})])
+@pytest.mark.parametrize("eps", [700.0, 705.0, 708.0, 708.39])
+def test_largest_eps_with_subnormal_masses(kind, params, eps):
+    """ε above 705 with a mass of 5e-324: an output's v is e^{-ε} ≈ 1e-307, so u/v·log(u/v) overflows while the
+    term u·log(u/v) does not (KL was inf before): equal to the arbitrary-precision optimum over all set partitions."""
+    p, q = np.array([5e-324, 0.5, 0.5]), np.array([0.5, 5e-324, 0.5])
+    ref, _ = reference_optimum(p, q, eps, kind, params, set_partitions=True)
+    for ell in (None, 2):
+        got = divergence_optimal(p, q, eps, divergence=kind, ell=ell, **params).value
+        if ell is None:
+            assert _close(got, ref), (got, float(ref))
+        else:
+            assert math.isfinite(got) and got <= float(ref) * (1 + 1e-12)

@@ -2,6 +2,7 @@
 import inspect
 import itertools
 
+import mpmath
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -547,3 +548,16 @@ def test_the_validation_rules_name_the_argument_and_the_rule_never_the_value():
         assert "7182818" not in str(info.value)
     assert check_real(2, "x") == 2.0 and check_iterable(range(3), "r") == (0, 1, 2)
     assert check_int_array(np.array([1, 2], dtype=np.int32), "a").dtype == np.int64
+
+
+@pytest.mark.parametrize("v_small", [1e-300, 6.6e-307, 3.3e-308, 5e-324])
+def test_kl_and_renyi_terms_where_u_over_v_log_overflows(v_small):
+    """u = 1/2 against v ≈ 1e-307: u/v is finite but (u/v)·log(u/v) overflows; the term u·log(u/v) − (u − v) does not
+    (KL was inf before). Against 50-digit arithmetic on the same floats."""
+    u, v = np.array([0.5, 0.5]), np.array([1.0, v_small])
+    with mpmath.workdps(50):
+        U, V = [mpmath.mpf(float(x)) for x in u], [mpmath.mpf(float(x)) for x in v]
+        kl = mpmath.fsum(a * mpmath.log(a / b) - (a - b) for a, b in zip(U, V))
+        cross = mpmath.fsum(a ** 3 * b ** -2 for a, b in zip(U, V))
+    assert divergence(u, v, kind="kl") == pytest.approx(float(kl), rel=1e-13)
+    assert divergence(u, v, kind="renyi", alpha=3.0) == pytest.approx(float(mpmath.log(cross) / 2), rel=1e-13)

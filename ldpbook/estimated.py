@@ -552,12 +552,16 @@ class SampleSize:
 MAX_SAMPLE_SIZE = 2**40
 
 
-def _smallest(power, target: float, upper: int | None = None) -> tuple[int, float]:
+def _smallest(power, target: float, upper: int | None = None, start: int = 1) -> tuple[int, float]:
     """The smallest n whose power reaches the target.
 
-    For a non-decreasing power(n) ≥ target: doubling (not past `upper`, an n known to
-    suffice, while it has not been tried), then bisection."""
-    lo, hi = 1, 1
+    For a non-decreasing power(n) ≥ target: doubling from `start` (an n below which the
+    target is out of reach; not past `upper`, an n known to suffice, while it has not
+    been tried), then bisection."""
+    if start > MAX_SAMPLE_SIZE:
+        raise ValueError("no sample size up to 2^40 reaches the power: the "
+                         "hypotheses are too close through this channel")
+    lo, hi = start, start
     while (value := power(hi)) < target:
         if hi >= MAX_SAMPLE_SIZE:
             raise ValueError("no sample size up to 2^40 reaches the power: the "
@@ -580,8 +584,12 @@ def _kl_lower_bound(u: np.ndarray, v: np.ndarray, alpha: float, beta: float) -> 
     n ≥ kl(α ‖ 1 − β)/D(u‖v) and n ≥ kl(1 − β ‖ α)/D(v‖u), by data processing on the
     test's decision."""
     binary = lambda a, b: float(rel_entr(a, b) + rel_entr(1 - a, 1 - b))
-    bound = max(binary(alpha, 1 - beta) / float(rel_entr(u, v).sum()),
-                binary(1 - beta, alpha) / float(rel_entr(v, u).sum()))
+    with np.errstate(invalid="ignore"):
+        bounds = (binary(alpha, 1 - beta) / float(rel_entr(u, v).sum()),
+                  binary(1 - beta, alpha) / float(rel_entr(v, u).sum()))
+    bound = max((b for b in bounds if not math.isnan(b)), default=0.0)     # ∞/∞: no information
+    if bound > MAX_SAMPLE_SIZE:                        # (also ∞: a power of exactly 1 − β = 1 in float64)
+        return MAX_SAMPLE_SIZE + 1
     return max(0, math.ceil(bound * (1 - 1e-12)))
 
 
@@ -624,11 +632,12 @@ def sample_size_details(p: ArrayLike, q: ArrayLike, eps: float, *, alpha: float 
     u, v = _output_pair(p, q, eps, channel)
     if alpha + beta >= 1:
         return SampleSize(n=0, method="trivial", lower_bound=0, power=alpha)
+    start = max(1, _kl_lower_bound(u, v, alpha, beta))  # no smaller n can reach the power
     if u.size == 2:
-        n, power = _smallest(lambda n: _binomial_power(u, v, n, alpha), 1 - beta)
+        n, power = _smallest(lambda n: _binomial_power(u, v, n, alpha), 1 - beta, start=start)
         return SampleSize(n=n, method="binomial", lower_bound=n, power=power)
     target = 1 - beta + 1e-9                            # a margin over FFT round-off
-    n, power = _smallest(lambda n: _lattice_power(u, v, n, alpha), target)
+    n, power = _smallest(lambda n: _lattice_power(u, v, n, alpha), target, start=start)
     if _count_types(n, u.size) <= MAX_TYPES:
         n, power = _smallest(lambda n: _types_power(u, v, n, alpha), 1 - beta, upper=n)
         return SampleSize(n=n, method="types", lower_bound=n, power=power)

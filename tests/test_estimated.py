@@ -657,3 +657,20 @@ def test_np_power_by_hand_and_the_certificate_at_eps_infinity():
     assert output_lipschitz(math.inf, divergence="tv") == (0.5, 0.5)
     d = plugin_optimal([0, 1, 1, 2, 3, 0], [3, 2, 2, 1, 3, 3], math.inf, k=4, divergence="tv")
     assert math.isfinite(d.upper_bound) and d.lower_bound <= d.estimate <= d.upper_bound
+
+
+def test_sample_size_search_starts_at_the_data_processing_bound(monkeypatch):
+    """No n below kl(α‖1 − β)/D(u‖v) can reach the power, so the search starts there: a pair that needs more than
+    2^40 respondents is refused without one power evaluation, and the sizes found equal a search from n = 1."""
+    import ldpbook.estimated as est
+    calls = []
+    real = est._binomial_power
+    monkeypatch.setattr(est, "_binomial_power", lambda *a: calls.append(a[2]) or real(*a))
+    with pytest.raises(ValueError, match="2\\^40"):
+        est.sample_size([1.0, 0.0], [0.0, 1.0], 1e-6)
+    assert calls == []
+    for p, q, eps in (([0.6, 0.4], [0.4, 0.6], 0.3), ([0.9, 0.1], [0.2, 0.8], 1.0)):
+        u, v = est._output_pair(np.array(p), np.array(q), eps, None)
+        from_one = est._smallest(lambda n: real(u, v, n, 0.05), 0.8)[0]
+        assert est.sample_size(p, q, eps) == from_one
+        assert min(calls[-20:]) >= est._kl_lower_bound(u, v, 0.05, 0.2)

@@ -207,9 +207,14 @@ def log_ratio_range(p: ArrayLike, q: ArrayLike, eps: float) -> tuple[float, floa
     return max(-eps, -t, float(ell.min())), min(eps, t, float(ell.max()))
 
 
+def _total_variation(p, q) -> float:
+    "d_TV(p, q) as the larger of the two exactly rounded one-sided sums (equal for probability vectors)."
+    return max(math.fsum(np.maximum(p - q, 0.0)), math.fsum(np.maximum(q - p, 0.0)))
+
+
 def _tv_log_ratio_bound(p, q, eps) -> float:
     "t = log(1 + (e^ε − 1) d_TV(p, q)), rounded up: no output of an ε-LDP channel has |log(u_y/v_y)| above it."
-    tv = max(math.fsum(np.maximum(p - q, 0.0)), math.fsum(np.maximum(q - p, 0.0)))
+    tv = _total_variation(p, q)
     if tv == 0.0:
         return 0.0
     if eps <= 700:
@@ -479,11 +484,10 @@ class _AffinityFloor:
         return math.inf if log_floor == -math.inf else -log_floor + 1e-12 * abs(log_floor) + 1e-300
 
 # %% ../nbs/06_chernoff.ipynb #ch6-026b
-def _sup_square_exp(rate: float, end: float) -> float:
-    "sup of x² e^{−rate·x} over 0 ≤ x ≤ end (rate ≥ 0): at x = 2/rate when that is inside, else at x = end."
-    if rate > 0 and 2 / rate <= end:
-        return 4 * math.exp(-2) / rate ** 2
-    return end * end * math.exp(-rate * end)
+def _sup_square_exp(rate: float, start: float = 0.0, end: float = math.inf) -> float:
+    "sup of x² e^{−rate·x} over 0 ≤ start ≤ x ≤ end (rate ≥ 0; rate > 0 if end = ∞): at x = 2/rate, clipped."
+    x = min(max(2 / rate if rate > 0 else math.inf, start), end)
+    return x * x * math.exp(-rate * x)
 
 
 def _affinity_chord_bound(a: float, b: float, H_a: float, H_b: float, lo: float, hi: float, tv: float) -> float:
@@ -493,18 +497,12 @@ def _affinity_chord_bound(a: float, b: float, H_a: float, H_b: float, lo: float,
     Z'' ≤ M = (1 + tv)·max(sup_{lo≤Λ≤0} Λ² e^{aΛ}, sup_{0≤Λ≤hi} Λ² e^{−(1−b)Λ}) on [a, b] (tv ≥ d_TV(p, q)), so
     Z(λ) ≥ chord − (M/2)(λ − a)(b − λ) with Z(a) ≥ e^{−H_a}, Z(b) ≥ e^{−H_b}; H ≤ −log of the smallest such value.
     Every term is at most 1, so 1e-14 absorbs the round-off."""
-    M = (1 + tv) * max(_sup_square_exp(a, -lo), _sup_square_exp(1 - b, hi))
+    M = (1 + tv) * max(_sup_square_exp(a, end=-lo), _sup_square_exp(1 - b, end=hi))
     Z_a, Z_b = math.exp(-H_a), math.exp(-H_b)
     c = 0.5 * M * (b - a) ** 2                      # Z(a + θh) ≥ Z_a + θ(Z_b − Z_a) − cθ(1 − θ)
     theta = min(max(0.5 - 0.5 * (Z_b - Z_a) / c, 0.0), 1.0) if c > 0 else 0.0
     floor = min(Z_a, Z_b, Z_a + theta * (Z_b - Z_a) - c * theta * (1 - theta)) - 1e-14
     return math.inf if floor <= 0 else -math.log(floor) * (1 + 1e-12)
-
-
-def _sup_tail(rate: float, start: float) -> float:
-    "sup of y² e^{−rate·y} over y ≥ start ≥ 0 (rate > 0): at y = max(start, 2/rate)."
-    y = max(start, 2 / rate)
-    return y * y * math.exp(-rate * y)
 
 
 def _range_curvature(a: float, b: float, U: float, lo: float, hi: float, slack: float = 3.0) -> float:
@@ -520,9 +518,7 @@ def _range_curvature(a: float, b: float, U: float, lo: float, hi: float, slack: 
     upper, lower = (U - (1 - b) * c if B < hi else -math.inf), (U + a * c if A < -lo else -math.inf)
     if max(upper, lower) > 700:                    # the tails' factors e^upper, e^lower would overflow:
         return math.inf                            # no bound from here (Popoviciu's K is the smaller one)
-    tail = (math.exp(upper) * _sup_tail(1 - b, R) if B < hi else 0.0) + (math.exp(lower) * _sup_tail(a, R)
-                                                                          if A < -lo else 0.0)
-    return R * R + tail
+    return R * R + math.exp(upper) * _sup_square_exp(1 - b, R) + math.exp(lower) * _sup_square_exp(a, R)
 
 # %% ../nbs/06_chernoff.ipynb #ch6-026c
 def _branch_and_bound(search, lo, hi, tol, max_dp_calls, grid=8, trace=None):
@@ -531,18 +527,18 @@ def _branch_and_bound(search, lo, hi, tol, max_dp_calls, grid=8, trace=None):
     contiguous partitions, it maximises every one of them instead: then the bound is the optimum itself. `trace`, a
     list, receives (a, b, bound) for every interval (for tests)."""
     lipschitz, spread = max(hi, -lo), hi - lo
-    tv = max(math.fsum(np.maximum(search.p - search.q, 0)), math.fsum(np.maximum(search.q - search.p, 0))) + 1e-15
+    tv = _total_variation(search.p, search.q) + 1e-15
     search.consider(divergence_optimal(search.p, search.q, search.eps, divergence="hellinger",
                                        ell=search.ell).partition)
     search.calls += 1                  # λ = 1/2 in the cancellation-free Hellinger form: a seed for tiny ε
     up = 1 / (1 - _ORACLE_RTOL)         # H(λ) ≤ up · (the evaluated H(λ)): the oracle's error
 
     def bound(a, b, H_a, H_b):
-        floor = search.floor.bound(a, b)
-        top = min(floor, 0.5 * (up * H_a + up * H_b + lipschitz * (b - a)))      # every g_π ≤ top on [a, b]
+        H_a, H_b, floor = up * H_a, up * H_b, search.floor.bound(a, b)
+        top = min(floor, 0.5 * (H_a + H_b + lipschitz * (b - a)))                 # every g_π ≤ top on [a, b]
         K = min(curvature, _range_curvature(a, b, top, lo, hi))
-        value = min(interval_upper_bound(a, b, up * H_a, up * H_b, lipschitz, K), floor,
-                    _affinity_chord_bound(a, b, up * H_a, up * H_b, lo, hi, tv))
+        value = min(interval_upper_bound(a, b, H_a, H_b, lipschitz, K), floor,
+                    _affinity_chord_bound(a, b, H_a, H_b, lo, hi, tv))
         if trace is not None:
             trace.append((a, b, value))
         return value

@@ -16,21 +16,10 @@ import numpy as np
 import pytest
 
 from ldpbook.egamma import egamma_closed_form, egamma_lp, egamma_optimal, neyman_pearson_curve, privatized_roc
+from brute_force import set_partitions
 
 DIGITS = 400            # 1e-300 next to 1 needs about 330 digits to be summed exactly; the rest is margin
 RTOL = 1e-9
-
-
-def set_partitions(items):
-    "All partitions of a list into non-empty blocks."
-    if not items:
-        yield []
-        return
-    first, rest = items[0], items[1:]
-    for part in set_partitions(rest):
-        yield [[first]] + part
-        for i in range(len(part)):
-            yield part[:i] + [[first] + part[i]] + part[i + 1:]
 
 
 def rr_egamma(p, q, eps, gamma, blocks):

@@ -558,11 +558,8 @@ def _smallest(power, target: float, upper: int | None = None, start: int = 1) ->
     For a non-decreasing power(n) ≥ target: doubling from `start` (an n below which the
     target is out of reach; not past `upper`, an n known to suffice, while it has not
     been tried), then bisection."""
-    if start > MAX_SAMPLE_SIZE:
-        raise ValueError("no sample size up to 2^40 reaches the power: the "
-                         "hypotheses are too close through this channel")
     lo, hi = start, start
-    while (value := power(hi)) < target:
+    while hi > MAX_SAMPLE_SIZE or (value := power(hi)) < target:
         if hi >= MAX_SAMPLE_SIZE:
             raise ValueError("no sample size up to 2^40 reaches the power: the "
                              "hypotheses are too close through this channel")
@@ -632,7 +629,8 @@ def sample_size_details(p: ArrayLike, q: ArrayLike, eps: float, *, alpha: float 
     u, v = _output_pair(p, q, eps, channel)
     if alpha + beta >= 1:
         return SampleSize(n=0, method="trivial", lower_bound=0, power=alpha)
-    start = max(1, _kl_lower_bound(u, v, alpha, beta))  # no smaller n can reach the power
+    bound = _kl_lower_bound(u, v, alpha, beta)          # no smaller n can reach the power
+    start = max(1, bound)
     if u.size == 2:
         n, power = _smallest(lambda n: _binomial_power(u, v, n, alpha), 1 - beta, start=start)
         return SampleSize(n=n, method="binomial", lower_bound=n, power=power)
@@ -643,7 +641,7 @@ def sample_size_details(p: ArrayLike, q: ArrayLike, eps: float, *, alpha: float 
         return SampleSize(n=n, method="types", lower_bound=n, power=power)
     c = _lattice_weights(u, v, n)
     large = n * int(c.max() - c.min()) + 1 > MAX_LATTICE_ENTRIES
-    lower = min(n, _kl_lower_bound(u, v, alpha, beta))
+    lower = min(n, bound)
     return SampleSize(n=n, method="berry-esseen" if large else "lattice",
                       lower_bound=lower, power=power)
 

@@ -106,9 +106,11 @@ def test_overflow_needs_more_than_a_pixel():
     layout = {"code": [{"kind": "input", "scroll": 709, "client": 709, "line": "x"},
                        {"kind": "input", "scroll": 710, "client": 709, "line": "y"},
                        {"kind": "output", "scroll": 1012, "client": 709, "line": "z" * 120}],
-              "display": [{"scroll": 1013, "client": 678, "tex": "A"}, {"scroll": 600, "client": 678, "tex": "B"}]}
-    code, display = check_site.overflows(layout)
+              "display": [{"scroll": 1013, "client": 678, "tex": "A"}, {"scroll": 600, "client": 678, "tex": "B"}],
+              "table": [{"scroll": 828, "client": 709, "head": "chapter"}, {"scroll": 710, "client": 709, "head": "k"}]}
+    code, display, table = check_site.overflows(layout)
     assert [c["line"] for c in code] == ["z" * 120] and [d["tex"] for d in display] == ["A"]
+    assert [t["head"] for t in table] == ["chapter"]
 
 
 def test_measuring_copy_keeps_links_and_adds_the_script(tmp_path):

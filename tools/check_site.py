@@ -238,7 +238,7 @@ def unparsed_myst(site: Path):
 
 # ---------------------------------------------------------------------------------------------------------------
 # Layout at a laptop's width: a script injected into a copy of the page measures, after MathJax has typeset the
-# page and every fold is opened, each code block and display equation, and writes the numbers into the DOM.
+# page and every fold is opened, each code block, display equation and table, and writes the numbers into the DOM.
 
 WINDOW = (1366, 768)
 MEASURE_JS = r"""
@@ -246,12 +246,17 @@ MEASURE_JS = r"""
   function measure() {
     document.querySelectorAll('details').forEach(function (d) { d.open = true; });
     document.querySelectorAll('.toggle-hidden').forEach(function (e) { e.classList.remove('toggle-hidden'); });
-    var out = {window: window.innerWidth, code: [], display: [], chars: null, font: null};
+    var out = {window: window.innerWidth, code: [], display: [], table: [], chars: null, font: null};
     document.querySelectorAll('div.cell pre').forEach(function (pre) {
       var lines = pre.textContent.replace(/\n$/, '').split('\n');
       out.code.push({kind: pre.closest('div.cell_input') ? 'input' : 'output',
                      scroll: pre.scrollWidth, client: pre.clientWidth,
                      line: lines.reduce(function (a, b) { return b.length > a.length ? b : a; }, '')});
+    });
+    document.querySelectorAll('table').forEach(function (t) {
+      var box = t.parentElement, head = t.querySelector('th') || t;
+      out.table.push({scroll: Math.max(box.scrollWidth, Math.ceil(t.getBoundingClientRect().width)),
+                      client: box.clientWidth, head: head.textContent.trim().slice(0, 40)});
     });
     var probe = document.querySelector('div.cell_input pre');
     if (probe) {
@@ -299,10 +304,9 @@ def layout_of(dom: str) -> dict:
 
 
 def overflows(layout: dict) -> tuple:
-    "(code blocks, display equations) of a measured page that need horizontal scrolling (1 px of tolerance)."
-    code = [c for c in layout["code"] if c["scroll"] > c["client"] + 1]
-    display = [d for d in layout["display"] if d["scroll"] > d["client"] + 1]
-    return code, display
+    "(code blocks, display equations, tables) of a measured page that need horizontal scrolling (1 px of tolerance)."
+    return tuple([x for x in layout[kind] if x["scroll"] > x["client"] + 1]
+                 for kind in ("code", "display", "table"))
 
 
 SELF_TEST_PAGE = """<html><head><meta charset="utf-8"><script defer src="{mathjax}"></script></head><body>
@@ -311,6 +315,8 @@ SELF_TEST_PAGE = """<html><head><meta charset="utf-8"><script defer src="{mathja
 <div class="cell_output"><pre style="overflow: auto">{long}</pre></div></div>
 <div class="math">\\[a + b = c\\]</div>
 <div class="math">\\[{wide}\\]</div>
+<div><table><tr><th>narrow</th><td>a b c</td></tr></table></div>
+<div><table><tr><th>wide</th><td><code style="white-space: nowrap">{long}</code></td></tr></table></div>
 </div></body></html>"""
 
 
@@ -324,11 +330,12 @@ def self_test(chromium: str, site: Path):
         page.write_text(SELF_TEST_PAGE.format(mathjax=mathjax.as_uri(), long="y = " + "1 + " * 60 + "1", wide=wide),
                         encoding="utf-8")
         layout = layout_of(render(chromium, page))
-    code, display = overflows(layout)
+    code, display, table = overflows(layout)
     if [c["kind"] for c in code] != ["output"] or len(display) != 1 or len(layout["display"]) != 2 \
-            or not display[0]["tex"].startswith("x_{0}"):
+            or not display[0]["tex"].startswith("x_{0}") or [t["head"] for t in table] != ["wide"]:
         sys.exit(f"check_site: the layout self-test failed: {layout}")
-    return "self-test: a 245-character line and a 40-term display are caught in a 600-px column, the short ones pass"
+    return ("self-test: a 245-character line, a 40-term display and a table holding that line are caught in a "
+            "600-px column, the short ones pass")
 
 
 def find_chromium():
@@ -389,13 +396,15 @@ def check_math(page: Path, dom: str) -> str:
 def layout_problems(page: Path, dom: str) -> tuple:
     "(one-line report, problems) of a rendered page's layout at the window's width."
     layout = layout_of(dom)
-    code, display = overflows(layout)
+    code, display, table = overflows(layout)
     problems = [f"{page.name}: code block ({c['kind']}) {c['scroll']} px wide in {c['client']} px, longest line "
                 f"{len(c['line'])} characters: {c['line'][:60]!r}" for c in code]
     problems += [f"{page.name}: display equation {d['scroll']} px wide in {d['client']} px: {d['tex']!r}"
                  for d in display]
-    report = (f"{len(layout['code']) - len(code)}/{len(layout['code'])} code blocks and "
-              f"{len(layout['display']) - len(display)}/{len(layout['display'])} display equations fit "
+    problems += [f"{page.name}: table {t['scroll']} px wide in {t['client']} px, headed {t['head']!r}" for t in table]
+    report = (f"{len(layout['code']) - len(code)}/{len(layout['code'])} code blocks, "
+              f"{len(layout['display']) - len(display)}/{len(layout['display'])} display equations and "
+              f"{len(layout['table']) - len(table)}/{len(layout['table'])} tables fit "
               f"at {WINDOW[0]} px" + (f" ({layout['chars']} characters of {layout['font']:g}-px code)"
                                       if layout["chars"] else ""))
     return report, problems

@@ -640,7 +640,7 @@ def _hockey_terms(p, q, eps: float) -> np.ndarray:
 
 
 def sparse_rr_calibration(t: int, eps: float) -> tuple[float, float]:
-    "The calibration (37): p_t = e^ε/(e^ε + 2t), q_t = 1/(e^ε + 2t), in the stable form 1/(1 + 2t e^{−ε}) (ε = ∞: 1, 0)."
+    "The calibration (37): p_t = e^ε/(e^ε + 2t), q_t = 1/(e^ε + 2t), stably as 1/(1 + 2t e^{−ε}) (ε = ∞: 1, 0)."
     t = check_int(t, "t")
     eps = check_eps(eps, allow_inf=True)
     p = 1.0 / (1.0 + 2 * t * np.exp(-eps))

@@ -403,8 +403,13 @@ def run_design(args) -> str:
     params = {"gamma": args.gamma} if args.gamma is not None else {}
     if args.renyi_order is not None:
         params["alpha"] = args.renyi_order
-    design = plugin_optimal(x0, x1, args.eps, k=args.k, divergence=args.divergence,
+    k = args.k if args.k is not None else int(max(x0.max(), x1.max())) + 1
+    design = plugin_optimal(x0, x1, args.eps, k=k, divergence=args.divergence,
                             confidence=args.confidence, ell=args.ell, **params)
+    if args.k is None:                 # deprecated: the certificate needs k fixed in advance
+        print("ldpbook design: note: without --k the alphabet is one more than the largest symbol "
+              "seen, and the certified bounds assume that P0 and P1 put no mass beyond it; pass --k "
+              "(it will be required)", file=sys.stderr)
     channel = np.asarray(design.mechanism.channel)
     bounds = {key: _json_number(getattr(design, key))
               for key in ("estimate", "lower_bound", "upper_bound", "regret_bound")}
@@ -713,7 +718,8 @@ def _design_parser(sub) -> None:
     des.add_argument("--eps", required=True, type=_number,
                      help="privacy level eps >= 0 (inf allowed)")
     des.add_argument("--k", type=_count(1, MAX_ALPHABET - 1), default=None,
-                     help="alphabet size (default: one more than the largest symbol)")
+                     help="alphabet size, fixed before the pilots are seen (without it: one "
+                     "more than the largest symbol, with a note; deprecated)")
     des.add_argument("--divergence", default="kl",
                      help="tv, kl, chi2, hellinger, egamma, renyi (default kl)")
     des.add_argument("--gamma", type=_number, default=None,

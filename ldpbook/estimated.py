@@ -7,6 +7,7 @@ import csv
 import importlib.resources
 import itertools
 import math
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -257,11 +258,12 @@ def plugin_optimal(x0: ArrayLike, x1: ArrayLike, eps: float, *, k: int | None = 
         Pilot samples of symbols in [0, k), drawn from P0 and from P1 (1-D, non-empty).
     eps : float
         Privacy level ε ≥ 0.
-    k : int, optional
+    k : int
         The alphabet size, fixed before the data are seen (keyword-only). The
-        certificate holds for laws on [0, k). Default: one more than the largest symbol
-        seen; the certificate then assumes that P0 and P1 put no mass on larger
-        symbols, which a small pilot can miss — pass k whenever the alphabet is known.
+        certificate holds for laws on [0, k). Omitting it is deprecated (a
+        DeprecationWarning): k is then one more than the largest symbol seen, and the
+        certificate assumes that P0 and P1 put no mass on larger symbols, which a small
+        pilot can miss.
     divergence, ell, **params
         As for `ldpbook.spr.divergence_optimal` (keyword-only).
     confidence : float
@@ -275,8 +277,12 @@ def plugin_optimal(x0: ArrayLike, x1: ArrayLike, eps: float, *, k: int | None = 
         ``q_hat``.
     """
     x0, x1 = _check_sample(x0, "x0"), _check_sample(x1, "x1")
-    k = _check_alphabet(k, int(max(x0.max(), x1.max())))
+    inferred, k = k is None, _check_alphabet(k, int(max(x0.max(), x1.max())))
     confidence = _check_probability(confidence, "confidence")
+    if inferred:
+        warnings.warn("ldpbook 0.2.0: plugin_optimal without k is deprecated: the certificate holds for an "
+                      "alphabet fixed before the pilots are seen, and one inferred from them can miss symbols "
+                      "of small mass; write k=...", DeprecationWarning, stacklevel=2)
     p_hat = np.bincount(x0, minlength=k) / x0.size
     q_hat = np.bincount(x1, minlength=k) / x1.size
     mechanism = divergence_optimal(p_hat, q_hat, eps, divergence=divergence, ell=ell,

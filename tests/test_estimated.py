@@ -236,7 +236,7 @@ def test_plugin_matches_the_empirical_optimum():
         Lp * l1_radius(6, 5, 0.025) + Lq * l1_radius(5, 5, 0.025)
     )
     assert d.lower_bound == max(d.estimate - d.margin, 0.0)
-    assert plugin_optimal(x0, x1, 1.0, ell=2).mechanism.num_outputs <= 2
+    assert plugin_optimal(x0, x1, 1.0, k=5, ell=2).mechanism.num_outputs <= 2
     with pytest.raises(Exception):
         d.estimate = 1.0
 
@@ -377,10 +377,10 @@ def test_bad_inputs():
             "non-empty",
         ),
         (lambda: plugin_optimal(x, x, 1.0, k=1), ValueError, "[0, k)"),
-        (lambda: plugin_optimal(x, x, 1.0, confidence=1.0), ValueError, "confidence"),
-        (lambda: plugin_optimal(x, x, 1.0, confidence=True), TypeError, "confidence"),
-        (lambda: plugin_optimal(x, x, 1.0, ell=0), ValueError, "ell"),
-        (lambda: plugin_optimal(x, x, float("nan")), ValueError, "eps"),
+        (lambda: plugin_optimal(x, x, 1.0, k=2, confidence=1.0), ValueError, "confidence"),
+        (lambda: plugin_optimal(x, x, 1.0, k=2, confidence=True), TypeError, "confidence"),
+        (lambda: plugin_optimal(x, x, 1.0, k=2, ell=0), ValueError, "ell"),
+        (lambda: plugin_optimal(x, x, float("nan"), k=2), ValueError, "eps"),
         (lambda: l1_radius(0, 3, 0.1), ValueError, "n"),
         (lambda: l1_radius(10, 3, 1.5), ValueError, "delta"),
         (lambda: sample_size(p, q, 1.0, alpha=0.0), ValueError, "alpha"),
@@ -453,8 +453,12 @@ def test_design_command(tmp_path):
     done = run_cli("design", tmp_path / "x0.csv", tmp_path / "x1.json", "--eps", "1",
                    "--confidence", "0.9", "--alpha", "0.01", "--beta", "0.1")
     assert done.returncode == 0, done.stderr
+    assert "without --k" in done.stderr and done.stderr.count("\n") == 1   # the deprecated default, noted
     out = json.loads(done.stdout)
-    ref = plugin_optimal(x0, x1, 1.0, confidence=0.9)
+    ref = plugin_optimal(x0, x1, 1.0, k=4, confidence=0.9)
+    given = run_cli("design", tmp_path / "x0.csv", tmp_path / "x1.json", "--eps", "1", "--k", "4",
+                    "--confidence", "0.9", "--alpha", "0.01", "--beta", "0.1")
+    assert given.returncode == 0 and given.stderr == "" and given.stdout == done.stdout
     assert out["pilot_sizes"] == [800, 700] and out["k"] == 4
     assert out["estimate"] == pytest.approx(ref.estimate, rel=1e-12)
     assert out["lower_bound"] == pytest.approx(ref.lower_bound, rel=1e-12, abs=1e-15)
@@ -796,5 +800,7 @@ def test_certificate_needs_the_alphabet_fixed_in_advance():
         d = plugin_optimal(x0, x1, eps, k=2, confidence=confidence)
         value = divergence(p @ d.mechanism.channel, q @ d.mechanism.channel)
         covered += chance * (d.lower_bound <= value and optimum <= d.upper_bound)
-        inferred_fails += chance * (plugin_optimal(x0, x1, eps, confidence=confidence).upper_bound < optimum)
+        with pytest.warns(DeprecationWarning, match="without k is deprecated"):
+            inferred = plugin_optimal(x0, x1, eps, confidence=confidence)
+        inferred_fails += chance * (inferred.upper_bound < optimum)
     assert covered >= confidence and abs(inferred_fails - 0.9**3 * 0.99**3) < 1e-12

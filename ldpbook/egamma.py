@@ -56,9 +56,13 @@ def neyman_pearson_curve(p: ArrayLike, q: ArrayLike) -> tuple[np.ndarray, np.nda
 
 def _np_vertices(p, q):
     "NP vertices without validation."
-    mass = p + q
-    key = np.where(mass > 0, p / np.where(mass > 0, mass, 1.0), -1.0)   # p/(p+q), increasing in p/q
-    order = np.argsort(-key, kind="stable")
+    positive = (p > 0) & (q > 0)
+    with np.errstate(divide="ignore", over="ignore"):
+        ratio = np.where(q > 0, p / np.where(q > 0, q, 1.0), np.inf)       # rounding keeps the order of p/q
+        log_ratio = np.where(positive, np.log(np.where(positive, p, 1.0)) - np.log(np.where(positive, q, 1.0)),
+                             np.where(q > 0, -np.inf, np.inf))             # orders the ratios that overflow to inf
+    ratio = np.where(p + q > 0, ratio, -1.0)                                 # symbols of no mass last
+    order = np.lexsort((-log_ratio, -ratio))        # decreasing p/q; not p/(p+q), which rounds to 1 for p/q > 1e16
     fpr = np.minimum(np.concatenate(([0.0], np.cumsum(q[order]))), 1.0)
     tpr = np.minimum(np.concatenate(([0.0], np.cumsum(p[order]))), 1.0)
     fpr[-1] = tpr[-1] = 1.0                   # the test that always declares P0 (removes the round-off of cumsum)
@@ -356,7 +360,8 @@ def _private_vertices(fpr, tpr, eps):
     slope, offset = _rr_weights(eps)
     x = np.clip(offset + slope * fpr, 0, 1)                    # T_ε: homothety about (½, ½) of ratio tanh(ε/2)
     y = np.clip(offset + slope * tpr, 0, 1)
-    from_origin = y / x                                        # x ≥ 1/(e^ε+1) > 0
+    with np.errstate(divide="ignore", invalid="ignore"):     # x ≥ 1/(e^ε+1), which is 0 in floats for ε > 745
+        from_origin = np.where(x > 0, y / x, np.where(y > 0, np.inf, 0.0))
     to_corner = np.where(x < 1, (1 - y) / np.where(x < 1, 1 - x, 1.0), np.inf)
     first = int(np.argmax(from_origin))                        # tangent point from (0, 0)
     last = x.size - 1 - int(np.argmin(to_corner[::-1]))        # tangent point to (1, 1) (last minimiser)

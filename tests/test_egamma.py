@@ -499,3 +499,13 @@ def test_tpr_at_curve_by_position_warns():
 def test_options_refuse_positional_use_where_there_was_no_positional_form(call):
     with pytest.raises(TypeError, match="positional"):
         call()
+
+
+def test_privatized_roc_of_a_given_channel_beyond_eps_745():
+    """1/(e^ε+1) is 0 in floats for ε > 745: the homothety is then the identity, and the hull is the Neyman–Pearson
+    curve itself (the slope from the origin to (0, 0) was 0/0, with a RuntimeWarning)."""
+    p, q = np.array([0.5, 0.3, 0.2, 0.0]), np.array([0.0, 0.2, 0.3, 0.5])
+    for eps in (750.0, 1e4):
+        roc = privatized_roc(p, q, eps, channel=np.ones((4, 1)))
+        assert roc.fpr.tolist() == [0.0, 0.0, 0.2, 0.5, 1.0] and roc.tpr.tolist() == [0.0, 0.5, 0.8, 1.0, 1.0]
+        assert roc.tpr_at([0.0, 0.1])[1] == pytest.approx(0.65, rel=1e-12)

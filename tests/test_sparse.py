@@ -2,6 +2,7 @@
 import inspect
 import math
 
+import mpmath
 import numpy as np
 import pytest
 from scipy import stats
@@ -671,3 +672,43 @@ def test_old_positional_forms_warn_and_give_the_same_result():
 def test_keyword_only_options_refuse_positional_use(call):
     with pytest.raises(TypeError, match="positional"):
         call()
+
+
+def test_range_defect_refuses_distances_that_are_not_non_negative_integers():
+    "A NaN distance made its pair vanish from the maximum (a smaller δ_H, silently); 1.5 was read as separation 1."
+    mech = SparseKernelMechanism.from_arrays(np.eye(3) + 0.1)
+    good = np.array([[0, 1, 2], [1, 0, 1], [2, 1, 0]], dtype=float)
+    assert range_defect(mech, 1.0, 2, distances=good).total > 0
+    for bad in (np.nan, 1.5, -1.0):
+        d = good.copy()
+        d[0, 1] = d[1, 0] = bad
+        raises(ValueError, range_defect, mech, 1.0, 2, distances=d, match="distances")
+    with_inf = good.copy()
+    with_inf[0, 2] = with_inf[2, 0] = np.inf                       # unreachable: allowed, never in the relation
+    assert range_defect(mech, 1.0, 2, distances=with_inf).separation == 1
+
+
+def test_sparse_randomized_response_at_eps_infinity_is_the_identity():
+    "ε = ∞ was refused by the calibration and the closed forms, though every other defect in the chapter takes it."
+    assert sparse_rr_calibration(3, np.inf) == (1.0, 0.0) and sparse_rr_r1(3, np.inf) == 0.0
+    mech = sparse_randomized_response(3, np.inf)
+    assert mech.pmf(0).outputs.tolist() == [0]
+    for h in (1, 3, 4, 7):
+        closed = sparse_rr_line_defect(h, 3, np.inf)
+        assert closed.total == 1.0 == mech.defect(0, h, np.inf).total
+    assert sparse_rr_defect(0, 1, [0, 1], [0, 1], 0.5, 0.5, np.inf).total == 0.0
+
+
+def test_calibrated_sparse_rr_line_defect_where_q_underflows():
+    """For ε > 745, q_t = 1/(e^ε + 2t) underflows to 0 and the closed form took the mechanism for the identity:
+    Δ(0, h) = 1 for h ≤ t instead of h·q_t ≈ 1e-324. Reference: h/(e^ε + 2t) in mpmath."""
+    t = 3
+    for eps in (1e-12, 0.5, 30.0, 700.0, 745.0, 746.0, 800.0, 1e4):
+        for h in range(1, t + 1):
+            got = sparse_rr_line_defect(h, t, eps)
+            with mpmath.workdps(50):
+                want = h / (mpmath.exp(mpmath.mpf(eps)) + 2 * t)
+            assert got.overlap_excess == 0.0                      # p_t = e^ε q_t exactly
+            assert abs(mpmath.mpf(got.total) - want) <= max(1e-12 * want, mpmath.mpf("1e-320")), (eps, h)
+            assert abs(got.total - sparse_randomized_response(t, eps).defect(0, h, eps).total) <= 1e-12 * want + 1e-320
+    assert sparse_rr_line_defect(7, t, 1.0).total == 1.0             # disjoint windows: exactly one

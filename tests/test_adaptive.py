@@ -404,14 +404,15 @@ def test_alternating_cell_masses_are_exact_on_fine_grids():
     import mpmath as mp
     mp.mp.dps = 40
     rng = np.random.default_rng(11)
-    for scale, r, kappa in [(2, 0.5, 1 << 24), (32, 0.35, 1 << 20), (3, 0.6, 1000), (10 ** 15 + 7, 0.3, 97),
-                            (5, 0.6, 1)]:
+    for scale, r, kappa in [(2, 0.5, 1 << 24), (2, 0.63, 1 << 20), (32, 0.35, 1 << 20), (3, 0.6, 1000),
+                            (10 ** 15 + 7, 0.3, 97), (5, 0.6, 1)]:
         masses = alternating_cell_masses(scale, r, kappa)
         assert masses.shape == (kappa,) and abs(masses.sum() - 1) < 1e-12
 
         def cdf(t):
             return t + mp.mpf(r) * (1 - mp.cos(2 * mp.pi * scale * t)) / (4 * scale)
-        for i in set(rng.integers(0, kappa, 60).tolist()) | {0, kappa - 1}:
+        lightest = 3 * kappa // (4 * scale) if scale < kappa else 0          # where g is smallest: 1 - pi r / 2
+        for i in set(rng.integers(0, kappa, 60).tolist()) | {0, kappa - 1, lightest}:
             exact = cdf(mp.mpf(i + 1) / kappa) - cdf(mp.mpf(i) / kappa)
             assert abs(masses[i] - float(exact)) <= 1e-9 * float(exact), (scale, r, kappa, i)
 

@@ -81,6 +81,13 @@ def _optimal_from_excess(eps, balance, excess):
     balance = np.asarray(balance, dtype=float)
     return np.maximum(balance, 0) + np.maximum(slope * excess - np.abs(balance) * offset, 0)
 
+
+def _near_kink(eps, balance, excess):
+    "Where tanh(ε/2)·Ē_γ and |Σ_γ|/(e^ε + 1) agree to six digits (finite ε): there the float form loses digits."
+    slope, offset = _rr_weights(eps)
+    a, b = slope * excess, np.abs(balance) * offset
+    return np.isfinite(eps) & (np.minimum(a, b) > 0) & (np.abs(a - b) <= 1e-6 * np.maximum(a, b))
+
 # %% ../nbs/02_egamma.ipynb #35cb945f
 def _check_real_array(a, name: str) -> np.ndarray:
     "A float array of real numbers ≥ 0 (inf allowed, NaN not): no bools, strings or objects."
@@ -134,7 +141,7 @@ def egamma_closed_form(e_gamma: ArrayLike, eps: ArrayLike, *, gamma: ArrayLike) 
         return value
     value = np.array(value, dtype=float)
     E, G, P = (np.broadcast_to(a, value.shape) for a in (e_gamma, gamma, eps))
-    for i in map(tuple, np.argwhere(np.broadcast_to(near, value.shape))):      # near the kink: exact arithmetic
+    for i in map(tuple, np.argwhere(np.broadcast_to(near, value.shape))):    # exact arithmetic, as explained below
         balance = 1 - Fraction(float(G[i]))
         excess = max(Fraction(float(E[i])) - max(balance, 0), Fraction(0))
         value[i] = float(max(balance, 0)) + _bracket_from_exact(excess, balance, float(P[i]))
@@ -241,13 +248,6 @@ def binary_rr_channel(inside: ArrayLike, eps: float) -> np.ndarray:
     return randomized_response(2, eps)[inside.astype(np.intp)]    # row b of binary RR releases b w.p. e^ε/(e^ε+1)
 
 # %% ../nbs/02_egamma.ipynb #faf09a13
-def _near_kink(eps, balance, excess):
-    "Where tanh(ε/2)·Ē_γ and |Σ_γ|/(e^ε + 1) agree to six digits (finite ε): there the float form loses digits."
-    slope, offset = _rr_weights(eps)
-    a, b = slope * excess, np.abs(balance) * offset
-    return np.isfinite(eps) & (np.minimum(a, b) > 0) & (np.abs(a - b) <= 1e-6 * np.maximum(a, b))
-
-
 def _bracket_exact(p, q, gamma: float, eps: float) -> float:
     "[((e^ε − 1)·Ē_γ − |Σ_γ|)/(e^ε + 1)]₊ from the exact rational gaps p(x) − γq(x) and e^ε to 60 digits (finite ε)."
     g = Fraction(gamma)

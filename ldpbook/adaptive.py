@@ -187,7 +187,7 @@ def dyadic_partitions(z: ArrayLike, max_level: int) -> DyadicPartitions:
 
 # %% ../nbs/05_adaptivity.ipynb #c016-0a07fe6d
 def _rb_cell_values(u, v, n_x, n_y):
-    "Chapter 4's cell values h(u, v) of the RB statistic for sample sizes (n_x, n_y)."
+    "The cell values h(u, v) of the closeness chapter's RB statistic for sample sizes (n_x, n_y)."
     return closeness.rb_cell_values(np.asarray(u, dtype=np.int64), np.asarray(v, dtype=np.int64), n_x, n_y)
 
 
@@ -429,15 +429,16 @@ def adaptive_test(x: ArrayLike, y: ArrayLike, eps: float, *, alpha: float = 0.05
 
 # %% ../nbs/05_adaptivity.ipynb #c033a
 def adaptive_rate_bound(kappa: ArrayLike, N: ArrayLike, eps: ArrayLike, s: float, d: int) -> np.ndarray:
-    """The bracket of the adaptive upper bound: chapter 4's R_kappa terms with the classical cost inflated by
-    a_N^(1/4), plus sqrt(a_N / N), where a_N = log log N (N >= 3, so that a_N > 0). Constants set to 1."""
+    """The bracket of the adaptive upper bound: the R_kappa terms of `closeness` with the classical cost
+    inflated by a_N^(1/4), plus sqrt(a_N / N), where a_N = log log N (N >= 3, so that a_N > 0). Constants set
+    to 1."""
     bias, classical, within, transport, linear = closeness.binned_rate_terms(kappa, N, eps, s, d)
     a = _log_log(N)
     return bias + np.sqrt(a / N) + a ** 0.25 * classical + within + transport + linear
 
 
 def adaptive_rate(N: ArrayLike, eps: ArrayLike, s: float, d: int) -> np.ndarray:
-    "rho_1 v rho_2 v rho_3 v rho_4: chapter 4's four-term rate with its classical term times a_N^(s/(4s+d))."
+    "rho_1 v rho_2 v rho_3 v rho_4: the four-term rate of `closeness`, its classical term times a_N^(s/(4s+d))."
     terms = closeness.minimax_separation(N, eps, s, d).terms.copy()
     terms[0] *= _log_log(N) ** (s / (4 * s + d))
     return terms.max(axis=0)
@@ -458,8 +459,8 @@ def _figure3_sample(scenario, rng, n):
 
 
 def _figure3_test(x, y, rng, eps_values, resolutions, n_permutations, n_centering, alpha):
-    """Decisions, for every eps, of the fixed-resolution RB tests of chapter 4 and of the adaptive test on one data
-    set; the statistics are computed once and only the Laplace noise differs between the eps values."""
+    """Decisions, for every eps, of the fixed-resolution RB tests of `closeness` and of the adaptive test on one
+    data set; the statistics are computed once and only the Laplace noise differs between the eps values."""
     scores = [closeness.permutation_statistics(closeness.bin_samples(x, kappa), closeness.bin_samples(y, kappa),
                                                k=kappa, n_permutations=n_permutations, rng=rng)
               for kappa in resolutions]

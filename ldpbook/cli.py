@@ -513,7 +513,7 @@ def _fig2(full, progress, out):
 # %% ../nbs/91_cli.ipynb #c126a-repro-estimated
 def _certificate(full, progress, out):
     from ldpbook.figures import certificate_simulation, plot_certificate_simulation
-    p = np.array([0.05, 0.10, 0.20, 0.30, 0.25, 0.10])   # the pair of chapter 7
+    p = np.array([0.05, 0.10, 0.20, 0.30, 0.25, 0.10])   # the pair of the estimated-hypotheses chapter
     q = np.array([0.25, 0.25, 0.20, 0.15, 0.10, 0.05])
     sizes = (100, 300, 1000, 3000, 10_000) + ((30_000, 100_000) if full else ())
     sim = certificate_simulation(p, q, 1.0, sizes=sizes, reps=1000 if full else 100)
@@ -576,11 +576,11 @@ REPRODUCTIONS = {r.name: r for r in (
     Reproduction("table1", "sparse RR and truncated Skellam range-H defects over support sizes", _table1),
     Reproduction("fig2", "power of the private split and RB closeness tests against r", _fig2),
     Reproduction("fig3", "null rate and power of fixed resolutions and of the adaptive test", _fig3),
-    Reproduction("chernoff", "Chernoff-optimal vs KL-, TV-optimal, binary and RR: Bayesian error exponents (ch. 6)",
+    Reproduction("chernoff", "Chernoff-optimal vs KL-, TV-optimal, binary and RR: Bayesian error exponents",
                  _chernoff),
-    Reproduction("certificate", "coverage and regret of the certified plug-in design against pilot size (ch. 7)",
+    Reproduction("certificate", "coverage and regret of the certified plug-in design against pilot size",
                  _certificate),
-    Reproduction("samplesize", "respondents a private survey needs, five mechanisms, RAND HIE data (ch. 7)",
+    Reproduction("samplesize", "respondents a private survey needs, five mechanisms, RAND HIE data",
                  _samplesize),
 )}
 

@@ -81,6 +81,13 @@ def _optimal_from_excess(eps, balance, excess):
     balance = np.asarray(balance, dtype=float)
     return np.maximum(balance, 0) + np.maximum(slope * excess - np.abs(balance) * offset, 0)
 
+
+def _near_kink(eps, balance, excess):
+    "Where tanh(ε/2)·Ē_γ and |Σ_γ|/(e^ε + 1) agree to six digits (finite ε): there the float form loses digits."
+    slope, offset = _rr_weights(eps)
+    a, b = slope * excess, np.abs(balance) * offset
+    return np.isfinite(eps) & (np.minimum(a, b) > 0) & (np.abs(a - b) <= 1e-6 * np.maximum(a, b))
+
 # %% ../nbs/02_egamma.ipynb #35cb945f
 def _check_real_array(a, name: str) -> np.ndarray:
     "A float array of real numbers ≥ 0 (inf allowed, NaN not): no bools, strings or objects."
@@ -128,7 +135,17 @@ def egamma_closed_form(e_gamma: ArrayLike, eps: ArrayLike, *, gamma: ArrayLike) 
     floor = np.maximum(1 - gamma, 0)
     if np.any(e_gamma > 1 + 1e-12) or np.any(e_gamma < floor - 1e-12):
         raise ValueError("e_gamma must lie in [(1 − gamma)₊, 1], the range of E_gamma between distributions")
-    return _optimal_from_excess(eps, 1 - gamma, np.maximum(e_gamma - floor, 0))
+    value = _optimal_from_excess(eps, 1 - gamma, np.maximum(e_gamma - floor, 0))
+    near = _near_kink(eps, 1 - gamma, np.maximum(e_gamma - floor, 0))
+    if not np.any(near):
+        return value
+    value = np.array(value, dtype=float)
+    E, G, P = (np.broadcast_to(a, value.shape) for a in (e_gamma, gamma, eps))
+    for i in map(tuple, np.argwhere(np.broadcast_to(near, value.shape))):    # exact arithmetic, as explained below
+        balance = 1 - Fraction(float(G[i]))
+        excess = max(Fraction(float(E[i])) - max(balance, 0), Fraction(0))
+        value[i] = float(max(balance, 0)) + _bracket_from_exact(excess, balance, float(P[i]))
+    return value[()] if value.ndim == 0 else value
 
 # %% ../nbs/02_egamma.ipynb #eacb4d61
 _SPLITTER = 134217729.0          # 2^27 + 1: Dekker's split of a double into two 26-bit halves
@@ -238,6 +255,11 @@ def _bracket_exact(p, q, gamma: float, eps: float) -> float:
     balance = sum(gaps, Fraction(0))
     side = 1 if balance <= 0 else -1                  # Ē_γ = Σ(p − γq)₊ when Σ_γ ≤ 0, Σ(γq − p)₊ when Σ_γ > 0
     excess = sum((side * x for x in gaps if side * x > 0), Fraction(0))
+    return _bracket_from_exact(excess, balance, eps)
+
+
+def _bracket_from_exact(excess: Fraction, balance: Fraction, eps: float) -> float:
+    "[((e^ε − 1)·Ē_γ − |Σ_γ|)/(e^ε + 1)]₊ from exact Ē_γ and Σ_γ, with e^ε to 60 digits (finite ε)."
     with decimal.localcontext() as ctx:
         ctx.prec = 60
         exact = lambda r: decimal.Decimal(r.numerator) / decimal.Decimal(r.denominator)
@@ -277,9 +299,7 @@ def egamma_optimal(p: ArrayLike, q: ArrayLike, eps: float, *, gamma: float) -> E
     # Ē_γ without cancellation: Σ(p − γq)₊ when Σ_γ ≤ 0 (γ ≥ 1), Σ(γq − p)₊ = γ E_{1/γ}(q‖p) when Σ_γ > 0
     excess = float(np.maximum(gaps, 0).sum() if balance <= 0 else np.maximum(-gaps, 0).sum())
     value = float(_optimal_from_excess(eps, balance, excess))
-    slope, offset = _rr_weights(eps)
-    terms = (float(slope) * excess, abs(balance) * float(offset))
-    if math.isfinite(eps) and min(terms) > 0 and abs(terms[0] - terms[1]) <= 1e-6 * max(terms):
+    if _near_kink(eps, balance, excess):
         value = max(balance, 0.0) + _bracket_exact(p, q, gamma, eps)     # near the kink: exact arithmetic
     both = 0 < int(inside.sum()) < p.size                   # otherwise one block: the constant channel
     channel = binary_rr_channel(inside, eps) if both else np.ones((p.size, 1))
@@ -431,6 +451,8 @@ def _gamma_points(p, q, eps: float, gammas: np.ndarray):
     g_tpr = np.clip(offset + slope * (inside @ p), 0, 1)
     excess = np.where(balance <= 0, np.maximum(gaps, 0).sum(axis=1), np.maximum(-gaps, 0).sum(axis=1))
     values = _optimal_from_excess(eps, balance, excess)
+    for i in np.flatnonzero(_near_kink(eps, balance, excess)):         # near the kink: exact arithmetic
+        values[i] = max(balance[i], 0.0) + _bracket_exact(p, q, float(gammas[i]), eps)
     # where the binary mechanism's point loses to a trivial test, the optimum is (0, 0) (γ ≥ 1) or (1, 1)
     trivial = g_tpr - gammas * g_fpr < np.maximum(1 - gammas, 0)
     corner = (gammas < 1).astype(float)

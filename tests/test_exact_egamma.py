@@ -347,3 +347,20 @@ def test_neyman_pearson_vertices_are_exact_when_ratios_exceed_1e16():
     assert abs(float(np.max(tpr - 1e17 * fpr)) - 0.2) <= 1e-12
     roc = privatized_roc(p, q, math.inf, gammas=[1e17])
     assert abs(float(roc.tpr_at([1e-18])[0]) - 0.3) <= 1e-12
+
+
+def test_closed_form_and_roc_values_are_exact_where_the_closed_form_cancels():
+    """egamma_closed_form and privatized_roc's E*_γ evaluated the bracket in floats also at the kink, where
+    egamma_optimal already switched to exact arithmetic: relative errors up to 1e-4 (closed form) and 1e-7 (ROC)."""
+    for p, q, eps, gamma in kink_instances(60, 12):
+        with mpmath.workdps(DIGITS):
+            g = mpmath.mpf(gamma)
+            e_gamma = float(mpmath.fsum(max(mpmath.mpf(float(a)) - g * mpmath.mpf(float(b)), 0) for a, b in zip(p, q)))
+            e = mpmath.exp(mpmath.mpf(eps))
+            theorem = max(mpmath.mpf(0), 1 - g, ((1 - g) + (e - 1) * mpmath.mpf(e_gamma)) / (e + 1))
+        value = float(egamma_closed_form(e_gamma, eps, gamma=gamma))
+        assert value >= 0 and close(value, theorem), (e_gamma, eps, gamma, value, float(theorem))
+        both = egamma_closed_form([e_gamma, e_gamma], [eps, 1.0], gamma=gamma)        # broadcast, one at the kink
+        assert both[0] == value and both[1] == float(egamma_closed_form(e_gamma, 1.0, gamma=gamma))
+        roc_value = privatized_roc(p, q, eps, gammas=[gamma, 1.0]).gamma_values[0]
+        assert roc_value >= 0 and close(roc_value, reference_optimum(p, q, eps, gamma)), (eps, gamma)

@@ -302,8 +302,9 @@ def centering_offsets(null_statistics: ArrayLike, *, level: float = 0.2) -> np.n
     level = _check_level(level, "level")
     n_centering = s.shape[1]
     # i_u + 1 = min(B_cen, ceil((1 - u)(B_cen + 1))), with ceil((1 - u)(B_cen + 1)) = B_cen + 1 - floor(u (B_cen + 1)),
-    # the floor guarded against rounding (0.05 * 200)
-    i_u = min(n_centering, n_centering + 1 - math.floor(level * (n_centering + 1) + 1e-9)) - 1
+    # the floor guarded against rounding (0.05 * 200); the ceiling of a positive number is at least 1, also when the
+    # guard rounds u (B_cen + 1) up to B_cen + 1 (u within 1e-9 / (B_cen + 1) of 1)
+    i_u = min(n_centering, max(1, n_centering + 1 - math.floor(level * (n_centering + 1) + 1e-9))) - 1
     return np.partition(s, i_u, axis=1)[:, i_u]
 
 # %% ../nbs/05_adaptivity.ipynb #c019c

@@ -432,3 +432,15 @@ def test_binned_distance_claim_holds_for_dyadic_frequencies_only():
     text = next("".join(c["source"]) for c in notebook["cells"] if c.get("id") == "c009-2ec40430")
     claim = text[text.index("binned $L_1$ distance"):]
     assert "power of two" in claim[:300]
+
+
+def test_centering_offsets_for_levels_near_one_take_the_low_order_statistic():
+    """i_u = min(B_cen, ceil((1 - u)(B_cen + 1))) - 1 is never negative: for u just below 1 it is 0 (the smallest
+    centering statistic), not index -1 (the largest), which a rounding guard would produce."""
+    rng = np.random.default_rng(4)
+    for n_centering in (1, 2, 3, 9, 199):
+        s = rng.normal(size=(3, n_centering))
+        for u in (1 - 1e-12, 1 - 1e-10, 1 - 3e-10, 0.9999999999):
+            m = min(n_centering, math.ceil((1 - Fraction(u)) * (n_centering + 1)))   # exact rational arithmetic
+            assert m == 1
+            assert np.array_equal(centering_offsets(s, level=u), np.sort(s, axis=1)[:, m - 1]), (n_centering, u)

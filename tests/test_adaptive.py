@@ -444,3 +444,23 @@ def test_centering_offsets_for_levels_near_one_take_the_low_order_statistic():
             m = min(n_centering, math.ceil((1 - Fraction(u)) * (n_centering + 1)))   # exact rational arithmetic
             assert m == 1
             assert np.array_equal(centering_offsets(s, level=u), np.sort(s, axis=1)[:, m - 1]), (n_centering, u)
+
+
+def test_figure3_prose_bound_on_the_adaptive_loss_holds_on_the_shipped_data():
+    """The chapter's bound on the non-private adaptive test's loss against the best fixed resolution, read from its
+    text, against the largest loss in data/figure3.csv (computed here from the raw decisions)."""
+    import json
+    import re
+    from pathlib import Path
+    root = Path(__file__).parents[1]
+    table = np.loadtxt(root / "data" / "figure3.csv", delimiter=",", skiprows=2)
+    header = (root / "data" / "figure3.csv").read_text().splitlines()[1].split(",")
+    fixed = [header.index(f"kappa={k} eps=inf") for k in (4, 16, 64)]
+    adaptive_col = header.index("adaptive eps=inf")
+    loss = max(table[table[:, 0] == s][:, fixed].mean(axis=0).max() - table[table[:, 0] == s][:, adaptive_col].mean()
+               for s in np.unique(table[:, 0]) if table[table[:, 0] == s][0, 2] > 0)
+    notebook = json.loads((root / "nbs" / "05_adaptivity.ipynb").read_text())
+    text = next("".join(c["source"]) for c in notebook["cells"] if c.get("id") == "4c4f34d1")
+    sentence = text[text.index("without privacy"):text.index("best fixed resolution at each scale")]
+    stated = float(re.search(r"\$(0\.\d+)\$", sentence).group(1))
+    assert 0.1 < loss <= stated, (loss, stated)

@@ -76,9 +76,11 @@ def alternating_cell_masses(scale: int, r: float, kappa: int) -> np.ndarray:
     if kappa > MAX_CELLS:
         raise ValueError(f"kappa = {kappa} cells would need {8 * (kappa + 1) / 2 ** 30:.1f} GiB; at most "
                          f"{MAX_CELLS} cells are computed")
-    edges = np.arange(kappa + 1) / kappa
-    cdf = edges + r * (1 - np.cos(2 * math.pi * scale * edges)) / (4 * scale)
-    return np.diff(cdf)
+    # F((i+1)/κ) - F(i/κ) = 1/κ + r/(4ω) (cos 2πωi/κ - cos 2πω(i+1)/κ) = 1/κ + r/(2ω) sin(πω/κ) sin(2πω(i+½)/κ):
+    # a product instead of a difference of cdf values near 1; the angles are reduced mod 2π in integers
+    w = scale % (2 * kappa)
+    phase = (w * (2 * np.arange(kappa, dtype=np.int64) + 1)) % (2 * kappa)
+    return 1 / kappa + r / (2 * scale) * math.sin(math.pi * w / kappa) * np.sin(math.pi * phase / kappa)
 
 # %% ../nbs/05_adaptivity.ipynb #c010c
 @moved_to_keywords("rng")

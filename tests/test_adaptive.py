@@ -396,3 +396,39 @@ def test_old_positional_forms_warn_and_agree():
         assert np.array_equal(centering_offsets(table, 0.3), centering_offsets(table, level=0.3))
     with pytest.raises(TypeError, match="positional"):
         adaptive_test(x, y, 1.0, 0.1, 9, 19, 0.2, 3, True, False, "extra")
+
+
+def test_alternating_cell_masses_are_exact_on_fine_grids():
+    """Cell masses against mpmath, 1e-9 relative, on grids up to 2^24 cells and for frequencies beyond the grid
+    (a difference of cdf values near 1 would lose eight digits of a 6e-8 mass)."""
+    import mpmath as mp
+    mp.mp.dps = 40
+    rng = np.random.default_rng(11)
+    for scale, r, kappa in [(2, 0.5, 1 << 24), (2, 0.63, 1 << 20), (32, 0.35, 1 << 20), (3, 0.6, 1000),
+                            (10 ** 15 + 7, 0.3, 97), (5, 0.6, 1)]:
+        masses = alternating_cell_masses(scale, r, kappa)
+        assert masses.shape == (kappa,) and abs(masses.sum() - 1) < 1e-12
+
+        def cdf(t):
+            return t + mp.mpf(r) * (1 - mp.cos(2 * mp.pi * scale * t)) / (4 * scale)
+        lightest = 3 * kappa // (4 * scale) if scale < kappa else 0          # where g is smallest: 1 - pi r / 2
+        for i in set(rng.integers(0, kappa, 60).tolist()) | {0, kappa - 1, lightest}:
+            exact = cdf(mp.mpf(i + 1) / kappa) - cdf(mp.mpf(i) / kappa)
+            assert abs(masses[i] - float(exact)) <= 1e-9 * float(exact), (scale, r, kappa, i)
+
+
+def test_binned_distance_claim_holds_for_dyadic_frequencies_only():
+    """The chapter's claim on the binned L1 distance of g_{omega,r} (0 for dyadic kappa <= omega, r for
+    kappa >= 2 omega) holds when omega is a power of two, and fails otherwise (omega = 3): the chapter says so."""
+    import json
+    from pathlib import Path
+    def binned(scale, kappa):
+        return float(np.abs(alternating_cell_masses(scale, 0.5, kappa) - 1 / kappa).sum())
+    for scale in (1, 2, 8, 32):
+        for kappa in (2 ** j for j in range(9)):
+            assert abs(binned(scale, kappa) - (0.0 if kappa <= scale else 0.5 if kappa >= 2 * scale else -1)) < 1e-9
+    assert binned(3, 2) > 0.1 and binned(3, 8) < 0.45                 # omega = 3: neither 0 nor r
+    notebook = json.loads((Path(__file__).parents[1] / "nbs" / "05_adaptivity.ipynb").read_text())
+    text = next("".join(c["source"]) for c in notebook["cells"] if c.get("id") == "c009-2ec40430")
+    claim = text[text.index("binned $L_1$ distance"):]
+    assert "power of two" in claim[:300]

@@ -746,3 +746,18 @@ def test_design_figure_laplace_below_sparse_rr_below_delta_one_third():
     delta_cross = np.interp(grid[crossings[-1]], *rr.T)
     assert 0.33 < delta_cross < 0.335 and np.all(diff[crossings[-1] + 1:] < 0)
     assert rr[3, 1] < 0.35 and np.interp(rr[3, 0], *lap.T) > rr[3, 1]       # the counterexample to "< 0.35"
+
+
+def test_range_defect_on_the_integer_line_holds_few_laws_in_memory():
+    """On ℤ, range_defect kept the law of every input it met: 2H + 1 windows (H = 200, r = 5000: about 100 MB; the
+    allowed H = 2^16 with wide windows would need terabytes). Every pair holds the centre, so three laws suffice."""
+    import tracemalloc
+    mech = truncated_additive(lambda k: np.exp(-np.abs(k) / 50.0), 5000)
+    tracemalloc.start()
+    result = range_defect(mech, 0.5, 200)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 20e6, peak
+    for h in (1, 57, 200):            # the same values as the closed form (22), both orders
+        assert result.totals[h - 1] == pytest.approx(truncated_additive_defect(
+            lambda k: np.exp(-np.abs(k) / 50.0), 5000, 0.5, h).total, rel=1e-12)

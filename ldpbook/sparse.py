@@ -456,7 +456,7 @@ def range_defect(mechanism: SparseKernelMechanism, eps: float, H: int, *, center
     for a, b, _ in pairs:
         laws.update({x: mechanism.pmf(x) for x in (a, b) if x not in laws})
         parts.append(_decompose(laws[a], laws[b], eps))
-        if mechanism.inputs is None:         # on ℤ keep the centre's and this pair's laws: memory of 3 windows, not 2H + 1
+        if mechanism.inputs is None:         # on ℤ keep the centre's and this pair's laws (3 windows, not 2H + 1)
             laws = {x: laws[x] for x in (a, b, pairs[0][0])}               # pairs[0] = (centre, centre + 1)
     totals = np.array([part.total for part in parts])
     separations = np.array([h for _, _, h in pairs])

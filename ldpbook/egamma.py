@@ -324,7 +324,7 @@ def _binary_ldp_constraints(k: int, eps: float):
 
 @moved_to_keywords("gamma")
 def egamma_lp(p: ArrayLike, q: ArrayLike, eps: float, *, gamma: float) -> float:
-    """Slow independent check: max_Q E_γ(Qᵀp‖Qᵀq) by a k-variable LP over binary ε-LDP channels.
+    """Slow independent check: max_Q E_γ(Qᵀp‖Qᵀq) by an LP over binary ε-LDP channels (k + 2 variables).
 
     E_γ(u‖v) = max_A u(A) − γ v(A); merging A into one output and its complement into the other is
     post-processing, so a binary channel with column θ = Q(1|·) suffices: maximise Σ_x θ_x (p(x) − γ q(x))

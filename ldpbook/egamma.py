@@ -15,6 +15,7 @@ from typing import Callable
 
 import numpy as np
 from numpy.typing import ArrayLike
+from scipy import sparse
 from scipy.optimize import linprog
 from scipy.special import expit
 
@@ -309,26 +310,26 @@ def egamma_optimal(p: ArrayLike, q: ArrayLike, eps: float, *, gamma: float) -> E
 
 # %% ../nbs/02_egamma.ipynb #c015-ad8d2f94
 def _binary_ldp_constraints(k: int, eps: float):
-    "(A_ub, b_ub) of linprog: θ_x ≤ e^ε θ_x' and 1 − θ_x ≤ e^ε (1 − θ_x') for x ≠ x', divided by e^ε (well scaled)."
-    shrink = np.exp(-eps)
-    x, xp = np.nonzero(~np.eye(k, dtype=bool))
-    rows = np.arange(x.size)
-    A1 = np.zeros((x.size, k))
-    A1[rows, x] += shrink
-    A1[rows, xp] -= 1.0                       # e^{-ε} θ_x − θ_x' ≤ 0
-    A2 = -A1                                  # θ_x' − e^{-ε} θ_x ≤ 1 − e^{-ε}   (complement column)
-    b = np.concatenate((np.zeros(x.size), np.full(x.size, -np.expm1(-eps))))
-    return np.vstack((A1, A2)), b
+    """(A_ub, b_ub) of linprog over (θ_0..θ_{k−1}, t, T), sparse: t ≤ θ_x ≤ T, T ≤ e^ε t, 1 − t ≤ e^ε (1 − T), the
+    last two divided by e^ε (well scaled). With t = min θ and T = max θ these are exactly the pairwise constraints
+    θ_x ≤ e^ε θ_x' and 1 − θ_x ≤ e^ε (1 − θ_x'), in 2k + 2 rows instead of 2k(k − 1)."""
+    shrink, x = np.exp(-eps), np.arange(k)
+    rows = np.concatenate((x, x, k + x, k + x, [2 * k, 2 * k, 2 * k + 1, 2 * k + 1]))
+    cols = np.concatenate((x, np.full(k, k + 1), np.full(k, k), x, [k + 1, k, k + 1, k]))
+    vals = np.concatenate((np.ones(k), -np.ones(k), np.ones(k), -np.ones(k), [shrink, -1.0, 1.0, -shrink]))
+    A = sparse.csr_matrix((vals, (rows, cols)), shape=(2 * k + 2, k + 2))   # θ_x − T, t − θ_x, e^{−ε}T − t, T − e^{−ε}t
+    b = np.concatenate((np.zeros(2 * k + 1), [-np.expm1(-eps)]))
+    return A, b
 
 
 @moved_to_keywords("gamma")
 def egamma_lp(p: ArrayLike, q: ArrayLike, eps: float, *, gamma: float) -> float:
-    """Slow independent check: max_Q E_γ(Qᵀp‖Qᵀq) by a k-variable LP over binary ε-LDP channels.
+    """Slow independent check: max_Q E_γ(Qᵀp‖Qᵀq) by an LP over binary ε-LDP channels (k + 2 variables).
 
     E_γ(u‖v) = max_A u(A) − γ v(A); merging A into one output and its complement into the other is
     post-processing, so a binary channel with column θ = Q(1|·) suffices: maximise Σ_x θ_x (p(x) − γ q(x))
-    subject to 0 ≤ θ ≤ 1, θ_x ≤ e^ε θ_x' and 1 − θ_x ≤ e^ε (1 − θ_x') for all x ≠ x' (2k(k − 1) constraints,
-    divided by e^ε so that they stay well scaled). Uses neither SPR nor the closed form.
+    subject to 0 ≤ θ ≤ 1, θ_x ≤ e^ε θ_x' and 1 − θ_x ≤ e^ε (1 − θ_x') for all x ≠ x', written with the bounds
+    t ≤ θ_x ≤ T (2k + 2 sparse constraints, so memory grows like k). Uses neither SPR nor the closed form.
 
     Parameters
     ----------
@@ -356,7 +357,7 @@ def egamma_lp(p: ArrayLike, q: ArrayLike, eps: float, *, gamma: float) -> float:
     if k == 1:
         return _nonnegative(float(a[0]))
     A, b = _binary_ldp_constraints(k, eps)
-    res = linprog(-a, A_ub=A, b_ub=b, bounds=[(0.0, 1.0)] * k, method="highs")
+    res = linprog(-np.append(a, [0.0, 0.0]), A_ub=A, b_ub=b, bounds=[(0.0, 1.0)] * (k + 2), method="highs")
     if res.status != 0:
         raise RuntimeError(f"linprog failed: {res.message}")
     return _nonnegative(-float(res.fun))

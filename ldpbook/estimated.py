@@ -822,7 +822,7 @@ def plot_sample_size_comparison(data: SampleSizeComparison) -> np.ndarray:
     left.set_title(rf"sample size, $\alpha = {data.alpha:g}$, $\beta = {data.beta:g}$")
     right.semilogy(data.eps, data.n["KL"], "^-", label="KL-optimal: exact/certified n")
     right.semilogy(data.eps, data.normal, "k--", label="normal approximation")
-    right.semilogy(data.eps, data.chernoff, "C3:", label=r"Chernoff bound $n_C$ (ch.6)")
+    right.semilogy(data.eps, data.chernoff, "C3:", label=r"Chernoff bound $n_C$")
     right.semilogy(data.eps, data.lower, "C2-.", label="data-processing lower bound")
     right.set_xlabel(r"$\varepsilon$")
     right.set_title("KL-optimal mechanism and predictions")

@@ -452,8 +452,12 @@ def range_defect(mechanism: SparseKernelMechanism, eps: float, H: int, *, center
     eps = check_eps(eps, allow_inf=True)
     H = check_int(H, "H", minimum=1)
     pairs, r1 = _range_pairs(mechanism, H, center, distances)
-    laws = {x: mechanism.pmf(x) for x in dict.fromkeys(v for pair in pairs for v in pair[:2])}
-    parts = [_decompose(laws[a], laws[b], eps) for a, b, _ in pairs]
+    parts, laws = [], {}
+    for a, b, _ in pairs:
+        laws.update({x: mechanism.pmf(x) for x in (a, b) if x not in laws})
+        parts.append(_decompose(laws[a], laws[b], eps))
+        if mechanism.inputs is None:         # on ℤ keep the centre's and this pair's laws (3 windows, not 2H + 1)
+            laws = {x: laws[x] for x in (a, b, pairs[0][0])}               # pairs[0] = (centre, centre + 1)
     totals = np.array([part.total for part in parts])
     separations = np.array([h for _, _, h in pairs])
     per_h = np.zeros(separations.max())                         # separations that occur (≤ H)

@@ -464,3 +464,18 @@ def test_figure3_prose_bound_on_the_adaptive_loss_holds_on_the_shipped_data():
     sentence = text[text.index("without privacy"):text.index("best fixed resolution at each scale")]
     stated = float(re.search(r"\$(0\.\d+)\$", sentence).group(1))
     assert 0.1 < loss <= stated, (loss, stated)
+
+
+def test_ties_exercise_levels_where_the_partition_stops_changing():
+    """Data on the grid 2^-10: the partition keeps changing up to level 11 when both 1 and 1 - 2^-10 occur (the
+    clipped point 1 shares the last cell up to level 10), and not after; the exercise's solution says level 11."""
+    import json
+    from pathlib import Path
+    z = np.array([1.0, 1.0, 1023 / 1024, 1023 / 1024, 0.5, 0.5, 0.25])
+    parts = dyadic_partitions(z, 30)
+    runs = [(parts.stops[j] - parts.starts[j]).tolist() for j in range(parts.n_shared_levels)]
+    assert runs[10] != runs[11] and all(r == runs[11] for r in runs[11:]) and parts.n_shared_levels == 31
+    notebook = json.loads((Path(__file__).parents[1] / "nbs" / "05_adaptivity.ipynb").read_text())
+    text = next("".join(c["source"]) for c in notebook["cells"] if c.get("id") == "c042-14e7cc86")
+    solution = text[text.index("Tied points share a cell"):]
+    assert "from level $11$ on the\npartition no longer changes" in solution and "cut at $2^{11}$" in solution

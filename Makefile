@@ -57,6 +57,7 @@ outputs: $(STAMP)
 # Chapter code is seen whole on the site: no shown code line over 120 characters (tools/lint_code_lines.py).
 lines: $(STAMP)
 	$(BIN)/python tools/lint_code_lines.py --self-test $(if $(filter %.ipynb,$(NBS)),$(NBS),$(NBS:%/=%)/[0-9]*.ipynb)
+	$(BIN)/python tools/lint_chapter_refs.py --self-test $(if $(filter %.ipynb,$(NBS)),$(NBS),$(NBS:%/=%)/*.ipynb $(NBS:%/=%)/*.md README.md CONTRIBUTING.md)
 
 site: export
 	rm -rf _build/html          # no stale page of a chapter that has left the toc

@@ -3,7 +3,7 @@
 Baselines, all computing the same optimum max_Q E_γ(Qᵀp‖Qᵀq):
   * `ldpbook.spr.divergence_optimal(..., 'egamma')` — chapter 1's exact SPR solver (any f-divergence);
   * `ldpbook.spr.kov_lp(..., 'egamma')` — the exponential Kairouz–Oh–Viswanath staircase LP (small k only);
-  * `ldpbook.egamma.egamma_lp` — the k-variable LP over binary channels (this chapter's independent check).
+  * `ldpbook.egamma.egamma_lp` — an LP over binary channels (k + 2 variables) (this chapter's independent check).
 Contender: `ldpbook.egamma.egamma_optimal` (O(k)) and the vectorised `egamma_closed_form` for a batch of instances.
 
 Usage:

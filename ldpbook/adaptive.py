@@ -76,9 +76,11 @@ def alternating_cell_masses(scale: int, r: float, kappa: int) -> np.ndarray:
     if kappa > MAX_CELLS:
         raise ValueError(f"kappa = {kappa} cells would need {8 * (kappa + 1) / 2 ** 30:.1f} GiB; at most "
                          f"{MAX_CELLS} cells are computed")
-    edges = np.arange(kappa + 1) / kappa
-    cdf = edges + r * (1 - np.cos(2 * math.pi * scale * edges)) / (4 * scale)
-    return np.diff(cdf)
+    # F((i+1)/κ) - F(i/κ) = 1/κ + r/(4ω) (cos 2πωi/κ - cos 2πω(i+1)/κ) = 1/κ + r/(2ω) sin(πω/κ) sin(2πω(i+½)/κ):
+    # a product instead of a difference of cdf values near 1; the angles are reduced mod 2π in integers
+    w = scale % (2 * kappa)
+    phase = (w * (2 * np.arange(kappa, dtype=np.int64) + 1)) % (2 * kappa)
+    return 1 / kappa + r / (2 * scale) * math.sin(math.pi * w / kappa) * np.sin(math.pi * phase / kappa)
 
 # %% ../nbs/05_adaptivity.ipynb #c010c
 @moved_to_keywords("rng")
@@ -187,7 +189,7 @@ def dyadic_partitions(z: ArrayLike, max_level: int) -> DyadicPartitions:
 
 # %% ../nbs/05_adaptivity.ipynb #c016-0a07fe6d
 def _rb_cell_values(u, v, n_x, n_y):
-    "Chapter 4's cell values h(u, v) of the RB statistic for sample sizes (n_x, n_y)."
+    "The cell values h(u, v) of the closeness chapter's RB statistic for sample sizes (n_x, n_y)."
     return closeness.rb_cell_values(np.asarray(u, dtype=np.int64), np.asarray(v, dtype=np.int64), n_x, n_y)
 
 
@@ -300,8 +302,9 @@ def centering_offsets(null_statistics: ArrayLike, *, level: float = 0.2) -> np.n
     level = _check_level(level, "level")
     n_centering = s.shape[1]
     # i_u + 1 = min(B_cen, ceil((1 - u)(B_cen + 1))), with ceil((1 - u)(B_cen + 1)) = B_cen + 1 - floor(u (B_cen + 1)),
-    # the floor guarded against rounding (0.05 * 200)
-    i_u = min(n_centering, n_centering + 1 - math.floor(level * (n_centering + 1) + 1e-9)) - 1
+    # the floor guarded against rounding (0.05 * 200); the ceiling of a positive number is at least 1, also when the
+    # guard rounds u (B_cen + 1) up to B_cen + 1 (u within 1e-9 / (B_cen + 1) of 1)
+    i_u = min(n_centering, max(1, n_centering + 1 - math.floor(level * (n_centering + 1) + 1e-9))) - 1
     return np.partition(s, i_u, axis=1)[:, i_u]
 
 # %% ../nbs/05_adaptivity.ipynb #c019c
@@ -429,15 +432,16 @@ def adaptive_test(x: ArrayLike, y: ArrayLike, eps: float, *, alpha: float = 0.05
 
 # %% ../nbs/05_adaptivity.ipynb #c033a
 def adaptive_rate_bound(kappa: ArrayLike, N: ArrayLike, eps: ArrayLike, s: float, d: int) -> np.ndarray:
-    """The bracket of the adaptive upper bound: chapter 4's R_kappa terms with the classical cost inflated by
-    a_N^(1/4), plus sqrt(a_N / N), where a_N = log log N (N >= 3, so that a_N > 0). Constants set to 1."""
+    """The bracket of the adaptive upper bound: the R_kappa terms of `closeness` with the classical cost
+    inflated by a_N^(1/4), plus sqrt(a_N / N), where a_N = log log N (N >= 3, so that a_N > 0). Constants set
+    to 1."""
     bias, classical, within, transport, linear = closeness.binned_rate_terms(kappa, N, eps, s, d)
     a = _log_log(N)
     return bias + np.sqrt(a / N) + a ** 0.25 * classical + within + transport + linear
 
 
 def adaptive_rate(N: ArrayLike, eps: ArrayLike, s: float, d: int) -> np.ndarray:
-    "rho_1 v rho_2 v rho_3 v rho_4: chapter 4's four-term rate with its classical term times a_N^(s/(4s+d))."
+    "rho_1 v rho_2 v rho_3 v rho_4: the four-term rate of `closeness`, its classical term times a_N^(s/(4s+d))."
     terms = closeness.minimax_separation(N, eps, s, d).terms.copy()
     terms[0] *= _log_log(N) ** (s / (4 * s + d))
     return terms.max(axis=0)
@@ -458,8 +462,8 @@ def _figure3_sample(scenario, rng, n):
 
 
 def _figure3_test(x, y, rng, eps_values, resolutions, n_permutations, n_centering, alpha):
-    """Decisions, for every eps, of the fixed-resolution RB tests of chapter 4 and of the adaptive test on one data
-    set; the statistics are computed once and only the Laplace noise differs between the eps values."""
+    """Decisions, for every eps, of the fixed-resolution RB tests of `closeness` and of the adaptive test on one
+    data set; the statistics are computed once and only the Laplace noise differs between the eps values."""
     scores = [closeness.permutation_statistics(closeness.bin_samples(x, kappa), closeness.bin_samples(y, kappa),
                                                k=kappa, n_permutations=n_permutations, rng=rng)
               for kappa in resolutions]

@@ -309,8 +309,8 @@ class ChernoffMechanism(PartitionMechanism):
     gap : float
         ``upper_bound − value`` (at most ``tol · value`` unless ``max_dp_calls`` stopped the search).
     dp_calls : int
-        How many times chapter 1's dynamic program was run (with at most 8 tie groups: how many times H(λ) was
-        taken from all contiguous partitions at once instead).
+        How many times the SPR dynamic program (`ldpbook.spr`) was run (with at most 8 tie groups: how many
+        times H(λ) was taken from all contiguous partitions at once instead).
     eps : float
         The privacy level.
     """
@@ -324,7 +324,7 @@ class ChernoffMechanism(PartitionMechanism):
     eps: float
 
 # %% ../nbs/06_chernoff.ipynb #ch6-024
-_ORACLE_RTOL = 1e-9      # chapter 1's program: its optimum is exact to 1e-9 relative, and the certificate includes it
+_ORACLE_RTOL = 1e-9      # the SPR program's optimum is exact to 1e-9 relative, and the certificate includes it
 
 
 def _check_tol(tol) -> float:

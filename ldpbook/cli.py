@@ -403,8 +403,13 @@ def run_design(args) -> str:
     params = {"gamma": args.gamma} if args.gamma is not None else {}
     if args.renyi_order is not None:
         params["alpha"] = args.renyi_order
-    design = plugin_optimal(x0, x1, args.eps, k=args.k, divergence=args.divergence,
+    k = args.k if args.k is not None else int(max(x0.max(), x1.max())) + 1
+    design = plugin_optimal(x0, x1, args.eps, k=k, divergence=args.divergence,
                             confidence=args.confidence, ell=args.ell, **params)
+    if args.k is None:                 # deprecated: the certificate needs k fixed in advance
+        print("ldpbook design: note: without --k the alphabet is one more than the largest symbol "
+              "seen, and the certified bounds assume that P0 and P1 put no mass beyond it; pass --k "
+              "(it will be required)", file=sys.stderr)
     channel = np.asarray(design.mechanism.channel)
     bounds = {key: _json_number(getattr(design, key))
               for key in ("estimate", "lower_bound", "upper_bound", "regret_bound")}
@@ -508,7 +513,7 @@ def _fig2(full, progress, out):
 # %% ../nbs/91_cli.ipynb #c126a-repro-estimated
 def _certificate(full, progress, out):
     from ldpbook.figures import certificate_simulation, plot_certificate_simulation
-    p = np.array([0.05, 0.10, 0.20, 0.30, 0.25, 0.10])   # the pair of chapter 7
+    p = np.array([0.05, 0.10, 0.20, 0.30, 0.25, 0.10])   # the pair of the estimated-hypotheses chapter
     q = np.array([0.25, 0.25, 0.20, 0.15, 0.10, 0.05])
     sizes = (100, 300, 1000, 3000, 10_000) + ((30_000, 100_000) if full else ())
     sim = certificate_simulation(p, q, 1.0, sizes=sizes, reps=1000 if full else 100)
@@ -571,11 +576,11 @@ REPRODUCTIONS = {r.name: r for r in (
     Reproduction("table1", "sparse RR and truncated Skellam range-H defects over support sizes", _table1),
     Reproduction("fig2", "power of the private split and RB closeness tests against r", _fig2),
     Reproduction("fig3", "null rate and power of fixed resolutions and of the adaptive test", _fig3),
-    Reproduction("chernoff", "Chernoff-optimal vs KL-, TV-optimal, binary and RR: Bayesian error exponents (ch. 6)",
+    Reproduction("chernoff", "Chernoff-optimal vs KL-, TV-optimal, binary and RR: Bayesian error exponents",
                  _chernoff),
-    Reproduction("certificate", "coverage and regret of the certified plug-in design against pilot size (ch. 7)",
+    Reproduction("certificate", "coverage and regret of the certified plug-in design against pilot size",
                  _certificate),
-    Reproduction("samplesize", "respondents a private survey needs, five mechanisms, RAND HIE data (ch. 7)",
+    Reproduction("samplesize", "respondents a private survey needs, five mechanisms, RAND HIE data",
                  _samplesize),
 )}
 
@@ -713,7 +718,8 @@ def _design_parser(sub) -> None:
     des.add_argument("--eps", required=True, type=_number,
                      help="privacy level eps >= 0 (inf allowed)")
     des.add_argument("--k", type=_count(1, MAX_ALPHABET - 1), default=None,
-                     help="alphabet size (default: one more than the largest symbol)")
+                     help="alphabet size, fixed before the pilots are seen (without it: one "
+                     "more than the largest symbol, with a note; deprecated)")
     des.add_argument("--divergence", default="kl",
                      help="tv, kl, chi2, hellinger, egamma, renyi (default kl)")
     des.add_argument("--gamma", type=_number, default=None,

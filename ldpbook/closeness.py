@@ -61,6 +61,12 @@ def _check_smoothness(s, d) -> tuple:
     return float(s), check_int(d, "d", 1)
 
 # %% ../nbs/04_closeness.ipynb #ch4-006b
+def _exp_terms(log_terms: list) -> np.ndarray:
+    "exp of each log term, stacked on axis 0 (inf where a term exceeds the float range; eps = inf gives exp(-inf) = 0)."
+    with np.errstate(over="ignore"):
+        return np.exp(np.stack(log_terms))
+
+
 @dataclass(frozen=True)
 class MinimaxSeparation:
     """The four terms of the rate (axis 0, in the order of `RATE_TERMS`), their maximum, and which term is largest:
@@ -93,11 +99,11 @@ def minimax_separation(N: ArrayLike, eps: ArrayLike, s: float, d: int) -> Minima
     N = _check_positive_real(N, "N")
     eps = _check_positive_real(eps, "eps", allow_inf=True)
     s, d = _check_smoothness(s, d)
-    N, eps = np.broadcast_arrays(N, eps)
-    terms = np.stack([N ** (-2 * s / (4 * s + d)),
-                      (N * np.sqrt(eps)) ** (-2 * s / (2 * s + d)),
-                      (N ** 1.5 * eps) ** (-2 * s / (4 * s + d)),
-                      1.0 / (N * eps)])
+    log_n, log_eps = (np.log(a) for a in np.broadcast_arrays(N, eps))  # logs: N^(3/2) or N eps may overflow,
+    terms = _exp_terms([-2 * s / (4 * s + d) * log_n,                  # the terms themselves do not
+                        -2 * s / (2 * s + d) * (log_n + log_eps / 2),
+                        -2 * s / (4 * s + d) * (1.5 * log_n + log_eps),
+                        -(log_n + log_eps)])
     return MinimaxSeparation(terms, terms.max(axis=0), terms.argmax(axis=0) + 1)
 
 # %% ../nbs/04_closeness.ipynb #ch4-006c
@@ -131,11 +137,11 @@ def sample_complexity(r: ArrayLike, eps: ArrayLike, s: float, d: int) -> SampleC
     r = _check_positive_real(r, "r")
     eps = _check_positive_real(eps, "eps", allow_inf=True)
     s, d = _check_smoothness(s, d)
-    r, eps = np.broadcast_arrays(r, eps)
-    terms = np.stack([r ** (-(4 * s + d) / (2 * s)),
-                      eps ** -0.5 * r ** (-(2 * s + d) / (2 * s)),
-                      eps ** (-2 / 3) * r ** (-(4 * s + d) / (3 * s)),
-                      1.0 / (eps * r)])
+    log_r, log_eps = (np.log(a) for a in np.broadcast_arrays(r, eps))
+    terms = _exp_terms([-(4 * s + d) / (2 * s) * log_r,
+                        -log_eps / 2 - (2 * s + d) / (2 * s) * log_r,
+                        -2 * log_eps / 3 - (4 * s + d) / (3 * s) * log_r,
+                        -(log_eps + log_r)])
     return SampleComplexity(terms, terms.max(axis=0), terms.argmax(axis=0) + 1)
 
 # %% ../nbs/04_closeness.ipynb #ch4-006d
@@ -797,9 +803,9 @@ def binned_rate_terms(kappa: ArrayLike, N: ArrayLike, eps: ArrayLike, s: float, 
     kappa = _check_positive_real(kappa, "kappa")
     N, eps = _check_positive_real(N, "N"), _check_positive_real(eps, "eps", allow_inf=True)
     s, d = _check_smoothness(s, d)
-    kappa, N, eps = np.broadcast_arrays(kappa, N, eps)
-    return np.stack([kappa ** -s, kappa ** (d / 4) / np.sqrt(N), kappa ** (d / 2) / (N * np.sqrt(eps)),
-                     kappa ** (d / 4) / (N ** 0.75 * np.sqrt(eps)), 1.0 / (N * eps)])
+    log_k, log_n, log_eps = (np.log(a) for a in np.broadcast_arrays(kappa, N, eps))
+    return _exp_terms([-s * log_k, d / 4 * log_k - log_n / 2, d / 2 * log_k - log_n - log_eps / 2,
+                       d / 4 * log_k - 0.75 * log_n - log_eps / 2, -(log_n + log_eps)])
 
 # %% ../nbs/04_closeness.ipynb #ch4-032
 @dataclass(frozen=True)

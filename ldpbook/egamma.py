@@ -15,6 +15,7 @@ from typing import Callable
 
 import numpy as np
 from numpy.typing import ArrayLike
+from scipy import sparse
 from scipy.optimize import linprog
 from scipy.special import expit
 
@@ -56,9 +57,13 @@ def neyman_pearson_curve(p: ArrayLike, q: ArrayLike) -> tuple[np.ndarray, np.nda
 
 def _np_vertices(p, q):
     "NP vertices without validation."
-    mass = p + q
-    key = np.where(mass > 0, p / np.where(mass > 0, mass, 1.0), -1.0)   # p/(p+q), increasing in p/q
-    order = np.argsort(-key, kind="stable")
+    positive = (p > 0) & (q > 0)
+    with np.errstate(divide="ignore", over="ignore"):
+        ratio = np.where(q > 0, p / np.where(q > 0, q, 1.0), np.inf)       # rounding keeps the order of p/q
+        log_ratio = np.where(positive, np.log(np.where(positive, p, 1.0)) - np.log(np.where(positive, q, 1.0)),
+                             np.where(q > 0, -np.inf, np.inf))             # orders the ratios that overflow to inf
+    ratio = np.where(p + q > 0, ratio, -1.0)                                 # symbols of no mass last
+    order = np.lexsort((-log_ratio, -ratio))        # decreasing p/q; not p/(p+q), which rounds to 1 for p/q > 1e16
     fpr = np.minimum(np.concatenate(([0.0], np.cumsum(q[order]))), 1.0)
     tpr = np.minimum(np.concatenate(([0.0], np.cumsum(p[order]))), 1.0)
     fpr[-1] = tpr[-1] = 1.0                   # the test that always declares P0 (removes the round-off of cumsum)
@@ -76,6 +81,13 @@ def _optimal_from_excess(eps, balance, excess):
     slope, offset = _rr_weights(eps)
     balance = np.asarray(balance, dtype=float)
     return np.maximum(balance, 0) + np.maximum(slope * excess - np.abs(balance) * offset, 0)
+
+
+def _near_kink(eps, balance, excess):
+    "Where tanh(ε/2)·Ē_γ and |Σ_γ|/(e^ε + 1) agree to six digits (finite ε): there the float form loses digits."
+    slope, offset = _rr_weights(eps)
+    a, b = slope * excess, np.abs(balance) * offset
+    return np.isfinite(eps) & (np.minimum(a, b) > 0) & (np.abs(a - b) <= 1e-6 * np.maximum(a, b))
 
 # %% ../nbs/02_egamma.ipynb #35cb945f
 def _check_real_array(a, name: str) -> np.ndarray:
@@ -124,7 +136,17 @@ def egamma_closed_form(e_gamma: ArrayLike, eps: ArrayLike, *, gamma: ArrayLike) 
     floor = np.maximum(1 - gamma, 0)
     if np.any(e_gamma > 1 + 1e-12) or np.any(e_gamma < floor - 1e-12):
         raise ValueError("e_gamma must lie in [(1 − gamma)₊, 1], the range of E_gamma between distributions")
-    return _optimal_from_excess(eps, 1 - gamma, np.maximum(e_gamma - floor, 0))
+    value = _optimal_from_excess(eps, 1 - gamma, np.maximum(e_gamma - floor, 0))
+    near = _near_kink(eps, 1 - gamma, np.maximum(e_gamma - floor, 0))
+    if not np.any(near):
+        return value
+    value = np.array(value, dtype=float)
+    E, G, P = (np.broadcast_to(a, value.shape) for a in (e_gamma, gamma, eps))
+    for i in map(tuple, np.argwhere(np.broadcast_to(near, value.shape))):    # exact arithmetic, as explained below
+        balance = 1 - Fraction(float(G[i]))
+        excess = max(Fraction(float(E[i])) - max(balance, 0), Fraction(0))
+        value[i] = float(max(balance, 0)) + _bracket_from_exact(excess, balance, float(P[i]))
+    return value[()] if value.ndim == 0 else value
 
 # %% ../nbs/02_egamma.ipynb #eacb4d61
 _SPLITTER = 134217729.0          # 2^27 + 1: Dekker's split of a double into two 26-bit halves
@@ -234,6 +256,11 @@ def _bracket_exact(p, q, gamma: float, eps: float) -> float:
     balance = sum(gaps, Fraction(0))
     side = 1 if balance <= 0 else -1                  # Ē_γ = Σ(p − γq)₊ when Σ_γ ≤ 0, Σ(γq − p)₊ when Σ_γ > 0
     excess = sum((side * x for x in gaps if side * x > 0), Fraction(0))
+    return _bracket_from_exact(excess, balance, eps)
+
+
+def _bracket_from_exact(excess: Fraction, balance: Fraction, eps: float) -> float:
+    "[((e^ε − 1)·Ē_γ − |Σ_γ|)/(e^ε + 1)]₊ from exact Ē_γ and Σ_γ, with e^ε to 60 digits (finite ε)."
     with decimal.localcontext() as ctx:
         ctx.prec = 60
         exact = lambda r: decimal.Decimal(r.numerator) / decimal.Decimal(r.denominator)
@@ -273,9 +300,7 @@ def egamma_optimal(p: ArrayLike, q: ArrayLike, eps: float, *, gamma: float) -> E
     # Ē_γ without cancellation: Σ(p − γq)₊ when Σ_γ ≤ 0 (γ ≥ 1), Σ(γq − p)₊ = γ E_{1/γ}(q‖p) when Σ_γ > 0
     excess = float(np.maximum(gaps, 0).sum() if balance <= 0 else np.maximum(-gaps, 0).sum())
     value = float(_optimal_from_excess(eps, balance, excess))
-    slope, offset = _rr_weights(eps)
-    terms = (float(slope) * excess, abs(balance) * float(offset))
-    if math.isfinite(eps) and min(terms) > 0 and abs(terms[0] - terms[1]) <= 1e-6 * max(terms):
+    if _near_kink(eps, balance, excess):
         value = max(balance, 0.0) + _bracket_exact(p, q, gamma, eps)     # near the kink: exact arithmetic
     both = 0 < int(inside.sum()) < p.size                   # otherwise one block: the constant channel
     channel = binary_rr_channel(inside, eps) if both else np.ones((p.size, 1))
@@ -285,26 +310,26 @@ def egamma_optimal(p: ArrayLike, q: ArrayLike, eps: float, *, gamma: float) -> E
 
 # %% ../nbs/02_egamma.ipynb #c015-ad8d2f94
 def _binary_ldp_constraints(k: int, eps: float):
-    "(A_ub, b_ub) of linprog: θ_x ≤ e^ε θ_x' and 1 − θ_x ≤ e^ε (1 − θ_x') for x ≠ x', divided by e^ε (well scaled)."
-    shrink = np.exp(-eps)
-    x, xp = np.nonzero(~np.eye(k, dtype=bool))
-    rows = np.arange(x.size)
-    A1 = np.zeros((x.size, k))
-    A1[rows, x] += shrink
-    A1[rows, xp] -= 1.0                       # e^{-ε} θ_x − θ_x' ≤ 0
-    A2 = -A1                                  # θ_x' − e^{-ε} θ_x ≤ 1 − e^{-ε}   (complement column)
-    b = np.concatenate((np.zeros(x.size), np.full(x.size, -np.expm1(-eps))))
-    return np.vstack((A1, A2)), b
+    """(A_ub, b_ub) of linprog over (θ_0..θ_{k−1}, t, T), sparse: t ≤ θ_x ≤ T, T ≤ e^ε t, 1 − t ≤ e^ε (1 − T), the
+    last two divided by e^ε (well scaled). With t = min θ and T = max θ these are exactly the pairwise constraints
+    θ_x ≤ e^ε θ_x' and 1 − θ_x ≤ e^ε (1 − θ_x'), in 2k + 2 rows instead of 2k(k − 1)."""
+    shrink, x = np.exp(-eps), np.arange(k)
+    rows = np.concatenate((x, x, k + x, k + x, [2 * k, 2 * k, 2 * k + 1, 2 * k + 1]))
+    cols = np.concatenate((x, np.full(k, k + 1), np.full(k, k), x, [k + 1, k, k + 1, k]))
+    vals = np.concatenate((np.ones(k), -np.ones(k), np.ones(k), -np.ones(k), [shrink, -1.0, 1.0, -shrink]))
+    A = sparse.csr_matrix((vals, (rows, cols)), shape=(2 * k + 2, k + 2))   # θ_x − T, t − θ_x, e^{−ε}T − t, T − e^{−ε}t
+    b = np.concatenate((np.zeros(2 * k + 1), [-np.expm1(-eps)]))
+    return A, b
 
 
 @moved_to_keywords("gamma")
 def egamma_lp(p: ArrayLike, q: ArrayLike, eps: float, *, gamma: float) -> float:
-    """Slow independent check: max_Q E_γ(Qᵀp‖Qᵀq) by a k-variable LP over binary ε-LDP channels.
+    """Slow independent check: max_Q E_γ(Qᵀp‖Qᵀq) by an LP over binary ε-LDP channels (k + 2 variables).
 
     E_γ(u‖v) = max_A u(A) − γ v(A); merging A into one output and its complement into the other is
     post-processing, so a binary channel with column θ = Q(1|·) suffices: maximise Σ_x θ_x (p(x) − γ q(x))
-    subject to 0 ≤ θ ≤ 1, θ_x ≤ e^ε θ_x' and 1 − θ_x ≤ e^ε (1 − θ_x') for all x ≠ x' (2k(k − 1) constraints,
-    divided by e^ε so that they stay well scaled). Uses neither SPR nor the closed form.
+    subject to 0 ≤ θ ≤ 1, θ_x ≤ e^ε θ_x' and 1 − θ_x ≤ e^ε (1 − θ_x') for all x ≠ x', written with the bounds
+    t ≤ θ_x ≤ T (2k + 2 sparse constraints, so memory grows like k). Uses neither SPR nor the closed form.
 
     Parameters
     ----------
@@ -332,7 +357,7 @@ def egamma_lp(p: ArrayLike, q: ArrayLike, eps: float, *, gamma: float) -> float:
     if k == 1:
         return _nonnegative(float(a[0]))
     A, b = _binary_ldp_constraints(k, eps)
-    res = linprog(-a, A_ub=A, b_ub=b, bounds=[(0.0, 1.0)] * k, method="highs")
+    res = linprog(-np.append(a, [0.0, 0.0]), A_ub=A, b_ub=b, bounds=[(0.0, 1.0)] * (k + 2), method="highs")
     if res.status != 0:
         raise RuntimeError(f"linprog failed: {res.message}")
     return _nonnegative(-float(res.fun))
@@ -356,7 +381,8 @@ def _private_vertices(fpr, tpr, eps):
     slope, offset = _rr_weights(eps)
     x = np.clip(offset + slope * fpr, 0, 1)                    # T_ε: homothety about (½, ½) of ratio tanh(ε/2)
     y = np.clip(offset + slope * tpr, 0, 1)
-    from_origin = y / x                                        # x ≥ 1/(e^ε+1) > 0
+    with np.errstate(divide="ignore", invalid="ignore"):     # x ≥ 1/(e^ε+1), which is 0 in floats for ε > 745
+        from_origin = np.where(x > 0, y / x, np.where(y > 0, np.inf, 0.0))
     to_corner = np.where(x < 1, (1 - y) / np.where(x < 1, 1 - x, 1.0), np.inf)
     first = int(np.argmax(from_origin))                        # tangent point from (0, 0)
     last = x.size - 1 - int(np.argmin(to_corner[::-1]))        # tangent point to (1, 1) (last minimiser)
@@ -426,6 +452,8 @@ def _gamma_points(p, q, eps: float, gammas: np.ndarray):
     g_tpr = np.clip(offset + slope * (inside @ p), 0, 1)
     excess = np.where(balance <= 0, np.maximum(gaps, 0).sum(axis=1), np.maximum(-gaps, 0).sum(axis=1))
     values = _optimal_from_excess(eps, balance, excess)
+    for i in np.flatnonzero(_near_kink(eps, balance, excess)):         # near the kink: exact arithmetic
+        values[i] = max(balance[i], 0.0) + _bracket_exact(p, q, float(gammas[i]), eps)
     # where the binary mechanism's point loses to a trivial test, the optimum is (0, 0) (γ ≥ 1) or (1, 1)
     trivial = g_tpr - gammas * g_fpr < np.maximum(1 - gammas, 0)
     corner = (gammas < 1).astype(float)

@@ -7,6 +7,7 @@ import csv
 import importlib.resources
 import itertools
 import math
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -25,9 +26,10 @@ from .foundations import (check_channel, check_divergence, check_eps, check_int,
 from .spr import SPRMechanism, binary_mechanism, divergence_optimal
 
 # %% auto #0
-__all__ = ['MAX_TYPES', 'LATTICE_ENTRIES', 'MAX_LATTICE_ENTRIES', 'BERRY_ESSEEN', 'MAX_SAMPLE_SIZE', 'VISIT_CLASSES', 'DATA_FILE',
-           'divergence_constants', 'output_lipschitz', 'l1_radius', 'PluginDesign', 'plugin_optimal', 'np_power',
-           'SampleSize', 'sample_size_details', 'sample_size', 'HealthVisits', 'load_health_visits']
+__all__ = ['MAX_TYPES', 'LATTICE_ENTRIES', 'MAX_LATTICE_ENTRIES', 'BERRY_ESSEEN', 'MAX_SAMPLE_SIZE', 'EXACT_ONLY_BELOW',
+           'VISIT_CLASSES', 'DATA_FILE', 'divergence_constants', 'output_lipschitz', 'l1_radius', 'PluginDesign',
+           'plugin_optimal', 'np_power', 'SampleSize', 'sample_size_details', 'sample_size', 'HealthVisits',
+           'load_health_visits']
 
 # %% ../nbs/07_estimated.ipynb #est-006
 def _chord_constants(f, eps: float) -> tuple[float, float]:
@@ -218,7 +220,10 @@ def _check_alphabet(k, largest: int) -> int:
 
 
 def _check_np_power(statistic, mass0, mass1, alpha) -> tuple:
-    "np_power's arguments: three 1-D arrays of one length (masses finite and ≥ 0), a level α in [0, 1]."
+    """np_power's arguments: three 1-D arrays of one length, a level α in [0, 1].
+
+    The statistic's values distinct (a tie is one value: sum its masses), each mass
+    vector a probability vector (sum 1 to 1e-9)."""
     statistic = check_real_array(statistic, "statistic", ndim=1, allow_inf=True)
     if statistic.size == 0:
         raise ValueError("statistic must be a non-empty 1-D array")
@@ -226,6 +231,10 @@ def _check_np_power(statistic, mass0, mass1, alpha) -> tuple:
     for name, mass in zip(("mass0", "mass1"), masses):
         if mass.shape != statistic.shape:
             raise ValueError(f"{name} must be a 1-D array of the length of statistic")
+        if abs(mass.sum() - 1) > 1e-9:
+            raise ValueError(f"{name} must sum to 1 (a probability vector)")
+    if np.unique(statistic).size < statistic.size:
+        raise ValueError("statistic must hold distinct values (merge ties and add their masses)")
     return (statistic, *masses, check_real(alpha, "alpha", low=0, high=1))
 
 
@@ -249,9 +258,12 @@ def plugin_optimal(x0: ArrayLike, x1: ArrayLike, eps: float, *, k: int | None = 
         Pilot samples of symbols in [0, k), drawn from P0 and from P1 (1-D, non-empty).
     eps : float
         Privacy level ε ≥ 0.
-    k : int, optional
-        The alphabet size (keyword-only; default: one more than the largest symbol
-        seen).
+    k : int
+        The alphabet size, fixed before the data are seen (keyword-only). The
+        certificate holds for laws on [0, k). Omitting it is deprecated (a
+        DeprecationWarning): k is then one more than the largest symbol seen, and the
+        certificate assumes that P0 and P1 put no mass on larger symbols, which a small
+        pilot can miss.
     divergence, ell, **params
         As for `ldpbook.spr.divergence_optimal` (keyword-only).
     confidence : float
@@ -265,8 +277,12 @@ def plugin_optimal(x0: ArrayLike, x1: ArrayLike, eps: float, *, k: int | None = 
         ``q_hat``.
     """
     x0, x1 = _check_sample(x0, "x0"), _check_sample(x1, "x1")
-    k = _check_alphabet(k, int(max(x0.max(), x1.max())))
+    inferred, k = k is None, _check_alphabet(k, int(max(x0.max(), x1.max())))
     confidence = _check_probability(confidence, "confidence")
+    if inferred:
+        warnings.warn("ldpbook 0.2.0: plugin_optimal without k is deprecated: the certificate holds for an "
+                      "alphabet fixed before the pilots are seen, and one inferred from them can miss symbols "
+                      "of small mass; write k=...", DeprecationWarning, stacklevel=2)
     p_hat = np.bincount(x0, minlength=k) / x0.size
     q_hat = np.bincount(x1, minlength=k) / x1.size
     mechanism = divergence_optimal(p_hat, q_hat, eps, divergence=divergence, ell=ell,
@@ -378,6 +394,24 @@ def plot_certificate_simulation(sim: CertificateSimulation):
     return ax
 
 # %% ../nbs/07_estimated.ipynb #est-028
+def _neyman_pearson(statistic: np.ndarray, mass0: np.ndarray, mass1: np.ndarray,
+                    alpha: float) -> tuple[float, float]:
+    """Power and type-II error of the threshold test randomized to level exactly α.
+
+    The type-II error is the H1 mass of the accepted values, summed on its own rather
+    than taken as 1 − power: a β of 1e-15 lies below the spacing of floats near 1."""
+    order = np.argsort(-statistic, kind="stable")
+    cum0 = np.cumsum(mass0[order])
+    i = int(np.searchsorted(cum0, alpha, side="right"))   # the boundary value θ
+    if i == order.size:
+        return 1.0, 0.0
+    before0 = cum0[i - 1] if i else 0.0
+    share = (alpha - before0) / mass0[order[i]]            # randomization at θ
+    rejected = mass1[order[:i]].sum() + share * mass1[order[i]]
+    accepted = mass1[order[i + 1:]].sum() + (1 - share) * mass1[order[i]]
+    return float(min(rejected, 1.0)), float(min(accepted, 1.0))
+
+
 def np_power(statistic: np.ndarray, mass0: np.ndarray, mass1: np.ndarray,
              alpha: float) -> float:
     """Power of a threshold test randomized to level exactly α.
@@ -385,31 +419,25 @@ def np_power(statistic: np.ndarray, mass0: np.ndarray, mass1: np.ndarray,
     `statistic` holds distinct values with probabilities `mass0` under H0 and `mass1`
     under H1. The test rejects every value above a threshold θ, and θ itself with the
     probability that brings the level to α."""
-    statistic, mass0, mass1, alpha = _check_np_power(statistic, mass0, mass1, alpha)
-    order = np.argsort(-statistic, kind="stable")
-    cum0, cum1 = np.cumsum(mass0[order]), np.cumsum(mass1[order])
-    i = int(np.searchsorted(cum0, alpha, side="right"))   # the boundary value θ
-    if i == order.size:
-        return 1.0
-    before0, before1 = (cum0[i - 1], cum1[i - 1]) if i else (0.0, 0.0)
-    share = (alpha - before0) / mass0[order[i]]            # randomization at θ
-    return float(min(before1 + share * mass1[order[i]], 1.0))
+    return _neyman_pearson(*_check_np_power(statistic, mass0, mass1, alpha))[0]
 
 
-def _binomial_power(u: np.ndarray, v: np.ndarray, n: int, alpha: float) -> float:
-    """Exact Neyman–Pearson power for a two-output channel.
+def _binomial_miss(u: np.ndarray, v: np.ndarray, n: int, alpha: float) -> float:
+    """Type-II error of the Neyman–Pearson test for a two-output channel.
 
     A threshold on the count N_1 of output 1, whose laws are Bin(n, u_1) and
-    Bin(n, v_1); counts more than 12 standard deviations (plus 10) from both means are
-    left out, so that a large n costs O(√n): a mass below 1e-24 on a grid of n up to
-    10^6 and u_1, v_1 from 1e-4 to 0.9999."""
+    Bin(n, v_1). Counts more than 12 standard deviations (plus 10) from both means are
+    lumped into one value per tail, so that a large n costs O(√n); a lump lies at the
+    end of the likelihood-ratio order, so the test stays valid at every α and β."""
     spread = 12 * math.sqrt(n * max(u[1] * u[0], v[1] * v[0])) + 10
     lo = max(0, math.floor(n * min(u[1], v[1]) - spread))
     hi = min(n, math.ceil(n * max(u[1], v[1]) + spread))
-    counts = np.arange(lo, hi + 1)
-    mass0, mass1 = stats.binom.pmf(counts, n, u[1]), stats.binom.pmf(counts, n, v[1])
+    counts = np.arange(lo - 1, hi + 2)            # lo − 1 and hi + 1 stand for the tails
+    mass0, mass1 = (np.concatenate(([stats.binom.cdf(lo - 1, n, w)],
+                                    stats.binom.pmf(counts[1:-1], n, w),
+                                    [stats.binom.sf(hi, n, w)])) for w in (u[1], v[1]))
     direction = 1.0 if v[1] * u[0] >= u[1] * v[0] else -1.0   # LR increases with N_1
-    return np_power(direction * counts, mass0, mass1, alpha)
+    return _neyman_pearson(direction * counts, mass0, mass1, alpha)[1]
 
 # %% ../nbs/07_estimated.ipynb #est-029
 MAX_TYPES = 200_000     # the exact multinomial computation enumerates at most this many
@@ -445,8 +473,8 @@ def _grouped(statistic: np.ndarray, mass0: np.ndarray, mass1: np.ndarray,
             np.add.reduceat(mass1[order], starts))
 
 
-def _types_power(u: np.ndarray, v: np.ndarray, n: int, alpha: float) -> float:
-    """Exact Neyman–Pearson power by enumerating multinomial types.
+def _types_miss(u: np.ndarray, v: np.ndarray, n: int, alpha: float) -> float:
+    """Exact Neyman–Pearson type-II error by enumerating multinomial types.
 
     Each type of n outputs, with its probability under both hypotheses and its
     log-likelihood ratio; ties merged to 1e-9 relative."""
@@ -459,7 +487,7 @@ def _types_power(u: np.ndarray, v: np.ndarray, n: int, alpha: float) -> float:
                        np.where(np.isneginf(log1), -np.inf, log1 - log0))
     finite = np.isfinite(llr)
     tol = 1e-9 * max(1.0, float(np.abs(llr[finite]).max()) if finite.any() else 1.0)
-    return np_power(*_grouped(llr, np.exp(log0), np.exp(log1), tol), alpha)
+    return _neyman_pearson(*_grouped(llr, np.exp(log0), np.exp(log1), tol), alpha)[1]
 
 # %% ../nbs/07_estimated.ipynb #est-030
 LATTICE_ENTRIES = 2**18    # the preferred support size of the lattice statistic's law
@@ -488,40 +516,54 @@ def _sum_law(mass: np.ndarray, n: int) -> np.ndarray:
     return np.maximum(sfft.irfft(sfft.rfft(mass, length) ** n, length)[:size], 0.0)
 
 # %% ../nbs/07_estimated.ipynb #est-030b
-def _berry_esseen_power(u: np.ndarray, v: np.ndarray, n: int, alpha: float) -> float:
-    """A certified lower bound on the power of a level-α likelihood-ratio test.
+def _berry_esseen_miss(u: np.ndarray, v: np.ndarray, n: int, alpha: float) -> float:
+    """A certified upper bound on the type-II error of a level-α test.
 
-    The test rejects when S = Σ_i log(v/u)(Y_i) > t. With mean μ, standard deviation
-    σ and third absolute central moment ρ of one term, Berry–Esseen bounds the error
-    of the normal approximation by e = 0.4748 ρ/(σ³√n) under each hypothesis, so
-    t = nμ_0 + σ_0√n z_{1−α+e_0} has level ≤ α and power ≥ 1 − Φ(·) − e_1."""
-    llr = np.log(v) - np.log(u)
+    The likelihood-ratio test rejects when S = Σ_i log(v/u)(Y_i) > t. With mean μ,
+    standard deviation σ and third absolute central moment ρ of one term, Berry–Esseen
+    bounds the error of the normal approximation by e = 0.4748 ρ/(σ³√n) under each
+    hypothesis, so t = nμ_0 + σ_0√n z_{1−α+e_0} has level ≤ α and type-II error
+    ≤ Φ((t − nμ_1)/(σ_1√n)) + e_1. An output that one hypothesis cannot produce is
+    merged into the finite output of most extreme ratio on its side (a function of the
+    data: still a valid test); rejecting as soon as an output impossible under H0
+    appears (level 0) is the other candidate."""
+    unseen = float(v[u == 0].sum())                # H1's mass on outputs H0 never gives
+    never = 0.0 if unseen >= 1 else math.exp(n * math.log1p(-unseen))
+    with np.errstate(divide="ignore"):
+        llr = np.log(v) - np.log(u)
+    finite = np.isfinite(llr)
+    if not finite.any():
+        return never
+    uf, vf = u[finite].copy(), v[finite].copy()
+    for side, end in ((np.inf, np.argmax(llr[finite])), (-np.inf, np.argmin(llr[finite]))):
+        uf[end], vf[end] = uf[end] + u[llr == side].sum(), vf[end] + v[llr == side].sum()
+    llr = np.log(vf) - np.log(uf)
     moments = []
-    for w in (u, v):
+    for w in (uf, vf):
         mean = float(w @ llr)
         sd = math.sqrt(float(w @ (llr - mean) ** 2))
-        moments.append((mean, sd, BERRY_ESSEEN * float(w @ np.abs(llr - mean) ** 3)
-                        / (sd ** 3 * math.sqrt(n))))
+        rho = float(w @ np.abs(llr - mean) ** 3)
+        moments.append((mean, sd, BERRY_ESSEEN * rho / (sd ** 3 * math.sqrt(n)) if sd else math.inf))
     (m0, s0, e0), (m1, s1, e1) = moments
-    if e0 >= alpha:
-        return 0.0
+    if e0 >= alpha or e1 >= 1:
+        return never
     t = n * m0 + s0 * math.sqrt(n) * stats.norm.ppf(1 - alpha + e0)
-    return max(0.0, float(stats.norm.sf((t - n * m1) / (s1 * math.sqrt(n)))) - e1)
+    return min(never, float(stats.norm.cdf((t - n * m1) / (s1 * math.sqrt(n)))) + e1)
 
 
-def _lattice_power(u: np.ndarray, v: np.ndarray, n: int, alpha: float) -> float:
-    """Power of the level-α lattice test (Berry–Esseen's bound for very large n).
+def _lattice_miss(u: np.ndarray, v: np.ndarray, n: int, alpha: float) -> float:
+    """Type-II error of the level-α lattice test (Berry–Esseen's bound for very large n).
 
     The test on Λ̃ = Σ_i Λ̃_{Y_i}, randomized at the boundary, its laws by FFT; when
-    their support would exceed MAX_LATTICE_ENTRIES, `_berry_esseen_power`."""
+    their support would exceed MAX_LATTICE_ENTRIES, `_berry_esseen_miss`."""
     c = _lattice_weights(u, v, n)
     shift = c - c.min()
     if n * int(shift.max()) + 1 > MAX_LATTICE_ENTRIES:
-        return _berry_esseen_power(u, v, n, alpha)
+        return _berry_esseen_miss(u, v, n, alpha)
     mass0 = np.bincount(shift, weights=u, minlength=shift.max() + 1)
     mass1 = np.bincount(shift, weights=v, minlength=shift.max() + 1)
     law0, law1 = _sum_law(mass0, n), _sum_law(mass1, n)
-    return np_power(np.arange(law0.size, dtype=float), law0, law1, alpha)
+    return _neyman_pearson(np.arange(law0.size, dtype=float), law0, law1, alpha)[1]
 
 # %% ../nbs/07_estimated.ipynb #est-031
 @dataclass(frozen=True)
@@ -541,7 +583,8 @@ class SampleSize:
     lower_bound : int
         No level-α test with power ≥ 1 − β uses fewer outputs (= n when exact).
     power : float
-        The power of the test at n (for 'berry-esseen', a lower bound on it).
+        The power of the test at n (for 'berry-esseen', a lower bound on it); the search
+        compares its type-II error, summed directly, with β.
     """
     n: int
     method: str
@@ -552,14 +595,14 @@ class SampleSize:
 MAX_SAMPLE_SIZE = 2**40
 
 
-def _smallest(power, target: float, upper: int | None = None, start: int = 1) -> tuple[int, float]:
-    """The smallest n whose power reaches the target.
+def _smallest(miss, beta: float, upper: int | None = None, start: int = 1) -> tuple[int, float]:
+    """The smallest n whose type-II error is at most β, and that error.
 
-    For a non-decreasing power(n) ≥ target: doubling from `start` (an n below which the
-    target is out of reach; not past `upper`, an n known to suffice, while it has not
-    been tried), then bisection."""
+    For a non-increasing miss(n) ≤ β: doubling from `start` (an n below which β is out
+    of reach; not past `upper`, an n known to suffice, while it has not been tried),
+    then bisection."""
     lo, hi = start, start
-    while hi > MAX_SAMPLE_SIZE or (value := power(hi)) < target:
+    while hi > MAX_SAMPLE_SIZE or (value := miss(hi)) > beta:
         if hi >= MAX_SAMPLE_SIZE:
             raise ValueError("no sample size up to 2^40 reaches the power: the "
                              "hypotheses are too close through this channel")
@@ -568,7 +611,7 @@ def _smallest(power, target: float, upper: int | None = None, start: int = 1) ->
     best = value
     while lo < hi:
         mid = (lo + hi) // 2
-        if (value := power(mid)) >= target:
+        if (value := miss(mid)) <= beta:
             hi, best = mid, value
         else:
             lo = mid + 1
@@ -580,12 +623,12 @@ def _kl_lower_bound(u: np.ndarray, v: np.ndarray, alpha: float, beta: float) -> 
 
     n ≥ kl(α ‖ 1 − β)/D(u‖v) and n ≥ kl(1 − β ‖ α)/D(v‖u), by data processing on the
     test's decision."""
-    binary = lambda a, b: float(rel_entr(a, b) + rel_entr(1 - a, 1 - b))
+    kl_ab = float(rel_entr(alpha, 1 - beta) + rel_entr(1 - alpha, beta))   # kl(α ‖ 1 − β), β kept
+    kl_ba = float(rel_entr(1 - beta, alpha) + rel_entr(beta, 1 - alpha))   # apart from 1 − β ≈ 1
     with np.errstate(invalid="ignore"):
-        bounds = (binary(alpha, 1 - beta) / float(rel_entr(u, v).sum()),
-                  binary(1 - beta, alpha) / float(rel_entr(v, u).sum()))
+        bounds = kl_ab / float(rel_entr(u, v).sum()), kl_ba / float(rel_entr(v, u).sum())
     bound = max((b for b in bounds if not math.isnan(b)), default=0.0)     # ∞/∞: no information
-    if bound > MAX_SAMPLE_SIZE:                        # (also ∞: a power of exactly 1 − β = 1 in float64)
+    if bound > MAX_SAMPLE_SIZE:
         return MAX_SAMPLE_SIZE + 1
     return max(0, math.ceil(bound * (1 - 1e-12)))
 
@@ -616,6 +659,21 @@ def _output_pair(p, q, eps, channel) -> tuple[np.ndarray, np.ndarray]:
     return u, v
 
 # %% ../nbs/07_estimated.ipynb #est-033
+EXACT_ONLY_BELOW = 1e-6    # α or β below it: the FFT's round-off (≈1e-13) would not be negligible
+
+
+def _exact_types(u: np.ndarray, v: np.ndarray, alpha: float, beta: float, start: int) -> tuple:
+    """The smallest n by the types alone, refused when they exceed MAX_TYPES."""
+    def miss(n):
+        if _count_types(n, u.size) > MAX_TYPES:
+            raise ValueError(f"alpha and beta below {EXACT_ONLY_BELOW:g} are computed by the exact "
+                             f"(types) method only, and this channel's {u.size} outputs need more than "
+                             f"MAX_TYPES = {MAX_TYPES:,} types: raise alpha or beta")
+        return _types_miss(u, v, n, alpha)
+    most = next(n for n in itertools.count(1) if _count_types(n + 1, u.size) > MAX_TYPES)
+    return _smallest(miss, beta, upper=max(most, start), start=start)
+
+
 def sample_size_details(p: ArrayLike, q: ArrayLike, eps: float, *, alpha: float = 0.05,
                         beta: float = 0.2,
                         channel: ArrayLike | None = None) -> SampleSize:
@@ -624,7 +682,8 @@ def sample_size_details(p: ArrayLike, q: ArrayLike, eps: float, *, alpha: float 
     Two outputs: exact (binomial tails). More outputs: first the n of the level-α test
     on a lattice-rounded log-likelihood ratio (Berry–Esseen's bound for very large n);
     if at that n there are at most `MAX_TYPES` multinomial types, the exact
-    Neyman–Pearson n by enumerating them. Arguments as for `sample_size`."""
+    Neyman–Pearson n by enumerating them. With α or β below `EXACT_ONLY_BELOW`, the
+    types only (or a ValueError). Arguments as for `sample_size`."""
     alpha, beta = _check_probability(alpha, "alpha"), _check_probability(beta, "beta")
     u, v = _output_pair(p, q, eps, channel)
     if alpha + beta >= 1:
@@ -632,18 +691,20 @@ def sample_size_details(p: ArrayLike, q: ArrayLike, eps: float, *, alpha: float 
     bound = _kl_lower_bound(u, v, alpha, beta)          # no smaller n can reach the power
     start = max(1, bound)
     if u.size == 2:
-        n, power = _smallest(lambda n: _binomial_power(u, v, n, alpha), 1 - beta, start=start)
-        return SampleSize(n=n, method="binomial", lower_bound=n, power=power)
-    target = 1 - beta + 1e-9                            # a margin over FFT round-off
-    n, power = _smallest(lambda n: _lattice_power(u, v, n, alpha), target, start=start)
+        n, miss = _smallest(lambda n: _binomial_miss(u, v, n, alpha), beta, start=start)
+        return SampleSize(n=n, method="binomial", lower_bound=n, power=1 - miss)
+    if min(alpha, beta) < EXACT_ONLY_BELOW:
+        n, miss = _exact_types(u, v, alpha, beta, start)
+        return SampleSize(n=n, method="types", lower_bound=n, power=1 - miss)
+    # a margin of 1e-9 over the FFT's round-off
+    n, miss = _smallest(lambda n: _lattice_miss(u, v, n, alpha), beta - 1e-9, start=start)
     if _count_types(n, u.size) <= MAX_TYPES:
-        n, power = _smallest(lambda n: _types_power(u, v, n, alpha), 1 - beta, upper=n)
-        return SampleSize(n=n, method="types", lower_bound=n, power=power)
+        n, miss = _smallest(lambda n: _types_miss(u, v, n, alpha), beta, upper=n)
+        return SampleSize(n=n, method="types", lower_bound=n, power=1 - miss)
     c = _lattice_weights(u, v, n)
     large = n * int(c.max() - c.min()) + 1 > MAX_LATTICE_ENTRIES
-    lower = min(n, bound)
     return SampleSize(n=n, method="berry-esseen" if large else "lattice",
-                      lower_bound=lower, power=power)
+                      lower_bound=min(n, bound), power=1 - miss)
 
 # %% ../nbs/07_estimated.ipynb #est-034
 def sample_size(p: ArrayLike, q: ArrayLike, eps: float, *, alpha: float = 0.05,
@@ -660,7 +721,9 @@ def sample_size(p: ArrayLike, q: ArrayLike, eps: float, *, alpha: float = 0.05,
     eps : float
         Privacy level ε ≥ 0 (``inf`` allowed); `channel` must be ε-LDP.
     alpha, beta : float
-        The level and the type-II error, each in (0, 1) (keyword-only).
+        The level and the type-II error, each in (0, 1) (keyword-only). Below
+        `EXACT_ONLY_BELOW` = 1e-6, a channel with more than two outputs is handled by
+        the exact types method only, and refused (ValueError) beyond `MAX_TYPES`.
     channel : array_like, optional
         A k × m ε-LDP channel (keyword-only; default: the KL-optimal mechanism
         `divergence_optimal(p, q, eps)`).
@@ -759,7 +822,7 @@ def plot_sample_size_comparison(data: SampleSizeComparison) -> np.ndarray:
     left.set_title(rf"sample size, $\alpha = {data.alpha:g}$, $\beta = {data.beta:g}$")
     right.semilogy(data.eps, data.n["KL"], "^-", label="KL-optimal: exact/certified n")
     right.semilogy(data.eps, data.normal, "k--", label="normal approximation")
-    right.semilogy(data.eps, data.chernoff, "C3:", label=r"Chernoff bound $n_C$ (ch.6)")
+    right.semilogy(data.eps, data.chernoff, "C3:", label=r"Chernoff bound $n_C$")
     right.semilogy(data.eps, data.lower, "C2-.", label="data-processing lower bound")
     right.set_xlabel(r"$\varepsilon$")
     right.set_title("KL-optimal mechanism and predictions")

@@ -409,9 +409,12 @@ def _range_pairs(mechanism: SparseKernelMechanism, H: int, center, distances) ->
     if distances is None:
         d = np.abs(np.subtract.outer(np.array(xs, dtype=float), np.array(xs, dtype=float)))
     else:
-        d = np.asarray(distances, dtype=float)
+        d = check_real_array(distances, "distances", allow_inf=True)        # no NaN: a NaN pair would be skipped
         if d.shape != (len(xs), len(xs)):
             raise ValueError(f"distances must be a {len(xs)}×{len(xs)} matrix over the inputs, got shape {d.shape}")
+        finite = np.isfinite(d)
+        if np.any(d < 0) or np.any(d[finite] != np.round(d[finite])):
+            raise ValueError("distances must be non-negative integers (or inf for unreachable pairs)")
     pairs = [(a, b, int(d[i, j])) for i, a in enumerate(xs) for j, b in enumerate(xs) if 1 <= d[i, j] <= H]
     if not pairs:
         raise ValueError(f"no pair of inputs is at distance 1..{H}")
@@ -449,8 +452,12 @@ def range_defect(mechanism: SparseKernelMechanism, eps: float, H: int, *, center
     eps = check_eps(eps, allow_inf=True)
     H = check_int(H, "H", minimum=1)
     pairs, r1 = _range_pairs(mechanism, H, center, distances)
-    laws = {x: mechanism.pmf(x) for x in dict.fromkeys(v for pair in pairs for v in pair[:2])}
-    parts = [_decompose(laws[a], laws[b], eps) for a, b, _ in pairs]
+    parts, laws = [], {}
+    for a, b, _ in pairs:
+        laws.update({x: mechanism.pmf(x) for x in (a, b) if x not in laws})
+        parts.append(_decompose(laws[a], laws[b], eps))
+        if mechanism.inputs is None:         # on ℤ keep the centre's and this pair's laws (3 windows, not 2H + 1)
+            laws = {x: laws[x] for x in (a, b, pairs[0][0])}               # pairs[0] = (centre, centre + 1)
     totals = np.array([part.total for part in parts])
     separations = np.array([h for _, _, h in pairs])
     per_h = np.zeros(separations.max())                         # separations that occur (≤ H)
@@ -637,9 +644,9 @@ def _hockey_terms(p, q, eps: float) -> np.ndarray:
 
 
 def sparse_rr_calibration(t: int, eps: float) -> tuple[float, float]:
-    "The calibration (37): p_t = e^ε/(e^ε + 2t), q_t = 1/(e^ε + 2t), in the stable form 1/(1 + 2t e^{−ε})."
+    "The calibration (37): p_t = e^ε/(e^ε + 2t), q_t = 1/(e^ε + 2t), stably as 1/(1 + 2t e^{−ε}) (ε = ∞: 1, 0)."
     t = check_int(t, "t")
-    eps = check_eps(eps)
+    eps = check_eps(eps, allow_inf=True)
     p = 1.0 / (1.0 + 2 * t * np.exp(-eps))
     return float(p), float(np.exp(-eps) * p)
 
@@ -664,7 +671,7 @@ def sparse_randomized_response(t: int, eps: float | None = None, *, p: float | N
     t : int
         The window radius, t ≥ 0 (support size 2t + 1).
     eps : float, optional
-        The calibration (37), p_t = e^ε/(e^ε + 2t).
+        The calibration (37), p_t = e^ε/(e^ε + 2t) (``inf``: p = 1, the identity).
     p : float, optional, keyword-only
         The mass at x (then q = (1 − p)/(2t)). Give exactly one of `eps` and `p`.
     """
@@ -672,7 +679,7 @@ def sparse_randomized_response(t: int, eps: float | None = None, *, p: float | N
     if (eps is None) == (p is None):
         raise TypeError("give exactly one of eps (calibrated) or p")
     if eps is not None:
-        eps = check_eps(eps)
+        eps = check_eps(eps, allow_inf=True)
         log_p = -np.log1p(2 * t * np.exp(-eps))
         log_q = log_p - eps
     else:
@@ -699,7 +706,7 @@ def sparse_rr_defect(x: int, x_prime: int, support: ArrayLike, support_prime: Ar
         raise ValueError("support must contain x and support_prime must contain x_prime")
     if S.size != Sp.size:
         raise ValueError(f"support and support_prime must have the same size s, got {S.size} and {Sp.size}")
-    p, q, eps = check_eps(p, name="p"), check_eps(q, name="q"), check_eps(eps)
+    p, q, eps = check_eps(p, name="p"), check_eps(q, name="q"), check_eps(eps, allow_inf=True)
     if not p >= q or abs(p + (S.size - 1) * q - 1) > 1e-9:
         raise ValueError(f"need p ≥ q ≥ 0 and p + (s − 1) q = 1, got p={p}, q={q}, s={S.size}")
     others = np.setdiff1d(S, np.union1d(Sp, [x])).size
@@ -722,21 +729,21 @@ def sparse_rr_line_defect(h: int, t: int, eps: float, *, p: float | None = None)
     t : int
         The window radius t ≥ 0.
     eps : float
-        Privacy level ε ≥ 0.
+        Privacy level ε ≥ 0 (``inf`` allowed).
     p : float or None, keyword-only
         The mass at x; None uses the calibration (37), for which the first case is h·q_t.
     """
     h, t = check_int(h, "h", minimum=1), check_int(t, "t")
-    if p is None:
-        p, q = sparse_rr_calibration(t, eps)
-    else:
-        p, q = _check_rr_p(t, p)
-    eps = check_eps(eps)
+    eps = check_eps(eps, allow_inf=True)
+    calibrated = p is None
+    p, q = sparse_rr_calibration(t, eps) if calibrated else _check_rr_p(t, p)
     if h > 2 * t:
-        return DefectDecomposition(p + 2 * t * q, 0.0)
+        return DefectDecomposition(1.0, 0.0)                       # disjoint windows: p + 2tq = 1
     if h > t:
         return DefectDecomposition(p + (h - 1) * q, 0.0)
-    if q == 0:
+    if calibrated and eps < np.inf:            # p_t = e^ε q_t: no overlap excess (q_t > 0, even where it underflows)
+        return DefectDecomposition(h * q, 0.0)
+    if q == 0:                                 # the identity: x is ruled out by every output of x'
         return DefectDecomposition(p, 0.0)
     return DefectDecomposition(h * q, float(_hockey_terms(p, q, eps)))
 

@@ -427,8 +427,8 @@ def _plain_solution(p, q, eps, divergence, params, ell, state=None):
 
 def _optimal_blocks(p, q, eps, divergence, params, ell, state=None):
     """The value and the blocks (tuples of symbols) of an optimal partition, for validated arguments: what
-    `divergence_optimal` returns, without the channel (an inner loop, chapter 6's, needs only the blocks; it
-    passes a dict `state` that the engine keeps its warm start in)."""
+    `divergence_optimal` returns, without the channel (an inner loop, the Chernoff search of `ldpbook.chernoff`,
+    needs only the blocks; it passes a dict `state` that the engine keeps its warm start in)."""
     solve = _ENGINES.get("divergence_optimal", _plain_solution)
     value, cuts = solve(p, q, eps, divergence, params, ell, state)
     groups, null = _lr_groups(p, q)
@@ -1650,8 +1650,9 @@ def _engine_solution(p, q, eps, divergence, params, ell, state=None):
     """The value and block boundaries of an optimal contiguous partition, by the engine: the contract of
     `_plain_solution`. Rényi with α < 1 far from 0 is re-evaluated as the minimised Σ_α (see `_optimise`), and
     exact ties between partitions (TV, E_γ) are resolved towards fewer blocks by `_merge_ties`. A dict `state`
-    carries the block boundaries of the last optimum between calls on the same pair and ε (chapter 6 solves one
-    pair for many Rényi orders): Dinkelbach starts from them, as a sweep starts from the neighbouring ε."""
+    carries the block boundaries of the last optimum between calls on the same pair and ε (`ldpbook.chernoff`
+    solves one pair for many Rényi orders): Dinkelbach starts from them, as a sweep starts from the
+    neighbouring ε."""
     batch, _, _ = _single_batch(p, q, eps, divergence, params)
     warm = None if state is None else state.get("cuts")
     all_cuts, free = _optimise(batch, ell, warm)

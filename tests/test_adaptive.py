@@ -396,3 +396,71 @@ def test_old_positional_forms_warn_and_agree():
         assert np.array_equal(centering_offsets(table, 0.3), centering_offsets(table, level=0.3))
     with pytest.raises(TypeError, match="positional"):
         adaptive_test(x, y, 1.0, 0.1, 9, 19, 0.2, 3, True, False, "extra")
+
+
+def test_alternating_cell_masses_are_exact_on_fine_grids():
+    """Cell masses against mpmath, 1e-9 relative, on grids up to 2^24 cells and for frequencies beyond the grid
+    (a difference of cdf values near 1 would lose eight digits of a 6e-8 mass)."""
+    import mpmath as mp
+    mp.mp.dps = 40
+    rng = np.random.default_rng(11)
+    for scale, r, kappa in [(2, 0.5, 1 << 24), (2, 0.63, 1 << 20), (32, 0.35, 1 << 20), (3, 0.6, 1000),
+                            (10 ** 15 + 7, 0.3, 97), (5, 0.6, 1)]:
+        masses = alternating_cell_masses(scale, r, kappa)
+        assert masses.shape == (kappa,) and abs(masses.sum() - 1) < 1e-12
+
+        def cdf(t):
+            return t + mp.mpf(r) * (1 - mp.cos(2 * mp.pi * scale * t)) / (4 * scale)
+        lightest = 3 * kappa // (4 * scale) if scale < kappa else 0          # where g is smallest: 1 - pi r / 2
+        for i in set(rng.integers(0, kappa, 60).tolist()) | {0, kappa - 1, lightest}:
+            exact = cdf(mp.mpf(i + 1) / kappa) - cdf(mp.mpf(i) / kappa)
+            assert abs(masses[i] - float(exact)) <= 1e-9 * float(exact), (scale, r, kappa, i)
+
+
+def test_binned_distance_claim_holds_for_dyadic_frequencies_only():
+    """The chapter's claim on the binned L1 distance of g_{omega,r} (0 for dyadic kappa <= omega, r for
+    kappa >= 2 omega) holds when omega is a power of two, and fails otherwise (omega = 3): the chapter says so."""
+    import json
+    from pathlib import Path
+    def binned(scale, kappa):
+        return float(np.abs(alternating_cell_masses(scale, 0.5, kappa) - 1 / kappa).sum())
+    for scale in (1, 2, 8, 32):
+        for kappa in (2 ** j for j in range(9)):
+            assert abs(binned(scale, kappa) - (0.0 if kappa <= scale else 0.5 if kappa >= 2 * scale else -1)) < 1e-9
+    assert binned(3, 2) > 0.1 and binned(3, 8) < 0.45                 # omega = 3: neither 0 nor r
+    notebook = json.loads((Path(__file__).parents[1] / "nbs" / "05_adaptivity.ipynb").read_text())
+    text = next("".join(c["source"]) for c in notebook["cells"] if c.get("id") == "c009-2ec40430")
+    claim = text[text.index("binned $L_1$ distance"):]
+    assert "power of two" in claim[:300]
+
+
+def test_centering_offsets_for_levels_near_one_take_the_low_order_statistic():
+    """i_u = min(B_cen, ceil((1 - u)(B_cen + 1))) - 1 is never negative: for u just below 1 it is 0 (the smallest
+    centering statistic), not index -1 (the largest), which a rounding guard would produce."""
+    rng = np.random.default_rng(4)
+    for n_centering in (1, 2, 3, 9, 199):
+        s = rng.normal(size=(3, n_centering))
+        for u in (1 - 1e-12, 1 - 1e-10, 1 - 3e-10, 0.9999999999):
+            m = min(n_centering, math.ceil((1 - Fraction(u)) * (n_centering + 1)))   # exact rational arithmetic
+            assert m == 1
+            assert np.array_equal(centering_offsets(s, level=u), np.sort(s, axis=1)[:, m - 1]), (n_centering, u)
+
+
+def test_figure3_prose_bound_on_the_adaptive_loss_holds_on_the_shipped_data():
+    """The chapter's bound on the non-private adaptive test's loss against the best fixed resolution, read from its
+    text, against the largest loss in data/figure3.csv (computed here from the raw decisions)."""
+    import json
+    import re
+    from pathlib import Path
+    root = Path(__file__).parents[1]
+    table = np.loadtxt(root / "data" / "figure3.csv", delimiter=",", skiprows=2)
+    header = (root / "data" / "figure3.csv").read_text().splitlines()[1].split(",")
+    fixed = [header.index(f"kappa={k} eps=inf") for k in (4, 16, 64)]
+    adaptive_col = header.index("adaptive eps=inf")
+    loss = max(table[table[:, 0] == s][:, fixed].mean(axis=0).max() - table[table[:, 0] == s][:, adaptive_col].mean()
+               for s in np.unique(table[:, 0]) if table[table[:, 0] == s][0, 2] > 0)
+    notebook = json.loads((root / "nbs" / "05_adaptivity.ipynb").read_text())
+    text = next("".join(c["source"]) for c in notebook["cells"] if c.get("id") == "4c4f34d1")
+    sentence = text[text.index("without privacy"):text.index("best fixed resolution at each scale")]
+    stated = float(re.search(r"\$(0\.\d+)\$", sentence).group(1))
+    assert 0.1 < loss <= stated, (loss, stated)

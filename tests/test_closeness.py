@@ -683,3 +683,95 @@ def test_smallest_n_permutations_at_tiny_levels_is_exact_and_bounded(alpha):
     x, y = np.array([0, 0, 0, 0]), np.array([1, 1, 1, 1])
     with pytest.raises(ValueError, match="n_permutations >= "):      # refused at once, no hang
         dp_permutation_test(x, y, 1.0, alpha=alpha)
+
+
+# ------------------------------------------------------------------ rate functions at extreme sizes (mpmath)
+def _rate_terms_mp(N, eps, s, d):
+    "The four terms of the rate in arbitrary precision (eps = inf: the privacy terms are 0)."
+    import mpmath as mp
+    N, s = mp.mpf(N), mp.mpf(s)
+    if np.isinf(eps):
+        return [N ** (-2 * s / (4 * s + d)), mp.mpf(0), mp.mpf(0), mp.mpf(0)]
+    eps = mp.mpf(eps)
+    return [N ** (-2 * s / (4 * s + d)), (N * mp.sqrt(eps)) ** (-2 * s / (2 * s + d)),
+            (N ** 1.5 * eps) ** (-2 * s / (4 * s + d)), 1 / (N * eps)]
+
+
+def _sample_terms_mp(r, eps, s, d):
+    import mpmath as mp
+    r, s = mp.mpf(r), mp.mpf(s)
+    first = r ** (-(4 * s + d) / (2 * s))
+    if np.isinf(eps):
+        return [first, mp.mpf(0), mp.mpf(0), mp.mpf(0)]
+    eps = mp.mpf(eps)
+    return [first, eps ** -0.5 * r ** (-(2 * s + d) / (2 * s)), eps ** (-mp.mpf(2) / 3) * r ** (-(4 * s + d) / (3 * s)),
+            1 / (eps * r)]
+
+
+def _binned_terms_mp(kappa, N, eps, s, d):
+    import mpmath as mp
+    kappa, N, s = mp.mpf(kappa), mp.mpf(N), mp.mpf(s)
+    head = [kappa ** -s, kappa ** (mp.mpf(d) / 4) / mp.sqrt(N)]
+    if np.isinf(eps):
+        return head + [mp.mpf(0)] * 3
+    eps = mp.mpf(eps)
+    return head + [kappa ** (mp.mpf(d) / 2) / (N * mp.sqrt(eps)), kappa ** (mp.mpf(d) / 4) / (N ** 0.75 * mp.sqrt(eps)),
+                   1 / (N * eps)]
+
+
+def _agrees(value, exact) -> bool:
+    "A float against an mpmath value: 1e-9 relative inside the float range, inf above it, 0 or tiny below it."
+    if exact > np.finfo(float).max:
+        return value == np.inf
+    if exact < 1e-300:
+        return 0 <= value < 1e-290
+    return bool(np.isfinite(value)) and abs(value - float(exact)) <= 1e-9 * float(exact)
+
+
+def test_rate_functions_are_exact_at_extreme_sizes():
+    """minimax_separation, sample_complexity and binned_rate_terms against mpmath where N^(3/2), N eps, a power of r
+    or of kappa leave the float range although the terms do not (and with eps = inf): never NaN, never a
+    privacy term lost to an overflow, and the dominant term is the largest exact one."""
+    from ldpbook.closeness import binned_rate_terms
+    import mpmath as mp
+    mp.mp.dps = 40
+    rng = np.random.default_rng(2026)
+    cases = [(1e250, 1e-246, 0.01, 1), (1e300, 1e-299, 0.05, 2), (1e-300, 1e300, 1.0, 1), (1e250, np.inf, 0.01, 1)]
+    cases += [(10.0 ** rng.uniform(-5, 300), 10.0 ** rng.uniform(-300, 300), float(rng.choice([0.01, 0.5, 3.0])),
+               int(rng.choice([1, 3]))) for _ in range(300)]
+    for N, eps, s, d in cases:
+        ms, exact = minimax_separation(N, eps, s, d), _rate_terms_mp(N, eps, s, d)
+        assert all(_agrees(v, e) for v, e in zip(ms.terms.ravel(), exact)), (N, eps, s, d, ms.terms.ravel())
+        top = sorted(exact, reverse=True)
+        if top[0] > top[1] * (1 + 1e-6):
+            assert ms.dominant == 1 + exact.index(top[0]), (N, eps, s, d)
+        r = 10.0 ** rng.uniform(-300, 300) if N > 1e6 else 10.0 ** rng.uniform(-3, 0.3)
+        sc = sample_complexity(r, eps, s, d)
+        assert not np.isnan(sc.n) and all(_agrees(v, e) for v, e in zip(sc.terms.ravel(),
+                                                                          _sample_terms_mp(r, eps, s, d))), (r, eps, s, d)
+        kappa = 10.0 ** rng.uniform(0, 300)
+        assert all(_agrees(v, e) for v, e in zip(binned_rate_terms(kappa, N, eps, s, d).ravel(),
+                                                  _binned_terms_mp(kappa, N, eps, s, d))), (kappa, N, eps, s, d)
+
+
+def test_lower_bound_transport_mechanism_gives_the_rate_term():
+    """The chapter's transport mechanism: with the transport bound eps sqrt(N KL / 2) and KL ~ N^2 kappa^-(4s+d), the
+    largest undetectable bump height kappa^-s is the rate's third term (up to a constant); the bound without the
+    square root, eps N KL, would give (N^(3/2) sqrt(eps))^(-2s/(4s+d)) instead. The chapter must state the first."""
+    import json
+    from pathlib import Path
+    for s, d in [(0.5, 1), (2.0, 3)]:
+        ratios = []
+        for N, eps in [(1e4, 1.0), (1e8, 1e-3), (1e12, 1e-6)]:
+            kappa_sqrt = (eps * N ** 1.5 / np.sqrt(2)) ** (2 / (4 * s + d))     # eps sqrt(N N^2 kappa^-(4s+d) / 2) = 1
+            kappa_plain = (eps * N ** 3) ** (1 / (4 * s + d))                   # eps N N^2 kappa^-(4s+d) = 1
+            term = minimax_separation(N, eps, s, d).terms[2]
+            ratios.append((kappa_sqrt ** -s / term, kappa_plain ** -s / term))
+        ratios = np.array(ratios)
+        assert np.allclose(ratios[:, 0], ratios[0, 0], rtol=1e-9)                # a constant: the theorem's term
+        assert not np.allclose(ratios[:, 1], ratios[0, 1], rtol=1e-3)            # not without the square root
+    notebook = json.loads((Path(__file__).parents[1] / "nbs" / "04_closeness.ipynb").read_text())
+    text = next("".join(c["source"]) for c in notebook["cells"] if c.get("id") == "ch4-030")
+    transport = text[text.index("Private hypercube transport"):text.index("Linear privacy")]
+    assert r"\sqrt{\tfrac N2\,D_{\mathrm{kl}}" in transport
+    assert "at most $\\varepsilon N\\,D_{\\mathrm{kl}}" not in transport.replace("\n   ", " ")

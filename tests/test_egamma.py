@@ -499,3 +499,45 @@ def test_tpr_at_curve_by_position_warns():
 def test_options_refuse_positional_use_where_there_was_no_positional_form(call):
     with pytest.raises(TypeError, match="positional"):
         call()
+
+
+def test_privatized_roc_of_a_given_channel_beyond_eps_745():
+    """1/(e^ε+1) is 0 in floats for ε > 745: the homothety is then the identity, and the hull is the Neyman–Pearson
+    curve itself (the slope from the origin to (0, 0) was 0/0, with a RuntimeWarning)."""
+    p, q = np.array([0.5, 0.3, 0.2, 0.0]), np.array([0.0, 0.2, 0.3, 0.5])
+    for eps in (750.0, 1e4):
+        roc = privatized_roc(p, q, eps, channel=np.ones((4, 1)))
+        assert roc.fpr.tolist() == [0.0, 0.0, 0.2, 0.5, 1.0] and roc.tpr.tolist() == [0.0, 0.5, 0.8, 1.0, 1.0]
+        assert roc.tpr_at([0.0, 0.1])[1] == pytest.approx(0.65, rel=1e-12)
+
+
+def test_binary_rr_on_any_set_achieves_the_max_over_the_set_and_its_complement():
+    """The solution of exercise egamma-ex-break: binary RR on A gives max{0, 1 − γ, t(A), t(Aᶜ)}, with
+    t(A) = [(1 − γ) + (e^ε − 1)(p(A) − γq(A))]/(e^ε + 1); without t(Aᶜ) (the book's earlier statement) the formula
+    gives 0 for p = (0.9, 0.1), q = (0.1, 0.9), γ = 2, A = {1}, where the value is 0.414."""
+    rng = np.random.default_rng(31)
+    for _ in range(300):
+        k = int(rng.integers(2, 7))
+        p, q = random_pair(rng, k)
+        A = rng.random(k) < 0.5
+        A[rng.integers(k)] = True
+        A[rng.integers(k)] = False if A.sum() > 1 else A[0]
+        if A.all():
+            continue
+        eps, gamma = float(rng.uniform(0.01, 5)), float(np.exp(rng.uniform(-2, 2)))
+        value = divergence(binary_rr_channel(A, eps).T @ p, binary_rr_channel(A, eps).T @ q, kind="egamma", gamma=gamma)
+        e = np.exp(eps)
+        t = [((1 - gamma) + (e - 1) * (p[S].sum() - gamma * q[S].sum())) / (e + 1) for S in (A, ~A)]
+        assert value == pytest.approx(max(0.0, 1 - gamma, *t), rel=1e-12, abs=1e-15)
+    p, q = np.array([0.9, 0.1]), np.array([0.1, 0.9])
+    value = divergence(*(binary_rr_channel([False, True], 2.0).T @ v for v in (p, q)), kind="egamma", gamma=2.0)
+    assert value == pytest.approx((-1 + (np.exp(2) - 1) * 0.7) / (np.exp(2) + 1), rel=1e-12) and value > 0.4
+
+
+def test_egamma_lp_on_a_large_alphabet():
+    """The LP had 2k(k − 1) dense constraint rows: k = 3000 asked for 2·3000·2999·3000 floats (430 GB). With the
+    bounds t ≤ θ_x ≤ T it has 2k + 2 sparse rows and agrees with the closed form to solver tolerance."""
+    rng = np.random.default_rng(41)
+    p, q = rng.dirichlet(np.ones(3000)), rng.dirichlet(np.ones(3000))
+    for eps, gamma in ((1.0, 1.5), (0.2, 0.7), (np.inf, 3.0)):
+        assert abs(egamma_lp(p, q, eps, gamma=gamma) - egamma_optimal(p, q, eps, gamma=gamma).value) <= 1e-9

@@ -14,8 +14,8 @@ import pytest
 
 from ldpbook.estimated import (
     MAX_TYPES,
-    _lattice_power,
-    _types_power,
+    _lattice_miss,
+    _types_miss,
     divergence_constants,
     l1_radius,
     load_health_visits,
@@ -236,7 +236,7 @@ def test_plugin_matches_the_empirical_optimum():
         Lp * l1_radius(6, 5, 0.025) + Lq * l1_radius(5, 5, 0.025)
     )
     assert d.lower_bound == max(d.estimate - d.margin, 0.0)
-    assert plugin_optimal(x0, x1, 1.0, ell=2).mechanism.num_outputs <= 2
+    assert plugin_optimal(x0, x1, 1.0, k=5, ell=2).mechanism.num_outputs <= 2
     with pytest.raises(Exception):
         d.estimate = 1.0
 
@@ -302,8 +302,8 @@ def test_types_power_against_sequences():
         for n in (1, 3, 6):
             alpha = float(rng.choice([0.05, 0.2]))
             exact = np_power_by_sequences(u, v, n, alpha)
-            assert _types_power(u, v, n, alpha) == pytest.approx(exact, abs=1e-12)
-            assert _lattice_power(u, v, n, alpha) <= exact + 1e-9  # NP is most powerful
+            assert 1 - _types_miss(u, v, n, alpha) == pytest.approx(exact, abs=1e-12)
+            assert 1 - _lattice_miss(u, v, n, alpha) <= exact + 1e-9  # NP is most powerful
 
 
 def monte_carlo_np_power(u, v, n, alpha, rng, reps=400_000):
@@ -331,7 +331,7 @@ def test_multi_output_sample_size_against_simulation():
     for n, side in ((found.n, 1), (found.n - 1, -1)):
         power, reps = monte_carlo_np_power(u, v, n, 0.05, rng)
         se = math.sqrt(0.8 * 0.2 / reps)
-        exact = _types_power(u, v, n, 0.05)
+        exact = 1 - _types_miss(u, v, n, 0.05)
         assert abs(power - exact) < 5 * se + 1e-3
         assert side * (exact - 0.8) >= 0
 
@@ -344,7 +344,7 @@ def test_lattice_method_brackets_the_exact_answer():
     u, v = p @ Q, q @ Q
     assert found.lower_bound <= found.n
     if found.method == "lattice":
-        assert _lattice_power(u, v, found.n, 0.05) >= 0.8
+        assert _lattice_miss(u, v, found.n, 0.05) <= 0.2
         power, reps = monte_carlo_np_power(u, v, found.n, 0.05, rng, reps=200_000)
         assert power >= 0.8 - 5 * math.sqrt(0.16 / reps)  # NP is at least as powerful
     assert sample_size(p, q, 0.7, channel=Q) == found.n
@@ -377,10 +377,10 @@ def test_bad_inputs():
             "non-empty",
         ),
         (lambda: plugin_optimal(x, x, 1.0, k=1), ValueError, "[0, k)"),
-        (lambda: plugin_optimal(x, x, 1.0, confidence=1.0), ValueError, "confidence"),
-        (lambda: plugin_optimal(x, x, 1.0, confidence=True), TypeError, "confidence"),
-        (lambda: plugin_optimal(x, x, 1.0, ell=0), ValueError, "ell"),
-        (lambda: plugin_optimal(x, x, float("nan")), ValueError, "eps"),
+        (lambda: plugin_optimal(x, x, 1.0, k=2, confidence=1.0), ValueError, "confidence"),
+        (lambda: plugin_optimal(x, x, 1.0, k=2, confidence=True), TypeError, "confidence"),
+        (lambda: plugin_optimal(x, x, 1.0, k=2, ell=0), ValueError, "ell"),
+        (lambda: plugin_optimal(x, x, float("nan"), k=2), ValueError, "eps"),
         (lambda: l1_radius(0, 3, 0.1), ValueError, "n"),
         (lambda: l1_radius(10, 3, 1.5), ValueError, "delta"),
         (lambda: sample_size(p, q, 1.0, alpha=0.0), ValueError, "alpha"),
@@ -453,8 +453,12 @@ def test_design_command(tmp_path):
     done = run_cli("design", tmp_path / "x0.csv", tmp_path / "x1.json", "--eps", "1",
                    "--confidence", "0.9", "--alpha", "0.01", "--beta", "0.1")
     assert done.returncode == 0, done.stderr
+    assert "without --k" in done.stderr and done.stderr.count("\n") == 1   # the deprecated default, noted
     out = json.loads(done.stdout)
-    ref = plugin_optimal(x0, x1, 1.0, confidence=0.9)
+    ref = plugin_optimal(x0, x1, 1.0, k=4, confidence=0.9)
+    given = run_cli("design", tmp_path / "x0.csv", tmp_path / "x1.json", "--eps", "1", "--k", "4",
+                    "--confidence", "0.9", "--alpha", "0.01", "--beta", "0.1")
+    assert given.returncode == 0 and given.stderr == "" and given.stdout == done.stdout
     assert out["pilot_sizes"] == [800, 700] and out["k"] == 4
     assert out["estimate"] == pytest.approx(ref.estimate, rel=1e-12)
     assert out["lower_bound"] == pytest.approx(ref.lower_bound, rel=1e-12, abs=1e-15)
@@ -486,7 +490,7 @@ def test_design_command_errors(tmp_path):
 
 def test_berry_esseen_bound_by_simulation():
     "The Berry–Esseen test: level at most α and power at least the bound, by simulation."
-    from ldpbook.estimated import BERRY_ESSEEN, _berry_esseen_power
+    from ldpbook.estimated import BERRY_ESSEEN, _berry_esseen_miss
     from scipy import stats
     rng = np.random.default_rng(9)
     u, v = np.array([0.3, 0.3, 0.4]), np.array([0.25, 0.3, 0.45])
@@ -497,7 +501,7 @@ def test_berry_esseen_bound_by_simulation():
     t = n * m0 + s0 * math.sqrt(n) * stats.norm.ppf(1 - alpha + e0)
     level = np.mean(rng.multinomial(n, u, reps) @ llr > t)
     power = np.mean(rng.multinomial(n, v, reps) @ llr > t)
-    bound = _berry_esseen_power(u, v, n, alpha)
+    bound = 1 - _berry_esseen_miss(u, v, n, alpha)
     se = math.sqrt(0.25 / reps)
     assert level <= alpha + 3 * se and power >= bound - 3 * se and 0 < bound < power
 
@@ -559,13 +563,13 @@ def test_types_power_is_the_linear_programming_optimum():
         log_count = np.array([math.lgamma(n + 1) - sum(math.lgamma(c + 1) for c in row) for row in N])
         P0, P1 = np.exp(log_count + N @ np.log(u)), np.exp(log_count + N @ np.log(v))
         lp = linprog(-P1, A_ub=[P0], b_ub=[alpha], bounds=[(0, 1)] * len(P0), method="highs")
-        assert _types_power(u, v, n, alpha) == pytest.approx(-lp.fun, abs=1e-8)
+        assert 1 - _types_miss(u, v, n, alpha) == pytest.approx(-lp.fun, abs=1e-8)
 
 
 def test_berry_esseen_level_and_power_by_enumeration():
     "The Berry–Esseen test's exact level (≤ α) and power (≥ the bound), by enumerating the multinomial types."
     from scipy import stats
-    from ldpbook.estimated import BERRY_ESSEEN, _berry_esseen_power, _types
+    from ldpbook.estimated import BERRY_ESSEEN, _berry_esseen_miss, _types
     rng = np.random.default_rng(12)
     n, alpha = 150, 0.05
     N = _types(n, 3)
@@ -583,7 +587,7 @@ def test_berry_esseen_level_and_power_by_enumeration():
         reject = N @ llr > t
         level = np.exp(log_count + N @ np.log(u))[reject].sum()
         power = np.exp(log_count + N @ np.log(v))[reject].sum()
-        assert level <= alpha and power >= _berry_esseen_power(u, v, n, alpha)
+        assert level <= alpha and power >= 1 - _berry_esseen_miss(u, v, n, alpha)
         checked += 1
 
 
@@ -614,7 +618,7 @@ def test_numbers_in_the_exercise_solutions(monkeypatch):
             llr = np.log(v) - np.log(u)
             return np.rint(levels * llr / np.abs(llr).max()).astype(np.int64)
         monkeypatch.setattr(est, "_lattice_weights", weights)
-        needed[levels] = est._smallest(lambda n: est._lattice_power(u, v, n, 0.05), 0.8 + 1e-9)[0]
+        needed[levels] = est._smallest(lambda n: est._lattice_miss(u, v, n, 0.05), 0.2 - 1e-9)[0]
     assert needed == {4: 3581, 8: 3545, 16: 3543, 32: 3539, 64: 3538, 128: 3538}
 
 
@@ -664,13 +668,139 @@ def test_sample_size_search_starts_at_the_data_processing_bound(monkeypatch):
     2^40 respondents is refused without one power evaluation, and the sizes found equal a search from n = 1."""
     import ldpbook.estimated as est
     calls = []
-    real = est._binomial_power
-    monkeypatch.setattr(est, "_binomial_power", lambda *a: calls.append(a[2]) or real(*a))
+    real = est._binomial_miss
+    monkeypatch.setattr(est, "_binomial_miss", lambda *a: calls.append(a[2]) or real(*a))
     with pytest.raises(ValueError, match="2\\^40"):
         est.sample_size([1.0, 0.0], [0.0, 1.0], 1e-6)
     assert calls == []
     for p, q, eps in (([0.6, 0.4], [0.4, 0.6], 0.3), ([0.9, 0.1], [0.2, 0.8], 1.0)):
         u, v = est._output_pair(np.array(p), np.array(q), eps, None)
-        from_one = est._smallest(lambda n: real(u, v, n, 0.05), 0.8)[0]
+        from_one = est._smallest(lambda n: real(u, v, n, 0.05), 0.2)[0]
         assert est.sample_size(p, q, eps) == from_one
         assert min(calls[-20:]) >= est._kl_lower_bound(u, v, 0.05, 0.2)
+
+
+def binary_sample_size_mpmath(u1, v1, alpha, beta, near):
+    "The smallest n whose 40-digit NP power reaches 1 − β, searched around `near` (power is non-decreasing in n)."
+    n, target = near, 1 - mp.mpf(beta)
+    while np_power_mpmath(u1, v1, n, alpha) < target:
+        n += 1
+    while n > 1 and np_power_mpmath(u1, v1, n - 1, alpha) >= target:
+        n -= 1
+    return n
+
+
+@pytest.mark.parametrize("u1, v1, alpha, beta", [(0.3, 0.7, 0.05, 3e-15), (0.45, 0.55, 0.05, 1e-14),
+                                                 (0.3, 0.7, 0.05, 3e-16), (0.3, 0.7, 1e-30, 1e-12)])
+def test_two_output_sample_size_is_exact_for_tiny_beta(u1, v1, alpha, beta):
+    """A type-II error of 1e-15 is below the spacing of float64 numbers near 1: the engine must sum the accepted
+    H1 mass, not take 1 − power (which gave 129 for 130 and 2150 for 2152)."""
+    p, q = np.array([1 - u1, u1]), np.array([1 - v1, v1])
+    found = sample_size_details(p, q, math.inf, alpha=alpha, beta=beta, channel=np.eye(2))
+    assert found.method == "binomial"
+    assert found.n == binary_sample_size_mpmath(u1, v1, alpha, beta, found.n)
+
+
+def test_beta_that_rounds_one_minus_beta_to_one_is_not_refused():
+    "1 − 1e-20 == 1.0 in float64; the data-processing bound must not turn that into 'no sample size up to 2^40'."
+    p, q = np.array([0.7, 0.3]), np.array([0.3, 0.7])
+    found = sample_size_details(p, q, math.inf, alpha=0.05, beta=1e-20, channel=np.eye(2))
+    assert found.n == binary_sample_size_mpmath(0.3, 0.7, 0.05, 1e-20, found.n)
+
+
+def types_sample_size_by_enumeration(u, v, alpha, beta, near):
+    "The smallest n whose NP power (types enumerated in mpmath, LR ties to 1e-25) reaches 1 − β, from `near` on."
+    lu, lv = [mp.log(mp.mpf(x)) for x in u], [mp.log(mp.mpf(x)) for x in v]
+
+    def miss(n):
+        rows = []
+        for bars in itertools.combinations(range(n + len(u) - 1), len(u) - 1):
+            ends = (-1, *bars, n + len(u) - 1)
+            N = [ends[i + 1] - ends[i] - 1 for i in range(len(u))]
+            log_count = mp.loggamma(n + 1) - sum(mp.loggamma(x + 1) for x in N)
+            l0 = log_count + sum(x * a for x, a in zip(N, lu))
+            l1 = log_count + sum(x * a for x, a in zip(N, lv))
+            rows.append((l1 - l0, mp.exp(l0), mp.exp(l1)))
+        rows.sort(key=lambda r: -r[0])
+        size, rejected, i = mp.mpf(0), mp.mpf(0), 0
+        while i < len(rows):
+            j, m0, m1 = i, mp.mpf(0), mp.mpf(0)
+            while j < len(rows) and abs(rows[j][0] - rows[i][0]) < mp.mpf(10) ** -25:
+                m0, m1, j = m0 + rows[j][1], m1 + rows[j][2], j + 1
+            if size + m0 > alpha:
+                return 1 - rejected - (mp.mpf(alpha) - size) / m0 * m1
+            size, rejected, i = size + m0, rejected + m1, j
+        return mp.mpf(0)
+
+    n = near
+    while miss(n) > beta:
+        n += 1
+    while n > 1 and miss(n - 1) <= beta:
+        n -= 1
+    return n
+
+
+@pytest.mark.parametrize("alpha, beta", [(1e-15, 0.2), (0.05, 1e-10)])
+def test_multi_output_sample_size_for_tiny_alpha_or_beta(alpha, beta):
+    """Below the FFT's round-off the lattice test cannot certify a level or a power: the old code answered 'no
+    sample size up to 2^40 reaches the power' for a three-output pair that needs about 200 respondents."""
+    p = np.array([0.05, 0.10, 0.20, 0.30, 0.25, 0.10])
+    q = np.array([0.25, 0.25, 0.20, 0.15, 0.10, 0.05])
+    Q = spr_channel(((0, 1), (2,), (3, 4, 5)), 6, 2.0)
+    found = sample_size_details(p, q, 2.0, alpha=alpha, beta=beta, channel=Q)
+    assert found.method == "types"
+    mp.mp.dps = 50
+    try:
+        assert found.n == types_sample_size_by_enumeration(p @ Q, q @ Q, alpha, beta, found.n)
+    finally:
+        mp.mp.dps = 40
+
+
+def test_tiny_alpha_beyond_the_types_is_refused_by_name():
+    "Seven outputs at a tiny level: neither exact method applies, and the refusal names alpha and the rule."
+    p = np.array([0.28, 0.19, 0.14, 0.10, 0.12, 0.11, 0.06])
+    q = np.array([0.35, 0.19, 0.14, 0.09, 0.10, 0.08, 0.05])
+    with pytest.raises(ValueError, match="alpha and beta below"):
+        sample_size(p, q, 1.0, alpha=1e-12, channel=randomized_response(7, 1.0))
+
+
+def test_output_impossible_under_one_hypothesis_at_large_n():
+    """ε = ∞ and an output that only H1 produces, with probability 1e-6: rejecting when it appears (level 0)
+    reaches power 0.8 at n = 1,609,438, so the answer is at most that — the old Berry–Esseen step took the mean of
+    an infinite log-ratio (NaN) and refused with 'no sample size up to 2^40'."""
+    p, q = np.array([0.5, 0.5, 0.0]), np.array([0.5 - 1e-6, 0.5, 1e-6])
+    found = sample_size_details(p, q, math.inf, channel=np.eye(3))
+    seen_once = math.ceil(math.log(0.2) / math.log1p(-1e-6))       # (1 − 1e-6)^n ≤ 0.2
+    assert found.method == "berry-esseen" and found.lower_bound <= found.n <= seen_once
+
+
+def test_np_power_refuses_ties_and_masses_that_are_not_probabilities():
+    """Two equal values are one threshold value: randomizing it as a whole gives power 0.5 here, splitting the tie
+    gave 0.2. Masses that do not sum to 1 have no level α to speak of."""
+    s, m0, m1 = np.array([1.0, 1.0]), np.array([0.5, 0.5]), np.array([0.2, 0.8])
+    with pytest.raises(ValueError, match="statistic must hold distinct values"):
+        np_power(s, m0, m1, 0.5)
+    assert np_power(np.array([1.0]), np.array([1.0]), np.array([1.0]), 0.5) == 0.5   # the tie merged
+    with pytest.raises(ValueError, match="mass0 must sum to 1"):
+        np_power(np.array([0.0, 1.0]), np.array([0.5, 0.7]), np.array([0.5, 0.5]), 0.1)
+    with pytest.raises(ValueError, match="mass1 must sum to 1"):
+        np_power(np.array([0.0, 1.0]), np.array([0.5, 0.5]), np.array([0.5, 0.4]), 0.1)
+
+
+def test_certificate_needs_the_alphabet_fixed_in_advance():
+    """The chapter's example: pilots of three draws from p = (0.9, 0.1), q = (0.99, 0.01) both show only symbol 0
+    with probability 0.9³·0.99³ = 0.71; with k read off the pilot the certificate then claims an optimum of 0, with
+    k = 2 given it covers (exact enumeration over the 2⁶ pilots)."""
+    p, q, eps, confidence = np.array([0.9, 0.1]), np.array([0.99, 0.01]), 1.0, 0.9
+    optimum = divergence_optimal(p, q, eps).value
+    covered, inferred_fails = 0.0, 0.0
+    for bits in itertools.product((0, 1), repeat=6):
+        x0, x1 = np.array(bits[:3]), np.array(bits[3:])
+        chance = np.prod(p[x0]) * np.prod(q[x1])
+        d = plugin_optimal(x0, x1, eps, k=2, confidence=confidence)
+        value = divergence(p @ d.mechanism.channel, q @ d.mechanism.channel)
+        covered += chance * (d.lower_bound <= value and optimum <= d.upper_bound)
+        with pytest.warns(DeprecationWarning, match="without k is deprecated"):
+            inferred = plugin_optimal(x0, x1, eps, confidence=confidence)
+        inferred_fails += chance * (inferred.upper_bound < optimum)
+    assert covered >= confidence and abs(inferred_fails - 0.9**3 * 0.99**3) < 1e-12

@@ -315,3 +315,52 @@ def test_egamma_optimal_is_exact_where_the_closed_form_cancels():
     for p, q, eps, gamma in kink_instances(60, 11):
         value = egamma_optimal(p, q, eps, gamma=gamma).value
         assert value >= 0 and close(value, reference_optimum(p, q, eps, gamma)), (eps, gamma)
+
+
+def huge_ratio_pairs(n, seed):
+    "Pairs whose likelihood ratios p/q are distinct and exceed 1e16: p(x) moderate, q(x) = 10^−u with u in [16, 300]."
+    rng = np.random.default_rng(seed)
+    for _ in range(n):
+        k = int(rng.integers(3, 7))
+        p = rng.dirichlet(np.ones(k))
+        q = np.zeros(k)
+        q[:-1] = 10.0 ** -rng.uniform(16, 300, size=k - 1)
+        q[-1] = 1.0 - q[:-1].sum()
+        if rng.random() < 0.5:
+            q[0] = 0.0                                 # a ratio of ∞ next to finite ones above 1e16
+            q[-1] = 1.0 - q[1:-1].sum()
+        yield p, q
+
+
+def test_neyman_pearson_vertices_are_exact_when_ratios_exceed_1e16():
+    """p/(p+q) rounds to 1 for every p/q > 1e16, so ordering by it puts such symbols in index order: the vertices and
+    E_γ read off the curve were then wrong (by far more than 1e-9 relative, e.g. a curve value 0.03 for 0.3)."""
+    for p, q in huge_ratio_pairs(200, seed=21):
+        fpr, tpr = neyman_pearson_curve(p, q)
+        ref_fpr, ref_tpr = exact_vertices(p, q)
+        assert fpr.size == len(ref_fpr)
+        for got, want in zip(np.concatenate((fpr, tpr)), ref_fpr + ref_tpr):
+            assert abs(Fraction(float(got)) - want) <= RTOL * want, (p.tolist(), q.tolist())
+    # the named case: the higher ratio has the larger index; E_γ at γ = 1e17 is 0.3 − 1e17·1e-18 = 0.2
+    p, q = np.array([0.3, 0.3, 0.4]), np.array([1e-17, 1e-18, 1 - 1.1e-17])
+    fpr, tpr = neyman_pearson_curve(p, q)
+    assert abs(float(np.max(tpr - 1e17 * fpr)) - 0.2) <= 1e-12
+    roc = privatized_roc(p, q, math.inf, gammas=[1e17])
+    assert abs(float(roc.tpr_at([1e-18])[0]) - 0.3) <= 1e-12
+
+
+def test_closed_form_and_roc_values_are_exact_where_the_closed_form_cancels():
+    """egamma_closed_form and privatized_roc's E*_γ evaluated the bracket in floats also at the kink, where
+    egamma_optimal already switched to exact arithmetic: relative errors up to 1e-4 (closed form) and 1e-7 (ROC)."""
+    for p, q, eps, gamma in kink_instances(60, 12):
+        with mpmath.workdps(DIGITS):
+            g = mpmath.mpf(gamma)
+            e_gamma = float(mpmath.fsum(max(mpmath.mpf(float(a)) - g * mpmath.mpf(float(b)), 0) for a, b in zip(p, q)))
+            e = mpmath.exp(mpmath.mpf(eps))
+            theorem = max(mpmath.mpf(0), 1 - g, ((1 - g) + (e - 1) * mpmath.mpf(e_gamma)) / (e + 1))
+        value = float(egamma_closed_form(e_gamma, eps, gamma=gamma))
+        assert value >= 0 and close(value, theorem), (e_gamma, eps, gamma, value, float(theorem))
+        both = egamma_closed_form([e_gamma, e_gamma], [eps, 1.0], gamma=gamma)        # broadcast, one at the kink
+        assert both[0] == value and both[1] == float(egamma_closed_form(e_gamma, 1.0, gamma=gamma))
+        roc_value = privatized_roc(p, q, eps, gammas=[gamma, 1.0]).gamma_values[0]
+        assert roc_value >= 0 and close(roc_value, reference_optimum(p, q, eps, gamma)), (eps, gamma)

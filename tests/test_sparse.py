@@ -2,6 +2,7 @@
 import inspect
 import math
 
+import mpmath
 import numpy as np
 import pytest
 from scipy import stats
@@ -671,3 +672,92 @@ def test_old_positional_forms_warn_and_give_the_same_result():
 def test_keyword_only_options_refuse_positional_use(call):
     with pytest.raises(TypeError, match="positional"):
         call()
+
+
+def test_range_defect_refuses_distances_that_are_not_non_negative_integers():
+    "A NaN distance made its pair vanish from the maximum (a smaller δ_H, silently); 1.5 was read as separation 1."
+    mech = SparseKernelMechanism.from_arrays(np.eye(3) + 0.1)
+    good = np.array([[0, 1, 2], [1, 0, 1], [2, 1, 0]], dtype=float)
+    assert range_defect(mech, 1.0, 2, distances=good).total > 0
+    for bad in (np.nan, 1.5, -1.0):
+        d = good.copy()
+        d[0, 1] = d[1, 0] = bad
+        raises(ValueError, range_defect, mech, 1.0, 2, distances=d, match="distances")
+    with_inf = good.copy()
+    with_inf[0, 2] = with_inf[2, 0] = np.inf                       # unreachable: allowed, never in the relation
+    assert range_defect(mech, 1.0, 2, distances=with_inf).separation == 1
+
+
+def test_sparse_randomized_response_at_eps_infinity_is_the_identity():
+    "ε = ∞ was refused by the calibration and the closed forms, though every other defect in the chapter takes it."
+    assert sparse_rr_calibration(3, np.inf) == (1.0, 0.0) and sparse_rr_r1(3, np.inf) == 0.0
+    mech = sparse_randomized_response(3, np.inf)
+    assert mech.pmf(0).outputs.tolist() == [0]
+    for h in (1, 3, 4, 7):
+        closed = sparse_rr_line_defect(h, 3, np.inf)
+        assert closed.total == 1.0 == mech.defect(0, h, np.inf).total
+    assert sparse_rr_defect(0, 1, [0, 1], [0, 1], 0.5, 0.5, np.inf).total == 0.0
+
+
+def test_calibrated_sparse_rr_line_defect_where_q_underflows():
+    """For ε > 745, q_t = 1/(e^ε + 2t) underflows to 0 and the closed form took the mechanism for the identity:
+    Δ(0, h) = 1 for h ≤ t instead of h·q_t ≈ 1e-324. Reference: h/(e^ε + 2t) in mpmath."""
+    t = 3
+    for eps in (1e-12, 0.5, 30.0, 700.0, 745.0, 746.0, 800.0, 1e4):
+        for h in range(1, t + 1):
+            got = sparse_rr_line_defect(h, t, eps)
+            with mpmath.workdps(50):
+                want = h / (mpmath.exp(mpmath.mpf(eps)) + 2 * t)
+            assert got.overlap_excess == 0.0                      # p_t = e^ε q_t exactly
+            assert abs(mpmath.mpf(got.total) - want) <= max(1e-12 * want, mpmath.mpf("1e-320")), (eps, h)
+            assert abs(got.total - sparse_randomized_response(t, eps).defect(0, h, eps).total) <= 1e-12 * want + 1e-320
+    assert sparse_rr_line_defect(7, t, 1.0).total == 1.0             # disjoint windows: exactly one
+
+
+def test_design_figure_laplace_below_sparse_rr_below_delta_one_third():
+    """The design section's claim, from independent sums: drawn as polylines over r = 0..15 at (ε, H) = (1, 3), the
+    truncated discrete Laplace curve (η = ε/H) lies below the calibrated sparse-RR curve exactly where δ_3 < 0.333
+    (the book said 0.35, but the RR point t = 3, δ_3 = 0.344, lies below the Laplace curve)."""
+    e = math.e
+
+    def worst_defect(law, r):                      # max over h = 1..3 and both orders of Σ [Q(y|0) − e Q(y|±h)]₊
+        best = 0.0
+        for h in (1, 2, 3):
+            for a, b in ((0, h), (h, 0)):
+                ys = np.arange(-r - 3, r + 4)
+                best = max(best, np.maximum(law(ys - a) - e * law(ys - b), 0).sum())
+        return best
+
+    def rr_point(t):
+        p, q = e / (e + 2 * t), 1 / (e + 2 * t)
+        return q * t * (t + 1), worst_defect(lambda j: np.where(j == 0, p, np.where(np.abs(j) <= t, q, 0.0)), t)
+
+    def laplace_point(r):
+        j = np.arange(-r, r + 1)
+        Z = np.exp(-np.abs(j) / 3).sum()
+        law = lambda k: np.where(np.abs(k) <= r, np.exp(-np.abs(k) / 3) / Z, 0.0)
+        return float((np.abs(j) * law(j)).sum()), worst_defect(law, r)
+
+    rr = np.array([rr_point(t) for t in range(16)])
+    lap = np.array([laplace_point(r) for r in range(16)])
+    grid = np.linspace(0.9, min(rr[-1, 0], lap[-1, 0]), 100001)
+    diff = np.interp(grid, *lap.T) - np.interp(grid, *rr.T)
+    crossings = np.flatnonzero(np.diff(np.sign(diff)) != 0)
+    delta_cross = np.interp(grid[crossings[-1]], *rr.T)
+    assert 0.33 < delta_cross < 0.335 and np.all(diff[crossings[-1] + 1:] < 0)
+    assert rr[3, 1] < 0.35 and np.interp(rr[3, 0], *lap.T) > rr[3, 1]       # the counterexample to "< 0.35"
+
+
+def test_range_defect_on_the_integer_line_holds_few_laws_in_memory():
+    """On ℤ, range_defect kept the law of every input it met: 2H + 1 windows (H = 200, r = 5000: about 100 MB; the
+    allowed H = 2^16 with wide windows would need terabytes). Every pair holds the centre, so three laws suffice."""
+    import tracemalloc
+    mech = truncated_additive(lambda k: np.exp(-np.abs(k) / 50.0), 5000)
+    tracemalloc.start()
+    result = range_defect(mech, 0.5, 200)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 20e6, peak
+    for h in (1, 57, 200):            # the same values as the closed form (22), both orders
+        assert result.totals[h - 1] == pytest.approx(truncated_additive_defect(
+            lambda k: np.exp(-np.abs(k) / 50.0), 5000, 0.5, h).total, rel=1e-12)

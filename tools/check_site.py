@@ -2,22 +2,25 @@
 every image is present and non-empty, no internal link is broken, no build marker is rendered, the API reference
 is complete and linked, and no link points at a placeholder repository.
 
-Usage: python tools/check_site.py [_build/html] [--pages nbs/00_foundations.html ...]
+Usage: python tools/check_site.py [_build/html] [--pages nbs/00_foundations.html ...] [--jobs 2]
 
-For every page named (default: every chapter page under nbs/ that contains math) headless Chromium renders the
-file with the network closed off, and the DOM it dumps must hold one <mjx-container> per math element of the page
-and no <mjx-merror>. Every built page is also scanned for external script or stylesheet URLs, for images that are
-missing or empty, and for links to pages or anchors that do not exist; for code lines that are nbdev directives
-(`#| export`) or nbval markers (`# NBVAL_IGNORE_OUTPUT`); for cells tagged `hide-input` that are not collapsed;
-for an API reference (nbs/api.html) that lacks a section for a module of the package, an entry of a module's
-`__all__`, or an entry's link back to its chapter; and for links to a placeholder or to launch services
-(Binder, Colab) when settings.ini names no repository. Every chapter page must offer its notebook for download.
+For every page named (default: every page of the book's table of contents, read from _toc.yml) headless Chromium
+renders the file with the network closed off (`--jobs` pages at once), and the DOM it dumps must hold one
+<mjx-container> per math element of the page and no <mjx-merror>. Every built page is also scanned for external
+script or stylesheet URLs, for images that are missing or empty, and for links to pages or anchors that do not
+exist; for code lines that are nbdev directives (`#| export`) or nbval markers (`# NBVAL_IGNORE_OUTPUT`); for cells
+tagged `hide-input` that are not collapsed; for an API reference (nbs/api.html) that lacks a section for a module of
+the package, an entry of a module's `__all__`, or an entry's link back to its chapter; and for links to a
+placeholder or to launch services (Binder, Colab) when settings.ini names no repository. Every chapter page must
+offer its notebook for download.
 
 What a reader sees: no page shows unparsed MyST in its prose (a directive fence, an option line such as `:label:`,
-a role such as {prf:ref}`...` or a `(target)=` line shown as text), and at a laptop's width (a 1366-px window) no
-code block of a chapter page (cell input or output, folds opened) and no display equation needs horizontal
-scrolling: Chromium measures each block's scroll width against its visible width. `--self-test` first shows, on
-saved pages, that both checks fail where they must.
+a role such as {prf:ref}`...`, a `(target)=` line or TeX between dollars shown as text), and at a laptop's width
+(a 1366-px window) nothing needs horizontal scrolling: no code block (a cell's input or output, or a block of the
+prose; folds opened), display equation, table, API signature, image or other box is wider than its room, and no
+page is wider than the window. Chromium measures each one's scroll width against its visible width. A block of the
+prose that wraps a long line (assets/ldpbook.css) fits, and the report counts it. A self-test first shows, on a
+saved page, that each of these checks fails where it must.
 """
 import argparse
 import base64
@@ -30,6 +33,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -209,7 +213,8 @@ UNPARSED_MYST = re.compile(
     r"|`{3,}|(?:^|\s):(?:label|class|name|nowrap|number|enumerated|tags|align|width|height|alt|figclass|figwidth|"
     r"caption|linenos|emphasize-lines|hidden|open|class-title|class-content|numbered|filter|style):(?=\s|$)"
     r"|\{(?:[a-z]+:[a-z][a-z-]*|cite|ref|doc|eq|numref|math|term|download|abbr|index|glue)\}"  # a role name
-    r"|^\s*\([\w-]+\)=\s*$",                                                # a `(target)=` line
+    r"|^\s*\([\w-]+\)=\s*$"                                                 # a `(target)=` line
+    r"|\$[^$\n]{0,80}?(?:\\[A-Za-z]+|[_^])[^$\n]{0,80}?\$",                   # TeX between dollars, not typeset
     re.M)
 
 
@@ -246,17 +251,57 @@ MEASURE_JS = r"""
   function measure() {
     document.querySelectorAll('details').forEach(function (d) { d.open = true; });
     document.querySelectorAll('.toggle-hidden').forEach(function (e) { e.classList.remove('toggle-hidden'); });
-    var out = {window: window.innerWidth, code: [], display: [], table: [], chars: null, font: null};
-    document.querySelectorAll('div.cell pre').forEach(function (pre) {
+    var page = document.documentElement;
+    var out = {window: window.innerWidth, code: [], display: [], table: [], signature: [], image: [], other: [],
+               page: {scroll: page.scrollWidth, client: page.clientWidth}, chars: null, font: null};
+    var counted = new Set();
+    function label(e) {
+      return e.tagName.toLowerCase() + (e.className && e.className.baseVal === undefined && e.className ?
+             '.' + e.className.trim().split(/\s+/).join('.') : '');
+    }
+    document.querySelectorAll('pre').forEach(function (pre) {
       var lines = pre.textContent.replace(/\n$/, '').split('\n');
-      out.code.push({kind: pre.closest('div.cell_input') ? 'input' : 'output',
-                     scroll: pre.scrollWidth, client: pre.clientWidth,
+      var kind = pre.closest('div.cell_input') ? 'input' : pre.closest('div.cell_output, div.output') ? 'output' :
+                 'block';
+      var wrapped = false;
+      if (kind === 'block' && getComputedStyle(pre).whiteSpace !== 'pre') {   // does a line wrap?
+        var keep = pre.style.whiteSpace;
+        pre.style.whiteSpace = 'pre';
+        wrapped = pre.scrollWidth > pre.clientWidth + 1;
+        pre.style.whiteSpace = keep;
+      }
+      counted.add(pre);
+      out.code.push({kind: kind, scroll: pre.scrollWidth, client: pre.clientWidth, wrapped: wrapped,
                      line: lines.reduce(function (a, b) { return b.length > a.length ? b : a; }, '')});
     });
     document.querySelectorAll('table').forEach(function (t) {
       var box = t.parentElement, head = t.querySelector('th') || t;
+      counted.add(box);
       out.table.push({scroll: Math.max(box.scrollWidth, Math.ceil(t.getBoundingClientRect().width)),
                       client: box.clientWidth, head: head.textContent.trim().slice(0, 40)});
+    });
+    document.querySelectorAll('dl[class] > dt.sig').forEach(function (dt) {
+      var right = 0;
+      dt.querySelectorAll('*').forEach(function (e) { right = Math.max(right, e.getBoundingClientRect().right); });
+      counted.add(dt);
+      out.signature.push({scroll: Math.max(dt.scrollWidth, Math.ceil(right - dt.getBoundingClientRect().left)),
+                          client: dt.clientWidth, name: (dt.id || dt.textContent.trim()).slice(0, 60)});
+    });
+    document.querySelectorAll('img').forEach(function (img) {
+      var box = img.parentElement.closest('figure, div, p, li, td, section') || img.parentElement;
+      var inner = box.getBoundingClientRect();
+      var rect = img.getBoundingClientRect();
+      out.image.push({scroll: Math.ceil(Math.max(rect.width, rect.right - inner.left)),
+                      client: Math.ceil(Math.min(inner.width, page.clientWidth - inner.left)),
+                      src: (img.getAttribute('src') || '').slice(0, 60)});
+    });
+    var content = document.querySelector('.bd-main') || document.body;
+    content.querySelectorAll('*').forEach(function (e) {
+      if (counted.has(e) || e.closest('mjx-container') || e.scrollWidth <= e.clientWidth + 1) return;
+      var x = getComputedStyle(e).overflowX;
+      if (x === 'auto' || x === 'scroll')
+        out.other.push({scroll: e.scrollWidth, client: e.clientWidth, what: label(e),
+                        text: e.textContent.trim().replace(/\s+/g, ' ').slice(0, 50)});
     });
     var probe = document.querySelector('div.cell_input pre');
     if (probe) {
@@ -309,33 +354,101 @@ def overflows(layout: dict) -> tuple:
                  for kind in ("code", "display", "table"))
 
 
+def further_overflows(layout: dict) -> tuple:
+    """(API signatures, images, other scrolling boxes, the page itself) of a measured page that are wider than their
+    room: a signature or an image that runs past its box, any other box that scrolls sideways, a page wider than
+    the window."""
+    found = tuple([x for x in layout.get(kind, []) if x["scroll"] > x["client"] + 1]
+                  for kind in ("signature", "image", "other"))
+    page = layout.get("page", {"scroll": 0, "client": 0})
+    return found + ([page] if page["scroll"] > page["client"] + 1 else [],)
+
+
 SELF_TEST_PAGE = """<html><head><meta charset="utf-8"><script defer src="{mathjax}"></script></head><body>
 <div style="width: 600px; font-size: 16px">
 <div class="cell"><div class="cell_input"><pre style="overflow: auto">short = 1</pre></div>
 <div class="cell_output"><pre style="overflow: auto">{long}</pre></div></div>
+<div class="highlight"><pre style="overflow: auto">make test   # short</pre></div>
+<div class="highlight"><pre style="overflow: auto">{long}</pre></div>
+<div class="highlight"><pre style="overflow: auto; white-space: pre-wrap">{long}</pre></div>
 <div class="math">\\[a + b = c\\]</div>
 <div class="math">\\[{wide}\\]</div>
 <div><table><tr><th>narrow</th><td>a b c</td></tr></table></div>
 <div><table><tr><th>wide</th><td><code style="white-space: nowrap">{long}</code></td></tr></table></div>
-</div></body></html>"""
+<dl class="py function"><dt class="sig" id="short_signature">f(x)</dt></dl>
+<dl class="py function"><dt class="sig" id="long_signature"><span style="white-space: nowrap">{long}</span></dt></dl>
+<p><img src="{image}" style="width: 300px" alt="narrow"></p>
+<p><img src="{image}" style="width: 900px" alt="wide"></p>
+<div style="overflow-x: auto"><span style="white-space: nowrap">{long}</span></div>
+<p>```{{prf:theorem}} Chernoff
+:label: ch-thm</p>
+<p>see {{ref}}<code>x</code>; of $e_\\gamma$-divergence</p>
+<p>typeset: <span class="math">\\(e_\\gamma\\)</span>, and a price of $5 or $10.</p>
+</div>
+<div style="position: absolute; left: 1500px; width: 100px">off the window</div>
+</body></html>"""
+SELF_TEST_IMAGE = "data:image/svg+xml;utf8,<svg xmlns='http://www.w3.org/2000/svg' width='10' height='10'/>"
 
 
 def self_test(chromium: str, site: Path):
-    """The layout measurement must see, on a saved page 600 px wide, the one code block and the one display
-    equation that are too wide, and pass the others; exit if it does not."""
+    """On a saved page 600 px wide, the layout measurement must find exactly the code blocks (a cell output and a
+    block of the prose), the display equation, the table, the API signature, the image and the scrolling box that
+    are too wide, and the page that is wider than the window, and pass the short and narrow ones and a long line that
+    wraps; and the prose must show its unparsed MyST (a directive fence, an option line, a role, TeX between
+    dollars) and nothing else. Exit if it does not."""
     mathjax = (site / "_static" / "mathjax" / "tex-mml-chtml.js").resolve()
     wide = " + ".join(f"x_{{{i}}}^{{2}}" for i in range(40))
     with tempfile.TemporaryDirectory() as folder:
         page = Path(folder) / "self_test.html"
-        page.write_text(SELF_TEST_PAGE.format(mathjax=mathjax.as_uri(), long="y = " + "1 + " * 60 + "1", wide=wide),
-                        encoding="utf-8")
+        page_html = SELF_TEST_PAGE.format(mathjax=mathjax.as_uri(), long="y = " + "1 + " * 60 + "1", wide=wide,
+                                          image=html.escape(SELF_TEST_IMAGE))
+        page.write_text(page_html, encoding="utf-8")
         layout = layout_of(render(chromium, page))
     code, display, table = overflows(layout)
-    if [c["kind"] for c in code] != ["output"] or len(display) != 1 or len(layout["display"]) != 2 \
-            or not display[0]["tex"].startswith("x_{0}") or [t["head"] for t in table] != ["wide"]:
-        sys.exit(f"check_site: the layout self-test failed: {layout}")
-    return ("self-test: a 245-character line, a 40-term display and a table holding that line are caught in a "
-            "600-px column, the short ones pass")
+    signature, image, other, whole = further_overflows(layout)
+    myst = unparsed_myst_in(page_html)
+    if [c["kind"] for c in code] != ["output", "block"] or len(display) != 1 or len(layout["display"]) != 2 \
+            or not display[0]["tex"].startswith("x_{0}") or [t["head"] for t in table] != ["wide"] \
+            or [c["wrapped"] for c in layout["code"]] != [False, False, False, False, True] \
+            or [s["name"] for s in signature] != ["long_signature"] or len(layout["signature"]) != 2 \
+            or len(image) != 1 or len(layout["image"]) != 2 or image[0]["scroll"] < 900 \
+            or [o["what"] for o in other] != ["div"] or len(whole) != 1 \
+            or len(myst) != 4 or not all(m in found for m, found in zip(("```{prf:theorem}", ":label:", "{ref}",
+                                                                          "$e_\\gamma$"), myst)):
+        sys.exit(f"check_site: the self-test failed: {layout}, unparsed MyST {myst}")
+    return ("self-test: in a 600-px column a 245-character line (a cell's output, a prose block, a table, an API "
+            "signature, a scrolling box), a 40-term display, a 900-px image and a page wider than the window are "
+            "caught, a wrapped line is counted, the short ones pass; a directive fence, an option line, a role and "
+            "TeX between dollars are found in the prose")
+
+
+def toc_files(toc: dict) -> list:
+    "The files of a jupyter-book table of contents (the contents of _toc.yml), root first, in reading order."
+    files = [toc["root"]]
+
+    def walk(entries):
+        for entry in entries or []:
+            if "file" in entry:
+                files.append(entry["file"])
+            walk(entry.get("chapters"))
+            walk(entry.get("sections"))
+
+    for part in toc.get("parts") or []:
+        walk(part.get("chapters"))
+    walk(toc.get("chapters"))
+    walk(toc.get("sections"))
+    return files
+
+
+def toc_pages(root: Path, site: Path) -> list:
+    "The built page of every file in the book's _toc.yml; exit if one is missing."
+    import yaml
+    toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8"))
+    pages = [site / (re.sub(r"\.(?:md|ipynb|rst)$", "", name) + ".html") for name in toc_files(toc)]
+    missing = [str(page.relative_to(site)) for page in pages if not page.is_file()]
+    if missing:
+        sys.exit(f"check_site: {len(missing)} page(s) of _toc.yml not built: {', '.join(missing)}")
+    return pages
 
 
 def find_chromium():
@@ -402,8 +515,20 @@ def layout_problems(page: Path, dom: str) -> tuple:
     problems += [f"{page.name}: display equation {d['scroll']} px wide in {d['client']} px: {d['tex']!r}"
                  for d in display]
     problems += [f"{page.name}: table {t['scroll']} px wide in {t['client']} px, headed {t['head']!r}" for t in table]
-    report = (f"{len(layout['code']) - len(code)}/{len(layout['code'])} code blocks, "
-              f"{len(layout['display']) - len(display)}/{len(layout['display'])} display equations and "
+    signature, image, other, whole = further_overflows(layout)
+    problems += [f"{page.name}: API signature {s['scroll']} px wide in {s['client']} px: {s['name']!r}"
+                 for s in signature]
+    problems += [f"{page.name}: image {i['scroll']} px wide in {i['client']} px: {i['src']!r}" for i in image]
+    problems += [f"{page.name}: {o['what']} scrolls sideways ({o['scroll']} px in {o['client']} px): {o['text']!r}"
+                 for o in other]
+    problems += [f"{page.name}: the page is {w['scroll']} px wide in a {w['client']}-px window" for w in whole]
+    extra = "".join(f", {len(layout[kind]) - len(bad)}/{len(layout[kind])} {name}"
+                    for kind, bad, name in (("signature", signature, "API signatures"), ("image", image, "images"))
+                    if layout[kind])
+    wrapped = sum(1 for c in layout["code"] if c.get("wrapped"))
+    report = (f"{len(layout['code']) - len(code)}/{len(layout['code'])} code blocks"
+              + (f" ({wrapped} of the prose's wrap a line)" if wrapped else "") + ", "
+              f"{len(layout['display']) - len(display)}/{len(layout['display'])} display equations{extra} and "
               f"{len(layout['table']) - len(table)}/{len(layout['table'])} tables fit "
               f"at {WINDOW[0]} px" + (f" ({layout['chars']} characters of {layout['font']:g}-px code)"
                                       if layout["chars"] else ""))
@@ -414,7 +539,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("site", nargs="?", default="_build/html")
     parser.add_argument("--root", default=".", help="the book's source folder (settings.ini, ldpbook/)")
-    parser.add_argument("--pages", nargs="*", help="pages (relative to the site) to render; default: every chapter")
+    parser.add_argument("--pages", nargs="*",
+                        help="pages (relative to the site) to render; default: every page of the table of contents")
+    parser.add_argument("--jobs", type=int, default=2, help="pages rendered at once (default 2)")
     parser.add_argument("--layout", choices=("check", "report"), default="check",
                         help="report: list the blocks that need horizontal scrolling without failing")
     args = parser.parse_args()
@@ -438,21 +565,23 @@ def main():
     problems = api_problems(site, root)
     if problems:
         sys.exit(f"check_site: the API reference is incomplete ({len(problems)} problem(s)): " + "; ".join(problems[:5]))
-    pages = [site / p for p in args.pages] if args.pages else sorted((site / "nbs").glob("[0-9]*.html"))
+    pages = [site / p for p in args.pages] if args.pages else toc_pages(root, site)
     if not any(MATH_ELEMENT.search(p.read_text(encoding="utf-8")) for p in pages):
         sys.exit("check_site: no chapter page with math found")
     chromium = find_chromium()
     print(self_test(chromium, site))
     layout = []
-    for page in pages:
-        dom = render(chromium, page)
+    with ThreadPoolExecutor(max_workers=max(args.jobs, 1)) as pool:       # one Chromium per page, `jobs` at once
+        doms = pool.map(lambda page: render(chromium, page), pages)
+        rendered = list(zip(pages, doms))
+    for page, dom in rendered:
         math = check_math(page, dom) if MATH_ELEMENT.search(page.read_text(encoding="utf-8")) else "no math"
         report, problems = layout_problems(page, dom)
         print(f"{page.relative_to(site)}: {math}; {report}")
         layout += problems
     if layout and args.layout == "report":
         print(f"check_site: {len(layout)} block(s) need horizontal scrolling at {WINDOW[0]} px (not failing: "
-              f"--layout report)")
+              f"--layout report):\n  " + "\n  ".join(layout))
     elif layout:
         sys.exit(f"check_site: {len(layout)} block(s) need horizontal scrolling at {WINDOW[0]} px:\n  "
                  + "\n  ".join(layout))

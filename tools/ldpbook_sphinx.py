@@ -27,6 +27,13 @@ should not see. This extension works on the rendered pages only; the notebooks a
    Sphinx's own numbers then get the section too ("Theorem 2.3.1" for the site's "Theorem 2.1"). The site's
    depth is kept while Sphinx assigns the numbers and 2 is given back to the LaTeX writer. A proof box gets the
    title "Proof" in the PDF (sphinx-proof gives it none there: an empty title bar).
+6. **Chapter numbers come from the table of contents.** The chapters are the pages of the numbered part of
+   `_toc.yml`, numbered 1, 2, ... on the site and in the PDF (the notebooks' file numbers start at 00). The title
+   of each chapter gets the label `chapter-<name>`, its file name without the number (`nbs/01_spr` →
+   `chapter-spr`), so that prose writes {numref}`chapter %s <chapter-spr>` and the reader sees "chapter 2", on the
+   site and in the PDF, wherever the chapter moves. tools/lint_chapter_refs.py fails on a chapter number written
+   by hand. The exercises of the unnumbered pages (the appendices) are numbered 1, 2, ... within their page (Sphinx
+   would count them on across all those pages).
 """
 from __future__ import annotations
 
@@ -578,6 +585,51 @@ class ProofTitlesInLatex(SphinxPostTransform):
                 proof_title(box)
 
 
+# ---------------------------------------------------------------------------------------------------------------
+# 6. Chapter numbers from the table of contents; appendix exercises numbered within their page
+
+
+def numbered_chapters(root: Path) -> list:
+    "The documents of the numbered parts of `_toc.yml` (`nbs/00_foundations`, ...), in order: chapters 1, 2, ..."
+    import yaml
+
+    toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8"))
+    return [entry["file"] for part in toc.get("parts", []) if part.get("numbered")
+            for entry in part.get("chapters", [])]
+
+
+def chapter_label(docname: str) -> str:
+    "The label of a chapter's title: `nbs/01_spr` -> `chapter-spr` (the file name without its number)."
+    return "chapter-" + re.sub(r"^\d+_", "", docname.rsplit("/", 1)[-1]).lower()
+
+
+def _label_chapter(app, doctree):
+    "doctree-read: a chapter's title section gets its `chapter-<name>` label (a target for {numref} and {ref})."
+    docname = app.env.docname
+    if not hasattr(app, "ldpbook_chapters"):
+        app.ldpbook_chapters = numbered_chapters(Path(app.srcdir))
+    if docname not in app.ldpbook_chapters:
+        return
+    section = next(iter(doctree.findall(nodes.section)), None)
+    if section is None or not section["ids"]:
+        return
+    std, name = app.env.get_domain("std"), chapter_label(docname)
+    std.anonlabels[name] = (docname, section["ids"][0])
+    std.labels[name] = (docname, section["ids"][0], section[0].astext())
+
+
+def _number_appendix_exercises(app, env):
+    """env-get-updated, after Sphinx's toctree collector has numbered the figures: on a page outside the numbered
+    chapters, the exercises count from 1 (Sphinx counts them on across all such pages: the first exercise of the
+    command-line appendix was "Exercise 4"). The numbers are what sphinx-exercise shows and references cite."""
+    for docname, numbers in env.toc_fignumbers.items():
+        exercises = numbers.get("exercise")
+        if exercises and not env.toc_secnumbers.get(docname):
+            for number, key in enumerate(sorted(exercises, key=exercises.get), 1):
+                exercises[key] = (number,)
+    return []
+
+
 def setup(app):
     app.add_transform(CleanNotebookCells)
     app.add_transform(LinkApiNames)
@@ -594,5 +646,7 @@ def setup(app):
     app.connect("config-inited", _site_numbering)
     app.connect("builder-inited", _latex_numbers_like_site, priority=800)   # sphinx-jupyterbook-latex: 500
     app.connect("env-get-updated", _latex_writer_depth, priority=900)         # Sphinx's collector: 500
+    app.connect("doctree-read", _label_chapter)
+    app.connect("env-get-updated", _number_appendix_exercises, priority=900)  # Sphinx's collector: 500
     app.add_post_transform(ProofTitlesInLatex)
-    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 4}
+    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 5}

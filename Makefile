@@ -10,7 +10,7 @@ NBS    ?= nbs/
 # pytest-xdist: tests (and whole notebooks, one per worker) run on $(JOBS) processes
 XDIST  := -n $(JOBS) --dist loadfile
 
-.PHONY: book test export sync outputs lines unit notebooks portable site browser chromium bubblewrap package benchmarks benchmarks-all execute clean
+.PHONY: book test export sync outputs lines unit notebooks portable site browser site-browser chromium bubblewrap package benchmarks benchmarks-all execute clean
 
 $(STAMP): requirements-dev.txt settings.ini setup.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -26,7 +26,8 @@ book: export
 	$(BIN)/jupyter-book build . -W
 	@echo "The book is at $(CURDIR)/_build/html/index.html"
 
-test: sync outputs lines unit notebooks portable site browser package
+test: sync outputs lines unit notebooks portable
+	$(MAKE) --no-print-directory -j2 --output-sync=target -o export site-browser package
 	@echo "make test: all checks passed"
 
 sync: export
@@ -62,8 +63,15 @@ site: export
 	rm -rf _build/html          # no stale page of a chapter that has left the toc
 	$(BIN)/jupyter-book build . -W
 
+CHECK_SITE := $(BIN)/python tools/check_site.py _build/html
 browser: chromium
-	$(BIN)/python tools/check_site.py _build/html
+	$(CHECK_SITE)
+
+# `make test` ends with the site build and its browser check side by side with the package check: the Sphinx build
+# and the wheel build each keep one core busy, so together they take about as long as the longer of the two. Make
+# groups each one's output (--output-sync) and a failure of either stops `make test` with its message.
+site-browser: site chromium
+	$(CHECK_SITE)
 
 chromium:
 	@if command -v chromium >/dev/null 2>&1; then :; \

@@ -1,4 +1,5 @@
-"""Shared test configuration: deterministic property tests and a non-interactive matplotlib backend."""
+"""Shared test configuration: deterministic property tests, a non-interactive matplotlib backend, and the order in
+which pytest-xdist hands out the test files."""
 import os
 
 from hypothesis import settings
@@ -7,3 +8,24 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 # Property tests draw the same examples on every run, so a CI failure reproduces exactly.
 settings.register_profile("ldpbook", derandomize=True, deadline=None, print_blob=True)
 settings.load_profile("ldpbook")
+
+# `make unit` runs `pytest -n 2 --dist loadfile`: each file goes whole to one worker, in the order of the queue. By
+# default xdist queues the files with the most tests first, which put the slowest file (the end-to-end course, a
+# few tests but over two minutes) last, and one worker idled while the other ran it alone. The slowest files go
+# first instead, longest first, so the two workers finish together; the rest follow in the usual order. The
+# seconds are one file's time on one worker of the 2-core machine, as measured with `--durations` (rough is enough).
+SLOWEST_FILES = {"test_grading_e2e.py": 130, "test_cli.py": 70, "test_chernoff.py": 45, "test_assignments.py": 40,
+                 "test_estimated.py": 30, "test_grading_harness.py": 20, "test_graded_chapters.py": 15,
+                 "test_exact_egamma.py": 12, "test_fuzz_api.py": 12, "test_privacy_audit.py": 10,
+                 "test_exact_spr.py": 10}
+
+
+def pytest_configure(config):
+    if hasattr(config.option, "loadscopereorder"):       # pytest-xdist: keep the order given below
+        config.option.loadscopereorder = False
+
+
+def pytest_collection_modifyitems(config, items):
+    "Slowest files first (stable: the tests of a file keep their order, the other files theirs)."
+    position = {id(item): i for i, item in enumerate(items)}
+    items.sort(key=lambda item: (-SLOWEST_FILES.get(item.path.name, 0), position[id(item)]))

@@ -623,14 +623,16 @@ def test_every_interval_bound_dominates_H(few_groups, monkeypatch):
         eps = float(rng.choice([1e-3, 0.7, 3.0, 30.0]))
         parts = set_partitions(list(range(p.size)))
         if eps < 0.1:                                 # in 50 digits: no cancellation at tiny ε
-            outputs = [mp_spr_outputs(p, q, eps, part) for part in parts]
+            logs = [[(y, mp.log(x / y)) for x, y in zip(*mp_spr_outputs(p, q, eps, part)) if x > 0 and y > 0]
+                    for part in parts]                # x^λ y^{1−λ} = y e^{λ log(x/y)}: the logs once per partition
         else:
             outputs = [(p @ spr_channel(part, p.size, eps), q @ spr_channel(part, p.size, eps)) for part in parts]
 
         def H(lam):
-            lam = mp.mpf(float(lam)) if eps < 0.1 else lam
-            return float(max(-mp.log(mp.fsum(x ** lam * y ** (1 - lam) for x, y in zip(u, v) if x > 0 and y > 0))
-                             if eps < 0.1 else -math.log(np.sum(u ** lam * v ** (1 - lam))) for u, v in outputs))
+            if eps < 0.1:
+                lam = mp.mpf(float(lam))
+                return float(max(-mp.log(mp.fsum(y * mp.exp(lam * r) for y, r in pairs)) for pairs in logs))
+            return float(max(-math.log(np.sum(u ** lam * v ** (1 - lam))) for u, v in outputs))
         lo, hi = log_ratio_range(p, q, eps)
         trace = []
         _branch_and_bound(_Search(p, q, eps, p.size), lo, hi, 1e-8, 300, trace=trace)

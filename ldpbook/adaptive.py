@@ -514,7 +514,7 @@ def figure3_power(n_reps=200, n=1000, eps_values=(np.inf, 1.0), scenarios=((1, 0
     """Reproduce Figure 3 of the paper: null rejection rate and power of fixed resolutions and of the adaptive test.
 
     Each scenario (ω, r) draws n points from f = 1 and n from g_{ω,r} (`alternating_density`; r = 0: the null) and runs,
-    on the same data, the chapter-4 RB permutation test binned at each kappa in `resolutions` and `adaptive_test`,
+    on the same data, the RB permutation test of `closeness` binned at each kappa in `resolutions` and `adaptive_test`,
     at every privacy level in `eps_values` (the same statistics, fresh Laplace noise per eps). Repetitions go
     through `closeness.power_curve` (seeded per repetition, parallel with `n_jobs`); keep=True also keeps every
     repetition's decisions (see `write_figure3_data`). The paper's size is n=1000, n_reps=5000, n_permutations=199.

@@ -9,10 +9,10 @@ drifts from one or the other, so the book writes none: a chapter is cited as {nu
 "chapter 2"), and where a role does not render (docstrings, messages, code comments, README.md) by its name or
 module ("the SPR chapter", `ldpbook.spr`, "the SPR notebook, nbs/01_spr.ipynb"). This check fails on
 
-- a chapter number in the text: "chapter 1", "Chapter 4's", "chapters 4–5", "ch. 6", {doc}`Chapter 1 <01_spr>`,
-  in every cell of a notebook (markdown and code: docstrings, comments and messages reach the API page, `--help`
-  and error text) and in every other file given; a chapter of a cited book ("chapter 11 of {cite}`...`") is not
-  this book's and passes;
+- a chapter number in the text: "chapter 1", "Chapter 4's", "chapter-6", "chapters 4–5", "ch. 6",
+  {doc}`Chapter 1 <01_spr>`, in every cell of a notebook (markdown and code: docstrings, comments and messages
+  reach the API page, `--help` and error text) and in every other file given; a chapter of a cited book
+  ("chapter 11 of {cite}`...`") is not this book's and passes;
 - a `chapter-<name>` label that names no chapter of the toc;
 - a {numref} in a heading of the prose (the page's table of contents shows the heading's source: "chapters %s").
 
@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from ldpbook_sphinx import chapter_label, numbered_chapters  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-CHAPTER_NUMBER = re.compile(r"(?<![\w-])(?:[Cc]hapters?|[Cc]h\.)[ \t]*\n?[ \t]*(?:\d+)(?!\d)")
+CHAPTER_NUMBER = re.compile(r"(?<![\w-])(?:[Cc]hapters?|[Cc]h\.)(?:-|[ \t]*\n?[ \t]*)(?:\d+)(?!\d)")
 ANOTHER_BOOK = re.compile(r"\s+of\s+(?:\{cite|\[|the paper|the book)")
 CHAPTER_LABEL = re.compile(r"<(chapter-[\w-]+)>`")
 NUMREF_HEADING = re.compile(r"^ {0,3}#{1,6}[ \t].*\{numref\}", re.M)
@@ -78,7 +78,7 @@ def self_test(labels: set):
                 "Ch.7). Not: {numref}`chapter %s <chapter-spr>`, this chapter, §3.4, Chapter 11 of {cite}`cover`,\n"
                 "{numref}`Chapter %s <chapter-nosuch>`, chapter_label, a chapter\n"
                 "3 split over two lines.")
-    code = ('"""The sum of chapter 4\'s terms."""\nx = 1  # chapter-4 formula, not a chapter number\n'
+    code = ('"""The sum of chapter 4\'s terms."""\nx = 1  # the chapter-4 formula\n'
             '# {numref}`chapter %s <chapter-spr>` in a comment line is not a heading')
     notebook = v4.new_notebook(cells=[v4.new_markdown_cell(markdown, id="planted-md"),
                                       v4.new_code_cell(code, id="planted-code")])
@@ -86,7 +86,7 @@ def self_test(labels: set):
     expected = [("cell 0", "'Chapter 1'"), ("cell 0", "'Chapter 1'"), ("cell 0", "'chapter 1'"),
                 ("cell 0", "'chapters 4'"), ("cell 0", "'ch. 6'"), ("cell 0", "'Ch.7'"), ("cell 0", "'chapter 3'"),
                 ("cell 0", "'chapter-nosuch'"), ("cell 0 (planted-md, markdown) line 1: a {numref} in a heading", ""),
-                ("cell 1", "'chapter 4'")]
+                ("cell 1", "'chapter 4'"), ("cell 1", "'chapter-4'")]
     if len(found) != len(expected) or not all(c in f and w in f for (c, w), f in zip(expected, found)):
         sys.exit("lint_chapter_refs: the self-test failed:\n  " + "\n  ".join(found))
     if "chapter-spr" not in labels:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import bisect
+import decimal
 import functools
 import inspect
 import itertools
@@ -304,6 +305,33 @@ def reordered(old_names: tuple, is_old: Callable, new_form: str, since: str = "0
     return decorate
 
 
+# %% ../nbs/00_foundations.ipynb #exact-ratio
+def _at_most_exp(hi: np.ndarray, lo: np.ndarray, eps: float) -> np.ndarray:
+    """hi ≤ e^ε·lo in real arithmetic, elementwise (at least 1-D), for floats hi, lo ≥ 0 and one ε ≥ 0 (or inf).
+
+    Logarithms decide where the two sides differ by more than 1e-14 relative (their rounding is far smaller);
+    the rest is decided with Decimal, whose exp is correctly rounded: at P digits, lo·e^ε is known to a relative
+    2·10^(1−P), and P grows until the gap is larger than that. Decimal(x) is exact for a float x."""
+    hi, lo = np.broadcast_arrays(np.atleast_1d(np.asarray(hi, dtype=float)), np.asarray(lo, dtype=float))
+    if eps == np.inf:
+        return np.ones(hi.shape, dtype=bool)
+    out = (hi == 0) | ((lo > 0) & (hi <= lo))
+    both = (hi > 0) & (lo > 0) & ~out
+    with np.errstate(divide="ignore"):
+        lh, ll = np.log(np.where(both, hi, 1.0)), np.log(np.where(both, lo, 1.0))
+    gap, margin = (lh - ll) - eps, 1e-14 * (np.abs(lh) + np.abs(ll) + eps) + 1e-300
+    out |= both & (gap < -margin)
+    for i in zip(*np.nonzero(both & (np.abs(gap) <= margin))):       # within 1e-14: decide exactly
+        h, l, digits = decimal.Decimal(float(hi[i])), decimal.Decimal(float(lo[i])), 40
+        while True:
+            with decimal.localcontext(decimal.Context(prec=digits)):
+                bound = l * decimal.Decimal(eps).exp()
+                if abs(h - bound) > 4 * bound.scaleb(1 - digits) or digits > 5000:
+                    out[i] = h <= bound
+                    break
+            digits *= 4
+    return out
+
 # %% ../nbs/00_foundations.ipynb #c008-66173df3
 def _column_log_ratios(Q: np.ndarray) -> np.ndarray:
     "Per column: log(max_x Q / min_x Q); 0 for an all-zero column, inf if the column has zeros and non-zeros."
@@ -316,7 +344,8 @@ def _column_log_ratios(Q: np.ndarray) -> np.ndarray:
 
 @moved_to_keywords("rtol")
 def is_ldp(Q: ArrayLike, eps: float, *, rtol: float = 1e-9) -> bool:
-    """Exact ε-LDP check of a channel: max_x Q(y|x) ≤ e^ε (1+rtol) min_x Q(y|x) in every column y.
+    """Exact ε-LDP check of a channel: max_x Q(y|x) ≤ e^ε (1+rtol) min_x Q(y|x) in every column y, decided in real
+    arithmetic on the stored entries (see `_at_most_exp`).
 
     Parameters
     ----------
@@ -334,7 +363,7 @@ def is_ldp(Q: ArrayLike, eps: float, *, rtol: float = 1e-9) -> bool:
     Q = check_channel(Q)
     eps = check_eps(eps, allow_inf=True)
     rtol = check_real(rtol, "rtol", low=0)
-    return bool(np.all(_column_log_ratios(Q) <= eps + np.log1p(rtol)))
+    return bool(np.all(_at_most_exp(Q.max(axis=0), Q.min(axis=0), eps + np.log1p(rtol))))
 
 
 def ldp_epsilon(Q: ArrayLike) -> float:
@@ -874,7 +903,10 @@ def randomized_response(k: int, eps: float) -> np.ndarray:
                          f"e^-eps underflow above {MAX_FINITE_EPS:.1f}); use eps=np.inf for the identity channel")
     small = np.exp(-eps)
     keep = 1.0 / (1.0 + (k - 1) * small)
-    Q = np.full((k, k), small * keep)
+    other = small * keep
+    while not _at_most_exp(keep, other, eps):       # rounding: lower keep by an ulp until keep ≤ e^ε·other exactly
+        keep = np.nextafter(keep, 0.0)
+    Q = np.full((k, k), other)
     np.fill_diagonal(Q, keep)
     return Q
 

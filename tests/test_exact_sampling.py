@@ -79,11 +79,11 @@ class LastCell(np.random.Generator):
 
 
 def test_privatize_draws_an_output_of_mass_below_the_grid():
-    "At ε = 40 the report 1 of x = 0 has probability 4e-18: plain inversion in floats never draws it."
-    R = randomized_response(2, 40.0)
+    "At ε = 40 the report 1 of x = 0 (ternary RR) has probability 4e-18: plain inversion in floats never draws it."
+    R = randomized_response(3, 40.0)
     n = 40_000
     y = privatize(np.zeros(n, dtype=int), R, rng=LastCell(np.random.PCG64(3)))
-    expected = float(Fraction(float(R[0, 1])) / (Fraction(float(R[0, 0])) + Fraction(float(R[0, 1]))) / GRID)
+    expected = float(Fraction(float(R[0, 1])) / sum(Fraction(float(v)) for v in R[0]) / GRID)
     share = (y == 1).mean()
     assert 0.03 < expected < 0.05
     assert abs(share - expected) < 5 * np.sqrt(expected * (1 - expected) / n), (share, expected)

@@ -904,7 +904,7 @@ def randomized_response(k: int, eps: float) -> np.ndarray:
     small = np.exp(-eps)
     keep = 1.0 / (1.0 + (k - 1) * small)
     other = small * keep
-    while not _at_most_exp(keep, other, eps):       # rounding: lower keep by an ulp until keep ≤ e^ε·other exactly
+    while k > 1 and not _at_most_exp(keep, other, eps):     # rounding: lower keep until keep ≤ e^ε·other exactly
         keep = np.nextafter(keep, 0.0)
     Q = np.full((k, k), other)
     np.fill_diagonal(Q, keep)

@@ -79,3 +79,9 @@ def test_the_library_mechanisms_are_exactly_ldp():
                 assert ldp_by_mpmath(Q, eps) and is_ldp(Q, eps, rtol=0)
                 checked += 1
     assert checked > 150
+
+
+def test_one_symbol_randomized_response_at_any_eps():
+    "k = 1 has no off-diagonal entry to compare with: the channel is [[1]] for every ε, at once."
+    for eps in (0.0, 1.0, 800.0, 1e308, np.inf):
+        assert randomized_response(1, eps).tolist() == [[1.0]]

@@ -332,6 +332,23 @@ def _at_most_exp(hi: np.ndarray, lo: np.ndarray, eps: float) -> np.ndarray:
             digits *= 4
     return out
 
+
+def _capped(Q: np.ndarray, eps: float) -> np.ndarray:
+    """Q with each entry above e^ε·(its column's minimum) lowered to the largest float that is not, in real
+    arithmetic: the rounding left by normalising a channel that is ε-LDP in exact arithmetic, removed. Columns
+    with a zero are left alone (no scaling makes them ε-LDP)."""
+    lo = Q.min(axis=0)
+    if eps == np.inf or not np.any(lo > 0):
+        return Q
+    with np.errstate(over="ignore"):
+        cap = np.where(lo > 0, lo * np.exp(eps), np.inf)
+    over = (lo > 0) & np.isfinite(cap)
+    while True:
+        over[over] = ~_at_most_exp(cap[over], lo[over], eps)
+        if not over.any():
+            return np.minimum(Q, cap)
+        cap[over] = np.nextafter(cap[over], 0.0)
+
 # %% ../nbs/00_foundations.ipynb #c008-66173df3
 def _column_log_ratios(Q: np.ndarray) -> np.ndarray:
     "Per column: log(max_x Q / min_x Q); 0 for an all-zero column, inf if the column has zeros and non-zeros."

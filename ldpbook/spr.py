@@ -15,7 +15,7 @@ from numpy.typing import ArrayLike
 from scipy.optimize import linprog
 
 from .foundations import (
-    LinearFree, _beyond_float_range, check_divergence, check_eps, check_int, check_nonnegative, check_pair,
+    LinearFree, _beyond_float_range, _capped, check_divergence, check_eps, check_int, check_nonnegative, check_pair,
     check_real_array, divergence_from_sum, divergence_terms, moved_to_keywords, perspective, privatize,
     randomized_response, readonly, renamed, renyi_from_parts)
 
@@ -651,7 +651,7 @@ def kov_lp(p: ArrayLike, q: ArrayLike, eps: float, *, divergence: str | LinearFr
             raise RuntimeError("kov_lp: HiGHS did not return a certified optimum (dual gap > 1e-9)")
     active = np.flatnonzero(phi > 1e-12 * phi.max())
     channel = A[:, active] * phi[active]
-    channel /= channel.sum(axis=1, keepdims=True)
+    channel = _capped(channel / channel.sum(axis=1, keepdims=True), eps)      # ε-LDP in exact arithmetic
     high_sets = tuple(tuple(int(i) for i in np.flatnonzero(member[:, j])) for j in active)
     return KOVSolution(value=float(divergence_from_sum(total, kind=divergence, **params)),
                        upper_bound=float(divergence_from_sum(bound, kind=divergence, **params)),

@@ -85,3 +85,16 @@ def test_one_symbol_randomized_response_at_any_eps():
     "k = 1 has no off-diagonal entry to compare with: the channel is [[1]] for every ε, at once."
     for eps in (0.0, 1.0, 800.0, 1e308, np.inf):
         assert randomized_response(1, eps).tolist() == [[1.0]]
+
+
+def test_kov_lp_channels_are_exactly_ldp():
+    "The LP's channel, normalised row by row, had column ratios up to 3.6e-15 above e^ε; it is capped exactly."
+    from ldpbook.spr import kov_lp
+    rng = np.random.default_rng(0)
+    for _ in range(8):
+        k = int(rng.integers(2, 6))
+        p, q = rng.dirichlet(np.ones(k)), rng.dirichlet(np.ones(k))
+        for eps in (0.5, 1.0, 3.0):
+            Q = kov_lp(p, q, eps).channel
+            assert ldp_by_mpmath(Q, eps) and is_ldp(Q, eps, rtol=0)
+            assert np.allclose(Q.sum(axis=1), 1, rtol=0, atol=1e-13)

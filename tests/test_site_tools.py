@@ -70,8 +70,8 @@ def test_lint_reads_the_tag_form_of_the_marker():
     assert lint_outputs.lint(Path("tagged.ipynb"), nb) == []
 
 
-# The site check sees what a reader sees. The two snippets are saved from pages as they were built when chapter 1's
-# proof of Theorem 2.1 and chapter 6's Chernoff theorem were shown as text (a backtick in a fence's title ends the
+# The site check sees what a reader sees. The two snippets are saved from pages as they were built when the SPR
+# chapter's proof of Theorem 2.1 and the Chernoff chapter's theorem were shown as text (a backtick in a fence's title ends the
 # fence's info string, so the fence was not a directive): the check must find them.
 import check_site  # noqa: E402
 

@@ -216,8 +216,8 @@ def test_proof_boxes_get_a_title_in_the_pdf():
     assert len(other) == 1 and other[0].astext() == "Sketch: by induction."
 
 
-# The contents file of the PDF as the LaTeX build wrote it when the notation page was "chapter 0" and the appendices
-# went on as chapters 9, 10, ... (OLD), and as a book has it (NEW); the chapter headings as pdftotext gives them.
+# The contents file of the PDF as the LaTeX build wrote it when the notation page was numbered 0 and the appendices
+# went on with the chapters' numbers (OLD), and as a book has it (NEW); the chapter headings as pdftotext gives them.
 PARTS = [("Getting started", "front", 1), ("Chapters", "main", 2), ("Appendix", "appendix", 2),
          ("Back matter", "back", 1)]
 OLD_CONTENTS = r"""\contentsline {part}{I\hspace {1em}Getting started}{5}{part.1}%

@@ -784,6 +784,12 @@ def _plain_page_titles(app, doctree):
         if docname in store:
             store[docname].children = []
             store[docname] += [child.deepcopy() for child in text]
+    # sphinx-proof, sphinx-exercise and sphinx-jupyterbook-latex find a result's page in the LaTeX build by its
+    # title section, whose names must hold the lowercased text of `env.titles`
+    section = next(iter(doctree.findall(nodes.section)), None)
+    name = env.titles[docname].astext().lower()
+    if section is not None and name not in section["names"]:
+        section["names"].append(name)
     toc = env.tocs.get(docname)
     reference = next(iter(toc.findall(nodes.reference)), None) if toc is not None else None
     if reference is not None and any(isinstance(n, nodes.math) for n in reference.findall()):

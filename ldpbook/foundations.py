@@ -3,11 +3,14 @@
 # %% ../nbs/00_foundations.ipynb #c002-a26f800b
 from __future__ import annotations
 
+import bisect
 import functools
 import inspect
+import itertools
 import numbers
 import warnings
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Callable
 
 import numpy as np
@@ -922,7 +925,8 @@ def privatize(x: ArrayLike, Q: ArrayLike, *, rng: np.random.Generator | int | No
     Returns
     -------
     np.ndarray
-        One output symbol in [0, m) per entry of `x`, of the shape of `x`.
+        One output symbol in [0, m) per entry of `x`, of the shape of `x`: output y with probability exactly
+        Q(y|x) / Σ_y' Q(y'|x), in real arithmetic (see `_exact_draws`).
 
     Notes
     -----
@@ -930,15 +934,52 @@ def privatize(x: ArrayLike, Q: ArrayLike, *, rng: np.random.Generator | int | No
     a DeprecationWarning."""
     Q = check_channel(Q)
     x = _check_symbols(x, Q.shape[0])
-    rng = as_generator(rng)
+    return _exact_draws(Q, x.ravel(), as_generator(rng)).reshape(x.shape)
+
+# %% ../nbs/00_foundations.ipynb #exact-draws
+_GRID = 2.0 ** -53          # numpy's Generator.random() returns K·2^-53, K uniform on 0 … 2^53 − 1
+
+
+def _exact_draws(Q: np.ndarray, rows: np.ndarray, rng: np.random.Generator, u: np.ndarray | None = None) -> np.ndarray:
+    """Column j drawn for each row index r of `rows` with probability exactly Q[r, j] / Σ_j Q[r, j].
+
+    u = `rng.random()` (or the given `u`) holds the first 53 bits of a uniform U. Sequential cumulative sums and
+    one division give the normalised cdf c to a relative error below δ/2 = 2(m + 2)·2^-53; U's cell [u, u + 2^-53)
+    lies inside [C_{j−1}, C_j) of the exact cdf C whenever it is δ inside [c_{j−1}, c_j), and the draw is j.
+    The other cells (within δ of a boundary) go to `_exact_draw`."""
     k, m = Q.shape
-    cdf = np.cumsum(Q, axis=1)
-    last_positive = m - 1 - np.argmax(Q[:, ::-1] > 0, axis=1)
-    cdf[np.arange(m)[None, :] >= last_positive[:, None]] = np.inf   # no draw past the last positive output
-    flat_x, u = x.ravel(), rng.random(x.size)
-    lo, hi = np.zeros(x.size, dtype=np.intp), np.full(x.size, m - 1, dtype=np.intp)
-    while np.any(lo < hi):                       # smallest j with cdf[x, j] > u
+    if u is None:
+        u = rng.random(rows.size)
+        if not np.all(np.floor(u / _GRID) * _GRID == u):
+            raise ValueError("rng must draw doubles on the 2^-53 grid, as numpy's bit generators do")
+    t = np.cumsum(Q, axis=1)                                  # sequential: relative error ≤ (m − 1)·2^-53
+    last = m - 1 - np.argmax(Q[:, ::-1] > 0, axis=1)          # the last positive output of each row
+    c = t / t[:, -1:]                                          # c[r, last[r]] = 1 exactly
+    lo, hi = np.zeros(rows.size, dtype=np.intp), last[rows]
+    while np.any(lo < hi):                                     # smallest j with c[r, j] > u
         mid = (lo + hi) // 2
-        right = cdf[flat_x, mid] > u
+        right = c[rows, mid] > u
         hi, lo = np.where(right, mid, hi), np.where(right, lo, mid + 1)
-    return lo.reshape(x.shape)
+    delta, at = 4 * (m + 2) * _GRID, rows * m + lo            # at: the draws' flat positions in c and t
+    unsure = (lo > 0) & (u <= c.ravel()[at - 1] * (1 + delta) + 1e-300)     # maybe U < C_{j−1} ...
+    unsure[unsure] = t.ravel()[at[unsure] - 1] > 0                           # ... unless C_{j−1} = 0
+    unsure |= (lo < last[rows]) & (u + _GRID > c.ravel()[at] * (1 - delta))  # maybe U ≥ C_j
+    exact = {}
+    for i in np.flatnonzero(unsure):                           # about one draw in 10^13, or a cell at a tiny mass
+        r = int(rows[i])
+        if r not in exact:
+            exact[r] = list(itertools.accumulate(Fraction(float(v)) for v in Q[r]))
+        lo[i] = _exact_draw(exact[r], float(u[i]), rng)
+    return lo
+
+
+def _exact_draw(T: list, u: float, rng: np.random.Generator) -> int:
+    """Inversion in rational arithmetic: the smallest j with U·S < T[j] (T the exact cumulative sums, S = T[−1]),
+    U = u + V·2^-53 with V's bits drawn 64 at a time until U's cell lies inside one interval."""
+    S, lo, width = T[-1], Fraction(u), Fraction(1, 2 ** 53)
+    while True:
+        j = bisect.bisect_right(T, lo * S)                     # T[j−1] ≤ lo·S < T[j]
+        if (lo + width) * S <= T[j]:
+            return j
+        width /= 2 ** 64
+        lo += int(rng.integers(0, 2 ** 64, dtype=np.uint64)) * width

@@ -14,7 +14,7 @@ from scipy.sparse.csgraph import shortest_path
 from scipy.special import gammaln, ive, logsumexp
 from scipy.stats import ncx2
 
-from .foundations import as_generator, check_eps, check_nonnegative
+from .foundations import _exact_draws, as_generator, check_eps, check_nonnegative
 from .foundations import (MAX_DENSE_ENTRIES, check_bool_array, check_callable, check_instance, check_int,
                                  check_int_array, check_real, check_real_array,
                                  moved_to_keywords)
@@ -368,10 +368,9 @@ def _pure_epsilon(mechanism: SparseKernelMechanism, xs: np.ndarray, H) -> float:
 
 # %% ../nbs/03_sparse_kernels.ipynb #628cf6f8
 def _inverse_cdf_draws(law: SupportPmf, rng: np.random.Generator, n: int) -> np.ndarray:
-    "n draws from `law` by inverting its cumulative distribution: one vectorised searchsorted."
-    cdf = np.cumsum(law.probabilities)
-    draws = np.minimum(np.searchsorted(cdf, rng.random(n) * cdf[-1], side="right"), cdf.size - 1)
-    return law.outputs[draws]
+    """n draws from `law` by inverting its cumulative distribution, exactly: each output with probability its
+    stored probability over their sum in real arithmetic (`foundations._exact_draws`), however small."""
+    return law.outputs[_exact_draws(law.probabilities[None, :], np.zeros(n, dtype=np.intp), rng)]
 
 # %% ../nbs/03_sparse_kernels.ipynb #spk017
 @dataclass(frozen=True)

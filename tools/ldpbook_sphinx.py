@@ -646,15 +646,24 @@ def _number_appendix_exercises(app, env):
 MATTER_KINDS = ("front", "main", "appendix", "back")
 # The document class is `report` (sphinx-jupyterbook-latex's jupyterBook.cls), which has no \frontmatter: a chapter
 # is unnumbered (and listed in the contents without a number) when secnumdepth is below -1; fncychap's \appendix
-# letters the chapters that follow ("Appendix A").
+# letters the chapters that follow ("Appendix A"). The pages of the front matter (the preface after the contents,
+# the notation) are numbered i, ii, ... with the contents (whose running title "Contents" they no longer carry),
+# and the chapters start again at page 1. The bibliography (which sphinx-jupyterbook-latex moves to the end of the
+# document, right after the references page) is set inside that page, under its running title, instead of as a
+# chapter "Bibliography" of its own.
 MATTER_LATEX = r"""
 \makeatletter
 \newcommand{\ldpbook@unnumbered}{\xdef\ldpbook@secnumdepth{\the\c@secnumdepth}\setcounter{secnumdepth}{-2}}
 \newcommand{\ldpbook@numbered}{\@ifundefined{ldpbook@secnumdepth}{}{\setcounter{secnumdepth}{\ldpbook@secnumdepth}}}
 \newcommand{\ldpbookfrontmatter}{\ldpbook@unnumbered}
-\newcommand{\ldpbookmainmatter}{\ldpbook@numbered\setcounter{chapter}{0}}
+\newcommand{\ldpbookmainmatter}{\if@openright\cleardoublepage\else\clearpage\fi\pagenumbering{arabic}%
+  \ldpbook@numbered\setcounter{chapter}{0}}
 \newcommand{\ldpbookappendixmatter}{\ldpbook@numbered\appendix}
 \newcommand{\ldpbookbackmatter}{\ldpbook@unnumbered}
+\renewcommand{\sphinxtableofcontents}{\pagenumbering{roman}\begingroup\parskip\z@skip\sphinxtableofcontentshook
+  \tableofcontents\endgroup\if@openright\cleardoublepage\else\clearpage\fi\markboth{}{}}
+\renewenvironment{sphinxthebibliography}[1]{\def\chapter*##1{}\let\@mkboth\@gobbletwo\begin{thebibliography}{#1}}%
+  {\end{thebibliography}}
 \makeatother
 """
 
@@ -839,4 +848,4 @@ def setup(app):
     app.add_post_transform(LatexMatter)
     app.connect("doctree-read", _plain_page_titles, priority=900)             # Sphinx's collectors: 500
     app.add_post_transform(TitleMathInLatex)
-    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 5}
+    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 6}

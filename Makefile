@@ -54,10 +54,12 @@ outputs: $(STAMP)
 	$(BIN)/python tools/lint_outputs.py --self-test
 	$(BIN)/python tools/lint_outputs.py $(if $(filter %.ipynb,$(NBS)),$(NBS),$(NBS:%/=%)/*.ipynb)
 
-# Chapter code is seen whole on the site: no shown code line over 120 characters (tools/lint_code_lines.py).
+# Chapter code is seen whole on the site: no shown code line over 120 characters (tools/lint_code_lines.py); no
+# chapter number written by hand in the book, the tests or the benchmarks (tools/lint_chapter_refs.py).
 lines: $(STAMP)
 	$(BIN)/python tools/lint_code_lines.py --self-test $(if $(filter %.ipynb,$(NBS)),$(NBS),$(NBS:%/=%)/[0-9]*.ipynb)
-	$(BIN)/python tools/lint_chapter_refs.py --self-test $(if $(filter %.ipynb,$(NBS)),$(NBS),$(NBS:%/=%)/*.ipynb $(NBS:%/=%)/*.md README.md CONTRIBUTING.md)
+	$(BIN)/python tools/lint_chapter_refs.py --self-test $(if $(filter %.ipynb,$(NBS)),$(NBS),$(NBS:%/=%)/*.ipynb $(NBS:%/=%)/*.md README.md CONTRIBUTING.md \
+	  tests/*.py tests/grading/*.py benchmarks/*.py)
 
 site: export
 	rm -rf _build/html          # no stale page of a chapter that has left the toc

@@ -1,4 +1,4 @@
-"""Speed of `adaptive_test` (chapter 5) and of its multiscale statistics against a naive sparse baseline.
+"""Speed of `adaptive_test` (ldpbook.adaptive) and of its multiscale statistics against a naive sparse baseline.
 
 1. `adaptive_test` at N = 10^3, 10^4, 10^5 points per sample, d = 1 and 2, with fixed Monte-Carlo sizes
    (B_cen = B = 49 by default): seconds and seconds per 10^3 points, normalised to N = 10^3 (near-linear

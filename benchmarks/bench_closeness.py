@@ -1,4 +1,4 @@
-"""Benchmarks for ldpbook.closeness (chapter 4). Prints ratios against baselines run side by side.
+"""Benchmarks for ldpbook.closeness (nbs/04_closeness.ipynb). Prints ratios against baselines run side by side.
 
 1. rb_statistic (exact closed form, O(N_X + N_Y + k)) against
    (a) the obvious Monte Carlo average of the split statistic over random record-level splits, and

@@ -1,7 +1,7 @@
 """Speed of the E_γ closed form (ldpbook.egamma) against the general solvers it replaces, run side by side.
 
 Baselines, all computing the same optimum max_Q E_γ(Qᵀp‖Qᵀq):
-  * `ldpbook.spr.divergence_optimal(..., 'egamma')` — chapter 1's exact SPR solver (any f-divergence);
+  * `ldpbook.spr.divergence_optimal(..., 'egamma')` — the SPR chapter's exact solver (any f-divergence);
   * `ldpbook.spr.kov_lp(..., 'egamma')` — the exponential Kairouz–Oh–Viswanath staircase LP (small k only);
   * `ldpbook.egamma.egamma_lp` — an LP over binary channels (k + 2 variables) (this chapter's independent check).
 Contender: `ldpbook.egamma.egamma_optimal` (O(k)) and the vectorised `egamma_closed_form` for a batch of instances.

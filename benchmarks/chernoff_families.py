@@ -1,6 +1,6 @@
 """How many dynamic programs `chernoff_optimal` needs on nearly disjoint supports, with H(λ) from the program.
 
-Two families, each instance solved with `_FEW_GROUPS = 0` (so H(λ) comes from chapter 1's dynamic program even
+Two families, each instance solved with `_FEW_GROUPS = 0` (so H(λ) comes from ldpbook.spr's dynamic program even
 when a few tie groups would let the search take it from all contiguous partitions at once):
   - random: p and q on disjoint halves of 3-11 symbols, plus a shared part of 1-11 symbols of mass 1e-6, 1e-3 or
     0.1, at ε = 10, 20, 30, 50, 100, 300, 700 (seeds 0, 5, 7);

@@ -747,6 +747,29 @@ def dp_permutation_test(x: ArrayLike, y: ArrayLike, eps: float, *, k: int | None
         n_permutations=perm.permuted.size, private_fields=() if math.isinf(eps) else ("reject",),
         nonprivate_fields=("reject",) + nonprivate if math.isinf(eps) else nonprivate)
 
+# %% ../nbs/04_closeness.ipynb #ch4-028-exact
+_LOW_32_BITS = np.uint64(0xFFFFFFFF)
+
+
+def _floor_times_exact(x: np.ndarray, kappa: int) -> np.ndarray:
+    """min(floor(kappa x), kappa - 1) for doubles x in [0, 1] and an integer 1 <= kappa < 2^63, exactly: x = m 2^-s
+    with an integer mantissa m < 2^53, the product kappa m is formed as a 128-bit pair (high, low) of 64-bit words
+    from 32-bit halves, and shifted right by s."""
+    fraction, exponent = np.frexp(x)                               # x = fraction 2^exponent, fraction in [1/2, 1)
+    m = (fraction * 2.0 ** 53).astype(np.uint64)                   # exact: x = m 2^-s
+    s = 53 - exponent.astype(np.int64)                             # s >= 52 because x <= 1
+    k_high, k_low = np.uint64(kappa >> 32), np.uint64(kappa & 0xFFFFFFFF)
+    m_high, m_low = m >> np.uint64(32), m & _LOW_32_BITS
+    cross = k_high * m_low + k_low * m_high                        # < 2^63 + 2^53: no wrap-around
+    low_part = k_low * m_low
+    low = low_part + (cross << np.uint64(32))                      # modulo 2^64; the carry goes to the high word
+    high = k_high * m_high + (cross >> np.uint64(32)) + (low < low_part)
+    short = np.minimum(s, 63).astype(np.uint64)                    # s <= 63: bits of both words
+    label = (high << (np.uint64(64) - short)) | (low >> short)
+    far = np.flatnonzero(s >= 64)                                  # x < 2^-11: the high word alone (0 once s >= 116)
+    label[far] = high[far] >> np.minimum(s[far] - 64, 63).astype(np.uint64)
+    return np.minimum(label.astype(np.int64), kappa - 1)           # < 2^63, since kappa x <= kappa
+
 # %% ../nbs/04_closeness.ipynb #ch4-028
 def bin_samples(x: ArrayLike, kappa: int) -> np.ndarray:
     """Labels of the cubes of side 1/kappa of [0, 1]^d containing each point.
@@ -762,6 +785,7 @@ def bin_samples(x: ArrayLike, kappa: int) -> np.ndarray:
     -------
     numpy.ndarray of int64, shape (N,)
         Row-major cell labels in [0, κ^d): coordinate a contributes min(floor(κ x_a), κ - 1) κ^(d-1-a).
+        Exact: floor(κ x_a) is that of the real value of the double x_a, not of a rounded product.
     """
     kappa = check_int(kappa, "kappa", 1)
     arr = check_real_array(x, "x", allow_inf=True)
@@ -774,10 +798,17 @@ def bin_samples(x: ArrayLike, kappa: int) -> np.ndarray:
     if arr.min() < 0.0 or arr.max() > 1.0:
         raise ValueError("x must lie in [0, 1]^d: some coordinates are outside")     # no data values shown
     d = arr.shape[1]
-    if d * np.log2(kappa) >= 63:
+    if kappa > 1 and (d >= 63 or kappa ** d >= 2 ** 63):
         raise ValueError(f"kappa^d = {kappa}^{d} cells do not fit in int64 labels")
-    index = np.minimum((arr * kappa).astype(np.int64), kappa - 1)
-    return index @ (kappa ** np.arange(d - 1, -1, -1, dtype=np.int64))
+    x = arr.ravel()
+    if float(kappa) == kappa:                 # kappa is a double: fl(kappa x) has the floor of kappa x ...
+        product = x * float(kappa)
+        index = product.astype(np.int64)
+        ties = np.flatnonzero(index == product)          # ... unless it is an integer: decide those exactly
+        index[ties] = _floor_times_exact(x[ties], kappa)
+    else:                                     # kappa above 2^53 and not a double: every point exactly
+        index = _floor_times_exact(x, kappa)
+    return index.reshape(arr.shape) @ (kappa ** np.arange(d - 1, -1, -1, dtype=np.int64))
 
 # %% ../nbs/04_closeness.ipynb #ch4-028a
 def binned_rate_terms(kappa: ArrayLike, N: ArrayLike, eps: ArrayLike, s: float, d: int) -> np.ndarray:

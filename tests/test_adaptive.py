@@ -1,4 +1,4 @@
-"""Tests of ldpbook.adaptive (chapter 5): level, sensitivity, sparse = dense, privacy audit, bad input."""
+"""Tests of ldpbook.adaptive (nbs/05_adaptivity.ipynb): level, sensitivity, sparse = dense, privacy audit, bad input."""
 import itertools
 import math
 from fractions import Fraction
@@ -312,7 +312,7 @@ def test_privacy_audit_on_neighbouring_data(eps):
 
 
 def test_privacy_audit_monte_carlo():
-    """Chapter 4's audit applied to the adaptive test: Monte Carlo over the test's own randomness (relabellings and
+    """The closeness chapter's audit applied to the adaptive test: Monte Carlo over the test's own randomness (relabellings and
     noise), for the neighbouring pair (one y changed) that moves the observed multiscale score most:
     P(reject | D) <= e^eps P(reject | D') and vice versa, up to Monte Carlo error, and the pair does move."""
     eps, alpha, n_runs = 1.0, 0.25, 2000
@@ -341,9 +341,9 @@ def test_privacy_audit_monte_carlo():
     assert abs(p - q) > 0.01                                       # the audit is not vacuous
 
 
-# ------------------------------------------------------------------ one formula, one function (chapters 4 and 5)
+# ------------------------------------------------------------------ one formula, one function (closeness, adaptivity)
 def test_rates_of_chapter_5_are_chapter_4s_functions(monkeypatch):
-    """The adaptive rate and bracket call chapter 4's `binned_rate_terms` and `minimax_separation` (a spy sees the
+    """The adaptive rate and bracket call ldpbook.closeness's `binned_rate_terms` and `minimax_separation` (a spy sees the
     calls), agree with them where the log log N factor is 1, and carry the (N sqrt(eps)) within-cell term."""
     n, eps, s, d = 10 ** 6, 0.01, 1.0, 2
     a = math.log(math.log(n))
@@ -365,7 +365,7 @@ def test_rates_of_chapter_5_are_chapter_4s_functions(monkeypatch):
 
 
 def test_no_formula_of_chapter_4_is_restated_in_chapter_5():
-    "Source scan of the module and of every code cell of chapter 5 for chapter 4's rate, noise and binning formulas."
+    "Source scan of the module and of every code cell of nbs/05_adaptivity.ipynb for ldpbook.closeness's rate, noise and binning formulas."
     import json
     import pathlib
     import re
@@ -379,7 +379,7 @@ def test_no_formula_of_chapter_4_is_restated_in_chapter_5():
                 r"floor\(\s*\w+\s*\*\s*kappa"]
     for pattern in restated:
         for text in sources:
-            assert not re.search(pattern, text), f"chapter 5 restates a chapter-4 formula: {pattern}"
+            assert not re.search(pattern, text), f"the adaptivity chapter restates a closeness formula: {pattern}"
 
 
 # ------------------------------------------------------------------ one API shape: old positional forms warn

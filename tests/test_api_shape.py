@@ -12,7 +12,7 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 MODULES = ["foundations", "spr", "egamma", "sparse", "closeness", "adaptive", "chernoff", "estimated"]
-# Validators take (value, name): the argument's name is part of what they check. Chapter 3's kernel constructors
+# Validators take (value, name): the argument's name is part of what they check. The sparse-kernel chapter's constructors
 # keep the parameters that define the kernel positional.
 POSITIONAL_EXCEPTIONS = {"foundations": {"check_eps", "check_nonnegative", "check_distribution", "check_pair",
                                          "check_channel", "check_int", "check_divergence"},

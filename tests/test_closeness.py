@@ -1,4 +1,4 @@
-"""Tests for ldpbook.closeness (chapter 4): exactness of the Rao–Blackwellized statistic, sensitivity, level,
+"""Tests for ldpbook.closeness (nbs/04_closeness.ipynb): exactness of the Rao–Blackwellized statistic, sensitivity, level,
 privacy audits, reproducible parallel power curves, rates, every bad-input path, and the API shape (old call forms
 warn and give the same results)."""
 import dataclasses

@@ -1,4 +1,4 @@
-"""Tests of ldpbook.egamma that need nothing from chapter 1: the closed form against a direct LP and brute force,
+"""Tests of ldpbook.egamma that need nothing from ldpbook.spr: the closed form against a direct LP and brute force,
 the swap identity, the privatized ROC curve, the ℓ_r bound, sampling and every bad-input path.
 (The cross-checks against ldpbook.spr live in test_egamma_spr.py.)"""
 import inspect

@@ -1,4 +1,4 @@
-"""Cross-checks of ldpbook.egamma against chapter 1 (ldpbook.spr): the closed form equals the SPR dynamic program
+"""Cross-checks of ldpbook.egamma against the SPR chapter (ldpbook.spr): the closed form equals the SPR dynamic program
 and the Kairouz–Oh–Viswanath LP; the Rényi optimum of the DP is the true optimum (monotone reduction)."""
 import itertools
 
@@ -44,7 +44,7 @@ def test_closed_form_equals_kov_lp_and_spr_dp(gamma_range, seed):
         assert is_ldp(mech.channel, eps)
         achieved = divergence(mech.channel.T @ p, mech.channel.T @ q, kind="egamma", gamma=gamma)
         assert rel_diff(achieved, mech.value) <= 1e-9
-        # chapter 1's evaluation of the same two-block partition gives the same value
+        # ldpbook.spr's evaluation of the same two-block partition gives the same value
         blocks = [b for b in mech.partition if b]
         assert rel_diff(spr.spr_mechanism(p, q, eps, blocks, divergence="egamma", gamma=gamma).value, mech.value) <= 1e-9
 

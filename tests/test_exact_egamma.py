@@ -1,4 +1,4 @@
-"""Chapter 2 is exact at the edges: egamma_optimal, egamma_closed_form, neyman_pearson_curve, privatized_roc and
+"""ldpbook.egamma is exact at the edges: egamma_optimal, egamma_closed_form, neyman_pearson_curve, privatized_roc and
 egamma_lp against an arbitrary-precision reference.
 
 The reference is independent of the library: it enumerates every set partition of the alphabet (contiguous or not,

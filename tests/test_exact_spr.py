@@ -6,7 +6,7 @@ sums each block's masses exactly and evaluates the block score with mpmath at 80
 that the cancellation inside φ(t) near t = 0 costs nothing). It shares no code with the library: no DP, no
 score formula, no prefix sums.
 
-Definition evaluated (the library's, see chapter 0 "Exact in floating point"): for smooth f the linear-free
+Definition evaluated (the library's, see nbs/00_foundations.ipynb, "Exact in floating point"): for smooth f the linear-free
 f̄(t) = f(t) − f'(1)(t − 1), for TV and E_γ f itself; Rényi is log S/(α − 1) with S = 1 + (α − 1)·H̄ when
 |(α − 1)H̄| ≤ 1/2 and S = Σ u^α v^{1−α}/D otherwise. For inputs that sum to 1 exactly these are all D_f.
 

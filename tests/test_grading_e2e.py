@@ -1,6 +1,6 @@
 """End to end on nbgrader, as a lecturer runs a course, in a temporary course folder.
 
-Two assignments: `hw1` from chapter 1 (`divergence_optimal`, `spr_channel`) and `hw3` from chapter 3
+Two assignments: `hw1` from ldpbook.spr (`divergence_optimal`, `spr_channel`) and `hw3` from ldpbook.sparse
 (`sparse_rr_calibration`), each graded with a small test file in the grading contract's format written here (a
 visible and a hidden test per function), so that this test depends on the grading machinery only. The commands run
 as documented: `python -m ldpbook.assignments make` from the project, then `nbgrader generate_assignment` (the
@@ -29,7 +29,7 @@ SANDBOXED = sandbox_status() == "sandbox"    # the student's process cannot read
 TIMEOUT = 3                                  # seconds per call of a student's function (make --timeout)
 
 TESTS_SPR = '''
-"""Tests of chapter 1 for this end-to-end test (the grading contract's format)."""
+"""Tests of ldpbook.spr for this end-to-end test (the grading contract's format)."""
 import itertools
 
 import numpy as np
@@ -96,7 +96,7 @@ def test_refuses_overlapping_blocks(spr_channel):
 '''
 
 TESTS_SPARSE = '''
-"""Tests of chapter 3 for this end-to-end test (the grading contract's format)."""
+"""Tests of ldpbook.sparse for this end-to-end test (the grading contract's format)."""
 import math
 
 from ldpbook.assignments import StudentError, grades

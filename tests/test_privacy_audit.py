@@ -1,6 +1,6 @@
 """Exact privacy checks of the released decisions, by behaviour.
 
-The privacy proofs of chapters 4 and 5 fix the record-level relabellings and the noise xi_1..xi_B of the permuted
+The privacy proofs of the closeness and adaptivity chapters fix the record-level relabellings and the noise xi_1..xi_B of the permuted
 statistics, and show that the reject event, as a function of the observed statistic's noise xi_0, is a threshold
 event {xi_0 > t(D)} with |t(D) - t(D')| <= 2 Delta for neighbouring data sets D, D'. The probability over xi_0 is
 then a Laplace tail, within a factor e^eps between neighbours.
@@ -24,7 +24,7 @@ from exact_privacy import controlled, log_ratio, threshold
 from ldpbook import adaptive, closeness
 
 
-# ------------------------------------------------------------------ chapter 4: the decision on neighbouring data
+# ------------------------------------------------------------------ closeness: the decision on neighbouring data
 def rb_statistics(pooled, n_x, masks, k):
     "T_0 (observed labelling) and T_b (record-level relabellings `masks`), all by closeness.rb_statistic."
     observed = closeness.rb_statistic(pooled[:n_x], pooled[n_x:], k=k)
@@ -91,7 +91,7 @@ def test_threshold_events_worst_case_statistics(eps):
     assert 0.99 < worst <= 1 + 1e-6
 
 
-# ------------------------------------------------------------------ chapter 5: adaptive_test end to end
+# ------------------------------------------------------------------ adaptivity: adaptive_test end to end
 # Neighbouring data sets (x -> x2, one record replaced) with their seeds: found by a search over data sets on the
 # grid {0, 1/8, ..., 1} for the pairs whose noise-free multiscale scores move the decision threshold the most
 # (by 8, half of the bound 16 of the proof); the same seed gives the same record-level relabellings for both.

@@ -64,7 +64,7 @@ def module_state():
 
 
 def releases(seed):
-    "The data-dependent releases of chapters 4 and 5 on one data set (sizes fixed, counts depend on the seed)."
+    "The data-dependent releases of ldpbook.closeness and ldpbook.adaptive on one data set (sizes fixed, counts depend on the seed)."
     rng = np.random.default_rng(seed)
     x, y = rng.integers(0, 6, 120), rng.integers(0, 6 + seed % 3, 90)
     for name in closeness.STATISTICS:

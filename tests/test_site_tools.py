@@ -70,8 +70,8 @@ def test_lint_reads_the_tag_form_of_the_marker():
     assert lint_outputs.lint(Path("tagged.ipynb"), nb) == []
 
 
-# The site check sees what a reader sees. The two snippets are saved from pages as they were built when chapter 1's
-# proof of Theorem 2.1 and chapter 6's Chernoff theorem were shown as text (a backtick in a fence's title ends the
+# The site check sees what a reader sees. The two snippets are saved from pages as they were built when the SPR
+# chapter's proof of Theorem 2.1 and the Chernoff chapter's theorem were shown as text (a backtick in a fence's title ends the
 # fence's info string, so the fence was not a directive): the check must find them.
 import check_site  # noqa: E402
 
@@ -214,3 +214,123 @@ def test_proof_boxes_get_a_title_in_the_pdf():
     other = box(nodes.Text("Sketch: by induction."))                      # not sphinx-proof's form: left alone
     ldpbook_sphinx.proof_title(other)
     assert len(other) == 1 and other[0].astext() == "Sketch: by induction."
+
+
+# The contents file of the PDF as the LaTeX build wrote it when the notation page was numbered 0 and the appendices
+# went on with the chapters' numbers (OLD), and as a book has it (NEW); the chapter headings as pdftotext gives them.
+PARTS = [("Getting started", "front", 1), ("Chapters", "main", 2), ("Appendix", "appendix", 2),
+         ("Back matter", "back", 1)]
+OLD_CONTENTS = r"""\contentsline {part}{I\hspace {1em}Getting started}{5}{part.1}%
+\contentsline {chapter}{\numberline {0}Notation}{7}{chapter.0}%
+\contentsline {part}{II\hspace {1em}Chapters}{13}{part.2}%
+\contentsline {chapter}{\numberline {1}Foundations: local differential privacy}{15}{chapter.1}%
+\contentsline {section}{\numberline {1.1}Channels}{16}{section.1.1}%
+\contentsline {chapter}{\numberline {2}Sort, partition, randomize}{41}{chapter.2}%
+\contentsline {part}{III\hspace {1em}Appendix}{297}{part.3}%
+\contentsline {chapter}{\numberline {3}Teaching with the book}{299}{chapter.3}%
+\contentsline {chapter}{\numberline {4}API reference}{387}{chapter.4}%
+\contentsline {part}{IV\hspace {1em}Back matter}{443}{part.4}%
+\contentsline {chapter}{\numberline {5}References}{445}{chapter.5}%
+\contentsline {chapter}{Bibliography}{447}{chapter*.603}%
+"""
+NEW_CONTENTS = r"""\contentsline {part}{Getting started}{5}{section*.3}%
+\contentsline {chapter}{Notation}{7}{chapter*.4}%
+\contentsline {part}{I\hspace {1em}Chapters}{13}{part.1}%
+\contentsline {chapter}{\numberline {1}Foundations: local differential privacy}{15}{chapter.1}%
+\contentsline {section}{\numberline {1.1}Channels}{16}{section.1.1}%
+\contentsline {chapter}{\numberline {2}Sort, partition, randomize}{41}{chapter.2}%
+\contentsline {part}{II\hspace {1em}Appendix}{297}{part.2}%
+\contentsline {chapter}{\numberline {A}Teaching with the book}{299}{appendix.A}%
+\contentsline {chapter}{\numberline {B}API reference}{387}{appendix.B}%
+\contentsline {part}{Back matter}{443}{section*.612}%
+\contentsline {chapter}{References}{445}{appendix*.613}%
+\contentsline {chapter}{Bibliography}{447}{appendix*.614}%
+"""
+OLD_HEADS = ["                  CHAPTER\n\n                   ZERO\n\n      NOTATION", "CHAPTER\n ONE\n", "CHAPTER\nTWO",
+             "  CHAPTER\n  THREE", "CHAPTER\nFOUR", "CHAPTER\nFIVE"]
+NEW_HEADS = ["      NOTATION", "CHAPTER\n ONE\n", "CHAPTER\nTWO", "  APPENDIX\n\n  A\n", "APPENDIX\nB", "REFERENCES"]
+
+
+def test_pdf_structure_is_a_books():
+    problems, summary = check_pdf.structure_problems(NEW_CONTENTS, NEW_HEADS, PARTS)
+    assert problems == []
+    assert summary == "Getting started: 1 unnumbered; Chapters: 1–2; Appendix: A–B; Back matter: 1 unnumbered"
+    problems, _ = check_pdf.structure_problems(OLD_CONTENTS, OLD_HEADS, PARTS)
+    assert problems == [
+        "the front part 'Getting started' is numbered 0 in the PDF's contents, not unnumbered",
+        "the appendix part 'Appendix' is numbered 3, 4 in the PDF's contents, not A, B",
+        "the back part 'Back matter' is numbered 5 in the PDF's contents, not unnumbered",
+        "the chapter headings read 'CHAPTER ZERO CHAPTER ONE CHAPTER TWO CHAPTER THREE CHAPTER FOUR CHAPTER FIVE', "
+        "not 'CHAPTER ONE CHAPTER TWO APPENDIX A APPENDIX B'"]
+    # a part of the toc missing from the contents, and a part without a kind, are problems too
+    problems, _ = check_pdf.structure_problems(NEW_CONTENTS.replace("Back matter", "Other"), NEW_HEADS, PARTS)
+    assert problems == ["the part 'Back matter' of _toc.yml is not in the PDF's contents"]
+    problems, _ = check_pdf.structure_problems(NEW_CONTENTS, NEW_HEADS, [("Chapters", "?", 2)])
+    assert problems[0].startswith("the part 'Chapters' has no kind") and len(problems) == 2   # + the headings
+
+
+def test_part_kinds_are_checked():
+    kinds = {"Getting started": "front", "Chapters": "main", "Appendix": "appendix", "Back matter": "back"}
+    assert ldpbook_sphinx.part_matter(["Chapters", "Appendix"], kinds) == {"Chapters": "main", "Appendix": "appendix"}
+    with pytest.raises(ValueError, match=r"parts without one: \['Extra'\]"):
+        ldpbook_sphinx.part_matter(["Chapters", "Extra"], kinds)
+    with pytest.raises(ValueError, match=r"invalid kinds: \{'Chapters': 'middle'\}"):
+        ldpbook_sphinx.part_matter(["Chapters"], {"Chapters": "middle"})
+
+
+@pytest.mark.parametrize("tex, html", [
+    (r"E_\gamma", "E<sub>γ</sub>"),
+    (r"E^\star_{\gamma}(\varepsilon)", "E<sup>⋆</sup><sub>γ</sub>(ε)"),
+    (r"\ell_r", "ℓ<sub>r</sub>"),
+    (r"x_{12}^2", "x<sub>12</sub><sup>2</sup>"),
+    (r"\chi^2\,\text", None),                           # a command with no Unicode form
+    (r"\frac{a}{b}", None),
+    ("a_", None),                                       # a subscript of nothing
+    ("a_{b", None),                                     # an unclosed group
+    ("a}", None),
+])
+def test_title_math_as_unicode(tex, html):
+    from docutils import nodes
+
+    def as_html(children):
+        tags = {nodes.subscript: "sub", nodes.superscript: "sup"}
+        return "".join(f"<{tags[type(n)]}>{n.astext()}</{tags[type(n)]}>" if type(n) in tags else n.astext()
+                       for n in children)
+
+    if html is None:
+        with pytest.raises(ValueError, match="title formula"):
+            ldpbook_sphinx.tex_to_nodes(tex)
+    else:
+        assert as_html(ldpbook_sphinx.tex_to_nodes(tex)) == html
+        title = nodes.title("", "", nodes.Text("The "), nodes.math(tex, tex), nodes.Text(" closed form"))
+        assert as_html(ldpbook_sphinx.plain_title(title)) == f"The {html} closed form"
+
+
+import check_site  # noqa: E402
+
+# A chapter page's titles as the site showed them when the E_γ chapter's title leaked its TeX (trimmed), and now.
+LEAKY_TITLES = """<html><head><title>3. The E_γ closed form: testing &#8212; ldpbook</title></head><body>
+<div class="sidebar-primary-item"><nav class="bd-links bd-docs-nav" aria-label="Main">
+<li class="toctree-l1"><a class="reference internal" href="02_egamma.html">3. The E_γ closed form: testing</a></li>
+<li class="toctree-l1"><a class="reference internal" href="92_figures.html">Figures: <code class="docutils literal">
+<span class="pre">ldpbook.figures_x</span></code></a></li>
+<li class="toctree-l1"><a class="reference internal" href="99_x.html">The <span class="math">\\(\\chi^2\\)</span> test</a></li>
+</nav></div>
+<div id="jb-print-docs-body" class="onlyprint">
+    <h1>The $E_\\gamma$ closed form: testing</h1></div>
+<p class="prev-next-title"><span class="section-number">3. </span>The E_γ closed form: testing</p>
+<h1>Figures: <code class="docutils literal"><span class="pre">ldpbook.figures_x</span></code></h1>
+</body></html>"""
+
+
+def test_tex_in_titles_is_found_outside_inline_code():
+    found = check_site.tex_in_titles_of(LEAKY_TITLES)
+    assert [f.split(":")[0] for f in found] == ["<title>", "the print heading", "a sidebar entry", "a sidebar entry",
+                                                 "a previous/next link"]
+    assert "'3. The E_γ closed form: testing'" in found[2] and "chi" in found[3]
+    fixed = (LEAKY_TITLES.replace("E_γ", "E<sub>γ</sub>").replace("$E_\\gamma$", "Eγ")
+             .replace('<span class="math">\\(\\chi^2\\)</span>', "χ<sup>2</sup>"))
+    assert check_site.tex_in_titles_of(fixed) == []             # inline code may hold an underscore
+    assert check_site.tex_in_titles_of(fixed.replace("<title>", "<title>ldpbook.figures_x ")) == []
+    assert check_site.tex_in_titles_of(fixed.replace("<title>", "<title>a_b ")) == ["<title>: 'a_b 3. The Eγ closed "
+                                                                                   "form: testing — ldpbook'"]

@@ -12,6 +12,11 @@ Reads `ldpbook.tex`, `ldpbook.log` and `ldpbook.pdf` in the LaTeX build folder a
 - an Overfull \\hbox wider than 36 pt, half the 1-inch margin (text running toward the edge of the page);
 - a rendered page (pdftoppm, 50 dpi) that is blank: the first page, the first page of each chapter and every page
   with a figure are rendered, and each must have ink;
+- a structure that is not a book's: the contents (`ldpbook.toc`) must list the parts of `_toc.yml` in order, each
+  with its pages, the front and back matter (the notation, the references; `ldpbook_latex_matter` in
+  `_config.yml`) unnumbered, the chapters numbered 1, 2, ... as on the site, the appendices lettered A, B, ...; and
+  the chapter headings must read "Chapter One" ... and "Appendix A" ... (never "Chapter Zero", and no appendix
+  numbered as a chapter 9+);
 - when the site is built (`_build/html`, or --html; not older than the notebooks): a labelled theorem, lemma,
   definition, exercise, ... whose number in the PDF (its heading, or the text of a reference to it) is not the
   site's ("Theorem 2.1" on both, not "Theorem 2.3.1" in the PDF).
@@ -22,7 +27,11 @@ import re
 import subprocess
 import sys
 import tempfile
+import unicodedata
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import ldpbook_sphinx  # noqa: E402
 
 OVERFULL_LIMIT_PT = 36.0          # half of the 1-inch margin: a wider line runs toward the page's edge
 UNDEFINED = re.compile(r"(?:Reference|Citation|Hyper reference) [`'‘]([^'’]+)['’] on page \d+ undefined")
@@ -85,8 +94,18 @@ def chapter_titles(root: Path) -> dict:
     for path in sorted((root / "nbs").glob("[0-9]*.ipynb")):
         cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
         first = "".join(next(c for c in cells if c["cell_type"] == "markdown")["source"]).splitlines()[0]
-        titles[path.stem] = first.lstrip("# ").strip()
+        titles[path.stem] = plain_text(first.lstrip("# ").strip())
     return titles
+
+
+def plain_text(title: str) -> str:
+    "A title with its inline math ($E_\\gamma$) as the Unicode text the PDF shows (Eγ), as in the site's navigation."
+    return re.sub(r"\$([^$]+)\$", lambda m: "".join(n.astext() for n in ldpbook_sphinx.tex_to_nodes(m[1])), title)
+
+
+def squashed(text: str) -> str:
+    "Text compared without spaces and with math letters as plain ones (pdftotext gives 𝛾, U+1D6FE, for γ)."
+    return re.sub(r"\s+", "", unicodedata.normalize("NFKC", text))
 
 
 def normalise(text: str) -> str:
@@ -131,6 +150,69 @@ def joined_log(raw: str) -> str:
     return re.sub(r"(?m)^(.{79})\n", r"\1", raw)
 
 
+# The contents file: \contentsline {part}{II\hspace {1em}Chapters}{13}{part.2}% and
+# \contentsline {chapter}{\numberline {1}Foundations: ...}{15}{chapter.1}% (no \numberline when unnumbered)
+CONTENTS_LINE = re.compile(r"^\\contentsline \{(?P<level>part|chapter)\}\{(?P<entry>.*)\}\{(?P<page>[^{}]*)\}"
+                           r"\{(?P<anchor>[^{}]*)\}%?$", re.M)
+NUMBERLINE = re.compile(r"^\\numberline \{(?P<number>[^{}]*)\}")
+# fncychap's Bjarne style: "CHAPTER" over the number as a word ("ONE"), "APPENDIX" over the letter
+CHAPTER_HEAD = re.compile(r"(?m)^\s*(CHAPTER|APPENDIX)\s*\n(?:\s*\n)*\s*([A-Z]+)\s*$")
+NUMBER_WORDS = ("ZERO ONE TWO THREE FOUR FIVE SIX SEVEN EIGHT NINE TEN ELEVEN TWELVE THIRTEEN FOURTEEN FIFTEEN "
+                "SIXTEEN SEVENTEEN EIGHTEEN NINETEEN").split()
+
+
+def book_parts(root: Path) -> list:
+    "[(caption, kind, number of chapters)] for the parts of _toc.yml; kind from `ldpbook_latex_matter`."
+    import yaml
+
+    toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8"))
+    config = yaml.safe_load((root / "_config.yml").read_text(encoding="utf-8"))
+    kinds = ((config.get("sphinx") or {}).get("config") or {}).get("ldpbook_latex_matter") or {}
+    return [(part["caption"], kinds.get(part["caption"], "?"), len(part.get("chapters", [])))
+            for part in toc.get("parts", [])]
+
+
+def structure_problems(contents: str, page_texts: list, parts: list) -> tuple:
+    """(problems, summary) of the book's structure: `contents` is the LaTeX contents file, `page_texts` the PDF's
+    pages as pdftotext gives them (lines kept), `parts` what `book_parts` gives."""
+    entries = [(m["level"], m["entry"]) for m in CONTENTS_LINE.finditer(contents)]
+    problems, summary, position = [], [], 0
+    for caption, kind, count in parts:
+        while position < len(entries) and not (entries[position][0] == "part"
+                                               and entries[position][1].endswith(caption)):
+            position += 1
+        if position == len(entries):
+            problems.append(f"the part {caption!r} of _toc.yml is not in the PDF's contents")
+            continue
+        chapters = []
+        for level, entry in entries[position + 1:]:
+            if level == "part" or len(chapters) == count:
+                break
+            number = NUMBERLINE.match(entry)
+            chapters.append(number["number"] if number else None)
+        expected = {"front": [None] * count, "back": [None] * count, "main": [str(i) for i in range(1, count + 1)],
+                    "appendix": [chr(ord("A") + i) for i in range(count)]}.get(kind)
+        if expected is None:
+            problems.append(f"the part {caption!r} has no kind front/main/appendix/back in _config.yml "
+                            f"(ldpbook_latex_matter)")
+        elif chapters != expected:
+            shown = ", ".join(n or "unnumbered" for n in chapters)
+            want = ", ".join(n or "unnumbered" for n in expected)
+            problems.append(f"the {kind} part {caption!r} is numbered {shown} in the PDF's contents, not {want}")
+        summary.append(f"{caption}: " + (f"{chapters[0]}–{chapters[-1]}" if chapters and chapters[0] else
+                                         f"{len(chapters)} unnumbered"))
+        position += 1
+    heads = [(word, number) for text in page_texts for word, number in CHAPTER_HEAD.findall(text)]
+    main = sum(count for _, kind, count in parts if kind == "main")
+    appendices = sum(count for _, kind, count in parts if kind == "appendix")
+    want = ([("CHAPTER", NUMBER_WORDS[i]) for i in range(1, main + 1)]
+            + [("APPENDIX", chr(ord("A") + i)) for i in range(appendices)])
+    if heads != want:
+        problems.append(f"the chapter headings read {' '.join(w + ' ' + n for w, n in heads)!r}, not "
+                        f"{' '.join(w + ' ' + n for w, n in want)!r}")
+    return problems, "; ".join(summary)
+
+
 def check(build: Path, root: Path, pages_dir: Path | None = None, html: Path | None = None) -> list:
     problems = []
     tex, log, pdf = (build / f"ldpbook.{ext}" for ext in ("tex", "log", "pdf"))
@@ -139,14 +221,15 @@ def check(build: Path, root: Path, pages_dir: Path | None = None, html: Path | N
             return [f"{path} is missing or empty (did `jupyter-book build . --builder pdflatex` run?)"]
     source = tex.read_text(encoding="utf-8")
     log_text = joined_log(log.read_text(encoding="utf-8", errors="replace"))
-    pages = [normalise(p) for p in run("pdftotext", "-layout", str(pdf), "-").split("\f")]
+    raw_pages = run("pdftotext", "-layout", str(pdf), "-").split("\f")
+    pages = [normalise(p) for p in raw_pages]
     text = " ".join(pages)
 
     # every chapter, and where it starts
-    starts = {}
+    starts, squashed_pages = {}, [squashed(page) for page in pages]
     for stem, title in chapter_titles(root).items():
-        key = normalise(title)[:40]
-        found = [i for i, page in enumerate(pages) if key in page]
+        key = squashed(normalise(title))[:34]
+        found = [i for i, page in enumerate(squashed_pages) if key in page]
         if len(found) < 2:                   # once in the table of contents, then where the chapter starts
             problems.append(f"chapter {stem} ({title!r}) is not in the PDF")
         else:
@@ -168,6 +251,10 @@ def check(build: Path, root: Path, pages_dir: Path | None = None, html: Path | N
     if len(listing) < len(figures):
         problems.append(f"{len(figures)} figures in the TeX source but {len(listing)} images in the PDF")
     problems += log_problems(log_text)
+    contents = build / "ldpbook.toc"
+    found, structure = structure_problems(contents.read_text(encoding="utf-8") if contents.is_file() else "",
+                                          raw_pages, book_parts(root))
+    problems += found
     # the numbers of theorems, definitions, exercises, ... and of the references to them are the site's
     html = build.parent / "html" if html is None else html
     if site_is_current(html, root):
@@ -197,7 +284,7 @@ def check(build: Path, root: Path, pages_dir: Path | None = None, html: Path | N
     print(f"check_pdf: {pdf}: {count} pages; {len(starts)} chapters (first pages {sorted(starts.values())}); "
           f"{len(figures)} figures, {len(listing)} images; {shown} theorem labels for {theorems} theorems; "
           f"{len(overfull)} overfull lines, the widest {max(overfull, default=0):.1f} pt (limit {OVERFULL_LIMIT_PT:g}); "
-          f"{len(to_render)} pages rendered, {len(blank)} blank; {numbering}")
+          f"{len(to_render)} pages rendered, {len(blank)} blank; {numbering}; contents: {structure}")
     return problems
 
 

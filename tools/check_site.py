@@ -12,7 +12,9 @@ exist; for code lines that are nbdev directives (`#| export`) or nbval markers (
 tagged `hide-input` that are not collapsed; for an API reference (nbs/api.html) that lacks a section for a module of
 the package, an entry of a module's `__all__`, or an entry's link back to its chapter; and for links to a
 placeholder or to launch services (Binder, Colab) when settings.ini names no repository. Every chapter page must
-offer its notebook for download.
+offer its notebook for download. No page title (the browser tab, the print heading) and no entry of the sidebar or
+of the previous/next links shows TeX: a '_', '$' or backslash outside inline code (a title's formula is written
+there as Unicode, "E<sub>γ</sub>", by tools/ldpbook_sphinx.py).
 
 What a reader sees: no page shows unparsed MyST in its prose (a directive fence, an option line such as `:label:`,
 a role such as {prf:ref}`...`, a `(target)=` line or TeX between dollars shown as text), and at a laptop's width
@@ -200,6 +202,60 @@ def missing_downloads(site: Path):
     for page in sorted((site / "nbs").glob("[0-9]*.html")):
         if f'_sources/nbs/{page.stem}.ipynb"' not in page.read_text(encoding="utf-8"):
             found.append((page, f"_sources/nbs/{page.stem}.ipynb"))
+    return found
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Page titles as text: the browser tab (<title>), the print heading, the sidebar and the previous/next links show a
+# page's title as text, where a formula's TeX ("E_\gamma", "$E_\gamma$") would be seen as it is.
+
+TITLE_TAG = re.compile(r"<title>(.*?)</title>", re.S | re.I)
+SIDEBAR = re.compile(r"<nav class=\"[^\"]*\bbd-docs-nav\b[^\"]*\"[^>]*>(.*?)</nav>", re.S | re.I)
+LINK_TEXT = re.compile(r"<a\b[^>]*>(.*?)</a>", re.S | re.I)
+PREV_NEXT = re.compile(r"<p class=\"prev-next-title\">(.*?)</p>", re.S | re.I)
+PRINT_HEADING = re.compile(r"<div id=\"jb-print-docs-body\"[^>]*>\s*<h1>(.*?)</h1>", re.S | re.I)
+ARTICLE_HEADING = re.compile(r"<h1\b[^>]*>(.*?)</h1>", re.S | re.I)
+CODE_SPAN = re.compile(r"<code\b[^>]*>(.*?)</code>", re.S | re.I)
+TITLE_TEX = re.compile(r"[_$\\]")
+
+
+def tex_in_titles_of(page_html: str) -> list:
+    """The titles of one page that show TeX ('_', '$' or a backslash outside inline code): the <title>, the print
+    heading, the sidebar's entries and the previous/next links, each as '<where>: <text>'."""
+    found = []
+    codes = [visible_text(c) for heading in ARTICLE_HEADING.findall(page_html) for c in CODE_SPAN.findall(heading)]
+
+    def check(where, fragment):
+        text = " ".join(visible_text(CODE_SPAN.sub(" ", fragment)).split())
+        if where in ("<title>", "the print heading"):
+            for code in codes:                       # the title's inline code, shown as plain text there
+                text = text.replace(code, " ")
+        if TITLE_TEX.search(text):
+            found.append(f"{where}: {' '.join(visible_text(fragment).split())!r}")
+
+    for title in TITLE_TAG.findall(page_html):
+        check("<title>", title)
+    for heading in PRINT_HEADING.findall(page_html):
+        check("the print heading", heading)
+    for nav in SIDEBAR.findall(page_html):
+        for entry in LINK_TEXT.findall(nav):
+            check("a sidebar entry", entry)
+    for entry in PREV_NEXT.findall(page_html):
+        check("a previous/next link", entry)
+    return found
+
+
+def tex_in_titles(site: Path):
+    "Every (page, title) of a built page whose title, sidebar entry or previous/next link shows TeX."
+    found, sidebars = [], 0
+    for page in sorted(site.rglob("*.html")):
+        if "_static" in page.parts or "_sources" in page.parts:
+            continue
+        text = page.read_text(encoding="utf-8", errors="replace")
+        sidebars += bool(SIDEBAR.search(text))
+        found += [(page, title) for title in tex_in_titles_of(text)]
+    if not sidebars:
+        found.append((site / "index.html", "no page has a sidebar to check (has the theme's markup changed?)"))
     return found
 
 
@@ -558,7 +614,8 @@ def main():
                            ("a hide-input cell shown open", open_hidden_inputs(site)),
                            ("a placeholder or launch link for no configured repository", dishonest_links(site, root)),
                            ("a chapter page without its notebook download", missing_downloads(site)),
-                           ("unparsed MyST shown as text", unparsed_myst(site))):
+                           ("unparsed MyST shown as text", unparsed_myst(site)),
+                           ("TeX shown in a page title, sidebar entry or previous/next link", tex_in_titles(site))):
         if problems:
             listed = "; ".join(f"{page.relative_to(site)}: {ref}" for page, ref in problems[:5])
             sys.exit(f"check_site: {len(problems)} case(s) of {name}: {listed}")
@@ -586,8 +643,9 @@ def main():
         sys.exit(f"check_site: {len(layout)} block(s) need horizontal scrolling at {WINDOW[0]} px:\n  "
                  + "\n  ".join(layout))
     print(f"check_site: {len(pages)} page(s) render their math offline and fit a {WINDOW[0]}-px window; no unparsed "
-          f"MyST, external assets, missing images, broken internal links, build markers, open hide-input cells or "
-          f"placeholder links in {site}; the API reference covers every module and links back to the chapters")
+          f"MyST, external assets, missing images, broken internal links, build markers, open hide-input cells, "
+          f"TeX in titles or placeholder links in {site}; the API reference covers every module and links back to "
+          f"the chapters")
 
 
 if __name__ == "__main__":

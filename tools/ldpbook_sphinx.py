@@ -34,6 +34,16 @@ should not see. This extension works on the rendered pages only; the notebooks a
    site and in the PDF, wherever the chapter moves. tools/lint_chapter_refs.py fails on a chapter number written
    by hand. The exercises of the unnumbered pages (the appendices) are numbered 1, 2, ... within their page (Sphinx
    would count them on across all those pages).
+7. **The PDF has front matter, chapters, appendices and back matter.** Each part of `_toc.yml` is a LaTeX part
+   (sphinx-jupyterbook-latex); `ldpbook_latex_matter` in `_config.yml` says which kind each part is. The pages of
+   the front and back matter (the notation, the references) are unnumbered chapters, the chapters are numbered
+   1, 2, ... as on the site, and the appendices are lettered (Appendix A, B, ...), not chapters 9, 10, ....
+8. **Page titles with math read as text in the navigation.** A chapter title may carry inline math (`# The
+   $E_\\gamma$ closed form`): the page heading typesets it, but the sidebar, the browser tab, the previous/next
+   links and the search results show a page's title as text, where TeX would be seen raw ("E_\\gamma"). The title
+   they use (Sphinx's `env.titles` and the page's entry in `env.tocs`) gets the formula as Unicode with real
+   sub- and superscripts ("E<sub>γ</sub>"); the PDF's chapter heading and contents keep the typeset formula and its
+   bookmarks the Unicode text. A formula with TeX this cannot write as Unicode fails the build.
 """
 from __future__ import annotations
 
@@ -630,6 +640,190 @@ def _number_appendix_exercises(app, env):
     return []
 
 
+# ---------------------------------------------------------------------------------------------------------------
+# 7. The PDF's front matter, chapters, appendices and back matter
+
+MATTER_KINDS = ("front", "main", "appendix", "back")
+# The document class is `report` (sphinx-jupyterbook-latex's jupyterBook.cls), which has no \frontmatter: a chapter
+# is unnumbered (and listed in the contents without a number) when secnumdepth is below -1; fncychap's \appendix
+# letters the chapters that follow ("Appendix A"). The pages of the front matter (the preface after the contents,
+# the notation) are numbered i, ii, ... with the contents (whose running title "Contents" they no longer carry),
+# and the chapters start again at page 1. The bibliography (which sphinx-jupyterbook-latex moves to the end of the
+# document, right after the references page) is set inside that page, under its running title, instead of as a
+# chapter "Bibliography" of its own.
+MATTER_LATEX = r"""
+\makeatletter
+\newcommand{\ldpbook@unnumbered}{\xdef\ldpbook@secnumdepth{\the\c@secnumdepth}\setcounter{secnumdepth}{-2}}
+\newcommand{\ldpbook@numbered}{\@ifundefined{ldpbook@secnumdepth}{}{\setcounter{secnumdepth}{\ldpbook@secnumdepth}}}
+\newcommand{\ldpbookfrontmatter}{\ldpbook@unnumbered}
+\newcommand{\ldpbookmainmatter}{\if@openright\cleardoublepage\else\clearpage\fi\pagenumbering{arabic}%
+  \ldpbook@numbered\setcounter{chapter}{0}}
+\newcommand{\ldpbookappendixmatter}{\ldpbook@numbered\appendix}
+\newcommand{\ldpbookbackmatter}{\ldpbook@unnumbered}
+\renewcommand{\sphinxtableofcontents}{\pagenumbering{roman}\begingroup\parskip\z@skip\sphinxtableofcontentshook
+  \tableofcontents\endgroup\if@openright\cleardoublepage\else\clearpage\fi\markboth{}{}}
+\renewenvironment{sphinxthebibliography}[1]{\def\chapter*##1{}\let\@mkboth\@gobbletwo\begin{thebibliography}{#1}}%
+  {\end{thebibliography}}
+\makeatother
+"""
+
+
+def part_matter(captions: list, matter: dict) -> dict:
+    "Part caption -> 'front', 'main', 'appendix' or 'back', checked: every part of the toc has one valid kind."
+    unknown = [c for c in captions if c not in matter]
+    wrong = {c: k for c, k in matter.items() if k not in MATTER_KINDS}
+    if unknown or wrong:
+        raise ValueError(f"_config.yml: ldpbook_latex_matter must give each part of _toc.yml one of {MATTER_KINDS} "
+                         f"(parts without one: {unknown}; invalid kinds: {wrong})")
+    return {c: matter[c] for c in captions}
+
+
+def _latex_matter_preamble(app, config):
+    "config-inited: the commands that open each kind of matter, in the LaTeX preamble."
+    elements = dict(config.latex_elements or {})
+    elements["preamble"] = elements.get("preamble", "") + MATTER_LATEX
+    config.latex_elements = elements
+
+
+class LatexMatter(SphinxPostTransform):
+    """Before each part of the assembled LaTeX document (sphinx-jupyterbook-latex makes each toc caption a section
+    whose `docname` is the caption, inside a `start_of_file`), the command that opens its kind of matter."""
+
+    default_priority = 750                  # after sphinx-jupyterbook-latex's LatexRootDocPostTransforms (700)
+    formats = ("latex",)
+
+    def run(self, **kwargs):
+        import yaml
+
+        toc = yaml.safe_load((Path(self.app.srcdir) / "_toc.yml").read_text(encoding="utf-8"))
+        captions = [part["caption"] for part in toc.get("parts", []) if part.get("caption")]
+        if not captions:
+            return
+        kinds = part_matter(captions, self.config.ldpbook_latex_matter or {})
+        for start in list(self.document.findall(addnodes.start_of_file)):
+            kind = kinds.get(start.get("docname"))
+            if kind and isinstance(start.parent, nodes.compound) and start.parent.parent is self.document:
+                start.parent.insert(start.parent.index(start),
+                                    nodes.raw("", f"\\ldpbook{kind}matter\n", format="latex"))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# 8. Page titles with math read as text in the navigation
+
+TEX_SYMBOLS = {
+    "alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": "ϵ", "varepsilon": "ε", "zeta": "ζ",
+    "eta": "η", "theta": "θ", "kappa": "κ", "lambda": "λ", "mu": "μ", "nu": "ν", "xi": "ξ", "pi": "π", "rho": "ρ",
+    "sigma": "σ", "tau": "τ", "phi": "ϕ", "varphi": "φ", "chi": "χ", "psi": "ψ", "omega": "ω", "Gamma": "Γ",
+    "Delta": "Δ", "Theta": "Θ", "Lambda": "Λ", "Pi": "Π", "Sigma": "Σ", "Phi": "Φ", "Psi": "Ψ", "Omega": "Ω",
+    "ell": "ℓ", "infty": "∞", "star": "⋆", "ast": "∗", "le": "≤", "leq": "≤", "ge": "≥", "geq": "≥", "top": "⊤",
+    "times": "×", "cdot": "·", "to": "→", "in": "∈", "Vert": "‖", "mid": "|", ",": "", ";": " ", " ": " ",
+}
+TEX_TOKEN = re.compile(r"\\([A-Za-z]+|.)|([_^])|(\{)|(\})|(\s+)|(.)", re.S)
+
+
+def tex_to_nodes(tex: str) -> list:
+    """Simple inline TeX (letters, digits, Greek and a few symbols, `_` and `^` with one token or a {group}) as
+    docutils nodes: text, subscripts and superscripts. ValueError for anything else (a fraction, a font, ...)."""
+    tokens = [m for m in TEX_TOKEN.finditer(tex)]
+    position = 0
+
+    def item():
+        nonlocal position
+        match = tokens[position]
+        position += 1
+        command, script, opening, closing, space, char = match.groups()
+        if command is not None:
+            if command not in TEX_SYMBOLS:
+                raise ValueError(f"\\{command} in the title formula ${tex}$ has no Unicode form")
+            return [nodes.Text(TEX_SYMBOLS[command])]
+        if opening:
+            return group()
+        if script or closing:
+            raise ValueError(f"unbalanced {match[0]!r} in the title formula ${tex}$")
+        return [nodes.Text(" " if space else char)]
+
+    def group():
+        nonlocal position
+        result = []
+        while position < len(tokens) and tokens[position][4] is None:
+            result += element()
+        if position == len(tokens):
+            raise ValueError(f"unclosed {{ in the title formula ${tex}$")
+        position += 1
+        return result
+
+    def element():
+        nonlocal position
+        match = tokens[position]
+        if match[2]:
+            position += 1
+            if position == len(tokens):
+                raise ValueError(f"{match[2]!r} with nothing after it in the title formula ${tex}$")
+            box = (nodes.subscript if match[2] == "_" else nodes.superscript)()
+            box += item()
+            return [box]
+        return item()
+
+    result = []
+    while position < len(tokens):
+        result += element()
+    return result
+
+
+def plain_title(title) -> list:
+    "The children of a title node with each inline formula written as Unicode text, sub- and superscripts."
+    children = []
+    for child in title.children:
+        children += tex_to_nodes(child.astext()) if isinstance(child, nodes.math) else [child.deepcopy()]
+    return children
+
+
+def _plain_page_titles(app, doctree):
+    """doctree-read, after Sphinx's title and toc collectors: the page's title as text (`env.titles`,
+    `env.longtitles`, the page's own entry in `env.tocs`), for the sidebar, the browser tab and the links."""
+    env, docname = app.env, app.env.docname
+    title = env.titles.get(docname)
+    if title is None or not any(isinstance(n, nodes.math) for n in title.findall()):
+        return
+    try:
+        text = plain_title(title)
+    except ValueError as error:
+        raise ValueError(f"{docname}: the page title {title.astext()!r}: {error}") from None
+    for store in (env.titles, env.longtitles):
+        if docname in store:
+            store[docname].children = []
+            store[docname] += [child.deepcopy() for child in text]
+    # sphinx-proof, sphinx-exercise and sphinx-jupyterbook-latex find a result's page in the LaTeX build by its
+    # title section, whose names must hold the lowercased text of `env.titles`
+    section = next(iter(doctree.findall(nodes.section)), None)
+    name = env.titles[docname].astext().lower()
+    if section is not None and name not in section["names"]:
+        section["names"].append(name)
+    toc = env.tocs.get(docname)
+    reference = next(iter(toc.findall(nodes.reference)), None) if toc is not None else None
+    if reference is not None and any(isinstance(n, nodes.math) for n in reference.findall()):
+        reference.children = []
+        reference += [child.deepcopy() for child in text]
+
+
+class TitleMathInLatex(SphinxPostTransform):
+    r"""In the PDF, a formula in a heading is typeset in the heading and the contents, and written as Unicode text
+    in the PDF's bookmarks (`\texorpdfstring`), which cannot hold TeX."""
+
+    default_priority = 800
+    formats = ("latex",)
+
+    def run(self, **kwargs):
+        for math in list(self.document.findall(nodes.math)):
+            if not isinstance(math.parent, nodes.title) or not isinstance(math.parent.parent, nodes.section):
+                continue
+            try:
+                text = "".join(n.astext() for n in tex_to_nodes(math.astext()))
+            except ValueError:
+                continue
+            math.replace_self(nodes.raw("", rf"\texorpdfstring{{\protect\({math.astext()}\protect\)}}{{{text}}}", format="latex"))
+
+
 def setup(app):
     app.add_transform(CleanNotebookCells)
     app.add_transform(LinkApiNames)
@@ -649,4 +843,9 @@ def setup(app):
     app.connect("doctree-read", _label_chapter)
     app.connect("env-get-updated", _number_appendix_exercises, priority=900)  # Sphinx's collector: 500
     app.add_post_transform(ProofTitlesInLatex)
-    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 5}
+    app.add_config_value("ldpbook_latex_matter", {}, "env", dict)
+    app.connect("config-inited", _latex_matter_preamble)
+    app.add_post_transform(LatexMatter)
+    app.connect("doctree-read", _plain_page_titles, priority=900)             # Sphinx's collectors: 500
+    app.add_post_transform(TitleMathInLatex)
+    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 6}

@@ -1,17 +1,20 @@
 """No chapter number written by hand: prose refers to a chapter by a link that takes its number from `_toc.yml`.
 
-Usage: python tools/lint_chapter_refs.py [--self-test] nbs/*.ipynb nbs/*.md README.md
+Usage: python tools/lint_chapter_refs.py [--self-test] nbs/*.ipynb nbs/*.md README.md tests/*.py benchmarks/*.py
 
 The reader sees the chapters numbered 1, 2, ... in the order of the numbered part of `_toc.yml`, on the site and in
 the PDF; the notebooks' file names start at 00 (`nbs/01_spr.ipynb` is chapter 2). A number typed into the text
 drifts from one or the other, so the book writes none: a chapter is cited as {numref}`chapter %s <chapter-spr>`
 (the label `chapter-<name>` of its title, given by tools/ldpbook_sphinx.py from the toc; the reader sees
-"chapter 2"), and where a role does not render (docstrings, messages, code comments, README.md) by its name or
-module ("the SPR chapter", `ldpbook.spr`, "the SPR notebook, nbs/01_spr.ipynb"). This check fails on
+"chapter 2"), and where a role does not render (docstrings, messages, code comments, README.md, the tests and the
+benchmarks) by its name or module ("the SPR chapter", `ldpbook.spr`, "the SPR notebook, nbs/01_spr.ipynb"): in
+a test's docstring "chapter 1" would be read as the notebook 01 by one reader and the book's chapter 1 by another.
+This check fails on
 
 - a chapter number in the text: "chapter 1", "Chapter 4's", "chapter-6", "chapters 4–5", "ch. 6",
   {doc}`Chapter 1 <01_spr>`, in every cell of a notebook (markdown and code: docstrings, comments and messages
-  reach the API page, `--help` and error text) and in every other file given; a chapter of a cited book
+  reach the API page, `--help` and error text) and in every other file given (a Python file of the tests or the
+  benchmarks whole: its docstrings, comments and messages); a chapter of a cited book
   ("chapter 11 of {cite}`...`") is not this book's and passes;
 - a `chapter-<name>` label that names no chapter of the toc;
 - a {numref} in a heading of the prose (the page's table of contents shows the heading's source: "chapters %s").
@@ -54,10 +57,12 @@ def findings(text: str, place: str, labels: set, prose: bool = True) -> list:
     return found
 
 
-def file_findings(path: Path, labels: set, notebook=None) -> list:
-    "The findings of one file: a notebook cell by cell, any other file whole."
+def file_findings(path: Path, labels: set, notebook=None, text=None) -> list:
+    """The findings of one file: a notebook cell by cell, any other file whole (a Python file as code: a `#` line
+    is a comment, not a heading)."""
     if path.suffix != ".ipynb":
-        return findings(path.read_text(encoding="utf-8"), str(path), labels)
+        text = text if text is not None else path.read_text(encoding="utf-8")
+        return findings(text, str(path), labels, prose=path.suffix != ".py")
     notebook = notebook if notebook is not None else nbformat.read(path, as_version=4)
     found = []
     for index, cell in enumerate(notebook.cells):
@@ -89,9 +94,18 @@ def self_test(labels: set):
                 ("cell 1", "'chapter 4'"), ("cell 1", "'chapter-4'")]
     if len(found) != len(expected) or not all(c in f and w in f for (c, w), f in zip(expected, found)):
         sys.exit("lint_chapter_refs: the self-test failed:\n  " + "\n  ".join(found))
+    python = ('"""Tests of ldpbook.spr (chapter 1): against brute force."""\n'
+              '# ---- chapter-2: the closed form; ldpbook.egamma, the E_gamma chapter, chapter_label()\n'
+              'def test_chapter_3_kernels():  # {numref}`chapter %s <chapter-spr>` in a comment is not a heading\n'
+              '    assert True, "see Chapter 4 of {cite}`cover` and chapters 5-6"\n')
+    found = file_findings(Path("tests/test_planted.py"), labels, text=python)
+    in_python = [("line 1", "'chapter 1'"), ("line 2", "'chapter-2'"), ("line 4", "'chapters 5'")]
+    if len(found) != len(in_python) or not all(c in f and w in f for (c, w), f in zip(in_python, found)):
+        sys.exit("lint_chapter_refs: the self-test failed on a planted Python file:\n  " + "\n  ".join(found))
     if "chapter-spr" not in labels:
         sys.exit(f"lint_chapter_refs: the self-test failed: no label chapter-spr among {sorted(labels)}")
-    print(f"lint_chapter_refs: self-test passed ({len(expected)} planted chapter numbers, unknown labels and headings are found)")
+    print(f"lint_chapter_refs: self-test passed ({len(expected)} planted chapter numbers, unknown labels and headings "
+          f"are found in a notebook, {len(in_python)} chapter numbers in a Python file)")
 
 
 def main():

@@ -1,8 +1,8 @@
-"""Tests written for grading chapter 5 (`ldpbook.adaptive`).
+"""Tests written for grading the adaptivity chapter (`ldpbook.adaptive`).
 
 Each test grades one function, which it receives as its only argument (the student's function, called in another
 process, with int seeds as `rng`). The scores and the centering offsets are checked against their definitions,
-written out here. The noise of the multiscale test is checked by its law, not by its draws, as for chapter 4 (this
+written out here. The noise of the multiscale test is checked by its law, not by its draws, as for ldpbook.closeness (this
 file is self-contained, so the law is repeated here): given the released scores T_0 and T_1..T_B, the count
 C = #{b : T_b + xi_b >= T_0 + xi_0} behind the p-value (1 + C)/(B + 1) has a known mean and variance under i.i.d.
 Laplace noise of scale 16/eps; over many seeds the standardised sum of C - E[C] must stay within 5. The rank formula

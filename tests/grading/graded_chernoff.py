@@ -1,10 +1,10 @@
-"""Tests written for grading chapter 6 (`ldpbook.chernoff`).
+"""Tests written for grading the Chernoff chapter (`ldpbook.chernoff`).
 
 Each test grades one function, which it receives as its only argument (the student's function, called in another
 process). The Chernoff information is computed here by golden-section search on the concave function
 G(lambda) = -log sum_y u_y^lambda v_y^(1-lambda) (checked against mpmath), and the optimal mechanism against brute
 force over the SPR channels of every partition of a small alphabet (randomized response on the block label, from
-chapter 0). Those helpers would compute an assigned function: only hidden tests use them, so that the visible tests
+ldpbook.foundations). Those helpers would compute an assigned function: only hidden tests use them, so that the visible tests
 a student reads do not hand out an answer.
 """
 import math

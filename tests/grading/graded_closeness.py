@@ -1,4 +1,4 @@
-"""Tests written for grading chapter 4 (`ldpbook.closeness`).
+"""Tests written for grading the closeness chapter (`ldpbook.closeness`).
 
 Each test grades one function, which it receives as its only argument (the student's function, called in another
 process, with int seeds as `rng`). The Rao-Blackwellized statistic is checked against the average of the split

@@ -1,8 +1,8 @@
-"""Tests written for grading chapter 2 (`ldpbook.egamma`).
+"""Tests written for grading the E_γ chapter (`ldpbook.egamma`).
 
 Each test grades one function, which it receives as its only argument (the student's function, called in another
 process). Expected values: the closed form evaluated in mpmath, and brute force over the SPR channels of every
-partition of a small alphabet (randomized response on the block label, from chapter 0), which are eps-LDP and
+partition of a small alphabet (randomized response on the block label, from ldpbook.foundations), which are eps-LDP and
 include an optimal channel. Those helpers would compute an assigned function: only hidden tests use them, so that
 the visible tests a student reads do not hand out an answer.
 """

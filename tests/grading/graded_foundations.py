@@ -1,4 +1,4 @@
-"""Tests written for grading chapter 0 (`ldpbook.foundations`).
+"""Tests written for grading the foundations chapter (`ldpbook.foundations`).
 
 Each test grades one function, which it receives as its only argument (the student's function, called in another
 process). Expected values come from closed forms, brute force over the entries of a channel or mpmath, computed

@@ -1,4 +1,4 @@
-"""Tests written for grading chapter 3 (`ldpbook.sparse`): the calibration and the defects of sparse randomized
+"""Tests written for grading the sparse-kernel chapter (`ldpbook.sparse`): the calibration and the defects of sparse randomized
 response.
 
 Each test grades one function, which it receives as its only argument (the student's function, called in another

@@ -1,8 +1,8 @@
-"""Tests written for grading chapter 1 (`ldpbook.spr`).
+"""Tests written for grading the SPR chapter (`ldpbook.spr`).
 
 Each test grades one function, which it receives as its only argument (the student's function, called in another
 process). The expected values are independent of the function under test: brute force over every partition of a
-small alphabet, randomized response on the block label built from chapter 0, the output laws of the returned
+small alphabet, randomized response on the block label built from ldpbook.foundations, the output laws of the returned
 channel itself. The helpers that would compute an assigned function (brute force) serve hidden tests only, so that
 the visible tests a student reads do not hand out an answer.
 """
@@ -30,7 +30,7 @@ def set_partitions(k):
 
 
 def block_rr_channel(blocks, k, eps):
-    "Randomized response on the block label, built from chapter 0."
+    "Randomized response on the block label, built from ldpbook.foundations."
     label = np.empty(k, dtype=int)
     for j, block in enumerate(blocks):
         label[list(block)] = j

@@ -809,13 +809,25 @@ def _remembering_ctrl_c(pressed: list):
     return handler
 
 
+def _dropping_interrupts(hook):
+    """A `sys.unraisablehook` that drops a KeyboardInterrupt raised where Python cannot deliver it (a weakref
+    callback of the import system, a finaliser) and passes anything else to `hook`: the press is in `pressed`."""
+    def unraisable(info):
+        if not (isinstance(info.exc_type, type) and issubclass(info.exc_type, KeyboardInterrupt)):
+            hook(info)
+    return unraisable
+
+
 def _run(argv, pressed: list) -> int:
     "The command line `argv`, its errors reported in one line; `pressed` lists the Ctrl-C seen meanwhile."
     command = "ldpbook"
     try:
         args = build_parser().parse_args(argv)
         command = f"ldpbook {args.command}"
-        _write_stdout(args.run(args) + "\n")
+        text = args.run(args)
+        if pressed:                               # a Ctrl-C that could not interrupt (see `_dropping_interrupts`)
+            return INTERRUPT_STATUS
+        _write_stdout(text + "\n")
     except BrokenPipeError:
         _silence_stdout()
         return SIGPIPE_STATUS
@@ -843,12 +855,15 @@ def main(argv=None) -> int:
     own = threading.current_thread() is threading.main_thread() and \
         signal.getsignal(signal.SIGINT) is signal.default_int_handler
     if own:
+        hook = sys.unraisablehook
         signal.signal(signal.SIGINT, _remembering_ctrl_c(pressed))
+        sys.unraisablehook = _dropping_interrupts(hook)
     try:
         return _run(argv, pressed)
     finally:
         if own:
             signal.signal(signal.SIGINT, signal.default_int_handler)
+            sys.unraisablehook = hook
 
 # %% ../nbs/91_cli.ipynb #c014-79b7706c
 if __name__ == "__main__" and "ipykernel" not in sys.modules:

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import weakref
 from pathlib import Path
 
 import numpy as np
@@ -593,3 +594,27 @@ def test_any_optimal_command_line_exits_0_or_2(p, q, eps, extras):
         assert float(strict_json(out)["value"]) >= 0
     elif code == 0:
         assert float(out.split()[1].removeprefix("value=")) >= 0
+
+
+def test_ctrl_c_that_python_cannot_deliver_still_ends_quietly(monkeypatch, capsys):
+    """A Ctrl-C that arrives inside a weakref callback (as in the import system's module locks) cannot propagate:
+    Python used to print 'Exception ignored in: ... KeyboardInterrupt' and the run went on to print its result.
+    Now nothing is printed and the status is 130."""
+    import ldpbook.spr
+    real = ldpbook.spr.divergence_optimal
+
+    def interrupted(*args, **kwargs):
+        class Lock:
+            pass
+        lock = Lock()
+        ref = weakref.ref(lock, lambda _: (os.kill(os.getpid(), signal.SIGINT), time.sleep(0.5)))
+        del lock                                     # the callback runs here; the handler raises inside it
+        assert ref() is None
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(ldpbook.spr, "divergence_optimal", interrupted)
+    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        monkeypatch.setattr(signal, "getsignal", lambda s: signal.default_int_handler)
+    status = main(["optimal", "--p", "0.5,0.5", "--q", "0.2,0.8", "--eps", "1"])
+    out, err = capsys.readouterr()
+    assert (status, out, err) == (130, "", "")

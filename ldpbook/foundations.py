@@ -1006,24 +1006,23 @@ def _exact_draws(Q: np.ndarray, rows: np.ndarray, rng: np.random.Generator, u: n
     u = `rng.random()` (or the given `u`) holds the first 53 bits of a uniform U. Sequential cumulative sums and
     one division give the normalised cdf c to a relative error below δ/2 = 2(m + 2)·2^-53; U's cell [u, u + 2^-53)
     lies inside [C_{j−1}, C_j) of the exact cdf C whenever it is δ inside [c_{j−1}, c_j), and the draw is j.
-    The other cells (within δ of a boundary) go to `_exact_draw`."""
+    The other cells (within δ of a boundary, or at u = 0, or in the last 2δ below 1) go to `_exact_draw`."""
     k, m = Q.shape
     if u is None:
         u = rng.random(rows.size)
-        if not np.all(np.floor(u / _GRID) * _GRID == u):
+        if not np.all(np.floor(u[:64] / _GRID) * _GRID == u[:64]):                # a foreign bit generator
             raise ValueError("rng must draw doubles on the 2^-53 grid, as numpy's bit generators do")
     t = np.cumsum(Q, axis=1)                                  # sequential: relative error ≤ (m − 1)·2^-53
     last = m - 1 - np.argmax(Q[:, ::-1] > 0, axis=1)          # the last positive output of each row
-    c = t / t[:, -1:]                                          # c[r, last[r]] = 1 exactly
+    c = np.zeros((k, m + 1))                                  # c[r, j + 1]: the cdf up to output j; c[r, 0] = 0
+    np.divide(t, t[:, -1:], out=c[:, 1:])                     # c[r, last[r] + 1] = 1 exactly
     lo, hi = np.zeros(rows.size, dtype=np.intp), last[rows]
-    while np.any(lo < hi):                                     # smallest j with c[r, j] > u
+    while np.any(lo < hi):                                     # smallest j with c[r, j + 1] > u
         mid = (lo + hi) // 2
-        right = c[rows, mid] > u
+        right = c[rows, mid + 1] > u
         hi, lo = np.where(right, mid, hi), np.where(right, lo, mid + 1)
-    delta, at = 4 * (m + 2) * _GRID, rows * m + lo            # at: the draws' flat positions in c and t
-    unsure = (lo > 0) & (u <= c.ravel()[at - 1] * (1 + delta) + 1e-300)     # maybe U < C_{j−1} ...
-    unsure[unsure] = t.ravel()[at[unsure] - 1] > 0                           # ... unless C_{j−1} = 0
-    unsure |= (lo < last[rows]) & (u + _GRID > c.ravel()[at] * (1 - delta))  # maybe U ≥ C_j
+    delta, at = 4 * (m + 2) * _GRID, rows * (m + 1) + lo      # at: the draws' flat positions of c_{j−1} in c
+    unsure = (u <= c.ravel()[at] * (1 + delta) + 1e-300) | (u + _GRID > c.ravel()[at + 1] * (1 - delta))
     exact = {}
     for i in np.flatnonzero(unsure):                           # a share ≈ (m − 1)δ of the draws, or tiny masses
         r = int(rows[i])

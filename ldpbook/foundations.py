@@ -392,7 +392,7 @@ def privacy_defect(Q: ArrayLike, eps: float) -> np.ndarray:
     """The k×k matrix Δ[x, x'] = Σ_y [Q(y|x) − e^ε Q(y|x')]₊ (hockey-stick divergence between rows).
 
     Each term is formed as (Q(y|x) − Q(y|x')) − (e^ε − 1)Q(y|x') (no cancellation for small ε), over blocks of
-    rows x so that no temporary exceeds 2^22 entries (32 MB) whatever k and m are."""
+    rows x so that no temporary exceeds 2^22 entries (32 MB), or k·m entries (one row x) when k·m is larger."""
     Q = check_channel(Q)
     eps = check_eps(eps, allow_inf=True)
     k, m = Q.shape
@@ -762,7 +762,7 @@ def divergence_terms(u: ArrayLike, v: ArrayLike, diff: ArrayLike, *, kind: str |
             return np.maximum(diff, 0.0)
         if kind == "hellinger":
             root = np.sqrt(u) + np.sqrt(v)
-            return np.where(root > 0, diff ** 2 / np.where(root > 0, root, 1.0) ** 2, 0.0)
+            return np.where(root > 0, (diff / np.where(root > 0, root, 1.0)) ** 2, 0.0)   # no underflow of diff²
         leak = (u > 0) & ~pos                                   # v = 0 < u: the slope of f̄ at ∞
         if kind == "chi2":
             body, at_inf = v * t * t, np.inf
@@ -852,7 +852,7 @@ def divergence(u: ArrayLike, v: ArrayLike, *, kind: str | Callable = "kl", **par
         D_f(u‖v) ≥ 0 (inf where the conventions for zero masses give it)."""
     u, v = check_pair(u, v, names=("u", "v"))
     params = check_divergence(kind, params)
-    diff = u - params["gamma"] * v if kind == "egamma" else u - v
+    diff = _minus_product(u, params["gamma"], v) if kind == "egamma" else u - v
     total = float(divergence_terms(u, v, diff, kind=kind, check=False, **params).sum())
     if kind == "renyi":
         alpha = params["alpha"]
@@ -862,6 +862,17 @@ def divergence(u: ArrayLike, v: ArrayLike, *, kind: str | Callable = "kl", **par
             return _renyi_large_order(u, v, alpha)              # α·log(u/v) beyond the float range
         return float(renyi_from_parts(total, log_cross, alpha))
     return total
+
+
+def _minus_product(u: np.ndarray, gamma: float, v: np.ndarray) -> np.ndarray:
+    """u − γ·v rounded once where u ≈ γv: γ·v = p + e exactly (Dekker's product, halves of 26 bits), then
+    (u − p) − e, where u − p is exact (Sterbenz). Elsewhere (γ·v beyond 1e300) the plain u − γ·v."""
+    p = gamma * v
+    with np.errstate(over="ignore", invalid="ignore"):
+        gh, vh = (x * 134217729.0 - (x * 134217729.0 - x) for x in (gamma, v))      # 134217729 = 2^27 + 1
+        gl, vl = gamma - gh, v - vh
+        e = ((gh * vh - p) + gh * vl + gl * vh) + gl * vl
+        return np.where(np.isfinite(e) & (np.abs(p) < 1e300), (u - p) - e, u - p)
 
 
 def _renyi_large_order(u, v, alpha) -> float:
@@ -995,26 +1006,25 @@ def _exact_draws(Q: np.ndarray, rows: np.ndarray, rng: np.random.Generator, u: n
     u = `rng.random()` (or the given `u`) holds the first 53 bits of a uniform U. Sequential cumulative sums and
     one division give the normalised cdf c to a relative error below δ/2 = 2(m + 2)·2^-53; U's cell [u, u + 2^-53)
     lies inside [C_{j−1}, C_j) of the exact cdf C whenever it is δ inside [c_{j−1}, c_j), and the draw is j.
-    The other cells (within δ of a boundary) go to `_exact_draw`."""
+    The other cells (within δ of a boundary, or at u = 0, or in the last 2δ below 1) go to `_exact_draw`."""
     k, m = Q.shape
     if u is None:
         u = rng.random(rows.size)
-        if not np.all(np.floor(u / _GRID) * _GRID == u):
+        if not np.all(np.floor(u[:64] / _GRID) * _GRID == u[:64]):                # a foreign bit generator
             raise ValueError("rng must draw doubles on the 2^-53 grid, as numpy's bit generators do")
     t = np.cumsum(Q, axis=1)                                  # sequential: relative error ≤ (m − 1)·2^-53
     last = m - 1 - np.argmax(Q[:, ::-1] > 0, axis=1)          # the last positive output of each row
-    c = t / t[:, -1:]                                          # c[r, last[r]] = 1 exactly
+    c = np.zeros((k, m + 1))                                  # c[r, j + 1]: the cdf up to output j; c[r, 0] = 0
+    np.divide(t, t[:, -1:], out=c[:, 1:])                     # c[r, last[r] + 1] = 1 exactly
     lo, hi = np.zeros(rows.size, dtype=np.intp), last[rows]
-    while np.any(lo < hi):                                     # smallest j with c[r, j] > u
+    while np.any(lo < hi):                                     # smallest j with c[r, j + 1] > u
         mid = (lo + hi) // 2
-        right = c[rows, mid] > u
+        right = c[rows, mid + 1] > u
         hi, lo = np.where(right, mid, hi), np.where(right, lo, mid + 1)
-    delta, at = 4 * (m + 2) * _GRID, rows * m + lo            # at: the draws' flat positions in c and t
-    unsure = (lo > 0) & (u <= c.ravel()[at - 1] * (1 + delta) + 1e-300)     # maybe U < C_{j−1} ...
-    unsure[unsure] = t.ravel()[at[unsure] - 1] > 0                           # ... unless C_{j−1} = 0
-    unsure |= (lo < last[rows]) & (u + _GRID > c.ravel()[at] * (1 - delta))  # maybe U ≥ C_j
+    delta, at = 4 * (m + 2) * _GRID, rows * (m + 1) + lo      # at: the draws' flat positions of c_{j−1} in c
+    unsure = (u <= c.ravel()[at] * (1 + delta) + 1e-300) | (u + _GRID > c.ravel()[at + 1] * (1 - delta))
     exact = {}
-    for i in np.flatnonzero(unsure):                           # about one draw in 10^13, or a cell at a tiny mass
+    for i in np.flatnonzero(unsure):                           # a share ≈ (m − 1)δ of the draws, or tiny masses
         r = int(rows[i])
         if r not in exact:
             exact[r] = list(itertools.accumulate(Fraction(float(v)) for v in Q[r]))

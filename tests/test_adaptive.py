@@ -342,7 +342,7 @@ def test_privacy_audit_monte_carlo():
 
 
 # ------------------------------------------------------------------ one formula, one function (closeness, adaptivity)
-def test_rates_of_chapter_5_are_chapter_4s_functions(monkeypatch):
+def test_adaptivity_rates_are_the_closeness_functions(monkeypatch):
     """The adaptive rate and bracket call ldpbook.closeness's `binned_rate_terms` and `minimax_separation` (a spy sees the
     calls), agree with them where the log log N factor is 1, and carry the (N sqrt(eps)) within-cell term."""
     n, eps, s, d = 10 ** 6, 0.01, 1.0, 2
@@ -364,7 +364,7 @@ def test_rates_of_chapter_5_are_chapter_4s_functions(monkeypatch):
     assert calls == ["binned_rate_terms", "minimax_separation"]
 
 
-def test_no_formula_of_chapter_4_is_restated_in_chapter_5():
+def test_no_closeness_formula_is_restated_in_adaptivity():
     "Source scan of the module and of every code cell of nbs/05_adaptivity.ipynb for ldpbook.closeness's rate, noise and binning formulas."
     import json
     import pathlib

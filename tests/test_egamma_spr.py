@@ -69,7 +69,7 @@ def test_batch_values_equal_the_vectorised_closed_form():
         assert np.max(np.abs(batch - closed) / np.maximum(np.abs(closed), 1e-6)) <= 1e-9
 
 
-def test_binary_mechanism_of_chapter_1_is_the_gamma_one_case():
+def test_the_spr_binary_mechanism_is_the_gamma_one_case():
     for p, q, eps, _ in itertools.islice(instances(50, 5), 50):
         assert rel_diff(spr.binary_mechanism(p, q, eps, divergence="tv").value,
                         egamma_optimal(p, q, eps, gamma=1.0).value) <= 1e-12

@@ -36,6 +36,7 @@ CHAPTER_NUMBER = re.compile(r"(?<![\w-])(?:[Cc]hapters?|[Cc]h\.)(?:-|[ \t]*\n?[ 
 ANOTHER_BOOK = re.compile(r"\s+of\s+(?:\{cite|\[|the paper|the book)")
 CHAPTER_LABEL = re.compile(r"<(chapter-[\w-]+)>`")
 NUMREF_HEADING = re.compile(r"^ {0,3}#{1,6}[ \t].*\{numref\}", re.M)
+CHAPTER_IDENTIFIER = re.compile(r"(?i)chapters?_\d+")          # test_chapter_3_kernels, chapter_4s_functions
 
 
 def findings(text: str, place: str, labels: set, prose: bool = True) -> list:
@@ -47,6 +48,9 @@ def findings(text: str, place: str, labels: set, prose: bool = True) -> list:
             continue
         line = text.count("\n", 0, match.start()) + 1
         found.append(f"{place} line {line}: a chapter number written by hand: {' '.join(match[0].split())!r}")
+    for match in CHAPTER_IDENTIFIER.finditer(text):
+        line = text.count("\n", 0, match.start()) + 1
+        found.append(f"{place} line {line}: a chapter number in a name: {match[0]!r}")
     for match in CHAPTER_LABEL.finditer(text):
         if match[1] not in labels:
             line = text.count("\n", 0, match.start()) + 1
@@ -99,7 +103,8 @@ def self_test(labels: set):
               'def test_chapter_3_kernels():  # {numref}`chapter %s <chapter-spr>` in a comment is not a heading\n'
               '    assert True, "see Chapter 4 of {cite}`cover` and chapters 5-6"\n')
     found = file_findings(Path("tests/test_planted.py"), labels, text=python)
-    in_python = [("line 1", "'chapter 1'"), ("line 2", "'chapter-2'"), ("line 4", "'chapters 5'")]
+    in_python = [("line 1", "'chapter 1'"), ("line 2", "'chapter-2'"), ("line 4", "'chapters 5'"),
+                 ("line 3", "'chapter_3'")]
     if len(found) != len(in_python) or not all(c in f and w in f for (c, w), f in zip(in_python, found)):
         sys.exit("lint_chapter_refs: the self-test failed on a planted Python file:\n  " + "\n  ".join(found))
     if "chapter-spr" not in labels:

@@ -1,0 +1,61 @@
+"""Foundations against independent references (mpmath at 60 digits, fractions.Fraction): the Hellinger terms of
+masses below 1e-154, whose difference squares below the float range, and E_γ for a γ that is not a power of two,
+whose u − γv cancels the rounding of γ·v."""
+from fractions import Fraction
+
+import mpmath as mp
+import numpy as np
+import pytest
+
+from ldpbook.foundations import divergence, divergence_terms
+
+mp.mp.dps = 60
+
+
+def hellinger_reference(u, v):
+    return sum((mp.sqrt(mp.mpf(float(a))) - mp.sqrt(mp.mpf(float(b)))) ** 2 for a, b in zip(u, v))
+
+
+@pytest.mark.parametrize("scale", [1e-150, 1e-207, 1e-300, 5e-310])
+def test_hellinger_of_tiny_masses_does_not_underflow(scale):
+    "The term (√a − √b)² of a = 1.04·s, b = s is about 4e-4·s, far inside the float range for every s here."
+    u = np.array([1.0 - 1.04 * scale, 1.04 * scale])
+    v = np.array([1.0 - scale, scale])
+    expected = hellinger_reference(u, v)
+    assert expected > 1e-314
+    got = divergence(u, v, kind="hellinger")
+    assert abs(mp.mpf(got) - expected) <= 1e-12 * expected + 5e-324, (got, float(expected))   # a subnormal term: ± half its ulp
+    terms = divergence_terms(u[1:], v[1:], u[1:] - v[1:], kind="hellinger")
+    assert abs(mp.mpf(float(terms[0])) - hellinger_reference(u[1:], v[1:])) <= 1e-12 * hellinger_reference(u[1:], v[1:]) + 5e-324
+
+
+def egamma_reference(u, v, gamma):
+    "Σ [u − γv]₊ in rational arithmetic on the stored floats."
+    g = Fraction(gamma)
+    return sum(max(Fraction(float(a)) - g * Fraction(float(b)), Fraction(0)) for a, b in zip(u, v))
+
+
+@pytest.mark.parametrize("u, v, gamma", [
+    ([0.5, 0.5, 0.0], [1 / 3, 1 / 3, 1 / 3], 1.5),          # γ·v rounds to u: an excess of 5.6e-17 vanished
+    ([0.45, 0.55], [0.45 / 1.7, 1 - 0.45 / 1.7], 1.7),
+    ([0.6, 0.4], [0.6 / 2.9, 1 - 0.6 / 2.9], 2.9),
+])
+def test_egamma_near_the_boundary_is_exact(u, v, gamma):
+    expected = egamma_reference(u, v, gamma)
+    assert expected > 0
+    got = divergence(u, v, kind="egamma", gamma=gamma)
+    assert abs(Fraction(got) - expected) <= Fraction(1, 10 ** 13) * expected, (got, float(expected))
+
+
+def test_egamma_at_random_near_ties_agrees_with_fractions():
+    "u_i within a few ulps of γ·v_i for all but the last symbol: the excess is of the size of the rounding of γ·v."
+    rng = np.random.default_rng(3)
+    for _ in range(300):
+        m = int(rng.integers(2, 6))
+        gamma = float(rng.uniform(1.0, 3.0))
+        u = np.append(0.5 * rng.dirichlet(np.ones(m - 1)), 0.5)
+        v = u[:-1] / gamma * (1 + 1e-15 * rng.standard_normal(m - 1))
+        v = np.append(v, 1 - v.sum())
+        expected = egamma_reference(u, v, gamma)
+        got = divergence(u, v, kind="egamma", gamma=gamma)
+        assert abs(Fraction(got) - expected) <= Fraction(1, 10 ** 13) * expected, (got, float(expected))

@@ -1,13 +1,14 @@
 """Foundations against independent references (mpmath at 60 digits, fractions.Fraction): the Hellinger terms of
 masses below 1e-154, whose difference squares below the float range, and E_γ for a γ that is not a power of two,
 whose u − γv cancels the rounding of γ·v."""
+import itertools
 from fractions import Fraction
 
 import mpmath as mp
 import numpy as np
 import pytest
 
-from ldpbook.foundations import divergence, divergence_terms
+from ldpbook.foundations import _exact_draws, divergence, divergence_terms, randomized_response
 
 mp.mp.dps = 60
 
@@ -59,3 +60,34 @@ def test_egamma_at_random_near_ties_agrees_with_fractions():
         expected = egamma_reference(u, v, gamma)
         got = divergence(u, v, kind="egamma", gamma=gamma)
         assert abs(Fraction(got) - expected) <= Fraction(1, 10 ** 13) * expected, (got, float(expected))
+
+
+def cell_shares(row, K):
+    "Exact probabilities of each output given U in the cell [K, K + 1)·2^-53 (Fraction), by exact inversion."
+    T = [Fraction(0)] + list(itertools.accumulate(Fraction(float(v)) for v in row))
+    S, lo, hi = T[-1], Fraction(K, 2 ** 53), Fraction(K + 1, 2 ** 53)
+    return [max(Fraction(0), min(hi, T[j + 1] / S) - max(lo, T[j] / S)) * 2 ** 53 for j in range(len(row))]
+
+
+@pytest.mark.parametrize("row, boundary", [
+    ([0.5, 1e-17, 2e-17, 0.5 - 3e-17], 1),                 # three boundaries inside one cell, masses below it
+    (list(randomized_response(2, 37.0)[0]), 1),             # the boundary 1 − 8.5e-17 of binary RR at ε = 37
+    ([0.3, 0.3, 0.4 + 5e-10], 1),                           # a row summing to 1 only within the tolerance
+])
+def test_draws_in_a_straddling_cell_follow_the_exact_conditional_law(row, boundary):
+    """Every draw is given the same u: the cell that holds the exact boundary C_boundary. The refinement must pick
+    each output with the length of its interval inside the cell (a Monte Carlo check at 5 standard errors)."""
+    row = np.array(row)
+    T = list(itertools.accumulate(Fraction(float(v)) for v in row))
+    K = int(T[boundary - 1] / T[-1] * 2 ** 53)
+    shares = cell_shares(row, K)
+    assert sum(shares) == 1 and sum(s > 0 for s in shares) >= 2          # the cell straddles
+    n = 20_000
+    got = _exact_draws(row[None, :], np.zeros(n, dtype=np.intp), np.random.default_rng(5), u=np.full(n, K * 2.0 ** -53))
+    counts = np.bincount(got, minlength=row.size)
+    for j, s in enumerate(shares):
+        p = float(s)
+        if p == 0:
+            assert counts[j] == 0
+        else:
+            assert abs(counts[j] / n - p) <= 5 * np.sqrt(p * (1 - p) / n) + 1e-12, (j, counts[j] / n, p)

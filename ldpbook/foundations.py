@@ -353,9 +353,10 @@ def _capped(Q: np.ndarray, eps: float) -> np.ndarray:
 def _column_log_ratios(Q: np.ndarray) -> np.ndarray:
     "Per column: log(max_x Q / min_x Q); 0 for an all-zero column, inf if the column has zeros and non-zeros."
     hi, lo = Q.max(axis=0), Q.min(axis=0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratios = np.log(hi) - np.log(lo)          # -inf - -inf = nan for an all-zero column, set to 0 below
-    ratios[hi == 0] = 0.0
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        ratios = np.where(hi <= 2 * lo, np.log1p((hi - lo) / lo),         # hi − lo exact: a few ulps also near 0
+                          np.where(hi / lo < np.inf, np.log(hi / lo), np.log(hi) - np.log(lo)))
+    ratios[hi == 0] = 0.0                         # an all-zero column (0/0 above); lo = 0 < hi gave inf
     return ratios
 
 
@@ -384,8 +385,26 @@ def is_ldp(Q: ArrayLike, eps: float, *, rtol: float = 1e-9) -> bool:
 
 
 def ldp_epsilon(Q: ArrayLike) -> float:
-    "The smallest ε for which `Q` is ε-LDP (`inf` when some column has both zero and non-zero entries)."
-    return float(_column_log_ratios(check_channel(Q)).max())
+    """The smallest ε for which `Q` is ε-LDP (`inf` when some column has both zero and non-zero entries): the
+    smallest float that passes the exact check (`is_ldp` with `rtol=0`), found next to the rounded log-ratio."""
+    Q = check_channel(Q)
+    ratios = _column_log_ratios(Q)
+    eps = float(ratios.max())
+    if eps == 0 or eps == np.inf:
+        return eps
+    near = ratios >= eps * (1 - 1e-12)                      # the columns that can decide it
+    hi, lo = Q.max(axis=0)[near], Q.min(axis=0)[near]
+    bits = lambda e: int(np.float64(e).view(np.int64))     # positive floats are ordered as their bit patterns
+    below, above = bits(eps * (1 - 1e-12)), bits(eps * (1 + 1e-12))    # the log-ratio is a few ulps off
+    if np.all(_at_most_exp(hi, lo, eps * (1 - 1e-12))):
+        below = 0
+    while below + 1 < above:                                # the smallest passing float is in (below, above]
+        mid = (below + above) // 2
+        if np.all(_at_most_exp(hi, lo, float(np.int64(mid).view(np.float64)))):
+            above = mid
+        else:
+            below = mid
+    return float(np.int64(above).view(np.float64))
 
 # %% ../nbs/00_foundations.ipynb #c011-baed4a89
 def privacy_defect(Q: ArrayLike, eps: float) -> np.ndarray:

@@ -159,7 +159,7 @@ def _maximise(pair: _LogPair) -> ChernoffInformation:
         lam = 1.0
     else:
         lam = _root_of_slope(pair)
-    return ChernoffInformation(value=-_log_affinity(pair, lam), lam=float(lam))
+    return ChernoffInformation(value=0.0 - _log_affinity(pair, lam), lam=float(lam))   # C(u, u) = +0.0, not −0.0
 
 # %% ../nbs/06_chernoff.ipynb #ch6-011
 def chernoff_information(u: ArrayLike, v: ArrayLike) -> ChernoffInformation:
@@ -231,9 +231,13 @@ def interval_upper_bound(a: float, b: float, H_a: float, H_b: float, lipschitz: 
     and the curvature bound max_λ [chord(λ) + (curvature/2)(λ − a)(b − λ)]."""
     a, b, H_a, H_b = (check_real(v, n) for v, n in ((a, "a"), (b, "b"), (H_a, "H_a"), (H_b, "H_b")))
     lipschitz, curvature = check_real(lipschitz, "lipschitz", low=0), check_real(curvature, "curvature", low=0)
+    if b < a:
+        raise ValueError("b must be at least a (the interval [a, b] must not be empty)")
     h = b - a
     tent = 0.5 * (H_a + H_b + lipschitz * h)
-    if curvature <= 0 or h <= 0:
+    if h == 0:                                   # one point: H(a) itself
+        return max(H_a, H_b)
+    if curvature <= 0:
         return min(tent, max(H_a, H_b))
     x = min(max(0.5 * h + (H_b - H_a) / (curvature * h), 0.0), h)
     return min(tent, H_a + (H_b - H_a) * x / h + 0.5 * curvature * x * (h - x))
@@ -545,8 +549,8 @@ def _branch_and_bound(search, lo, hi, tol, max_dp_calls, grid=8, trace=None):
 
     lams = np.linspace(0.0, 1.0, grid + 1)
     values = [0.0] + [search.H(float(lam)) for lam in lams[1:-1]] + [0.0]        # H(0) = H(1) = 0
-    curvature = min(spread ** 2 / 4,                                          # Popoviciu, and self-bounding:
-                    8 * math.exp(min(spread, 700.0)) * up * values[grid // 2])   # Var ≤ 8 e^spread H(1/2)
+    self_bounding = 8 * math.exp(spread) * up * values[grid // 2] if spread <= 700 else math.inf
+    curvature = min(spread ** 2 / 4, self_bounding)      # Popoviciu, and self-bounding: Var ≤ 8 e^spread H(1/2)
     heap, settled = [], []
     for a, b, H_a, H_b in zip(lams[:-1], lams[1:], values[:-1], values[1:]):
         heapq.heappush(heap, (-bound(a, b, H_a, H_b), a, b, H_a, H_b))

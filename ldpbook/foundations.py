@@ -620,7 +620,8 @@ def perspective(u: ArrayLike, v: ArrayLike, *, kind: str | Callable = "kl", chec
         if kind == "kl":
             return rel_entr(u, v)
         if kind == "chi2":
-            return np.where(v > 0, (u - v) ** 2 / np.where(v > 0, v, 1.0), np.where(u > 0, np.inf, 0.0))
+            d, w = u - v, np.where(v > 0, v, 1.0)                 # (d/w)·d: no underflow of d² for tiny masses
+            return np.where(v > 0, np.where(np.abs(d) < 1e-150, d / w * d, d * d / w), np.where(u > 0, np.inf, 0.0))
         if kind == "hellinger":
             return (np.sqrt(u) - np.sqrt(v)) ** 2
         if kind == "egamma":

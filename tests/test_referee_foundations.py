@@ -8,7 +8,8 @@ import mpmath as mp
 import numpy as np
 import pytest
 
-from ldpbook.foundations import _exact_draws, divergence, divergence_terms, is_ldp, ldp_epsilon, randomized_response
+from ldpbook.foundations import (_exact_draws, divergence, divergence_terms, is_ldp, ldp_epsilon, perspective,
+                                 randomized_response)
 
 mp.mp.dps = 60
 
@@ -115,3 +116,13 @@ def test_ldp_epsilon_is_the_smallest_float_for_which_the_channel_is_exactly_ldp(
         assert is_ldp(Q, eps, rtol=0)
         if eps > 0:
             assert not exactly_ldp(Q[:, Q.max(axis=0) > 0], np.nextafter(eps, 0.0)), eps
+
+
+def test_chi2_perspective_of_small_masses_does_not_underflow():
+    "(a − b)²/b for a, b far below 1e-154, whose (a − b)² is below the float range though the term is not."
+    a = np.array([1e-200, 3e-160, 1e-300, 0.0, 0.5, 1e-20])
+    b = np.array([1e-300, 1e-170, 2e-300, 1e-300, 0.25, 3e-20])
+    got = perspective(a, b, kind="chi2")
+    for x, y, g in zip(a, b, got):
+        want = (mp.mpf(float(x)) - mp.mpf(float(y))) ** 2 / mp.mpf(float(y))
+        assert abs(mp.mpf(float(g)) - want) <= 1e-13 * want, (x, y, g, float(want))

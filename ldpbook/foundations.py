@@ -11,7 +11,6 @@ import itertools
 import numbers
 import warnings
 from dataclasses import dataclass
-from fractions import Fraction
 from typing import Callable
 
 import numpy as np
@@ -1043,22 +1042,28 @@ def _exact_draws(Q: np.ndarray, rows: np.ndarray, rng: np.random.Generator, u: n
         hi, lo = np.where(right, mid, hi), np.where(right, lo, mid + 1)
     delta, at = 4 * (m + 2) * _GRID, rows * (m + 1) + lo      # at: the draws' flat positions of c_{j−1} in c
     unsure = (u <= c.ravel()[at] * (1 + delta) + 1e-300) | (u + _GRID > c.ravel()[at + 1] * (1 - delta))
-    exact = {}
-    for i in np.flatnonzero(unsure):                           # a share ≈ (m − 1)δ of the draws, or tiny masses
-        r = int(rows[i])
-        if r not in exact:
-            exact[r] = list(itertools.accumulate(Fraction(float(v)) for v in Q[r]))
-        lo[i] = _exact_draw(exact[r], float(u[i]), rng)
+    todo = np.flatnonzero(unsure)                              # a share ≈ (m − 1)δ of the draws, or tiny masses
+    todo = todo[np.argsort(rows[todo], kind="stable")]        # row by row: one row's exact sums in memory at a time
+    for r, group in itertools.groupby(todo.tolist(), key=lambda i: int(rows[i])):
+        T = _exact_cumsum(Q[r])
+        for i in group:
+            lo[i] = _exact_draw(T, float(u[i]), rng)
     return lo
 
 
+def _exact_cumsum(row: np.ndarray) -> list:
+    "The exact cumulative sums of a row of floats, as integers: the row times D, the largest denominator 2^e."
+    ratios = [x.as_integer_ratio() for x in row.tolist()]
+    D = max(d for _, d in ratios)
+    return list(itertools.accumulate(n * (D // d) for n, d in ratios))
+
+
 def _exact_draw(T: list, u: float, rng: np.random.Generator) -> int:
-    """Inversion in rational arithmetic: the smallest j with U·S < T[j] (T the exact cumulative sums, S = T[−1]),
-    U = u + V·2^-53 with V's bits drawn 64 at a time until U's cell lies inside one interval."""
-    S, lo, width = T[-1], Fraction(u), Fraction(1, 2 ** 53)
+    """Inversion in integer arithmetic: the smallest j with U·S < T[j] (T the exact cumulative sums, S = T[−1]),
+    U = L·2^-b: first u (b = 53), then 64 more random bits at a time until U's cell lies inside one interval."""
+    S, L, b = T[-1], int(u * 2 ** 53), 53
     while True:
-        j = bisect.bisect_right(T, lo * S)                     # T[j−1] ≤ lo·S < T[j]
-        if (lo + width) * S <= T[j]:
+        j = bisect.bisect_right(T, (L * S) >> b)               # T[j−1] ≤ U·S < T[j] (T[j] is an integer)
+        if (L + 1) * S <= T[j] << b:                           # the whole cell [L, L + 1)·2^-b gives j
             return j
-        width /= 2 ** 64
-        lo += int(rng.integers(0, 2 ** 64, dtype=np.uint64)) * width
+        L, b = (L << 64) | int(rng.integers(0, 2 ** 64, dtype=np.uint64)), b + 64

@@ -11,7 +11,6 @@ import itertools
 import numbers
 import warnings
 from dataclasses import dataclass
-from fractions import Fraction
 from typing import Callable
 
 import numpy as np
@@ -353,9 +352,10 @@ def _capped(Q: np.ndarray, eps: float) -> np.ndarray:
 def _column_log_ratios(Q: np.ndarray) -> np.ndarray:
     "Per column: log(max_x Q / min_x Q); 0 for an all-zero column, inf if the column has zeros and non-zeros."
     hi, lo = Q.max(axis=0), Q.min(axis=0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratios = np.log(hi) - np.log(lo)          # -inf - -inf = nan for an all-zero column, set to 0 below
-    ratios[hi == 0] = 0.0
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        ratios = np.where(hi <= 2 * lo, np.log1p((hi - lo) / lo),         # hi − lo exact: a few ulps also near 0
+                          np.where(hi / lo < np.inf, np.log(hi / lo), np.log(hi) - np.log(lo)))
+    ratios[hi == 0] = 0.0                         # an all-zero column (0/0 above); lo = 0 < hi gave inf
     return ratios
 
 
@@ -384,8 +384,26 @@ def is_ldp(Q: ArrayLike, eps: float, *, rtol: float = 1e-9) -> bool:
 
 
 def ldp_epsilon(Q: ArrayLike) -> float:
-    "The smallest ε for which `Q` is ε-LDP (`inf` when some column has both zero and non-zero entries)."
-    return float(_column_log_ratios(check_channel(Q)).max())
+    """The smallest ε for which `Q` is ε-LDP (`inf` when some column has both zero and non-zero entries): the
+    smallest float that passes the exact check (`is_ldp` with `rtol=0`), found next to the rounded log-ratio."""
+    Q = check_channel(Q)
+    ratios = _column_log_ratios(Q)
+    eps = float(ratios.max())
+    if eps == 0 or eps == np.inf:
+        return eps
+    near = ratios >= eps * (1 - 1e-12)                      # the columns that can decide it
+    hi, lo = Q.max(axis=0)[near], Q.min(axis=0)[near]
+    bits = lambda e: int(np.float64(e).view(np.int64))     # positive floats are ordered as their bit patterns
+    below, above = bits(eps * (1 - 1e-12)), bits(eps * (1 + 1e-12))    # the log-ratio is a few ulps off
+    if np.all(_at_most_exp(hi, lo, eps * (1 - 1e-12))):
+        below = 0
+    while below + 1 < above:                                # the smallest passing float is in (below, above]
+        mid = (below + above) // 2
+        if np.all(_at_most_exp(hi, lo, float(np.int64(mid).view(np.float64)))):
+            above = mid
+        else:
+            below = mid
+    return float(np.int64(above).view(np.float64))
 
 # %% ../nbs/00_foundations.ipynb #c011-baed4a89
 def privacy_defect(Q: ArrayLike, eps: float) -> np.ndarray:
@@ -601,7 +619,8 @@ def perspective(u: ArrayLike, v: ArrayLike, *, kind: str | Callable = "kl", chec
         if kind == "kl":
             return rel_entr(u, v)
         if kind == "chi2":
-            return np.where(v > 0, (u - v) ** 2 / np.where(v > 0, v, 1.0), np.where(u > 0, np.inf, 0.0))
+            d, w = u - v, np.where(v > 0, v, 1.0)                 # (d/w)·d: no underflow of d² for tiny masses
+            return np.where(v > 0, np.where(np.abs(d) < 1e-150, d / w * d, d * d / w), np.where(u > 0, np.inf, 0.0))
         if kind == "hellinger":
             return (np.sqrt(u) - np.sqrt(v)) ** 2
         if kind == "egamma":
@@ -1023,22 +1042,28 @@ def _exact_draws(Q: np.ndarray, rows: np.ndarray, rng: np.random.Generator, u: n
         hi, lo = np.where(right, mid, hi), np.where(right, lo, mid + 1)
     delta, at = 4 * (m + 2) * _GRID, rows * (m + 1) + lo      # at: the draws' flat positions of c_{j−1} in c
     unsure = (u <= c.ravel()[at] * (1 + delta) + 1e-300) | (u + _GRID > c.ravel()[at + 1] * (1 - delta))
-    exact = {}
-    for i in np.flatnonzero(unsure):                           # a share ≈ (m − 1)δ of the draws, or tiny masses
-        r = int(rows[i])
-        if r not in exact:
-            exact[r] = list(itertools.accumulate(Fraction(float(v)) for v in Q[r]))
-        lo[i] = _exact_draw(exact[r], float(u[i]), rng)
+    todo = np.flatnonzero(unsure)                              # a share ≈ (m − 1)δ of the draws, or tiny masses
+    todo = todo[np.argsort(rows[todo], kind="stable")]        # row by row: one row's exact sums in memory at a time
+    for r, group in itertools.groupby(todo.tolist(), key=lambda i: int(rows[i])):
+        T = _exact_cumsum(Q[r])
+        for i in group:
+            lo[i] = _exact_draw(T, float(u[i]), rng)
     return lo
 
 
+def _exact_cumsum(row: np.ndarray) -> list:
+    "The exact cumulative sums of a row of floats, as integers: the row times D, the largest denominator 2^e."
+    ratios = [x.as_integer_ratio() for x in row.tolist()]
+    D = max(d for _, d in ratios)
+    return list(itertools.accumulate(n * (D // d) for n, d in ratios))
+
+
 def _exact_draw(T: list, u: float, rng: np.random.Generator) -> int:
-    """Inversion in rational arithmetic: the smallest j with U·S < T[j] (T the exact cumulative sums, S = T[−1]),
-    U = u + V·2^-53 with V's bits drawn 64 at a time until U's cell lies inside one interval."""
-    S, lo, width = T[-1], Fraction(u), Fraction(1, 2 ** 53)
+    """Inversion in integer arithmetic: the smallest j with U·S < T[j] (T the exact cumulative sums, S = T[−1]),
+    U = L·2^-b: first u (b = 53), then 64 more random bits at a time until U's cell lies inside one interval."""
+    S, L, b = T[-1], int(u * 2 ** 53), 53
     while True:
-        j = bisect.bisect_right(T, lo * S)                     # T[j−1] ≤ lo·S < T[j]
-        if (lo + width) * S <= T[j]:
+        j = bisect.bisect_right(T, (L * S) >> b)               # T[j−1] ≤ U·S < T[j] (T[j] is an integer)
+        if (L + 1) * S <= T[j] << b:                           # the whole cell [L, L + 1)·2^-b gives j
             return j
-        width /= 2 ** 64
-        lo += int(rng.integers(0, 2 ** 64, dtype=np.uint64)) * width
+        L, b = (L << 64) | int(rng.integers(0, 2 ** 64, dtype=np.uint64)), b + 64

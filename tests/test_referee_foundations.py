@@ -1,13 +1,15 @@
 """Foundations against independent references (mpmath at 60 digits, fractions.Fraction): the Hellinger terms of
 masses below 1e-154, whose difference squares below the float range, and E_γ for a γ that is not a power of two,
 whose u − γv cancels the rounding of γ·v."""
+import itertools
 from fractions import Fraction
 
 import mpmath as mp
 import numpy as np
 import pytest
 
-from ldpbook.foundations import divergence, divergence_terms
+from ldpbook.foundations import (_exact_draws, divergence, divergence_terms, is_ldp, ldp_epsilon, perspective,
+                                 randomized_response)
 
 mp.mp.dps = 60
 
@@ -59,3 +61,100 @@ def test_egamma_at_random_near_ties_agrees_with_fractions():
         expected = egamma_reference(u, v, gamma)
         got = divergence(u, v, kind="egamma", gamma=gamma)
         assert abs(Fraction(got) - expected) <= Fraction(1, 10 ** 13) * expected, (got, float(expected))
+
+
+def cell_shares(row, K):
+    "Exact probabilities of each output given U in the cell [K, K + 1)·2^-53 (Fraction), by exact inversion."
+    T = [Fraction(0)] + list(itertools.accumulate(Fraction(float(v)) for v in row))
+    S, lo, hi = T[-1], Fraction(K, 2 ** 53), Fraction(K + 1, 2 ** 53)
+    return [max(Fraction(0), min(hi, T[j + 1] / S) - max(lo, T[j] / S)) * 2 ** 53 for j in range(len(row))]
+
+
+@pytest.mark.parametrize("row, boundary", [
+    ([0.5, 1e-17, 2e-17, 0.5 - 3e-17], 1),                 # three boundaries inside one cell, masses below it
+    (list(randomized_response(2, 37.0)[0]), 1),             # the boundary 1 − 8.5e-17 of binary RR at ε = 37
+    ([0.3, 0.3, 0.4 + 5e-10], 1),                           # a row summing to 1 only within the tolerance
+])
+def test_draws_in_a_straddling_cell_follow_the_exact_conditional_law(row, boundary):
+    """Every draw is given the same u: the cell that holds the exact boundary C_boundary. The refinement must pick
+    each output with the length of its interval inside the cell (a Monte Carlo check at 5 standard errors)."""
+    row = np.array(row)
+    T = list(itertools.accumulate(Fraction(float(v)) for v in row))
+    K = int(T[boundary - 1] / T[-1] * 2 ** 53)
+    shares = cell_shares(row, K)
+    assert sum(shares) == 1 and sum(s > 0 for s in shares) >= 2          # the cell straddles
+    n = 20_000
+    got = _exact_draws(row[None, :], np.zeros(n, dtype=np.intp), np.random.default_rng(5), u=np.full(n, K * 2.0 ** -53))
+    counts = np.bincount(got, minlength=row.size)
+    for j, s in enumerate(shares):
+        p = float(s)
+        if p == 0:
+            assert counts[j] == 0
+        else:
+            assert abs(counts[j] / n - p) <= 5 * np.sqrt(p * (1 - p) / n) + 1e-12, (j, counts[j] / n, p)
+
+
+def exactly_ldp(Q, eps):
+    "max_x Q ≤ e^ε·min_x Q in every column, in 60-digit arithmetic on the stored floats."
+    E = mp.exp(mp.mpf(float(eps)))
+    return all(mp.mpf(float(col.max())) <= E * mp.mpf(float(col.min())) for col in np.asarray(Q).T)
+
+
+def test_ldp_epsilon_is_the_smallest_float_for_which_the_channel_is_exactly_ldp():
+    """ldp_epsilon(Q) is the smallest ε for which Q is ε-LDP: as a float, the smallest one that passes the exact
+    check (is_ldp with rtol=0). A rounded log(max) − log(min) falls below the true value about half the time."""
+    rng = np.random.default_rng(12)
+    channels = [rng.dirichlet(np.ones(int(rng.integers(2, 5))), size=int(rng.integers(2, 5))) for _ in range(150)]
+    channels += [randomized_response(k, e) for k in (2, 3, 7) for e in (1e-9, 0.3, 1.0, 2.5, 40.0, 700.0)]
+    channels += [np.array([[0.5, 0.5], [0.5, 0.5]]), np.array([[0.5, 0.5, 0.0], [0.25, 0.75, 0.0]]),
+                 np.array([[0.5, 0.5], [np.nextafter(0.5, 1.0), np.nextafter(0.5, 0.0)]]),     # ε ≈ 2.2e-16
+                 np.array([[1.0, 5e-324], [5e-324, 1.0]]),                                     # ε ≈ 744.4
+                 np.array([[1.0 - 1e-300, 1e-300], [1e-300, 1.0 - 1e-300]])]
+    for Q in channels:
+        eps = ldp_epsilon(Q)
+        assert exactly_ldp(Q[:, Q.max(axis=0) > 0], eps), eps
+        assert is_ldp(Q, eps, rtol=0)
+        if eps > 0:
+            assert not exactly_ldp(Q[:, Q.max(axis=0) > 0], np.nextafter(eps, 0.0)), eps
+
+
+def test_chi2_perspective_of_small_masses_does_not_underflow():
+    "(a − b)²/b for a, b far below 1e-154, whose (a − b)² is below the float range though the term is not."
+    a = np.array([1e-200, 3e-160, 1e-300, 0.0, 0.5, 1e-20])
+    b = np.array([1e-300, 1e-170, 2e-300, 1e-300, 0.25, 3e-20])
+    got = perspective(a, b, kind="chi2")
+    for x, y, g in zip(a, b, got):
+        want = (mp.mpf(float(x)) - mp.mpf(float(y))) ** 2 / mp.mpf(float(y))
+        assert abs(mp.mpf(float(g)) - want) <= 1e-13 * want, (x, y, g, float(want))
+
+
+def test_exact_draws_of_many_rows_in_any_order_agree_with_rational_inversion():
+    """Several rows (masses over 300 decades, zeros), draws of all rows interleaved, u at and next to every exact
+    boundary: a cell inside one exact interval gives its output, a straddling cell one of the outputs it meets."""
+    rng = np.random.default_rng(9)
+    decided = straddling = 0
+    for _ in range(25):
+        k, m = int(rng.integers(2, 6)), int(rng.integers(1, 30))
+        Q = 10.0 ** -rng.uniform(0, rng.choice([1, 20, 300]), (k, m))
+        Q[rng.random((k, m)) < 0.3] = 0.0
+        Q[np.arange(k), rng.integers(0, m, k)] = 1.0
+        Q = Q / Q.sum(axis=1, keepdims=True)
+        T = [list(itertools.accumulate(Fraction(float(v)) for v in Q[r])) for r in range(k)]
+        cells = []
+        for r in range(k):
+            for t in T[r][:-1]:
+                K0 = int(t / T[r][-1] * 2 ** 53)
+                cells += [(r, K) for K in range(K0 - 2, K0 + 3) if 0 <= K < 2 ** 53]
+            cells += [(r, int(K)) for K in rng.integers(0, 2 ** 53, 10, dtype=np.int64)] + [(r, 0), (r, 2 ** 53 - 1)]
+        cells = [cells[i] for i in rng.permutation(len(cells))]
+        rows = np.array([r for r, _ in cells], dtype=np.intp)
+        got = _exact_draws(Q, rows, np.random.default_rng(0), u=np.array([K * 2.0 ** -53 for _, K in cells]))
+        for (r, K), g in zip(cells, got):
+            shares = cell_shares(Q[r], K)
+            if max(shares) == 1:
+                decided += 1
+                assert shares[g] == 1, (r, K, g)
+            else:
+                straddling += 1
+                assert shares[g] > 0, (r, K, g)
+    assert decided > 1000 and straddling > 100

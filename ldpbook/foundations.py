@@ -192,6 +192,8 @@ def check_int_array(a: ArrayLike, name: str, *, ndim: int | None = None) -> np.n
         arr = np.asarray(a)
     except (ValueError, OverflowError):
         raise TypeError(f"{name} must be an array of integers (same length in every row)") from None
+    if arr.size == 0 and arr.dtype == float and not isinstance(a, np.ndarray):
+        arr = arr.astype(np.int64)                        # an empty list: numpy's float64 is no dtype of the data
     if arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer) or arr.dtype == np.uint64:
         raise TypeError(f"{name} must be an array of 64-bit integers, got dtype {arr.dtype}")
     if ndim is not None and arr.ndim != ndim:

@@ -192,6 +192,8 @@ def check_int_array(a: ArrayLike, name: str, *, ndim: int | None = None) -> np.n
         arr = np.asarray(a)
     except (ValueError, OverflowError):
         raise TypeError(f"{name} must be an array of integers (same length in every row)") from None
+    if arr.size == 0 and arr.dtype == float and not isinstance(a, np.ndarray):
+        arr = arr.astype(np.int64)                        # an empty list: numpy's float64 is no dtype of the data
     if arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer) or arr.dtype == np.uint64:
         raise TypeError(f"{name} must be an array of 64-bit integers, got dtype {arr.dtype}")
     if ndim is not None and arr.ndim != ndim:
@@ -815,9 +817,18 @@ def _log_renyi_cross(u, v, alpha) -> float:
         return np.inf
     if not np.any(both):
         return -np.inf
-    logs = alpha * np.log(u[both]) + (1 - alpha) * np.log(v[both])
+    logs = alpha * _log_ratio(u[both], v[both]) + np.log(v[both])     # α log u + (1 − α) log v, no cancellation
     top = logs.max()
     return float(top + np.log(np.exp(logs - top).sum()))
+
+
+def _log_ratio(u: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """log(u/v) for u, v > 0 to a few ulps relative: log1p((u − v)/v) where u − v is exact (within a factor 2),
+    log of the rounded ratio elsewhere, and log u − log v where the ratio leaves the float range (|log| > 700)."""
+    with np.errstate(over="ignore", under="ignore", divide="ignore"):
+        near, ratio = (u <= 2 * v) & (v <= 2 * u), u / v
+        far = np.where((ratio > 0) & (ratio < np.inf), np.log(np.where(ratio > 0, ratio, 1.0)), np.log(u) - np.log(v))
+        return np.where(near, np.log1p((u - v) / v), far)
 
 # %% ../nbs/00_foundations.ipynb #5515907d
 def renyi_from_parts(total: ArrayLike, log_cross: ArrayLike, alpha: float) -> np.ndarray:
@@ -898,7 +909,7 @@ def _renyi_large_order(u, v, alpha) -> float:
     """Rényi of a large order α without forming α·log(u/v): with L = max log(u/v) over v > 0 < u,
     D_α = α/(α − 1)·L + log Σ v·e^{α(log(u/v) − L)}/(α − 1) (every exponent ≤ 0, the largest term v·1)."""
     both = (u > 0) & (v > 0)
-    ratio = np.log(u[both]) - np.log(v[both])
+    ratio = _log_ratio(u[both], v[both])
     top = ratio.max()
     with np.errstate(over="ignore", under="ignore"):
         rest = np.log(np.sum(v[both] * np.exp(alpha * (ratio - top))))

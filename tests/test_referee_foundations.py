@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from ldpbook.foundations import (_exact_draws, divergence, divergence_terms, is_ldp, ldp_epsilon, perspective,
-                                 randomized_response)
+                                 privatize, randomized_response)
 
 mp.mp.dps = 60
 
@@ -26,9 +26,10 @@ def test_hellinger_of_tiny_masses_does_not_underflow(scale):
     expected = hellinger_reference(u, v)
     assert expected > 1e-314
     got = divergence(u, v, kind="hellinger")
-    assert abs(mp.mpf(got) - expected) <= 1e-12 * expected + 5e-324, (got, float(expected))   # a subnormal term: ± half its ulp
+    assert abs(mp.mpf(got) - expected) <= 1e-12 * expected + 5e-324, (got, float(expected))   # subnormal: ± its ulp
     terms = divergence_terms(u[1:], v[1:], u[1:] - v[1:], kind="hellinger")
-    assert abs(mp.mpf(float(terms[0])) - hellinger_reference(u[1:], v[1:])) <= 1e-12 * hellinger_reference(u[1:], v[1:]) + 5e-324
+    one = hellinger_reference(u[1:], v[1:])
+    assert abs(mp.mpf(float(terms[0])) - one) <= 1e-12 * one + 5e-324
 
 
 def egamma_reference(u, v, gamma):
@@ -158,3 +159,38 @@ def test_exact_draws_of_many_rows_in_any_order_agree_with_rational_inversion():
                 straddling += 1
                 assert shares[g] > 0, (r, K, g)
     assert decided > 1000 and straddling > 100
+
+
+def test_privatize_of_an_empty_list_is_an_empty_release():
+    "An empty list of symbols (numpy reads it as float64) is no data, not a type error; an empty float array is."
+    y = privatize([], randomized_response(3, 1.0), rng=0)
+    assert y.shape == (0,) and y.dtype == np.int64
+    assert privatize([[], []], randomized_response(3, 1.0), rng=0).shape == (2, 0)
+    with pytest.raises(TypeError, match="x must be an array of 64-bit integers"):
+        privatize(np.array([], dtype=float), randomized_response(3, 1.0), rng=0)
+
+
+def on_a_dyadic_grid(p):
+    "p rounded to multiples of 2^-50 with the last entry taking the rest: its entries sum to 1 exactly."
+    q = np.round(p * 2 ** 50) / 2 ** 50
+    q[-1] = 0.0
+    q[-1] = 1 - q.sum()
+    assert sum(Fraction(float(x)) for x in q) == 1
+    return q
+
+
+@pytest.mark.parametrize("alpha", [1e4, 1e6, 1e8, 1e10])
+def test_renyi_of_a_large_order_between_close_distributions(alpha):
+    """D_α for α up to 1e10 and u, v within 1e-4…1e-9 relative: α·(log u − log v) cancelled (errors up to 1e-6
+    relative at α = 1e10). Vectors that sum to 1 exactly, so that the reference (mpmath, 100 digits) is unambiguous."""
+    rng = np.random.default_rng(int(alpha) % 1000)
+    with mp.workdps(100):
+        for _ in range(20):
+            m = int(rng.integers(2, 6))
+            u = rng.dirichlet(np.ones(m))
+            v = u * (1 + rng.choice([1e-4, 1e-6, 1e-9]) * rng.standard_normal(m))
+            u, v = on_a_dyadic_grid(u), on_a_dyadic_grid(v / v.sum())
+            a = mp.mpf(alpha)
+            want = mp.log(sum(mp.mpf(float(x)) ** a * mp.mpf(float(y)) ** (1 - a) for x, y in zip(u, v))) / (a - 1)
+            got = divergence(u, v, kind="renyi", alpha=alpha)
+            assert abs(mp.mpf(got) - want) <= 1e-13 * abs(want), (alpha, got, float(want))

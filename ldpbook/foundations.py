@@ -623,8 +623,9 @@ def perspective(u: ArrayLike, v: ArrayLike, *, kind: str | Callable = "kl", chec
         if kind == "chi2":
             d, w = u - v, np.where(v > 0, v, 1.0)                 # (d/w)·d: no underflow of d² for tiny masses
             return np.where(v > 0, np.where(np.abs(d) < 1e-150, d / w * d, d * d / w), np.where(u > 0, np.inf, 0.0))
-        if kind == "hellinger":
-            return (np.sqrt(u) - np.sqrt(v)) ** 2
+        if kind == "hellinger":                                 # (√u − √v)² = ((u − v)/(√u + √v))²: no cancellation
+            root = np.sqrt(u) + np.sqrt(v)
+            return np.where(root > 0, ((u - v) / np.where(root > 0, root, 1.0)) ** 2, 0.0)
         if kind == "egamma":
             return np.maximum(u - params["gamma"] * v, 0.0)
     return _renyi_terms(u, v, params["alpha"])

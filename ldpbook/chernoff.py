@@ -528,7 +528,8 @@ def _range_curvature(a: float, b: float, U: float, lo: float, hi: float, slack: 
 def _branch_and_bound(search, lo, hi, tol, max_dp_calls, grid=8, trace=None):
     """Certified max over λ ∈ [0, 1] of H(λ) for output log-ratios in [lo, hi]: returns the upper bound (the lower
     bound is ``search.best``). With few tie groups, once the search has used as many evaluations as there are
-    contiguous partitions, it maximises every one of them instead: then the bound is the optimum itself. `trace`, a
+    contiguous partitions, it maximises every one of them instead: then the bound is the largest of their computed
+    exponents divided by 1 − _ORACLE_RTOL (they are exact to that, not to the last bit). `trace`, a
     list, receives (a, b, bound) for every interval (for tests)."""
     lipschitz, spread = max(hi, -lo), hi - lo
     tv = _total_variation(search.p, search.q) + 1e-15
@@ -558,7 +559,7 @@ def _branch_and_bound(search, lo, hi, tol, max_dp_calls, grid=8, trace=None):
         if search.all_partitions is not None and search.calls >= len(search.all_partitions.partitions):
             for partition in search.all_partitions.partitions:
                 search.consider(partition)
-            return search.best.value
+            return search.best.value * up            # each exponent is computed to 1e-9, not to the last bit
         top, a, b, H_a, H_b = heapq.heappop(heap)
         if b - a < 1e-12:                                   # round-off level: keep its bound, stop splitting
             settled.append(-top)
@@ -614,8 +615,8 @@ def chernoff_optimal(p: ArrayLike, q: ArrayLike, eps: float, *, ell: int | None 
             raise ValueError(f"eps = inf with an output budget ell = {ell} below the number of likelihood-ratio "
                              f"levels ({len(groups)}) is not supported; use a large finite eps")
         blocks = (tuple(sorted(groups[0] + null)),) + tuple(groups[1:])
-        top = _maximise(_spr_pair(p, q, eps, blocks))
-        return _mechanism(p, q, eps, blocks, top, top.value, 0)
+        top = _maximise(_spr_pair(p, q, eps, blocks))       # C(p, q), computed to 1e-9 relative:
+        return _mechanism(p, q, eps, blocks, top, top.value / (1 - _ORACLE_RTOL), 0)
     lo, hi = log_ratio_range(p, q, eps)
     search = _Search(p, q, eps, ell)
     upper = _branch_and_bound(search, lo, hi, tol, max_dp_calls)

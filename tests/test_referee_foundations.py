@@ -215,3 +215,15 @@ def test_kl_perspective_of_close_masses():
         want = mp.mpf(float(x)) * mp.log(mp.mpf(float(x)) / mp.mpf(float(y)))
         assert abs(mp.mpf(float(g)) - want) <= 1e-13 * abs(want) + 5e-324, (x, y, g, float(want))
     assert list(perspective([0.0, 0.0, 0.5], [0.5, 0.0, 0.0], kind="kl")) == [0.0, 0.0, np.inf]
+
+
+@pytest.mark.parametrize("alpha", [0.5, 2.0, 10.0])
+def test_renyi_perspective_of_close_masses(alpha):
+    "(a^α b^(1−α) − b)/(α − 1) for a ≈ b: the difference of the rounded power and b lost up to all but two digits."
+    a = np.array([0.3 + 1e-13, 0.7 * (1 + 3e-9), 1e-200 * (1 + 1e-12), 0.3, 1e-300])
+    b = np.array([0.3, 0.7, 1e-200, 0.7, 0.5])
+    got = perspective(a, b, kind="renyi", alpha=alpha)
+    L = mp.mpf(alpha)
+    for x, y, g in zip(a, b, got):
+        want = (mp.mpf(float(x)) ** L * mp.mpf(float(y)) ** (1 - L) - mp.mpf(float(y))) / (L - 1)
+        assert abs(mp.mpf(float(g)) - want) <= 1e-13 * abs(want), (x, y, g, float(want))

@@ -559,9 +559,24 @@ def _renyi_cross(a: np.ndarray, b: np.ndarray, alpha: float) -> np.ndarray:
     return np.where(leak, np.inf if alpha > 1 else 0.0, cross)
 
 # %% ../nbs/00_foundations.ipynb #f447b1d0
+def _log_ratio(u: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """log(u/v) for u, v > 0 to a few ulps relative: log1p((u − v)/v) where u − v is exact (within a factor 2),
+    log of the rounded ratio elsewhere, and log u − log v where the ratio leaves the float range (|log| > 700)."""
+    with np.errstate(over="ignore", under="ignore", divide="ignore"):
+        near, ratio = (u <= 2 * v) & (v <= 2 * u), u / v
+        far = np.where((ratio > 0) & (ratio < np.inf), np.log(np.where(ratio > 0, ratio, 1.0)), np.log(u) - np.log(v))
+        return np.where(near, np.log1p((u - v) / v), far)
+
+
 def _renyi_terms(a: np.ndarray, b: np.ndarray, alpha: float) -> np.ndarray:
-    "b·f_α(a/b) with f_α(t) = (t^α − 1)/(α − 1): (a^α b^(1−α) − b)/(α − 1), conventions included."
-    return (_renyi_cross(a, b, alpha) - b) / (alpha - 1)
+    """b·f_α(a/b) with f_α(t) = (t^α − 1)/(α − 1): (a^α b^(1−α) − b)/(α − 1), conventions included. Where a ≈ b
+    (|α log(a/b)| < 1) the difference is b·expm1(α log(a/b)), which does not cancel."""
+    both = (a > 0) & (b > 0)
+    rho = _log_ratio(np.where(both, a, 1.0), np.where(both, b, 1.0))
+    close = both & (np.abs(alpha * rho) < 1)
+    with np.errstate(over="ignore"):
+        near = b * np.expm1(np.where(close, alpha * rho, 0.0))
+    return np.where(close, near, _renyi_cross(a, b, alpha) - b) / (alpha - 1)
 
 # %% ../nbs/00_foundations.ipynb #f59e4688
 def _callable_terms(a: np.ndarray, b: np.ndarray, f: Callable, slope: float | None) -> np.ndarray:
@@ -623,8 +638,9 @@ def perspective(u: ArrayLike, v: ArrayLike, *, kind: str | Callable = "kl", chec
         if kind == "chi2":
             d, w = u - v, np.where(v > 0, v, 1.0)                 # (d/w)·d: no underflow of d² for tiny masses
             return np.where(v > 0, np.where(np.abs(d) < 1e-150, d / w * d, d * d / w), np.where(u > 0, np.inf, 0.0))
-        if kind == "hellinger":
-            return (np.sqrt(u) - np.sqrt(v)) ** 2
+        if kind == "hellinger":                                 # (√u − √v)² = ((u − v)/(√u + √v))²: no cancellation
+            root = np.sqrt(u) + np.sqrt(v)
+            return np.where(root > 0, ((u - v) / np.where(root > 0, root, 1.0)) ** 2, 0.0)
         if kind == "egamma":
             return np.maximum(u - params["gamma"] * v, 0.0)
     return _renyi_terms(u, v, params["alpha"])
@@ -820,15 +836,6 @@ def _log_renyi_cross(u, v, alpha) -> float:
     logs = alpha * _log_ratio(u[both], v[both]) + np.log(v[both])     # α log u + (1 − α) log v, no cancellation
     top = logs.max()
     return float(top + np.log(np.exp(logs - top).sum()))
-
-
-def _log_ratio(u: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """log(u/v) for u, v > 0 to a few ulps relative: log1p((u − v)/v) where u − v is exact (within a factor 2),
-    log of the rounded ratio elsewhere, and log u − log v where the ratio leaves the float range (|log| > 700)."""
-    with np.errstate(over="ignore", under="ignore", divide="ignore"):
-        near, ratio = (u <= 2 * v) & (v <= 2 * u), u / v
-        far = np.where((ratio > 0) & (ratio < np.inf), np.log(np.where(ratio > 0, ratio, 1.0)), np.log(u) - np.log(v))
-        return np.where(near, np.log1p((u - v) / v), far)
 
 # %% ../nbs/00_foundations.ipynb #5515907d
 def renyi_from_parts(total: ArrayLike, log_cross: ArrayLike, alpha: float) -> np.ndarray:

@@ -194,3 +194,36 @@ def test_renyi_of_a_large_order_between_close_distributions(alpha):
             want = mp.log(sum(mp.mpf(float(x)) ** a * mp.mpf(float(y)) ** (1 - a) for x, y in zip(u, v))) / (a - 1)
             got = divergence(u, v, kind="renyi", alpha=alpha)
             assert abs(mp.mpf(got) - want) <= 1e-13 * abs(want), (alpha, got, float(want))
+
+
+def test_hellinger_perspective_of_close_masses():
+    "(√a − √b)² for a, b 1e-13 apart: subtracting the rounded roots lost three digits."
+    a = np.array([0.5 + 2 ** -43, 1e-200 * (1 + 1e-9), 0.3, 0.0])
+    b = np.array([0.5, 1e-200, 0.7, 0.2])
+    got = perspective(a, b, kind="hellinger")
+    for x, y, g in zip(a, b, got):
+        want = (mp.sqrt(mp.mpf(float(x))) - mp.sqrt(mp.mpf(float(y)))) ** 2
+        assert abs(mp.mpf(float(g)) - want) <= 1e-13 * want, (x, y, g, float(want))
+
+
+def test_kl_perspective_of_close_masses():
+    "a·log(a/b) for close and for tiny masses (scipy.special.rel_entr), and the conventions for zero masses."
+    a = np.array([0.3 + 1e-13, 0.1 + 3e-14, 1e-300 * (1 + 1e-12), 0.3, 1e-300, 0.5])
+    b = np.array([0.3, 0.1, 1e-300, 0.7, 0.6, 1e-310])
+    got = perspective(a, b, kind="kl")
+    for x, y, g in zip(a, b, got):
+        want = mp.mpf(float(x)) * mp.log(mp.mpf(float(x)) / mp.mpf(float(y)))
+        assert abs(mp.mpf(float(g)) - want) <= 1e-13 * abs(want) + 5e-324, (x, y, g, float(want))
+    assert list(perspective([0.0, 0.0, 0.5], [0.5, 0.0, 0.0], kind="kl")) == [0.0, 0.0, np.inf]
+
+
+@pytest.mark.parametrize("alpha", [0.5, 2.0, 10.0])
+def test_renyi_perspective_of_close_masses(alpha):
+    "(a^α b^(1−α) − b)/(α − 1) for a ≈ b: the difference of the rounded power and b lost up to all but two digits."
+    a = np.array([0.3 + 1e-13, 0.7 * (1 + 3e-9), 1e-200 * (1 + 1e-12), 0.3, 1e-300])
+    b = np.array([0.3, 0.7, 1e-200, 0.7, 0.5])
+    got = perspective(a, b, kind="renyi", alpha=alpha)
+    L = mp.mpf(alpha)
+    for x, y, g in zip(a, b, got):
+        want = (mp.mpf(float(x)) ** L * mp.mpf(float(y)) ** (1 - L) - mp.mpf(float(y))) / (L - 1)
+        assert abs(mp.mpf(float(g)) - want) <= 1e-13 * abs(want), (x, y, g, float(want))

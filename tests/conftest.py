@@ -2,6 +2,8 @@
 which pytest-xdist hands out the test files."""
 import os
 
+import mpmath
+import pytest
 from hypothesis import settings
 
 os.environ.setdefault("MPLBACKEND", "Agg")
@@ -29,3 +31,12 @@ def pytest_collection_modifyitems(config, items):
     "Slowest files first (stable: the tests of a file keep their order, the other files theirs)."
     position = {id(item): i for i, item in enumerate(items)}
     items.sort(key=lambda item: (-SLOWEST_FILES.get(item.path.name, 0), position[id(item)]))
+
+
+@pytest.fixture(autouse=True)
+def _mpmath_precision(request):
+    """mpmath's precision is one global per process. A file that set it at import (`mp.mp.dps = 60`) got whatever the
+    file imported last in the same worker set, and a test that set it changed it for the tests after it. Every test
+    now runs at its file's MPMATH_DPS (mpmath's default, 15 digits, if none) and leaves the precision as it was."""
+    with mpmath.workdps(getattr(request.module, "MPMATH_DPS", 15)):
+        yield

@@ -16,7 +16,7 @@ from ldpbook.foundations import is_ldp
 from ldpbook.spr import kov_lp, divergence_optimal, spr_channel
 from test_spr import random_pair   # ties, zeros, p = q = 0 symbols and, now and then, p = q
 
-mp.mp.dps = 50
+MPMATH_DPS = 50                    # the mpmath precision of every test in this file (tests/conftest.py)
 
 
 def set_partitions(items):

@@ -28,7 +28,7 @@ from ldpbook.estimated import (
 from ldpbook.foundations import LinearFree, divergence, is_ldp, randomized_response
 from ldpbook.spr import binary_mechanism, divergence_optimal, spr_channel
 
-mp.mp.dps = 40
+MPMATH_DPS = 40                    # the mpmath precision of every test in this file (tests/conftest.py)
 
 KINDS = [
     ("kl", {}),

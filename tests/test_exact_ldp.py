@@ -9,7 +9,7 @@ from ldpbook.egamma import binary_rr_channel, egamma_optimal
 from ldpbook.foundations import _at_most_exp, is_ldp, randomized_response
 from ldpbook.spr import binary_mechanism, divergence_optimal, randomized_response_mechanism, spr_channel
 
-mp.mp.dps = 60
+MPMATH_DPS = 60                    # the mpmath precision of every test in this file (tests/conftest.py)
 EPS = [0.0, 1e-300, 1e-12, 0.1, 0.5, 1.0, np.log(2), 2.0, 3.3, 5.0, 10.0, 20.0, 36.0, 40.0, 100.0, 300.0, 700.0, 708.0]
 
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from ldpbook.chernoff import chernoff_information, chernoff_optimal, interval_upper_bound, spr_chernoff_information
 from ldpbook.foundations import is_ldp
 
-mp.mp.dps = 50
+MPMATH_DPS = 50                    # the mpmath precision of every test in this file (tests/conftest.py)
 
 
 @pytest.mark.parametrize("a, b", [(0.6, 0.4), (1.0, 0.0), (0.5, 0.5 - 1e-9)])

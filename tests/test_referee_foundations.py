@@ -11,7 +11,7 @@ import pytest
 from ldpbook.foundations import (_exact_draws, divergence, divergence_terms, is_ldp, ldp_epsilon, perspective,
                                  privatize, randomized_response)
 
-mp.mp.dps = 60
+MPMATH_DPS = 60                    # the mpmath precision of every test in this file (tests/conftest.py)
 
 
 def hellinger_reference(u, v):

@@ -307,6 +307,16 @@ def reordered(old_names: tuple, is_old: Callable, new_form: str, since: str = "0
 
 
 # %% ../nbs/00_foundations.ipynb #exact-ratio
+def _log_ratio(u: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """log(u/v) for u, v > 0 to a few ulps relative: log1p((u − v)/v) where u − v is exact (within a factor 2),
+    log of the rounded ratio elsewhere, and log u − log v where the ratio leaves the float range (|log| > 700);
+    v = 0 < u gives inf."""
+    with np.errstate(over="ignore", under="ignore", divide="ignore"):
+        near, ratio = (u <= 2 * v) & (v <= 2 * u), u / v
+        far = np.where((ratio > 0) & (ratio < np.inf), np.log(np.where(ratio > 0, ratio, 1.0)), np.log(u) - np.log(v))
+        return np.where(near, np.log1p((u - v) / v), far)
+
+
 def _at_most_exp(hi: np.ndarray, lo: np.ndarray, eps: float) -> np.ndarray:
     """hi ≤ e^ε·lo in real arithmetic, elementwise (at least 1-D), for floats hi, lo ≥ 0 and one ε ≥ 0 (or inf).
 
@@ -354,10 +364,9 @@ def _capped(Q: np.ndarray, eps: float) -> np.ndarray:
 def _column_log_ratios(Q: np.ndarray) -> np.ndarray:
     "Per column: log(max_x Q / min_x Q); 0 for an all-zero column, inf if the column has zeros and non-zeros."
     hi, lo = Q.max(axis=0), Q.min(axis=0)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        ratios = np.where(hi <= 2 * lo, np.log1p((hi - lo) / lo),         # hi − lo exact: a few ulps also near 0
-                          np.where(hi / lo < np.inf, np.log(hi / lo), np.log(hi) - np.log(lo)))
-    ratios[hi == 0] = 0.0                         # an all-zero column (0/0 above); lo = 0 < hi gave inf
+    with np.errstate(invalid="ignore"):
+        ratios = _log_ratio(hi, lo)               # a few ulps; lo = 0 < hi gives inf
+    ratios[hi == 0] = 0.0                         # an all-zero column (0/0 above)
     return ratios
 
 
@@ -559,15 +568,6 @@ def _renyi_cross(a: np.ndarray, b: np.ndarray, alpha: float) -> np.ndarray:
     return np.where(leak, np.inf if alpha > 1 else 0.0, cross)
 
 # %% ../nbs/00_foundations.ipynb #f447b1d0
-def _log_ratio(u: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """log(u/v) for u, v > 0 to a few ulps relative: log1p((u − v)/v) where u − v is exact (within a factor 2),
-    log of the rounded ratio elsewhere, and log u − log v where the ratio leaves the float range (|log| > 700)."""
-    with np.errstate(over="ignore", under="ignore", divide="ignore"):
-        near, ratio = (u <= 2 * v) & (v <= 2 * u), u / v
-        far = np.where((ratio > 0) & (ratio < np.inf), np.log(np.where(ratio > 0, ratio, 1.0)), np.log(u) - np.log(v))
-        return np.where(near, np.log1p((u - v) / v), far)
-
-
 def _renyi_terms(a: np.ndarray, b: np.ndarray, alpha: float) -> np.ndarray:
     """b·f_α(a/b) with f_α(t) = (t^α − 1)/(α − 1): (a^α b^(1−α) − b)/(α − 1), conventions included. Where a ≈ b
     (|α log(a/b)| < 1) the difference is b·expm1(α log(a/b)), which does not cancel."""

@@ -1714,17 +1714,17 @@ def _engine_values(P0, P1, eps_arr, divergence, params, ell):
     per_batch = max(1, _SWEEP_BATCH // max(1, T * n_groups * (n_groups + 1) // 2))
     n_batches = -(-order.size // per_batch)
     out = np.empty((T, order.size))
-    warm, blocks, workspace = None, None, {}      # previous batch's optimal boundaries and their blocks; buffer
+    warm, warm_blocks, workspace = None, None, {}  # previous batch's optimal boundaries and their blocks; buffer
     for g in range(n_batches):
         idx = order[g::n_batches]                  # interleaved: batch g holds sorted positions g, g+n, g+2n…
         es = eps_arr[idx]
         batch = _Batch(np.tile(a, (es.size, 1)), np.tile(b, (es.size, 1)), np.tile(d, (es.size, 1)),
                        np.repeat(np.exp(-es), T), np.repeat(-np.expm1(-es), T), divergence, params,
                        logw=np.repeat(-es, T))
-        cuts, warm = _optimise(batch, ell, None if warm is None else warm[:batch.w.size], workspace, blocks)
-        blocks = _cut_blocks(batch, cuts)          # instance m of every batch is pair m mod T: the same masses
-        values = _values_from_blocks(*blocks[:4], batch.w.size, batch.w, batch.c, divergence, params, batch.logw)
-        blocks = blocks if np.array_equal(cuts, warm) else None
+        cuts, warm = _optimise(batch, ell, None if warm is None else warm[:batch.w.size], workspace, warm_blocks)
+        found = _cut_blocks(batch, cuts)           # instance m of every batch is pair m mod T: the same masses
+        values = _values_from_blocks(*found[:4], batch.w.size, batch.w, batch.c, divergence, params, batch.logw)
+        warm_blocks = found if np.array_equal(cuts, warm) else None
         out[:, idx] = values.reshape(es.size, T).T
     return out
 

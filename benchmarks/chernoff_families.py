@@ -5,8 +5,10 @@ when a few tie groups would let the search take it from all contiguous partition
   - random: p and q on disjoint halves of 3-11 symbols, plus a shared part of 1-11 symbols of mass 1e-6, 1e-3 or
     0.1, at ε = 10, 20, 30, 50, 100, 300, 700 (seeds 0, 5, 7);
   - the test family `tests/test_chernoff.py::near_disjoint_family` (mirrored shared parts too) at ε = 20 … 700.
+And a third, reported on its own line: a near-identical bulk (ten symbols, d_TV ≈ 1e-9) plus an exclusive mass on
+each side, from 1e-25 to 1e-4, at ε = 20 … 100 (`tests/test_chernoff.py::referee_family` is its corner).
 Prints the number of instances, their tie groups, the largest and median number of programs, how many exceed 300,
-and whether every certificate closed to 1e-8. Usage: python benchmarks/chernoff_families.py   (about a minute)
+and whether every certificate closed to 1e-8. Usage: python benchmarks/chernoff_families.py   (two minutes)
 """
 import sys
 from pathlib import Path
@@ -44,16 +46,31 @@ def instances():
                 yield p, q, eps
 
 
+def bulk_family():
+    "A near-identical bulk plus exclusive masses: where the exponent is tiny and the log-ratio range is not."
+    bulk = np.full(10, 0.1) + 1.5e-10 * np.random.default_rng(0).uniform(0.5, 1.5, 10) * np.tile([1, -1], 5)
+    for eps in (20.0, 30.0, 40.0, 45.0, 50.0, 55.0, 60.0, 70.0, 100.0):
+        for mass in (1e-25, 1e-22, 1e-20, 1e-16, 1e-14, 1e-12, 1e-10, 1e-8, 1e-6, 1e-4):
+            p, q = bulk.copy(), 0.2 - bulk
+            p[8], q[8], p[9], q[9] = mass, 0.0, 0.0, mass
+            yield p / p.sum(), q / q.sum(), eps
+
+
 def main():
     chernoff._FEW_GROUPS = 0
+    for name, family in (("nearly disjoint", instances), ("bulk + exclusive masses", bulk_family)):
+        report(name, family())
+
+
+def report(name, family):
     calls, groups, closed = [], [], True
-    for p, q, eps in instances():
+    for p, q, eps in family:
         got = chernoff.chernoff_optimal(p, q, eps)
         calls.append(got.dp_calls)
         groups.append(len(sort_by_likelihood_ratio(p, q)[0]))
         closed &= got.gap <= 1e-8 * got.value
     calls = np.array(calls)
-    print(f"{calls.size} instances, {min(groups)}-{max(groups)} tie groups: dynamic programs max {calls.max()}, "
+    print(f"{name}: {calls.size} instances, {min(groups)}-{max(groups)} tie groups: dynamic programs max {calls.max()}, "
           f"median {np.median(calls):g}, above 300: {(calls > 300).sum()}; every certificate closed to 1e-8: {closed}")
 
 

@@ -183,8 +183,10 @@ def chernoff_information(u: ArrayLike, v: ArrayLike) -> ChernoffInformation:
 
 # %% ../nbs/06_chernoff.ipynb #ch6-016
 def log_ratio_range(p: ArrayLike, q: ArrayLike, eps: float) -> tuple[float, float]:
-    """[lo, hi] ∋ log(u_y/v_y) for every output y of every ε-LDP channel: lo = max(−ε, −t, min_x log p_x/q_x),
-    hi = min(ε, t, max_x log p_x/q_x) over the symbols with p_x + q_x > 0, t = log(1 + (e^ε − 1) d_TV(p, q)).
+    """The exact range [lo, hi] of log(u_y/v_y) over every output y of every ε-LDP channel (rounded outwards):
+    hi = max over upper sets S of the likelihood-ratio order of log((1 + (e^ε − 1)p(S))/(1 + (e^ε − 1)q(S))), lo
+    likewise with p and q exchanged, negated. Never wider than [max(−ε, −t), min(ε, t)] with
+    t = log(1 + (e^ε − 1) d_TV(p, q)), nor (up to rounding) than the range of the input log-ratios log(p_x/q_x).
 
     Parameters
     ----------
@@ -200,11 +202,29 @@ def log_ratio_range(p: ArrayLike, q: ArrayLike, eps: float) -> tuple[float, floa
     """
     p, q = check_pair(p, q)
     eps = check_eps(eps, allow_inf=True)
-    support = (p > 0) | (q > 0)
+    t = _tv_log_ratio_bound(p, q, eps)                     # each bound is rounded up; + 0.0 turns −0.0 into 0.0
+    return max(-eps, -t, -_largest_log_ratio(q, p, eps)) + 0.0, min(eps, t, _largest_log_ratio(p, q, eps))
+
+
+def _largest_log_ratio(p, q, eps) -> float:
+    """max_S log((w + c·p(S))/(w + c·q(S))), w = e^{−ε}, c = 1 − e^{−ε}, over the prefixes S of {p > q} sorted by
+    log(p_x − q_x) − log q_x = log(r_x − 1) (decreasing), rounded up: the largest output log-ratio of any ε-LDP
+    channel ({prf:ref}`ch-lem-range`). The key is within 3000 units in the last place of log(r − 1), so keys that
+    tie or swap have r − 1 equal to a relative 1.4e-12, which moves the maximum by no more than that; the prefix
+    sums add non-negative terms. The factor covers both."""
+    up = p > q
+    if not up.any():
+        return 0.0
+    pu, qu = p[up], q[up]
     with np.errstate(divide="ignore"):
-        ell = np.log(p[support]) - np.log(q[support])
-    t = _tv_log_ratio_bound(p, q, eps)
-    return max(-eps, -t, float(ell.min())), min(eps, t, float(ell.max()))
+        order = np.argsort(np.log(qu) - np.log(pu - qu), kind="stable")          # +inf first where q = 0
+    P, Q, D = (np.cumsum(x[order]) for x in (pu, qu, pu - qu))
+    c = -math.expm1(-eps)
+    with np.errstate(divide="ignore"):
+        log_num = np.logaddexp(-eps, math.log(c) + np.log(P)) if c > 0 else np.zeros_like(P)
+        log_den = np.logaddexp(-eps, math.log(c) + np.log(Q)) if c > 0 else np.zeros_like(Q)
+    top = float(np.max(_log_ratio(c * D, np.exp(log_den), log_num, log_den)))
+    return top * (1 + 1e-11 + 4 * (pu.size + 8) * 2.0 ** -53)
 
 
 def _total_variation(p, q) -> float:
@@ -524,6 +544,23 @@ def _range_curvature(a: float, b: float, U: float, lo: float, hi: float, slack: 
         return math.inf                            # no bound from here (Popoviciu's K is the smaller one)
     return R * R + math.exp(upper) * _sup_square_exp(1 - b, R) + math.exp(lower) * _sup_square_exp(a, R)
 
+
+def _relative_curvature(a: float, b: float, U: float, lo: float, hi: float) -> float:
+    """A bound on Var_t(Λ) = −g''(λ) for λ ∈ [a, b] and every channel with g ≤ U there, proportional to e^U − 1.
+
+    With ψ_λ(ξ) = λe^{(1−λ)ξ} + (1 − λ)e^{−λξ} − 1 ≥ ξ²/2 · min ψ_λ'' (ψ_λ(0) = ψ_λ'(0) = 0) and
+    1 − Z(λ) = Σ_y u_y^λ v_y^{1−λ} ψ_λ(Λ_y): Var_t(Λ) ≤ Σ_y t_y Λ_y² ≤ 2(e^U − 1)/min ψ_λ'', the minimum over
+    ξ ∈ [lo, hi] and λ ∈ [a, b] of ψ_λ''(ξ) = λ(1 − λ)((1 − λ)e^{(1−λ)ξ} + λe^{−λξ}), bounded below piecewise by
+    convex functions of ξ whose minima are at clipped stationary points."""
+    if not (0 < a and b < 1) or not math.isfinite(U):
+        return math.inf
+    right = lambda x: (1 - b) * math.exp((1 - b) * x) + a * math.exp(-b * x)       # for ξ ≥ 0
+    left = lambda x: (1 - b) * math.exp((1 - a) * x) + a * math.exp(-a * x)        # for ξ ≤ 0
+    x_right = min(max(math.log(a * b / (1 - b) ** 2), 0.0), max(hi, 0.0))
+    x_left = min(max(math.log(a * a / ((1 - a) * (1 - b))), min(lo, 0.0)), 0.0)
+    least = min(a * (1 - a), b * (1 - b)) * min(right(x_right), left(x_left))
+    return 2 * math.expm1(U) / least * (1 + 1e-9) if least > 0 else math.inf
+
 # %% ../nbs/06_chernoff.ipynb #ch6-026c
 def _branch_and_bound(search, lo, hi, tol, max_dp_calls, grid=8, trace=None):
     """Certified max over λ ∈ [0, 1] of H(λ) for output log-ratios in [lo, hi]: returns the upper bound (the lower
@@ -541,7 +578,7 @@ def _branch_and_bound(search, lo, hi, tol, max_dp_calls, grid=8, trace=None):
     def bound(a, b, H_a, H_b):
         H_a, H_b, floor = up * H_a, up * H_b, search.floor.bound(a, b)
         top = min(floor, 0.5 * (H_a + H_b + lipschitz * (b - a)))                 # every g_π ≤ top on [a, b]
-        K = min(curvature, _range_curvature(a, b, top, lo, hi))
+        K = min(curvature, _range_curvature(a, b, top, lo, hi), _relative_curvature(a, b, top, lo, hi))
         value = min(interval_upper_bound(a, b, H_a, H_b, lipschitz, K), floor,
                     _affinity_chord_bound(a, b, H_a, H_b, lo, hi, tv))
         if trace is not None:

@@ -1067,10 +1067,15 @@ def _scores(U, V, D, w, kind, params, K, logw):
     return _underflow_scores(U, V, plain, logw, kind, params, K)
 
 # %% ../nbs/01_spr.ipynb #8ec19ed2
+def _nonzero(cuts):
+    "np.nonzero of a 2-D boolean array (row-major order), by its flat positions: several times faster."
+    return np.divmod(np.flatnonzero(cuts), cuts.shape[1])
+
+
 def _values_from_cuts(a, b, d, w, c, cuts, kind, params, logw=None):
     "Exact values of n contiguous partitions given as boolean (n, n_groups+1) block boundaries of the groups."
     n, n_groups = a.shape
-    inst, pos = np.nonzero(cuts)
+    inst, pos = _nonzero(cuts)
     same = inst[1:] == inst[:-1]
     inst, start = inst[1:][same], pos[:-1][same]
     flat = inst * n_groups + start                                  # block starts in the flattened (n·n_groups) arrays
@@ -1273,7 +1278,7 @@ def _pointers_to_cuts(ptr):
 def _cut_blocks(batch, cuts):
     "Block masses (A, B, Dd), owning instance and count per instance of the partitions given by `cuts`."
     n, n_groups = batch.a.shape
-    inst, pos = np.nonzero(cuts)
+    inst, pos = _nonzero(cuts)
     same = inst[1:] == inst[:-1]
     inst, start = inst[1:][same], pos[:-1][same]
     flat = inst * n_groups + start
@@ -1281,10 +1286,15 @@ def _cut_blocks(batch, cuts):
     return A, B, Dd, inst, np.bincount(inst, minlength=n)
 
 # %% ../nbs/01_spr.ipynb #beff459f
-def _partition_ratios(batch, cuts, kernel=None):
+def _partition_ratios(batch, cuts, kernel=None, blocks=None):
     """The objective Σ μ̃ / (1 + (s − 1)w) of each instance's partition (scores as in the optimisation;
-    `kernel(batch, A, B, Dd, inst)` replaces `batch.block_scores`, as in `_starting_partitions`)."""
-    A, B, Dd, inst, s = _cut_blocks(batch, cuts)
+    `kernel(batch, A, B, Dd, inst)` replaces `batch.block_scores`, as in `_starting_partitions`). `blocks`: the
+    `_cut_blocks` of these partitions when already known, possibly of more instances (those past n are dropped)."""
+    if blocks is None:
+        A, B, Dd, inst, s = _cut_blocks(batch, cuts)
+    else:
+        n, end = batch.w.size, np.searchsorted(blocks[3], batch.w.size)
+        A, B, Dd, inst, s = *(x[:end] for x in blocks[:4]), blocks[4][:n]
     scores = batch.block_scores(A, B, Dd, inst) if kernel is None else kernel(batch, A, B, Dd, inst)
     return np.bincount(inst, scores, minlength=batch.w.size) / (1 + (s - 1) * batch.w)
 
@@ -1422,9 +1432,18 @@ def _max_pass(rows, penalty, n_groups, pointers=False):
     return H, M, ptr
 
 # %% ../nbs/01_spr.ipynb #kl5c0a04
+def _last_marked(mask):
+    """[m, c] = the last j ≤ c with mask[m, j], for a boolean (n, width) `mask` whose first column is set: the
+    marks counted by a running sum index their positions (a running maximum is several times slower)."""
+    pos = np.flatnonzero(mask) % mask.shape[1]                    # the marked positions, row after row
+    count = np.cumsum(mask, axis=1)                               # marks up to c
+    first = np.cumsum(count[:, -1]) - count[:, -1]                # where each row's positions begin in `pos`
+    return pos[first[:, None] + count - 1]
+
+
 def _below(cuts):
     "Back-pointers of the partitions with boundaries `cuts` (n, n_groups + 1): [m, c] = the last boundary before c."
-    last = np.maximum.accumulate(np.where(cuts, np.arange(cuts.shape[1]), -1), axis=1)
+    last = _last_marked(cuts)                                     # every partition has the boundary 0
     return np.concatenate((np.zeros((cuts.shape[0], 1), dtype=last.dtype), last[:, :-1]), axis=1)
 
 
@@ -1435,12 +1454,15 @@ def _traceback(flat, n, H, M, cols, old):
     once; the walk follows their checked boundaries, tries the old boundary below a new one, and searches a
     whole row (first maximiser) only where that fails."""
     n_groups = H.shape[0] - 1
-    grid, prev = np.arange(n_groups + 1), _below(old)
-    inst, b = np.nonzero(old[:, 1:])
-    b, t = b + 1, prev[inst, b + 1]
+    prev = _below(old)
+    inst, b = _nonzero(old)
+    inst, b = inst[b > 0], b[b > 0]
+    t = prev[inst, b]
     ok = np.zeros_like(old)
     ok[inst, b] = H[t, inst] + flat[n * (b * (b - 1) // 2) + t * n + cols[inst]] == M[b, inst]
-    stop = np.maximum.accumulate(np.where(old & ~ok, grid, 0), axis=1)    # last unchecked old boundary ≤ c
+    unchecked = old & ~ok
+    unchecked[:, 0] = True
+    stop = _last_marked(unchecked)                                 # last unchecked old boundary ≤ c (or 0)
     cuts, jumps = np.zeros_like(old), []
     live, c = np.arange(cols.size), np.full(cols.size, n_groups)
     while True:
@@ -1512,14 +1534,15 @@ def _kl_dinkelbach(batch, ratio, cuts, workspace=None, cold=False, rtol=1e-14):
     return ratio, cuts
 
 # %% ../nbs/01_spr.ipynb #2616e4df
-def _solve(batch, cuts=None, workspace=None):
+def _solve(batch, cuts=None, workspace=None, blocks=None):
     """Optimal ratios and block boundaries (n, n_groups+1) of optimal partitions for a batch, by Dinkelbach's
-    iteration from the partitions `cuts` (e.g. optimal at a neighbouring ε) or from `_starting_partitions`.
+    iteration from the partitions `cuts` (e.g. optimal at a neighbouring ε; `blocks`: their `_cut_blocks`, if
+    known) or from `_starting_partitions`.
     A batch of several instances on the KL kernel whose table fits the budget goes to `_kl_dinkelbach`, any
     other to `_dinkelbach`."""
     zero = batch.w == 1                   # ε = 0: every partition has the value of one block; take one block
     todo = np.flatnonzero(~zero)
-    part = batch.take(todo)
+    part = batch if todo.size == zero.size else batch.take(todo)
     n, n_groups = part.a.shape
     kl = n > 1 and n * n_groups * (n_groups + 1) // 2 <= _TABLE_BUDGET and _kl_kernel(part)
     kernel, cold = (_kl_scores if kl else None), cuts is None
@@ -1527,7 +1550,7 @@ def _solve(batch, cuts=None, workspace=None):
         ratio, ptr = _starting_partitions(batch, kernel)
         cuts = _pointers_to_cuts(ptr)
     else:
-        ratio, cuts = _partition_ratios(batch, cuts, kernel), cuts.copy()
+        ratio, cuts = _partition_ratios(batch, cuts, kernel, blocks), cuts.copy()
     cuts[zero] = False
     cuts[zero, 0] = cuts[zero, -1] = True
     if kl:
@@ -1569,12 +1592,12 @@ def _layered(batch, ell):
     return cuts
 
 # %% ../nbs/01_spr.ipynb #c66bb187
-def _optimise(batch, ell, warm=None, workspace=None):
+def _optimise(batch, ell, warm=None, workspace=None, blocks=None):
     """Block boundaries (n, n_groups+1) of optimal partitions with at most `ell` blocks, and those of the
     unconstrained optima (`warm`: the warm start of a sweep's next batch). For Rényi with α < 1, instances whose
     Σ_α = Σ_j u_j^α v_j^{1−α}/(1 + (s − 1)w) lies far below 1 are solved again by minimising Σ_α itself, so
     that a tiny Σ_α (a huge divergence) is compared in relative, not absolute, precision."""
-    ratio, free = _solve(batch, warm, workspace)
+    ratio, free = _solve(batch, warm, workspace, blocks)
     cuts = free.copy()
     n_groups = batch.a.shape[1]
     if ell < n_groups:
@@ -1636,7 +1659,19 @@ def _cuts_row(cuts, batch):
 
 # %% ../nbs/01_spr.ipynb #8a956d38
 def _padded_groups(P0, P1, gamma):
-    "Group masses (a, b, d) of T pairs, padded with zero-mass groups to a common n_groups (they never help)."
+    """Group masses (a, b, d) of T pairs, padded with zero-mass groups to a common n_groups (they never help).
+    Pairs with p, q > 0 everywhere and no two keys log p − log q within `_lr_order`'s tolerance have one symbol
+    per group, in the order of their keys: those are sorted in one call; the others go through `_lr_order`."""
+    with np.errstate(divide="ignore", invalid="ignore"):      # zeros: such a pair is not plain
+        lp, lq = np.log(P0), np.log(P1)
+        key = lp - lq
+        order = np.argsort(key, axis=1, kind="stable")
+        ks = np.take_along_axis(key, order, axis=1)
+        tol = 1e-12 * (1 + np.abs(lp) + np.abs(lq)).max(axis=1, initial=0)
+        plain = np.all((P0 > 0) & (P1 > 0), axis=1) & np.all(ks[:, 1:] - ks[:, :-1] > tol[:, None], axis=1)
+    if np.all(plain):
+        a, b = np.take_along_axis(P0, order, axis=1), np.take_along_axis(P1, order, axis=1)
+        return np.stack((a, b, a - gamma * b))
     groups = [_group_masses(P0[t], P1[t], *_lr_order(P0[t], P1[t])[:2], gamma) for t in range(P0.shape[0])]
     n_groups = max(g[0].size for g in groups)
     out = np.zeros((3, P0.shape[0], n_groups))
@@ -1679,16 +1714,17 @@ def _engine_values(P0, P1, eps_arr, divergence, params, ell):
     per_batch = max(1, _SWEEP_BATCH // max(1, T * n_groups * (n_groups + 1) // 2))
     n_batches = -(-order.size // per_batch)
     out = np.empty((T, order.size))
-    warm, workspace = None, {}                    # previous batch's optimal boundaries; reused table buffer
+    warm, warm_blocks, workspace = None, None, {}  # previous batch's optimal boundaries and their blocks; buffer
     for g in range(n_batches):
         idx = order[g::n_batches]                  # interleaved: batch g holds sorted positions g, g+n, g+2n…
         es = eps_arr[idx]
         batch = _Batch(np.tile(a, (es.size, 1)), np.tile(b, (es.size, 1)), np.tile(d, (es.size, 1)),
                        np.repeat(np.exp(-es), T), np.repeat(-np.expm1(-es), T), divergence, params,
                        logw=np.repeat(-es, T))
-        cuts, warm = _optimise(batch, ell, None if warm is None else warm[:batch.w.size], workspace)
-        values = _values_from_cuts(batch.a, batch.b, batch.d, batch.w, batch.c, cuts, divergence, params,
-                                   batch.logw)
+        cuts, warm = _optimise(batch, ell, None if warm is None else warm[:batch.w.size], workspace, warm_blocks)
+        found = _cut_blocks(batch, cuts)           # instance m of every batch is pair m mod T: the same masses
+        values = _values_from_blocks(*found[:4], batch.w.size, batch.w, batch.c, divergence, params, batch.logw)
+        warm_blocks = found if np.array_equal(cuts, warm) else None
         out[:, idx] = values.reshape(es.size, T).T
     return out
 

@@ -13,7 +13,7 @@ import ldpbook.chernoff
 from ldpbook.chernoff import (bayes_error, chernoff_figure_data, chernoff_information, chernoff_optimal,
                               log_ratio_range, spr_chernoff_information)
 from ldpbook.foundations import is_ldp
-from ldpbook.spr import kov_lp, divergence_optimal, spr_channel
+from ldpbook.spr import kov_lp, divergence_optimal, sort_by_likelihood_ratio, spr_channel
 from test_spr import random_pair   # ties, zeros, p = q = 0 symbols and, now and then, p = q
 
 MPMATH_DPS = 50                    # the mpmath precision of every test in this file (tests/conftest.py)
@@ -260,11 +260,68 @@ def test_result_is_frozen():
         best.channel[0, 0] = 1.0
 
 
+def mp_largest_log_ratio(p, q, eps):
+    """max over all subsets S (not only upper sets) of log((1 + (e^ε − 1)p(S))/(1 + (e^ε − 1)q(S))), in 50 digits:
+    the largest log(u_y/v_y) of an ε-LDP channel (output y of weights e^ε on S and 1 elsewhere); +inf at ε = ∞ when
+    some x has p_x > 0 = q_x."""
+    k, best = len(p), mp.mpf(0)
+    for mask in range(1, 2 ** k):
+        S = [x for x in range(k) if mask >> x & 1]
+        P, Q = mp.fsum(mp.mpf(float(p[x])) for x in S), mp.fsum(mp.mpf(float(q[x])) for x in S)
+        if eps == math.inf:
+            value = mp.inf if Q == 0 < P else (mp.log(P / Q) if P > 0 else mp.mpf(0))
+        else:
+            g = mp.expm1(mp.mpf(eps))
+            value = mp.log((1 + g * P) / (1 + g * Q))
+        best = max(best, value)
+    return best
+
+
 def test_log_ratio_range():
-    lo, hi = log_ratio_range([0.1, 0.9, 0.0], [0.4, 0.5, 0.1], 10.0)          # d_TV = 0.4: −t above −ε
-    assert lo == pytest.approx(-math.log1p(math.expm1(10.0) * 0.4)) and hi == pytest.approx(math.log(0.9 / 0.5))
-    lo, hi = log_ratio_range([0.1, 0.9], [0.4, 0.6], 0.2)                     # d_TV = 0.3: t below ε = 0.2
-    assert -lo == hi == pytest.approx(math.log1p(math.expm1(0.2) * 0.3), rel=1e-11)
+    lo, hi = log_ratio_range([0.1, 0.9, 0.0], [0.4, 0.5, 0.1], 10.0)
+    g = mp.expm1(10)                                       # S = {1}, and S = {2} for lo: inside ±ε and ±t = ±8.98
+    for got, ref in ((hi, mp.log((1 + g * 0.9) / (1 + g * 0.5))), (-lo, mp.log(1 + g * 0.1))):
+        assert ref <= got <= ref * (1 + 2e-11)                                   # rounded outwards, by little
+    p, q = np.array([0.1, 0.9]), np.array([0.4, 0.6])                         # d_TV = 0.3: both inside ±t < ±ε
+    lo, hi = log_ratio_range(p, q, 0.2)
+    t = math.log1p(math.expm1(0.2) * 0.3)
+    assert mp_largest_log_ratio(p, q, 0.2) <= hi < -lo < t < 0.2
+    assert mp_largest_log_ratio(q, p, 0.2) <= -lo <= mp_largest_log_ratio(q, p, 0.2) * (1 + 2e-11)
+    assert log_ratio_range([0.3, 0.7], [0.3, 0.7], 2.0) == (0.0, 0.0)
+    assert math.copysign(1.0, log_ratio_range([0.3, 0.7], [0.3, 0.7], 2.0)[0]) == 1.0      # not −0.0
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_log_ratio_range_is_the_exact_range(seed):
+    """[lo, hi] is the exact range of output log-ratios: within 1e-9 above the 50-digit maximum over all subsets
+    (which a two-output channel attains, checked), for random pairs with ties and zeros, near-identical pairs, and
+    pairs with tiny exclusive masses, at ε from 0 to ∞."""
+    rng = np.random.default_rng(seed)
+    pairs = [random_pair(rng, int(rng.integers(2, 8))) for _ in range(3)]
+    bulk = rng.dirichlet(np.ones(5))
+    near = bulk + 1e-9 * rng.standard_normal(5) * bulk
+    pairs.append((near / near.sum(), bulk))
+    p, q = np.r_[bulk * (1 - 1e-20), 1e-20, 0.0], np.r_[bulk * (1 - 1e-18), 0.0, 1e-18]
+    pairs.append((p, q))
+    for p, q in pairs:
+        for eps in (0.0, 1e-3, 0.5, 2.0, 20.0, 45.0, 300.0, math.inf):
+            lo, hi = log_ratio_range(p, q, eps)
+            for got, (a, b) in ((hi, (p, q)), (-lo, (q, p))):
+                ref = mp_largest_log_ratio(a, b, eps)
+                if ref == 0:
+                    assert got == 0.0
+                elif ref == mp.inf:
+                    assert got == math.inf
+                else:
+                    assert ref <= got <= ref * (1 + 1e-9), (seed, eps, got, ref)
+            if 0 < eps < math.inf and hi > 0:                  # attained: the binary SPR channel of the best S
+                g = mp.expm1(mp.mpf(eps))
+                best = max((S for n in range(1, p.size + 1) for S in itertools.combinations(range(p.size), n)),
+                           key=lambda S: mp.log((1 + g * mp.fsum(p[list(S)])) / (1 + g * mp.fsum(q[list(S)]))))
+                rest = tuple(x for x in range(p.size) if x not in best)
+                Q = spr_channel((best, rest) if rest else (best,), p.size, eps)
+                u, v = mp_spr_outputs(p, q, eps, (best, rest) if rest else (best,))
+                assert float(mp.log(u[0] / v[0])) == pytest.approx(hi, rel=1e-9) and is_ldp(Q, eps)
 
 
 # ---------------------------------------------------------------- Bayes error
@@ -425,15 +482,18 @@ def test_families_certify_within_300_programs(few_groups, monkeypatch):
     assert not failures, failures
 
 
-def test_log_ratio_range_total_variation_bound():
-    "A near-identical pair: random ε-LDP channels keep every output log-ratio within log(1 + (e^ε − 1) d_TV)."
+def test_log_ratio_range_against_random_channels():
+    "A near-identical pair: random and extreme ε-LDP channels keep every output log-ratio inside [lo, hi], tightly."
     rng = np.random.default_rng(8)
     p = np.array([0.3, 0.7 - 3e-4, 3e-4])                                        # input log-ratios 0 and ±inf
     q = np.array([0.3 + 3e-4, 0.7 - 3e-4, 0.0])
     eps = 2.0
     lo, hi = log_ratio_range(p, q, eps)
     t = math.log1p(math.expm1(eps) * 3e-4)
-    assert t <= hi <= t * (1 + 1e-9) and lo == pytest.approx(math.log(0.3 / (0.3 + 3e-4)))   # not ε = 2 nor +inf
+    assert t <= hi <= t * (1 + 1e-9)                           # S = {2}: the total-variation bound is attained
+    g = math.expm1(eps)                                        # S = {0}, through weights e^ε on it and 1 elsewhere
+    assert -lo == pytest.approx(math.log1p(g * 3e-4 / (1 + g * 0.3)), rel=1e-12)   # not log(0.3003/0.3), nor ε
+    seen = [0.0, 0.0]
     for _ in range(300):
         Q = np.exp(eps * rng.random((3, 5)))
         Q[:, rng.integers(5)] *= np.array([1.0, np.exp(-eps), 1.0])              # some column at the extreme ratio
@@ -441,9 +501,9 @@ def test_log_ratio_range_total_variation_bound():
         if np.all(Q.max(axis=0) <= np.exp(eps) * Q.min(axis=0)):
             ratios = np.log((p @ Q) / (q @ Q))
             assert np.all((lo - 1e-15 <= ratios) & (ratios <= hi + 1e-15))
+            seen = [min(seen[0], ratios.min()), max(seen[1], ratios.max())]
+    assert seen[0] < 0.5 * lo and seen[1] > 0.5 * hi                  # random channels come within a factor 2
 
-
-# ---------------------------------------------------------------- the inner loop's fast paths
 
 def test_figure_data_parallel_equals_serial():
     serial = chernoff_figure_data(5, T=3, eps=(0.5, 3.0, 9.0))
@@ -670,6 +730,68 @@ def test_range_curvature_bounds_the_tilted_variance():
                 assert var <= K * (1 + 1e-9), (trial, a, b, var, K)
                 tight += var > 0.05 * K
     assert tight >= 10                      # some channels come within a factor 20 of the bound
+
+
+def test_relative_curvature_bounds_the_tilted_variance():
+    """−g''(λ) = Var_t(Λ) ≤ `_relative_curvature(a, b, U, lo, hi)` for λ ∈ [a, b] whenever g ≤ U there: random and extreme
+    ε-LDP channels of random, near-identical and nearly disjoint pairs; U is g's own maximum on [a, b], the tightest
+    allowed, and the variance is computed in 40 digits."""
+    from ldpbook.chernoff import _relative_curvature
+    rng = np.random.default_rng(36)
+    tight = 0
+    for trial in range(60):
+        eps = float(rng.choice([0.01, 0.5, 3.0, 20.0, 60.0]))
+        kind = trial % 3
+        if kind == 0:
+            p, q = rng.dirichlet(np.ones(5), 2)
+        elif kind == 1:
+            q = rng.dirichlet(np.ones(5))
+            p = q * (1 + 1e-6 * rng.standard_normal(5))
+            p /= p.sum()
+        else:
+            p, q = next(near_disjoint_family(trial, 1 + trial % 2))
+        Q = np.exp(eps * (rng.random((p.size, 4)) if trial % 2 else rng.integers(0, 2, (p.size, 4))))
+        Q /= Q.sum(axis=1, keepdims=True)
+        lo, hi = log_ratio_range(p, q, eps)
+        with mp.workdps(40):
+            u = [mp.fsum(mp.mpf(float(p[x])) * mp.mpf(float(Q[x, y])) for x in range(p.size)) for y in range(4)]
+            v = [mp.fsum(mp.mpf(float(q[x])) * mp.mpf(float(Q[x, y])) for x in range(p.size)) for y in range(4)]
+            u, v = [x / mp.fsum(u) for x in u], [y / mp.fsum(v) for y in v]        # exactly two distributions
+            ell = [mp.log(a / b) for a, b in zip(u, v)]
+            for _ in range(3):
+                a, b = np.sort(rng.uniform(0.01, 0.99, 2))
+                grid = np.linspace(a, b, 9)
+                g = [-mp.log(mp.fsum(x ** mp.mpf(lam) * y ** (1 - mp.mpf(lam)) for x, y in zip(u, v))) for lam in grid]
+                K = _relative_curvature(a, b, float(max(g)) * (1 + 1e-12), lo, hi)
+                for lam in grid:
+                    t = [x ** mp.mpf(lam) * y ** (1 - mp.mpf(lam)) for x, y in zip(u, v)]
+                    mean = mp.fsum(w * l for w, l in zip(t, ell)) / mp.fsum(t)
+                    var = mp.fsum(w * (l - mean) ** 2 for w, l in zip(t, ell)) / mp.fsum(t)
+                    assert var <= K, (trial, a, b, var, K)
+                    tight += var > 0.05 * K
+    assert tight >= 10                      # some channels come within a factor 20 of the bound
+
+
+def referee_family():
+    "A near-identical bulk (d_TV ≈ 1e-9, ten symbols) plus one exclusive mass on each side: 10 tie groups."
+    p = np.full(10, 0.1) + 1.5e-10 * np.random.default_rng(0).uniform(0.5, 1.5, 10) * np.tile([1, -1], 5)
+    q = 0.2 - p
+    for mass in (1e-25, 1e-22, 1e-20):
+        a, b = p.copy(), q.copy()
+        a[8], b[8], a[9], b[9] = mass, 0.0, 0.0, mass
+        for eps in (30.0, 40.0, 50.0, 70.0):
+            yield a / a.sum(), b / b.sum(), eps
+
+
+def test_near_identical_bulk_with_tiny_exclusive_masses_certifies():
+    """The family that once stopped at 2000 programs with a 1% gap: within 300 programs (H(λ) from the dynamic
+    program: 10 tie groups), and the value is the best of all 512 contiguous partitions to 1e-9."""
+    for p, q, eps in referee_family():
+        got = chernoff_optimal(p, q, eps)
+        groups, null = sort_by_likelihood_ratio(p, q)
+        assert len(groups) == 10 and got.dp_calls <= 300 and got.gap <= 1e-8 * got.value, (eps, got.dp_calls)
+        best = max(spr_chernoff_information(p, q, eps, part).value for part in contiguous_partitions(groups, null))
+        assert abs(got.value - best) <= 1e-9 * best <= got.upper_bound
 
 
 @pytest.mark.parametrize("eps", [650.0, 700.5, 708.0, 708.39])

@@ -157,3 +157,93 @@ def test_traceback_returns_a_maximiser_whatever_it_checks_first():
         A, B, Dd, inst, s = spr_module._cut_blocks(batch, cuts)
         total = np.bincount(inst, spr_module._kl_scores(batch, A, B, Dd, inst), minlength=n) - penalty * s
         np.testing.assert_allclose(total, H[n_groups], rtol=1e-12, atol=1e-15, err_msg=name)
+
+
+def per_pair_groups(P0, P1, gamma=1.0):
+    "The padded group masses built pair by pair with `_lr_order` (exact re-sorting of close keys, tie groups)."
+    groups = [spr_module._group_masses(p, q, *spr_module._lr_order(p, q)[:2], gamma) for p, q in zip(P0, P1)]
+    out = np.zeros((3, len(groups), max(g[0].size for g in groups)))
+    for t, g in enumerate(groups):
+        for j in range(3):
+            out[j, t, :g[j].size] = g[j]
+    return out
+
+
+def count_calls(monkeypatch, name):
+    "Replace spr_module.<name> by a wrapper that counts its calls; returns the counter (a one-element list)."
+    calls, f = [0], getattr(spr_module, name)
+
+    def wrapped(*args, **kwargs):
+        calls[0] += 1
+        return f(*args, **kwargs)
+    monkeypatch.setattr(spr_module, name, wrapped)
+    return calls
+
+
+def test_padded_groups_sorts_plain_pairs_in_one_call(monkeypatch):
+    from fractions import Fraction
+    rng = np.random.default_rng(11)
+    P0, P1 = rng.dirichlet(np.ones(40), 7), rng.dirichlet(np.ones(40), 7)
+    calls = count_calls(monkeypatch, "_lr_order")
+    a, b, d = spr_module._padded_groups(P0, P1, 0.7)
+    assert calls[0] == 0                                     # the one-call path: no pair went through _lr_order
+    np.testing.assert_array_equal(np.stack((a, b, d)), per_pair_groups(P0, P1, 0.7))
+    for t in range(7):                                       # one symbol per group, in increasing exact ratio
+        ratios = [Fraction(float(x)) / Fraction(float(y)) for x, y in zip(a[t], b[t])]
+        assert ratios == sorted(ratios) and len(set(ratios)) == 40
+        assert sorted(a[t].tolist()) == sorted(P0[t].tolist())
+        np.testing.assert_array_equal(d[t], a[t] - 0.7 * b[t])
+
+
+@pytest.mark.parametrize("defect", ["tie", "one ulp", "zero in p", "zero in both"])
+def test_padded_groups_sends_other_pairs_to_the_exact_order(monkeypatch, defect):
+    rng = np.random.default_rng(12)
+    P0, P1 = rng.dirichlet(np.ones(12), 5), rng.dirichlet(np.ones(12), 5)
+    p, q = P0[3], P1[3]
+    if defect == "tie":
+        q[1] = q[0] * p[1] / p[0]
+    elif defect == "one ulp":                                # two ratios a few ulps apart: re-sorted exactly
+        q[1] = np.nextafter(q[0] * p[1] / p[0], 1.0)
+    elif defect == "zero in p":
+        p[2] = 0.0
+    else:
+        p[2] = q[2] = 0.0
+    calls = count_calls(monkeypatch, "_lr_order")
+    got = np.stack(spr_module._padded_groups(P0, P1, 1.0))
+    assert calls[0] == 5                                     # every pair through the exact order
+    np.testing.assert_array_equal(got, per_pair_groups(P0, P1))
+
+
+def test_last_marked_and_below_against_loops():
+    rng = np.random.default_rng(13)
+    for trial in range(40):
+        n, width = int(rng.integers(1, 9)), int(rng.integers(1, 30))
+        mask = rng.random((n, width)) < rng.random()
+        mask[:, 0] = True
+        last = spr_module._last_marked(mask)
+        below = spr_module._below(mask)
+        for m in range(n):
+            for c in range(width):
+                assert last[m, c] == max(j for j in range(c + 1) if mask[m, j])
+                assert below[m, c] == (0 if c == 0 else max(j for j in range(c) if mask[m, j]))
+        inst, pos = spr_module._nonzero(mask)
+        np.testing.assert_array_equal(np.stack((inst, pos)), np.stack(np.nonzero(mask)))
+
+
+@pytest.mark.parametrize("ell", [None, 2])
+def test_plain_sweep_in_uneven_batches_equals_the_layered_program(monkeypatch, ell):
+    """Dirichlet pairs (the one-call grouping), batches of three and two values of ε: the warm start of each batch
+    reuses the previous batch's blocks, unless the budget ell changed its partitions."""
+    rng = np.random.default_rng(14)
+    T, k = 6, 24
+    P0, P1 = rng.dirichlet(np.ones(k), T), rng.dirichlet(np.ones(k), T)
+    grid = np.round(np.arange(14) * 0.7, 10)                 # 14 values: batches of 3, 3, 3, 3 and 2
+    monkeypatch.setattr(spr_module, "_SWEEP_BATCH", 3 * T * k * (k + 1) // 2)
+    lr, blocks = count_calls(monkeypatch, "_lr_order"), count_calls(monkeypatch, "_cut_blocks")
+    V = divergence_optimal_values(P0, P1, grid, ell=ell)
+    assert lr[0] == 0
+    assert blocks[0] == (5 if ell is None else 9)            # with the budget, each warm start recomputes its blocks
+    for t in range(T):
+        for e in range(grid.size):
+            ref = spr_dp(P0[t], P1[t], grid[e], ell=ell)[0]
+            assert abs(V[t, e] - ref) <= 1e-9 * abs(ref) + 1e-300, (t, grid[e], V[t, e], ref)

@@ -15,8 +15,7 @@ XDIST  := -n $(JOBS) --dist loadfile
 $(STAMP): requirements-dev.txt settings.ini setup.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
-	$(BIN)/python -m pip install --quiet -e ".[dev,distributed,teaching]"
+	$(BIN)/python -m pip install --quiet -r requirements-dev.txt -e ".[dev,distributed,teaching]"
 	touch $(STAMP)
 
 export: $(STAMP)
@@ -26,8 +25,15 @@ book: export
 	$(BIN)/jupyter-book build . -W
 	@echo "The book is at $(CURDIR)/_build/html/index.html"
 
-test: sync outputs lines unit notebooks portable
-	$(MAKE) --no-print-directory -j2 --output-sync=target -o export site-browser package
+# `make test` runs in two rounds after the export check. The single-threaded checks (the two lints, the site build
+# and its browser check, the package check) run beside the unit tests, which keep both cores busy only part of the
+# time (child processes starting, timeouts running out, the last file alone); then the two strict nbval runs go
+# side by side, so neither waits alone on its slowest notebook. Make prints each target's output as one block when
+# it ends (--output-sync) and stops at the first failure. chromium and bubblewrap are installed first, one apt-get
+# at a time.
+test: sync bubblewrap chromium
+	$(MAKE) --no-print-directory -j5 --output-sync=target -o export outputs lines unit site-browser package
+	$(MAKE) --no-print-directory -j2 --output-sync=target -o export notebooks portable
 	@echo "make test: all checks passed"
 
 sync: export
@@ -69,9 +75,7 @@ CHECK_SITE := $(BIN)/python tools/check_site.py _build/html
 browser: chromium
 	$(CHECK_SITE)
 
-# `make test` ends with the site build and its browser check side by side with the package check: the Sphinx build
-# and the wheel build each keep one core busy, so together they take about as long as the longer of the two. Make
-# groups each one's output (--output-sync) and a failure of either stops `make test` with its message.
+# The site build and its browser check (run by `make test` beside the unit tests).
 site-browser: site chromium
 	$(CHECK_SITE)
 

@@ -29,6 +29,85 @@ def ldpbook(*args, cwd=None, **kwargs):
                           **kwargs)
 
 
+# The error tables launch the command about sixty times, and each start spends most of its time importing numpy and
+# scipy. `forked` runs the console script's own two lines (`sys.argv[0] = ...; sys.exit(main())`) in a process
+# forked from a server that imported `ldpbook.cli` as the script does, and the modules `main` imports when it runs,
+# once: a process of its own with its own standard output and error (files), exit code and working folder, minus
+# the imports. The server fails the test if those imports print anything (a real start would print it too), and
+# `test_the_forked_script_answers_as_the_script_does` holds it to the real script's answers.
+FORK_SERVER = r"""
+import contextlib, io, json, os, signal, sys, traceback
+printed = io.StringIO()
+with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
+    from ldpbook.cli import main
+    import ldpbook.closeness, ldpbook.estimated, ldpbook.spr
+replies = os.fdopen(os.dup(1), "w")
+replies.write(json.dumps({"printed": printed.getvalue()}) + "\n")
+replies.flush()
+for line in sys.stdin:
+    job = json.loads(line)
+    pid = os.fork()
+    if pid == 0:
+        try:
+            replies.close()
+            os.chdir(job["cwd"])
+            for fd, path, flags in ((0, os.devnull, os.O_RDONLY), (1, job["stdout"], os.O_WRONLY | os.O_CREAT),
+                                    (2, job["stderr"], os.O_WRONLY | os.O_CREAT)):
+                os.dup2(os.open(path, flags), fd)
+            signal.alarm(600)
+            sys.argv = [job["script"], *job["args"]]
+            sys.argv[0] = sys.argv[0].removesuffix(".exe")
+            try:
+                sys.exit(main())
+            except SystemExit as done:
+                code = done.code
+            if code is None:
+                code = 0
+            elif not isinstance(code, int):
+                print(code, file=sys.stderr)
+                code = 1
+        except BaseException:
+            traceback.print_exc()
+            code = 1
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(code & 0xFF)
+    replies.write(json.dumps({"status": os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])}) + "\n")
+    replies.flush()
+"""
+
+
+class ForkedScript:
+    def __init__(self):
+        self.server = subprocess.Popen([sys.executable, "-c", FORK_SERVER], stdin=subprocess.PIPE,
+                                       stdout=subprocess.PIPE, text=True)
+        started = json.loads(self.server.stdout.readline())
+        assert started["printed"] == "", started
+
+    def __call__(self, *args, cwd=None):
+        with tempfile.TemporaryDirectory() as folder:
+            out, err = Path(folder) / "stdout", Path(folder) / "stderr"
+            job = {"script": str(SCRIPT), "args": [str(a) for a in args], "cwd": str(cwd or os.getcwd()),
+                   "stdout": str(out), "stderr": str(err)}
+            self.server.stdin.write(json.dumps(job) + "\n")
+            self.server.stdin.flush()
+            status = json.loads(self.server.stdout.readline())["status"]
+            return subprocess.CompletedProcess([str(SCRIPT), *job["args"]], status, out.read_text(), err.read_text())
+
+    def close(self):
+        self.server.stdin.close()
+        assert self.server.wait(timeout=60) == 0
+
+
+@pytest.fixture(scope="module")
+def forked():
+    runner = ForkedScript()
+    yield runner
+    runner.close()
+
+
 def assert_one_line_error(done, command, secrets=()):
     "Exit code 2, one line on stderr naming the command, no traceback, nothing on stdout, no data value echoed."
     assert done.returncode == 2, (done.returncode, done.stderr)
@@ -236,8 +315,8 @@ OPTIMAL_ERRORS = [   # (arguments after `ldpbook optimal`, a phrase the message 
 
 
 @pytest.mark.parametrize("args,needle", OPTIMAL_ERRORS, ids=[str(i) for i in range(len(OPTIMAL_ERRORS))])
-def test_optimal_error_table(files, args, needle):
-    done = ldpbook("optimal", *(a.replace("{f}", str(files)) for a in args))
+def test_optimal_error_table(forked, files, args, needle):
+    done = forked("optimal", *(a.replace("{f}", str(files)) for a in args))
     assert_one_line_error(done, "optimal", secrets=SECRETS)
     assert needle in done.stderr, done.stderr
 
@@ -277,10 +356,23 @@ CLOSENESS_ERRORS = [   # (arguments after `ldpbook closeness`, a phrase the mess
 
 
 @pytest.mark.parametrize("args,needle", CLOSENESS_ERRORS, ids=[str(i) for i in range(len(CLOSENESS_ERRORS))])
-def test_closeness_error_table(files, args, needle):
-    done = ldpbook("closeness", *(a.replace("{f}", str(files)) for a in args))
+def test_closeness_error_table(forked, files, args, needle):
+    done = forked("closeness", *(a.replace("{f}", str(files)) for a in args))
     assert_one_line_error(done, "closeness", secrets=SECRETS)
     assert needle in done.stderr, done.stderr
+
+
+def test_the_forked_script_answers_as_the_script_does(forked, files, tmp_path):
+    "The same exit code, standard output and standard error as the console script, for errors and for answers."
+    rows = [OPTIMAL_ERRORS[i] for i in (0, 3, 6, 17, 36, 42)] + [(["--p", "0.1,0.4,0.2,0.3", "--q", "0.3,0.1,0.4,0.2",
+                                                                   "--eps", "0.7", "--format", "csv"], "")]
+    commands = [["optimal", *(a.replace("{f}", str(files)) for a in args)] for args, _ in rows]
+    commands += [["closeness", *(a.replace("{f}", str(files)) for a in args)] for args, _ in CLOSENESS_ERRORS[:2]]
+    commands += [["closeness", files / "good.csv", files / "good.csv", "--eps", "1", "--seed", "3"], ["--bogus"]]
+    for command in commands:
+        real, fork = ldpbook(*command, cwd=tmp_path), forked(*command, cwd=tmp_path)
+        assert (fork.returncode, fork.stdout, fork.stderr) == (real.returncode, real.stdout, real.stderr), command
+    assert {forked(*command).returncode for command in commands} == {0, 2}
 
 
 @pytest.mark.parametrize("bad_value", [-np.inf, -0.5, np.nan])

@@ -713,11 +713,11 @@ def types_sample_size_by_enumeration(u, v, alpha, beta, near):
     lu, lv = [mp.log(mp.mpf(x)) for x in u], [mp.log(mp.mpf(x)) for x in v]
 
     def miss(n):
-        rows = []
+        rows, log_factorial = [], [mp.loggamma(x + 1) for x in range(n + 1)]     # each log x! once: the same numbers
         for bars in itertools.combinations(range(n + len(u) - 1), len(u) - 1):
             ends = (-1, *bars, n + len(u) - 1)
             N = [ends[i + 1] - ends[i] - 1 for i in range(len(u))]
-            log_count = mp.loggamma(n + 1) - sum(mp.loggamma(x + 1) for x in N)
+            log_count = log_factorial[n] - sum(log_factorial[x] for x in N)
             l0 = log_count + sum(x * a for x, a in zip(N, lu))
             l1 = log_count + sum(x * a for x, a in zip(N, lv))
             rows.append((l1 - l0, mp.exp(l0), mp.exp(l1)))

@@ -5,6 +5,7 @@ enumeration and Monte Carlo (more outputs), the shipped data set, and bad inputs
 
 import itertools
 import math
+import sys
 import zlib
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import mpmath as mp
 import numpy as np
 import pytest
 
+from forked_script import ForkedScript
 from ldpbook.estimated import (
     MAX_TYPES,
     _lattice_miss,
@@ -470,9 +472,13 @@ def test_design_command(tmp_path):
 
 
 def test_design_command_errors(tmp_path):
+    "The refusals run in processes forked from one start of the command (tests/forked_script.py), held to a real start."
     (tmp_path / "same.csv").write_text("0\n1\n0\n1\n")
     equal = run_cli("design", tmp_path / "same.csv", tmp_path / "same.csv", "--eps", "1")
     assert equal.returncode == 0 and '"n": null' in equal.stdout      # no sample size
+    forked = ForkedScript(Path(sys.executable).with_name("ldpbook"))
+    real, fork = run_cli("design", "0,1,7.5", "1,0", "--eps", "1"), forked("design", "0,1,7.5", "1,0", "--eps", "1")
+    assert (fork.returncode, fork.stdout, fork.stderr) == (real.returncode, real.stdout, real.stderr)
     for args, words in [(("0,1,7.5", "1,0", "--eps", "1"), "whole numbers"),
                         (("0,1,-3", "1,0", "--eps", "1"), "whole numbers"),
                         (("0,1,2000000", "1,0", "--eps", "1"), "below"),
@@ -481,11 +487,12 @@ def test_design_command_errors(tmp_path):
                         (("0,1", "1,0", "--eps", "1", "--beta", "2"), "beta"),
                         (("0,1", "1,0", "--eps", "1", "--divergence", "nope"), "divergence"),
                         (("0,1", tmp_path / "missing.csv", "--eps", "1"), "no such file")]:
-        done = run_cli("design", *args)
+        done = forked("design", *args)
         assert done.returncode == 2 and done.stdout == "", (args, done.stderr)
         assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
         assert done.stderr.startswith("ldpbook design: error:") and words in done.stderr
         assert "7.5" not in done.stderr and "2000000" not in done.stderr
+    forked.close()
 
 
 def test_berry_esseen_bound_by_simulation():
@@ -713,11 +720,11 @@ def types_sample_size_by_enumeration(u, v, alpha, beta, near):
     lu, lv = [mp.log(mp.mpf(x)) for x in u], [mp.log(mp.mpf(x)) for x in v]
 
     def miss(n):
-        rows = []
+        rows, log_factorial = [], [mp.loggamma(x + 1) for x in range(n + 1)]     # each log x! once: the same numbers
         for bars in itertools.combinations(range(n + len(u) - 1), len(u) - 1):
             ends = (-1, *bars, n + len(u) - 1)
             N = [ends[i + 1] - ends[i] - 1 for i in range(len(u))]
-            log_count = mp.loggamma(n + 1) - sum(mp.loggamma(x + 1) for x in N)
+            log_count = log_factorial[n] - sum(log_factorial[x] for x in N)
             l0 = log_count + sum(x * a for x, a in zip(N, lu))
             l1 = log_count + sum(x * a for x, a in zip(N, lv))
             rows.append((l1 - l0, mp.exp(l0), mp.exp(l1)))

@@ -594,6 +594,27 @@ def _deficit_bound(floor: _AffinityFloor, a: float, b: float, B: float, U: float
         deficit = 1.0
     return B + (V * math.exp(U) + R * deficit) * (1 + 1e-6) * (b - a) ** 2 / 8     # 1e-6: round-off
 
+def _end_slopes(floor: _AffinityFloor, lo: float, hi: float) -> tuple[float, float]:
+    """(κ₀, κ₁) with D_kl(v‖u) ≤ κ₀ and D_kl(u‖v) ≤ κ₁ for every ε-LDP channel: Σ_x q_x f̄(p_x/q_x) for
+    f(r) = r log r − r + 1 on [e^lo, e^hi] and its tangents outside (an exclusive mass by its limit), and the same
+    with p and q exchanged. As g(0) = g(1) = 0 and g is concave, g(λ) ≤ min(κ₀λ, κ₁(1 − λ))."""
+    pair, P0, Q0 = floor.pair, math.exp(floor.log_p0), math.exp(floor.log_q0)      # exp(−inf) = 0
+    ell, v = pair.ell, np.exp(pair.log_v)
+    u = np.exp(pair.log_v + ell)
+    slopes = []
+    for x, y, low, high, mass_x, mass_y in ((v, u, -hi, -lo, Q0, P0), (u, v, lo, hi, P0, Q0)):
+        r = ell if x is u else -ell                         # log(x/y)
+        small = (np.abs(r) <= 0.5) & (r >= low) & (r <= high)
+        inside = (r >= low) & (r <= high) & ~small
+        n = np.arange(2, _SERIES_TERMS + 1)                 # e^r(r − 1) + 1 = Σ_{n≥2} (n − 1) rⁿ/n!, no cancellation
+        series = (np.where(small, r, 0.0)[:, None] ** n * ((n - 1) / np.cumprod(n))).sum(axis=1)
+        terms = list(y[small] * series[small]) + list(x[inside] * r[inside] - x[inside] + y[inside])
+        for end, out, extra_x, extra_y in ((high, r > high, mass_x, 0.0), (low, r < low, 0.0, mass_y)):
+            X, Y = math.fsum(x[out]) + extra_x, math.fsum(y[out]) + extra_y   # y·(f(e^end) + f'(e^end)(x/y − e^end))
+            terms += [-Y * math.expm1(end), X * end]
+        slopes.append((math.fsum(terms) + 1e-14 * math.fsum(abs(t) for t in terms)) * (1 + 1e-12))
+    return slopes[0], slopes[1]
+
 # %% ../nbs/06_chernoff.ipynb #ch6-026c
 def _branch_and_bound(search, lo, hi, tol, max_dp_calls, grid=8, trace=None):
     """Certified max over λ ∈ [0, 1] of H(λ) for output log-ratios in [lo, hi]: returns the upper bound (the lower
@@ -603,6 +624,7 @@ def _branch_and_bound(search, lo, hi, tol, max_dp_calls, grid=8, trace=None):
     list, receives (a, b, bound) for every interval (for tests)."""
     lipschitz, spread = max(hi, -lo), hi - lo
     tv = _total_variation(search.p, search.q) + 1e-15
+    slope_0, slope_1 = _end_slopes(search.floor, lo, hi)     # g(λ) ≤ min(slope_0·λ, slope_1·(1 − λ))
     search.consider(divergence_optimal(search.p, search.q, search.eps, divergence="hellinger",
                                        ell=search.ell).partition)
     search.calls += 1                  # λ = 1/2 in the cancellation-free Hellinger form: a seed for tiny ε
@@ -614,7 +636,7 @@ def _branch_and_bound(search, lo, hi, tol, max_dp_calls, grid=8, trace=None):
         K = min(curvature, _range_curvature(a, b, top, lo, hi), _relative_curvature(a, b, top, lo, hi))
         value = min(interval_upper_bound(a, b, H_a, H_b, lipschitz, K), floor,
                     _affinity_chord_bound(a, b, H_a, H_b, lo, hi, tv),
-                    _deficit_bound(search.floor, a, b, max(H_a, H_b), top, lo, hi))
+                    _deficit_bound(search.floor, a, b, max(H_a, H_b), top, lo, hi), slope_0 * b, slope_1 * (1 - a))
         if trace is not None:
             trace.append((a, b, value))
         return value

@@ -913,3 +913,61 @@ def test_bulk_with_exclusive_masses_certifies_within_300_programs():
             p[8], q[8], p[9], q[9] = mass, 0.0, 0.0, mass
             got = chernoff_optimal(p / p.sum(), q / q.sum(), eps)
             assert got.dp_calls <= 300 and got.gap <= 1e-8 * got.value, (eps, mass, got.dp_calls)
+
+
+def one_sided_family():
+    """A bulk identical to 1e-14 (ten symbols: ten tie groups) plus an exclusive mass on ONE side only, at large ε:
+    the exponent ≈ P₀ comes from outputs with log-ratio ≈ ε − log(1/P₀), and λ* is within 0.02 of an end."""
+    bulk = np.full(10, 0.1) + 1e-14 * np.random.default_rng(0).uniform(0.5, 1.5, 10) * np.tile([1, -1], 5)
+    for mass in (1e-25, 1e-20, 1e-12):
+        for eps in (100.0, 470.0, 700.0):
+            p, q = np.r_[bulk * (1 - mass), mass], np.r_[0.2 - bulk, 0.0]
+            yield p, q, eps
+            yield q, p, eps                                          # the mirror: λ* near 0
+
+
+def test_one_sided_exclusive_mass_certifies_within_300_programs():
+    """Once stopped after 71 programs with the gap open (1.4% at ε = 470, 0.9% at 700): the intervals ending at λ = 1
+    (λ = 0 for the mirror) had no bound below the floor P₀ ≈ 1.01 C*, and splitting stops at width 1e-12."""
+    for p, q, eps in one_sided_family():
+        got = chernoff_optimal(p, q, eps)
+        assert got.dp_calls <= 300 and got.gap <= 1e-8 * got.value, (eps, got.dp_calls, got.gap / got.value)
+
+
+def test_end_slopes_bound_the_divergences_of_every_channel():
+    """`_end_slopes` bounds D_kl(v‖u) = g'(0) and D_kl(u‖v) = −g'(1) for every ε-LDP channel, checked in 60 digits on
+    exactly normalised pairs: SPR channels of random partitions (the identity included) and random ε-LDP channels."""
+    from ldpbook.chernoff import _AffinityFloor, _end_slopes
+    rng = np.random.default_rng(53)
+    checked = close = 0
+    for trial in range(24):
+        k = int(rng.integers(3, 7))
+        q = rng.dirichlet(np.ones(k))
+        p = q * (1 + 10.0 ** rng.uniform(-9, -1) * rng.standard_normal(k)) if trial % 3 else rng.dirichlet(np.ones(k))
+        p, q = np.abs(p), q.copy()
+        if trial % 2:                                               # exclusive masses: one side, or both
+            q[1] = 0.0
+            p[0] = 0.0 if trial % 4 == 1 else p[0]
+        grid = lambda x: np.round(x / x.sum() * 2.0 ** 52) * 2.0 ** -52      # sums exactly to 1 after the fix below
+        p, q = grid(p), grid(q)
+        p[np.argmax(p)] += 1 - math.fsum(p)
+        q[np.argmax(q)] += 1 - math.fsum(q)
+        for eps in (0.3, 4.0, 40.0, 400.0):
+            lo, hi = log_ratio_range(p, q, eps)
+            at_0, at_1 = _end_slopes(_AffinityFloor(p, q, eps), lo, hi)
+            channels = [spr_channel(tuple((x,) for x in range(k)), k, eps)]
+            for _ in range(3):
+                cuts = np.sort(rng.choice(np.arange(1, k), int(rng.integers(1, k)), replace=False))
+                channels.append(spr_channel(tuple(tuple(int(x) for x in b) for b in np.split(rng.permutation(k), cuts)),
+                                            k, eps))
+                Q = np.exp(0.5 * eps * rng.random() * rng.integers(0, 2, (k, 3)))   # rows normalised: still ε-LDP
+                channels.append(Q / Q.sum(axis=1, keepdims=True))
+            for Q in channels:
+                with mp.workdps(60):
+                    u, v = mp_outputs(p, q, Q)
+                    kl_uv = mp.fsum(a * mp.log(a / b) for a, b in zip(u, v))
+                    kl_vu = mp.fsum(b * mp.log(b / a) for a, b in zip(u, v))
+                    assert kl_uv <= at_1 and kl_vu <= at_0, (trial, eps, kl_uv, at_1, kl_vu, at_0)
+                    close += kl_uv > 0.5 * at_1
+                    checked += 1
+    assert checked >= 500 and close >= 10

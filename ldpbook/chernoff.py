@@ -594,6 +594,7 @@ def _deficit_bound(floor: _AffinityFloor, a: float, b: float, B: float, U: float
         deficit = 1.0
     return B + (V * math.exp(U) + R * deficit) * (1 + 1e-6) * (b - a) ** 2 / 8     # 1e-6: round-off
 
+
 def _end_slopes(floor: _AffinityFloor, lo: float, hi: float) -> tuple[float, float]:
     """(κ₀, κ₁) with D_kl(v‖u) ≤ κ₀ and D_kl(u‖v) ≤ κ₁ for every ε-LDP channel: Σ_x q_x f̄(p_x/q_x) for
     f(r) = r log r − r + 1 on [e^lo, e^hi] and its tangents outside (an exclusive mass by its limit), and the same

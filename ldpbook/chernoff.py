@@ -209,9 +209,9 @@ def log_ratio_range(p: ArrayLike, q: ArrayLike, eps: float) -> tuple[float, floa
 def _largest_log_ratio(p, q, eps) -> float:
     """max_S log((w + c·p(S))/(w + c·q(S))), w = e^{−ε}, c = 1 − e^{−ε}, over the prefixes S of {p > q} sorted by
     log(p_x − q_x) − log q_x = log(r_x − 1) (decreasing), rounded up: the largest output log-ratio of any ε-LDP
-    channel ({prf:ref}`ch-lem-range`). The key is within 3000 units in the last place of log(r − 1), so keys that
-    tie or swap have r − 1 equal to a relative 1.4e-12, which moves the maximum by no more than that; the prefix
-    sums add non-negative terms. The factor covers both."""
+    channel (the lemma on output likelihood ratios). The key is within 3000 units in the last place of log(r − 1),
+    so keys that tie or swap have r − 1 equal to a relative 1.4e-12, which moves the maximum by no more than that;
+    the prefix sums add non-negative terms. The factor covers both."""
     up = p > q
     if not up.any():
         return 0.0
@@ -552,7 +552,7 @@ def _relative_curvature(a: float, b: float, U: float, lo: float, hi: float) -> f
     1 − Z(λ) = Σ_y u_y^λ v_y^{1−λ} ψ_λ(Λ_y): Var_t(Λ) ≤ Σ_y t_y Λ_y² ≤ 2(e^U − 1)/min ψ_λ'', the minimum over
     ξ ∈ [lo, hi] and λ ∈ [a, b] of ψ_λ''(ξ) = λ(1 − λ)((1 − λ)e^{(1−λ)ξ} + λe^{−λξ}), bounded below piecewise by
     convex functions of ξ whose minima are at clipped stationary points."""
-    if not (0 < a and b < 1) or not math.isfinite(U):
+    if not (0 < a and b < 1) or not U <= 700:              # e^U would overflow: no bound from here
         return math.inf
     right = lambda x: (1 - b) * math.exp((1 - b) * x) + a * math.exp(-b * x)       # for ξ ≥ 0
     left = lambda x: (1 - b) * math.exp((1 - a) * x) + a * math.exp(-a * x)        # for ξ ≤ 0
@@ -560,6 +560,39 @@ def _relative_curvature(a: float, b: float, U: float, lo: float, hi: float) -> f
     x_left = min(max(math.log(a * a / ((1 - a) * (1 - b))), min(lo, 0.0)), 0.0)
     least = min(a * (1 - a), b * (1 - b)) * min(right(x_right), left(x_left))
     return 2 * math.expm1(U) / least * (1 + 1e-9) if least > 0 else math.inf
+
+# %% ../nbs/06_chernoff.ipynb #ch6-026d
+def _tilted_square(floor: _AffinityFloor, lam: float, lo: float, hi: float) -> float:
+    """V(λ) = Σ_x q_x h̄(p_x/q_x) for h(r) = r^λ log² r on [e^lo, e^hi] and its tangents at e^lo and e^hi outside
+    (an exclusive mass by its limit): what data processing leaves of Σ_y u_y^λ v_y^{1−λ} Λ_y². Convex in λ."""
+    pair, P0, Q0 = floor.pair, math.exp(floor.log_p0), math.exp(floor.log_q0)      # exp(−inf) = 0
+    ell, v, u = pair.ell, np.exp(pair.log_v), np.exp(pair.log_v + pair.ell)
+    inside = (ell >= lo) & (ell <= hi)
+    terms = list(np.exp(pair.log_v[inside] + lam * ell[inside]) * ell[inside] ** 2)
+    for end, out, extra_u, extra_v in ((hi, ell > hi, P0, 0.0), (lo, ell < lo, 0.0, Q0)):
+        if end != 0:                        # v·(h(e^end) + h'(e^end)(r − e^end)), written with u = r·v
+            U_out, V_out = math.fsum(u[out]) + extra_u, math.fsum(v[out]) + extra_v
+            terms += [V_out * math.exp(lam * end) * ((1 - lam) * end * end - 2 * end),
+                      U_out * math.exp((lam - 1) * end) * (lam * end * end + 2 * end)]
+    return max(math.fsum(terms) + 1e-14 * math.fsum(abs(t) for t in terms), 0.0)     # + a bound on round-off
+
+
+def _deficit_bound(floor: _AffinityFloor, a: float, b: float, B: float, U: float, lo: float, hi: float) -> float:
+    """An upper bound on H over [a, b] (0 < a < b < 1) when H(a), H(b) ≤ B and H ≤ U there: B + κ(b − a)²/8 with
+    κ = max(V(a), V(b))·e^U + R·(1 − A(λ)e^B)⁺, A(λ) at its smallest on [a, b] and R ≥ the largest negative part of
+    h''/f'' on [e^lo, e^hi]. Every channel has Var_t(Λ) ≤ V(λ)e^g + R(1 − A(λ)e^g), and on the part of [a, b]
+    where g ≥ B this is at most κ."""
+    if not (0 < a and b < 1) or not U <= 700:              # e^U would overflow: no bound from here
+        return math.inf
+    V = max(_tilted_square(floor, a, lo, hi), _tilted_square(floor, b, lo, hi))
+    L = max(-lo, hi)
+    R = L * L + 2 * L * max(abs(2 * x - 1) / (x * (1 - x)) for x in (a, b))
+    if floor.pair.ell.size:                         # −log A(λ) is concave: largest at the clipped maximiser
+        H_in = -_log_affinity(floor.pair, min(max(floor.lam_min, a), b)) * (1 + 1e-12)
+        deficit = max(0.0, -math.expm1(B - H_in))
+    else:
+        deficit = 1.0
+    return B + (V * math.exp(U) + R * deficit) * (1 + 1e-6) * (b - a) ** 2 / 8     # 1e-6: round-off
 
 # %% ../nbs/06_chernoff.ipynb #ch6-026c
 def _branch_and_bound(search, lo, hi, tol, max_dp_calls, grid=8, trace=None):
@@ -580,7 +613,8 @@ def _branch_and_bound(search, lo, hi, tol, max_dp_calls, grid=8, trace=None):
         top = min(floor, 0.5 * (H_a + H_b + lipschitz * (b - a)))                 # every g_π ≤ top on [a, b]
         K = min(curvature, _range_curvature(a, b, top, lo, hi), _relative_curvature(a, b, top, lo, hi))
         value = min(interval_upper_bound(a, b, H_a, H_b, lipschitz, K), floor,
-                    _affinity_chord_bound(a, b, H_a, H_b, lo, hi, tv))
+                    _affinity_chord_bound(a, b, H_a, H_b, lo, hi, tv),
+                    _deficit_bound(search.floor, a, b, max(H_a, H_b), top, lo, hi))
         if trace is not None:
             trace.append((a, b, value))
         return value

@@ -353,12 +353,15 @@ def _capped(Q: np.ndarray, eps: float) -> np.ndarray:
         return Q
     with np.errstate(over="ignore"):
         cap = np.where(lo > 0, lo * np.exp(eps), np.inf)
-    over = (lo > 0) & np.isfinite(cap)
-    while True:
-        over[over] = ~_at_most_exp(cap[over], lo[over], eps)
-        if not over.any():
-            return np.minimum(Q, cap)
-        cap[over] = np.nextafter(cap[over], 0.0)
+    live = (lo > 0) & np.isfinite(cap)          # fl(lo·e^ε) is within an ulp or two of the largest such float:
+    down, up = live.copy(), live.copy()         # step down while it is above e^ε·lo, then up while the next is not
+    while down.any():
+        down[down] = ~_at_most_exp(cap[down], lo[down], eps)
+        cap[down] = np.nextafter(cap[down], 0.0)
+    while up.any():
+        up[up] = _at_most_exp(np.nextafter(cap[up], np.inf), lo[up], eps)
+        cap[up] = np.nextafter(cap[up], np.inf)
+    return np.minimum(Q, cap)
 
 # %% ../nbs/00_foundations.ipynb #c008-66173df3
 def _column_log_ratios(Q: np.ndarray) -> np.ndarray:
@@ -968,12 +971,9 @@ def randomized_response(k: int, eps: float) -> np.ndarray:
                          f"e^-eps underflow above {MAX_FINITE_EPS:.1f}); use eps=np.inf for the identity channel")
     small = np.exp(-eps)
     keep = 1.0 / (1.0 + (k - 1) * small)
-    other = small * keep
-    while k > 1 and not _at_most_exp(keep, other, eps):     # rounding: lower keep until keep ≤ e^ε·other exactly
-        keep = np.nextafter(keep, 0.0)
-    Q = np.full((k, k), other)
+    Q = np.full((k, k), small * keep)
     np.fill_diagonal(Q, keep)
-    return Q
+    return _capped(Q, eps) if k > 1 else Q          # rounding: keep ≤ e^ε·other exactly
 
 # %% ../nbs/00_foundations.ipynb #c024-7b653bc5
 def _check_symbols(x: ArrayLike, k: int, name: str = "x") -> np.ndarray:

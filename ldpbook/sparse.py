@@ -369,7 +369,12 @@ def _pure_epsilon(mechanism: SparseKernelMechanism, xs: np.ndarray, H) -> float:
 # %% ../nbs/03_sparse_kernels.ipynb #628cf6f8
 def _inverse_cdf_draws(law: SupportPmf, rng: np.random.Generator, n: int) -> np.ndarray:
     """n draws from `law` by inverting its cumulative distribution, exactly: each output with probability its
-    stored probability over their sum in real arithmetic (`foundations._exact_draws`), however small."""
+    stored probability over their sum in real arithmetic (`foundations._exact_draws`), however small. An output
+    whose probability underflows (log-probability below about −745) cannot be drawn so, and is refused."""
+    if np.any((law.probabilities == 0) & np.isfinite(law.log_probabilities)):
+        raise ValueError("x: Q(·|x) gives some outputs a probability below the float range (log-probability below "
+                         "about -745); they cannot be drawn with their probability in float64, and leaving them "
+                         "out would release a law that is not ε-LDP: use a kernel without such outputs")
     return law.outputs[_exact_draws(law.probabilities[None, :], np.zeros(n, dtype=np.intp), rng)]
 
 # %% ../nbs/03_sparse_kernels.ipynb #spk017

@@ -294,10 +294,10 @@ def test_closeness_error_table(forked, files, args, needle):
 
 def test_the_forked_script_answers_as_the_script_does(forked, files, tmp_path):
     "The same exit code, standard output and standard error as the console script, for errors and for answers."
-    rows = [OPTIMAL_ERRORS[i] for i in (0, 3, 6, 17, 36, 42)] + [(["--p", "0.1,0.4,0.2,0.3", "--q", "0.3,0.1,0.4,0.2",
-                                                                   "--eps", "0.7", "--format", "csv"], "")]
+    rows = [OPTIMAL_ERRORS[i] for i in (0, 3, 36)] + [(["--p", "0.1,0.4,0.2,0.3", "--q", "0.3,0.1,0.4,0.2",
+                                                         "--eps", "0.7", "--format", "csv"], "")]
     commands = [["optimal", *(a.replace("{f}", str(files)) for a in args)] for args, _ in rows]
-    commands += [["closeness", *(a.replace("{f}", str(files)) for a in args)] for args, _ in CLOSENESS_ERRORS[:2]]
+    commands += [["closeness", *(a.replace("{f}", str(files)) for a in args)] for args, _ in CLOSENESS_ERRORS[:1]]
     commands += [["closeness", files / "good.csv", files / "good.csv", "--eps", "1", "--seed", "3"], ["--bogus"]]
     for command in commands:
         real, fork = ldpbook(*command, cwd=tmp_path), forked(*command, cwd=tmp_path)

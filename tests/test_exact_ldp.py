@@ -98,3 +98,31 @@ def test_kov_lp_channels_are_exactly_ldp():
             Q = kov_lp(p, q, eps).channel
             assert ldp_by_mpmath(Q, eps) and is_ldp(Q, eps, rtol=0)
             assert np.allclose(Q.sum(axis=1), 1, rtol=0, atol=1e-13)
+
+
+def test_capped_lowers_to_the_largest_float_and_only_what_is_above():
+    """`_capped` gives every entry above e^ε·(column minimum) the largest float at most that, in 60-digit arithmetic
+    (the next float up is above it), and leaves every entry already at most that bit for bit: on columns whose
+    largest entry sits within a few ulps of the bound on either side, where fl(lo·e^ε) itself is off by an ulp."""
+    from ldpbook.foundations import _capped
+    rng = np.random.default_rng(12)
+    lowered = kept = stepped_up = 0
+    for _ in range(400):
+        eps = float(rng.choice([1e-9, 0.3, 1.0, 2.5, 9.0, 40.0]))
+        lo = rng.uniform(1e-3, 0.2, 6)
+        cap = lo * np.exp(eps)
+        Q = np.vstack([lo, cap])
+        for _ in range(int(rng.integers(0, 4))):               # a few ulps above or below the rounded product
+            Q[1] = np.nextafter(Q[1], np.where(rng.random(6) < 0.5, 0.0, np.inf))
+        got = _capped(Q, eps)
+        for j in range(6):
+            bound = mp.mpf(float(lo[j])) * mp.exp(mp.mpf(eps))
+            if mp.mpf(float(Q[1, j])) <= bound:
+                assert got[1, j] == Q[1, j]
+                kept += 1
+            else:
+                assert mp.mpf(float(got[1, j])) <= bound < mp.mpf(float(np.nextafter(got[1, j], np.inf)))
+                lowered += 1
+                stepped_up += got[1, j] > np.exp(eps) * lo[j]
+        assert np.array_equal(got[0], Q[0])
+    assert lowered > 200 and kept > 200 and stepped_up > 0    # some largest floats lie above fl(lo·e^ε)

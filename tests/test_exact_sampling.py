@@ -126,3 +126,17 @@ def test_privatize_law_on_a_small_channel():
         assert counts[Q[s] == 0].sum() == 0
         keep = Q[s] > 0
         assert chisquare(counts[keep], 500_000 * Q[s][keep]).pvalue > 1e-4
+
+
+def test_sparse_sample_refuses_outputs_below_the_float_range():
+    """Sparse randomized response at ε = 800 and an exponential kernel at η = 500 have outputs of probability below
+    e^-745 (log-probabilities finite, probabilities 0): leaving them out would release a law with an infinite privacy
+    loss, so `sample` refuses, naming the rule and not the input; at ε = 700 the smallest outputs are drawn."""
+    from ldpbook.sparse import sparse_exponential, sparse_randomized_response
+    for mech in (sparse_randomized_response(5, 800.0), sparse_exponential(lambda x, y: -abs(x - y), 500.0, 10)):
+        with pytest.raises(ValueError, match="below the float range") as err:
+            mech.sample(3, rng=0, size=10)
+        assert "3" not in str(err.value)
+    law = sparse_randomized_response(5, 700.0).pmf(3)
+    assert law.probabilities.min() > 0                        # e^-700 is a normal float: every output is drawable
+    assert sparse_randomized_response(5, 700.0).sample(3, rng=0, size=10).size == 10

@@ -209,9 +209,9 @@ def log_ratio_range(p: ArrayLike, q: ArrayLike, eps: float) -> tuple[float, floa
 def _largest_log_ratio(p, q, eps) -> float:
     """max_S log((w + c·p(S))/(w + c·q(S))), w = e^{−ε}, c = 1 − e^{−ε}, over the prefixes S of {p > q} sorted by
     log(p_x − q_x) − log q_x = log(r_x − 1) (decreasing), rounded up: the largest output log-ratio of any ε-LDP
-    channel (the lemma on output likelihood ratios). The key is within 3000 units in the last place of log(r − 1),
-    so keys that tie or swap have r − 1 equal to a relative 1.4e-12, which moves the maximum by no more than that;
-    the prefix sums add non-negative terms. The factor covers both."""
+    channel (the lemma on output likelihood ratios). The key's error is at most about 4·745·2^-53 ≈ 3.3e-13
+    (absolute), so keys that tie or swap have r − 1 equal to that relative amount, which moves the maximum (a
+    mediant) by no more than that relative to log r; the prefix sums add non-negative terms. The factor covers both."""
     up = p > q
     if not up.any():
         return 0.0

@@ -1072,15 +1072,20 @@ def _nonzero(cuts):
     return np.divmod(np.flatnonzero(cuts), cuts.shape[1])
 
 
-def _values_from_cuts(a, b, d, w, c, cuts, kind, params, logw=None):
-    "Exact values of n contiguous partitions given as boolean (n, n_groups+1) block boundaries of the groups."
-    n, n_groups = a.shape
+def _blocks_from_cuts(a, b, d, cuts):
+    "Block masses (A, B, Dd) and owning instance of the partitions given as boolean (n, n_groups+1) boundaries."
+    n_groups = a.shape[1]
     inst, pos = _nonzero(cuts)
     same = inst[1:] == inst[:-1]
     inst, start = inst[1:][same], pos[:-1][same]
     flat = inst * n_groups + start                                  # block starts in the flattened (n·n_groups) arrays
     A, B, Dd = (np.add.reduceat(x.ravel(), flat) for x in (a, b, d))
-    return _values_from_blocks(A, B, Dd, inst, n, w, c, kind, params, logw)
+    return A, B, Dd, inst
+
+
+def _values_from_cuts(a, b, d, w, c, cuts, kind, params, logw=None):
+    "Exact values of n contiguous partitions given as boolean (n, n_groups+1) block boundaries of the groups."
+    return _values_from_blocks(*_blocks_from_cuts(a, b, d, cuts), a.shape[0], w, c, kind, params, logw)
 
 # %% ../nbs/01_spr.ipynb #79aa87f7
 _TABLE_BUDGET = 6_000_000          # largest number of stored interval scores (48 MB); beyond it rows are recomputed
@@ -1277,13 +1282,8 @@ def _pointers_to_cuts(ptr):
 # %% ../nbs/01_spr.ipynb #37335de2
 def _cut_blocks(batch, cuts):
     "Block masses (A, B, Dd), owning instance and count per instance of the partitions given by `cuts`."
-    n, n_groups = batch.a.shape
-    inst, pos = _nonzero(cuts)
-    same = inst[1:] == inst[:-1]
-    inst, start = inst[1:][same], pos[:-1][same]
-    flat = inst * n_groups + start
-    A, B, Dd = (np.add.reduceat(x.ravel(), flat) for x in (batch.a, batch.b, batch.d))
-    return A, B, Dd, inst, np.bincount(inst, minlength=n)
+    A, B, Dd, inst = _blocks_from_cuts(batch.a, batch.b, batch.d, cuts)
+    return A, B, Dd, inst, np.bincount(inst, minlength=batch.a.shape[0])
 
 # %% ../nbs/01_spr.ipynb #beff459f
 def _partition_ratios(batch, cuts, kernel=None, blocks=None):

@@ -562,6 +562,11 @@ def _relative_curvature(a: float, b: float, U: float, lo: float, hi: float) -> f
     return 2 * math.expm1(U) / least * (1 + 1e-9) if least > 0 else math.inf
 
 # %% ../nbs/06_chernoff.ipynb #ch6-026d
+def _sum_rounded_up(terms) -> float:
+    "Σ terms, plus 1e-14 of Σ |terms|: more than the round-off of terms that each carry a few ulps."
+    return math.fsum(terms) + 1e-14 * math.fsum(abs(t) for t in terms)
+
+
 def _tilted_square(floor: _AffinityFloor, lam: float, lo: float, hi: float) -> float:
     """V(λ) = Σ_x q_x h̄(p_x/q_x) for h(r) = r^λ log² r on [e^lo, e^hi] and its tangents at e^lo and e^hi outside
     (an exclusive mass by its limit): what data processing leaves of Σ_y u_y^λ v_y^{1−λ} Λ_y². Convex in λ."""
@@ -574,7 +579,7 @@ def _tilted_square(floor: _AffinityFloor, lam: float, lo: float, hi: float) -> f
             U_out, V_out = math.fsum(u[out]) + extra_u, math.fsum(v[out]) + extra_v
             terms += [V_out * math.exp(lam * end) * ((1 - lam) * end * end - 2 * end),
                       U_out * math.exp((lam - 1) * end) * (lam * end * end + 2 * end)]
-    return max(math.fsum(terms) + 1e-14 * math.fsum(abs(t) for t in terms), 0.0)     # + a bound on round-off
+    return max(_sum_rounded_up(terms), 0.0)
 
 
 def _deficit_bound(floor: _AffinityFloor, a: float, b: float, B: float, U: float, lo: float, hi: float) -> float:
@@ -613,7 +618,7 @@ def _end_slopes(floor: _AffinityFloor, lo: float, hi: float) -> tuple[float, flo
         for end, out, extra_x, extra_y in ((high, r > high, mass_x, 0.0), (low, r < low, 0.0, mass_y)):
             X, Y = math.fsum(x[out]) + extra_x, math.fsum(y[out]) + extra_y   # y·(f(e^end) + f'(e^end)(x/y − e^end))
             terms += [-Y * math.expm1(end), X * end]
-        slopes.append((math.fsum(terms) + 1e-14 * math.fsum(abs(t) for t in terms)) * (1 + 1e-12))
+        slopes.append(_sum_rounded_up(terms) * (1 + 1e-12))
     return slopes[0], slopes[1]
 
 # %% ../nbs/06_chernoff.ipynb #ch6-026c

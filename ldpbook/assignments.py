@@ -1214,4 +1214,8 @@ _COMMANDS = {"make": _make_command, "autograde": _autograde_command, "scores": _
 
 # %% ../nbs/90_assignments.ipynb #c019-79b7706c
 if __name__ == "__main__" and "ipykernel" not in sys.modules:
-    sys.exit(main())
+    # `python -m` runs this file as `__main__`, a copy beside the `ldpbook.assignments` that the course's nbgrader
+    # configuration imports. The command runs the package's copy, so the results `autograde` keeps for nbgrader's
+    # step (`_PRECOMPUTED`) are the ones that step reads, and no submission is graded twice.
+    from ldpbook.assignments import main as _package_main
+    sys.exit(_package_main())

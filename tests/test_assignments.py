@@ -273,6 +273,22 @@ def test_an_existing_configuration_gets_the_grading_lines(tmp_path):
     assert write_config(tmp_path).read_text() == text
 
 
+def test_the_command_runs_the_module_that_nbgrader_imports(monkeypatch):
+    """`python -m ldpbook.assignments` runs the file as `__main__`, and the course's nbgrader configuration imports
+    `ldpbook.assignments`: the command must run that module's `main`, or the results `autograde` keeps for nbgrader's
+    step sit in another copy of the module, and every submission is graded twice."""
+    import runpy
+    import warnings
+
+    import ldpbook.assignments
+    called = []
+    monkeypatch.setattr(ldpbook.assignments, "main", lambda argv=None: called.append(argv) or 7)
+    monkeypatch.delitem(sys.modules, "ipykernel", raising=False)
+    with pytest.raises(SystemExit) as done, warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)        # runpy: the module is imported already
+        runpy.run_module("ldpbook.assignments", run_name="__main__")
+    assert done.value.code == 7 and called == [None]
+
 def _release(source: Path) -> nbformat.NotebookNode:
     "The student's copy, as `nbgrader generate_assignment` makes it: solutions removed."
     nb = nbformat.read(source, as_version=4)

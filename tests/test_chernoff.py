@@ -974,7 +974,7 @@ def test_end_slopes_bound_the_divergences_of_every_channel():
 
 
 # ------------------------------------------------------------------ budgets: the curvature over the blocks
-def contiguous_partitions(p, q, ell):
+def exact_contiguous_partitions(p, q, ell):
     """Every partition into at most `ell` blocks of consecutive likelihood-ratio classes, the classes formed from
     exact ratios (Fractions; q = 0 < p as +inf); symbols with p = q = 0 carry no mass and are left out."""
     from fractions import Fraction
@@ -993,7 +993,7 @@ def contiguous_partitions(p, q, ell):
 def best_contiguous(p, q, eps, ell):
     """max over every contiguous partition with at most `ell` blocks of C of its SPR outputs: λ per partition by
     vectorised bisection in floats on the block masses, the best three re-evaluated in 50 digits."""
-    parts = list(contiguous_partitions(p, q, ell))
+    parts = list(exact_contiguous_partitions(p, q, ell))
     w, c = math.exp(-eps), -math.expm1(-eps)
     U, V = np.full((len(parts), ell), np.nan), np.full((len(parts), ell), np.nan)
     for n, part in enumerate(parts):
@@ -1026,7 +1026,7 @@ def test_block_curvature_bounds_every_contiguous_partition():
         ell = int(rng.choice([2, 3, p.size]))
         table = _BlockTable(p, q, eps, ell)
         with mp.workdps(40):
-            outputs = [mp_spr_outputs(p, q, eps, part) for part in contiguous_partitions(p, q, ell)]
+            outputs = [mp_spr_outputs(p, q, eps, part) for part in exact_contiguous_partitions(p, q, ell)]
             for width in (0.3, 0.01):
                 a = rng.uniform(0.01, 0.99 - width)
                 grid = [mp.mpf(float(x)) for x in np.linspace(a, a + width, 5)]

@@ -6,9 +6,12 @@ when a few tie groups would let the search take it from all contiguous partition
     0.1, at ε = 10, 20, 30, 50, 100, 300, 700 (seeds 0, 5, 7);
   - the test family `tests/test_chernoff.py::near_disjoint_family` (mirrored shared parts too) at ε = 20 … 700.
 And a third, reported on its own line: a near-identical bulk (ten symbols, d_TV ≈ 1e-9) plus an exclusive mass on
-each side, from 1e-25 to 1e-4, at ε = 20 … 100 (`tests/test_chernoff.py::referee_family` is its corner).
+each side, from 1e-25 to 1e-4, at ε = 20 … 100 (`tests/test_chernoff.py::referee_family` is its corner). And a
+fourth, with output budgets: `tests/test_chernoff.py::budgeted_family` (a Dirichlet bulk of 20 symbols, exclusive
+masses 0.3 or 0.6 and 1e-8 or 1e-12, ℓ = 2, 3, 4, ε = 300, 470, 700) over seeds 0-5, and its hill-climbed corner
+`CLIMBED`.
 Prints the number of instances, their tie groups, the largest and median number of programs, how many exceed 300,
-and whether every certificate closed to 1e-8. Usage: python benchmarks/chernoff_families.py   (two minutes)
+and whether every certificate closed to 1e-8. Usage: python benchmarks/chernoff_families.py   (three minutes)
 """
 import sys
 from pathlib import Path
@@ -19,7 +22,7 @@ import ldpbook.chernoff as chernoff
 from ldpbook.spr import sort_by_likelihood_ratio
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from test_chernoff import near_disjoint_family  # noqa: E402
+from test_chernoff import CLIMBED, budgeted_family, near_disjoint_family  # noqa: E402
 
 
 def random_family(seed, k_min, k_max, trials=6):
@@ -59,13 +62,15 @@ def bulk_family():
 def main():
     chernoff._FEW_GROUPS = 0
     for name, family in (("nearly disjoint", instances), ("bulk + exclusive masses", bulk_family)):
-        report(name, family())
+        report(name, ((p, q, eps, None) for p, q, eps in family()))
+    climbed = (np.array(CLIMBED[0]), np.array(CLIMBED[1])) + CLIMBED[2:]
+    report("budgets 2-4 (with the hill-climbed instance)", [climbed, *budgeted_family(range(6))])
 
 
 def report(name, family):
     calls, groups, closed = [], [], True
-    for p, q, eps in family:
-        got = chernoff.chernoff_optimal(p, q, eps)
+    for p, q, eps, ell in family:
+        got = chernoff.chernoff_optimal(p, q, eps, ell=ell)
         calls.append(got.dp_calls)
         groups.append(len(sort_by_likelihood_ratio(p, q)[0]))
         closed &= got.gap <= 1e-8 * got.value

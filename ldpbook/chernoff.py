@@ -434,9 +434,10 @@ class _Search:
     def __init__(self, p, q, eps, ell):
         self.p, self.q, self.eps, self.ell = p, q, eps, ell
         self.calls, self.seen, self.warm = 0, set(), {}     # warm: the DP's last optimum, its next start
+        self.groups, self.blocks = len(sort_by_likelihood_ratio(p, q)[0]), None
         self.best, self.best_partition = ChernoffInformation(value=0.0, lam=0.5), None
         self.floor = _AffinityFloor(p, q, eps)
-        few = len(sort_by_likelihood_ratio(p, q)[0]) <= _FEW_GROUPS
+        few = self.groups <= _FEW_GROUPS
         self.all_partitions = _AllPartitions(p, q, eps, ell) if few else None
 
     def H(self, lam):
@@ -461,6 +462,12 @@ class _Search:
             if self.best_partition is None or top.value > self.best.value:
                 self.best, self.best_partition = top, partition
         return pair
+
+    def block_curvature(self, a, b, U):
+        "`_BlockTable.curvature`, once the search has run _BLOCKS_AFTER programs on at most _BLOCKS_MAX_GROUPS groups."
+        if self.blocks is None and self.calls >= _BLOCKS_AFTER and self.groups <= _BLOCKS_MAX_GROUPS:
+            self.blocks = _BlockTable(self.p, self.q, self.eps, self.ell)
+        return self.blocks.curvature(a, b, U) if self.blocks is not None and 0 < a and b < 1 else math.inf
 
     def split_point(self, a, b):
         "The best partition's maximiser when it lies well inside (a, b), else the midpoint."
@@ -621,6 +628,64 @@ def _end_slopes(floor: _AffinityFloor, lo: float, hi: float) -> tuple[float, flo
         slopes.append(_sum_rounded_up(terms) * (1 + 1e-12))
     return slopes[0], slopes[1]
 
+# %% ../nbs/06_chernoff.ipynb #ch6-026e
+_BLOCKS_AFTER = 24       # a search still open after this many programs builds the block table ...
+_BLOCKS_MAX_GROUPS = 64  # ... if there are at most this many tie groups (O(k̄²) blocks per interval)
+
+
+class _BlockTable:
+    """Every block B of consecutive tie groups (in likelihood-ratio order): its output log-ratio
+    Λ_B = log((w + c·p(B))/(w + c·q(B))), a bound on that number's error, and log(w + c·q(B)), for
+    `curvature`. The block sums are exact integer sums of the binary fractions, so p(B), q(B) and p(B) − q(B)
+    are correctly rounded."""
+
+    def __init__(self, p, q, eps, ell):
+        groups, _ = sort_by_likelihood_ratio(p, q)
+        scale = max(float(x).as_integer_ratio()[1] for x in np.concatenate((p, q)))     # a power of two
+        exact = lambda x: (lambda n, d: n * (scale // d))(*float(x).as_integer_ratio())
+        prefix = np.zeros((2, len(groups) + 1), dtype=object)
+        for j, g in enumerate(groups):
+            prefix[:, j + 1] = prefix[:, j] + [sum(exact(p[x]) for x in g), sum(exact(q[x]) for x in g)]
+        start, end = (x.tolist() for x in np.triu_indices(len(groups) + 1, 1))
+        P, Q, D = (np.array([f(i, j) / scale for i, j in zip(start, end)], dtype=float) for f in
+                   (lambda i, j: prefix[0, j] - prefix[0, i], lambda i, j: prefix[1, j] - prefix[1, i],
+                    lambda i, j: prefix[0, j] - prefix[0, i] - prefix[1, j] + prefix[1, i]))
+        c = -math.expm1(-eps)
+        with np.errstate(divide="ignore"):
+            log_u, log_v = (np.logaddexp(-eps, math.log(c) + np.log(x)) for x in (P, Q))
+        close = np.abs(c * D) <= 0.5 * np.exp(log_v)                 # as in `_log_ratio`: log1p, else a difference
+        self.Lam = _log_ratio(c * D, np.exp(log_v), log_u, log_v)
+        self.err = 1e-14 * np.where(close, np.abs(self.Lam), np.abs(log_u) + np.abs(log_v)) + 1e-300
+        self.log_v, self.ell = log_v, min(ell, len(groups))
+
+    def _values(self, tau, centres, grid=8):
+        "For each centre c, the least over a few D ≥ 0 of D + (the ℓ largest τ_B((|Λ_B − c| + err_B)² − D)⁺)."
+        d = (np.abs(self.Lam[None, :] - centres[:, None]) + self.err) ** 2
+        order = np.argsort(-d, axis=1)
+        ranked, n = np.take_along_axis(d, order, axis=1), d.shape[1]
+        fill = np.minimum((np.cumsum(tau[order], axis=1) < 1).sum(axis=1), n - 1)    # D of the fractional fill
+        ranks = np.unique(np.round(np.geomspace(1, n, grid)).astype(int) - 1)
+        D = np.concatenate((ranked[:, ranks], ranked[np.arange(len(centres)), fill][:, None],
+                            np.zeros((len(centres), 1))), axis=1)
+        x = tau * np.maximum(d[:, None, :] - D[:, :, None], 0.0)
+        if self.ell < n:
+            x = np.partition(x, n - self.ell, axis=2)[:, :, n - self.ell:]
+        return (D + x.sum(axis=2)).min(axis=1)
+
+    def curvature(self, a: float, b: float, U: float, count: int = 5) -> float:
+        """A bound on −g_π'' on [a, b] for every contiguous partition π with at most ℓ blocks and g_π ≤ U there
+        (the lemma on blocks): τ_B = min(1, e^U max(m_B(a), m_B(b))), any centre c and level D; c from two
+        grids over the heavy blocks' log-ratios, D from a few candidates."""
+        if not U <= 700:                                # e^U would overflow: no bound from here
+            return math.inf
+        tau = np.exp(np.minimum(U + self.log_v + np.maximum(a * self.Lam, b * self.Lam), 0.0))
+        heavy = self.Lam[tau >= 0.5 * tau.max()]
+        centres = np.linspace(heavy.min(), heavy.max(), count)
+        values = self._values(tau, centres)
+        i = int(np.argmin(values))
+        finer = np.linspace(centres[max(i - 1, 0)], centres[min(i + 1, count - 1)], count)
+        return float(min(values.min(), self._values(tau, finer).min())) * (1 + 1e-9)
+
 # %% ../nbs/06_chernoff.ipynb #ch6-026c
 def _branch_and_bound(search, lo, hi, tol, max_dp_calls, grid=8, trace=None):
     """Certified max over λ ∈ [0, 1] of H(λ) for output log-ratios in [lo, hi]: returns the upper bound (the lower
@@ -639,7 +704,8 @@ def _branch_and_bound(search, lo, hi, tol, max_dp_calls, grid=8, trace=None):
     def bound(a, b, H_a, H_b):
         H_a, H_b, floor = up * H_a, up * H_b, search.floor.bound(a, b)
         top = min(floor, 0.5 * (H_a + H_b + lipschitz * (b - a)))                 # every g_π ≤ top on [a, b]
-        K = min(curvature, _range_curvature(a, b, top, lo, hi), _relative_curvature(a, b, top, lo, hi))
+        K = min(curvature, _range_curvature(a, b, top, lo, hi), _relative_curvature(a, b, top, lo, hi),
+                search.block_curvature(a, b, top))
         value = min(interval_upper_bound(a, b, H_a, H_b, lipschitz, K), floor,
                     _affinity_chord_bound(a, b, H_a, H_b, lo, hi, tv),
                     _deficit_bound(search.floor, a, b, max(H_a, H_b), top, lo, hi), slope_0 * b, slope_1 * (1 - a))

@@ -360,6 +360,7 @@ def test_borrowing_is_read_from_what_the_student_wrote():
 
 
 def test_check_runs_the_visible_tests_on_the_students_code(made, tmp_path, capsys):
+    "The command as a student runs it (a notebook named from its folder), then its other answers in this process."
     _, source = made
     correct = tmp_path / "correct.ipynb"
     correct.write_bytes(source.read_bytes())
@@ -368,13 +369,13 @@ def test_check_runs_the_visible_tests_on_the_students_code(made, tmp_path, capsy
     assert re.search(r"^spr_channel\s+1/1\s+2/2\s+PASS", run.stdout, re.M), run.stdout
     stub = tmp_path / "stub.ipynb"
     nbformat.write(_release(source), stub)
-    run = cli("check", stub)
+    run = command(capsys, "check", stub)
     assert run.returncode == 1 and re.search(r"^spr_channel\s+0/1\s+0/2\s+FAIL\s+test_entries: .*NotImplementedError",
                                               run.stdout, re.M), run.stdout + run.stderr
     broken = _release(source)
     next(c for c in broken.cells if _meta(c).get("solution")).source += "\ndef oops(:\n"
     nbformat.write(broken, tmp_path / "broken.ipynb")
-    run = cli("check", tmp_path / "broken.ipynb")
+    run = command(capsys, "check", tmp_path / "broken.ipynb")
     assert run.returncode == 3 and "SyntaxError" in run.stdout, run.stdout + run.stderr
     for bad in (tmp_path / "missing.ipynb", tmp_path / "broken.txt"):
         if bad.suffix == ".txt":

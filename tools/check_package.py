@@ -9,8 +9,8 @@ Usage: python tools/check_package.py [--keep DIR]
 the wheel build. The fresh environment gets the package's requirements from the registry (pip's cache makes this
 quick), held to the versions pinned in requirements-dev.txt; it runs from a temporary folder, so it imports the
 installed package, never the source tree. It is made without a pip of its own (this environment's pip installs into
-it with `--python`) and nothing is byte-compiled at install (Python compiles what the checks import): the install in a third of the
-time, the same packages installed.
+it with `--python`), and nothing is byte-compiled at install (Python compiles what the checks import): the same
+packages installed, in a third of the time.
 """
 import argparse
 import configparser

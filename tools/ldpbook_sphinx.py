@@ -44,6 +44,10 @@ should not see. This extension works on the rendered pages only; the notebooks a
    they use (Sphinx's `env.titles` and the page's entry in `env.tocs`) gets the formula as Unicode with real
    sub- and superscripts ("E<sub>γ</sub>"); the PDF's chapter heading and contents keep the typeset formula and its
    bookmarks the Unicode text. A formula with TeX this cannot write as Unicode fails the build.
+9. **A chapter reference reads its page once.** Sphinx 7.4 resolves each {numref} by unpickling the whole doctree
+   of the page it points to, and the book's two hundred chapter references took half of the site's build time
+   that way. The lookup only reads the target (its node type and ids), so during the writing of the pages it gets
+   one unpickled copy of each page: the same numbers and links.
 """
 from __future__ import annotations
 
@@ -824,6 +828,35 @@ class TitleMathInLatex(SphinxPostTransform):
             math.replace_self(nodes.raw("", rf"\texorpdfstring{{\protect\({math.astext()}\protect\)}}{{{text}}}", format="latex"))
 
 
+# ---------------------------------------------------------------------------------------------------------------
+# 9. A chapter reference reads its page once
+
+_TARGET_PAGES: dict = {}        # docname -> doctree, read only by the {numref} lookup, for one writing phase
+
+
+def _forget_target_pages(*args):
+    "env-updated (the pages were read again) and build-finished: the copies are dropped."
+    _TARGET_PAGES.clear()
+
+
+def _reading_each_page_once(resolve):
+    "StandardDomain._resolve_numref_xref with `env.get_doctree` answered from `_TARGET_PAGES`."
+    def resolve_numref(self, env, *args, **kwargs):
+        read = env.get_doctree
+
+        def get_doctree(docname):
+            if docname not in _TARGET_PAGES:
+                _TARGET_PAGES[docname] = read(docname)
+            return _TARGET_PAGES[docname]
+        env.get_doctree = get_doctree
+        try:
+            return resolve(self, env, *args, **kwargs)
+        finally:
+            del env.get_doctree
+    resolve_numref.reads_each_page_once = True
+    return resolve_numref
+
+
 def setup(app):
     app.add_transform(CleanNotebookCells)
     app.add_transform(LinkApiNames)
@@ -848,4 +881,9 @@ def setup(app):
     app.add_post_transform(LatexMatter)
     app.connect("doctree-read", _plain_page_titles, priority=900)             # Sphinx's collectors: 500
     app.add_post_transform(TitleMathInLatex)
+    from sphinx.domains.std import StandardDomain
+    if not getattr(StandardDomain._resolve_numref_xref, "reads_each_page_once", False):
+        StandardDomain._resolve_numref_xref = _reading_each_page_once(StandardDomain._resolve_numref_xref)
+    app.connect("env-updated", _forget_target_pages)
+    app.connect("build-finished", _forget_target_pages)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 6}

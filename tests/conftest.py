@@ -15,12 +15,13 @@ settings.load_profile("ldpbook")
 # default xdist queues the files with the most tests first, which put the slowest file (the end-to-end course, a
 # few tests but over two minutes) last, and one worker idled while the other ran it alone. The slowest files go
 # first instead, longest first, so the two workers finish together; the rest follow in the usual order. The
-# seconds are one file's time on one worker of the quiet 2-core machine (the sums of `--junitxml` times per file,
-# measured under load and scaled to the end-to-end course's 130 s quiet; rough is enough: only the order matters).
-SLOWEST_FILES = {"test_grading_e2e.py": 130, "test_assignments.py": 42, "test_chernoff.py": 32, "test_cli.py": 30,
-                 "test_estimated.py": 22, "test_graded_chapters.py": 18, "test_referee_chernoff.py": 14,
-                 "test_fuzz_api.py": 13, "test_grading_harness.py": 12, "test_exact_egamma.py": 12,
-                 "test_exact_spr.py": 11, "test_adaptive.py": 10}
+# seconds are one file's time on one worker (the sums of `--junitxml` times per file, measured under a load of about
+# 4 on the 2 cores and scaled to the end-to-end course's 143 s alone on a nearly idle machine; rough is enough: only
+# the order matters).
+SLOWEST_FILES = {"test_grading_e2e.py": 143, "test_chernoff.py": 88, "test_estimated.py": 34,
+                 "test_assignments.py": 31, "test_cli.py": 28, "test_graded_chapters.py": 21,
+                 "test_grading_harness.py": 17, "test_exact_spr.py": 9, "test_referee_chernoff.py": 9,
+                 "test_spr.py": 8, "test_fuzz_api.py": 8, "test_spr_sweep_engine.py": 8, "test_exact_egamma.py": 7}
 
 
 def pytest_configure(config):

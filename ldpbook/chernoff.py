@@ -658,7 +658,8 @@ class _BlockTable:
             log_u, log_v = (np.logaddexp(-eps, math.log(c) + np.log(x)) for x in (P, Q))
         close = np.abs(c * D) <= 0.5 * np.exp(log_v)                 # as in `_log_ratio`: log1p, else a difference
         self.Lam = _log_ratio(c * D, np.exp(log_v), log_u, log_v)
-        self.err = 1e-14 * np.where(close, np.abs(self.Lam), np.abs(log_u) + np.abs(log_v)) + 1e-300
+        size = 1 + np.abs(log_u) + np.abs(log_v)                     # exp(log v) is relatively exact to ~ulp·|log v|
+        self.err = 1e-14 * size * np.where(close, np.abs(self.Lam), 1.0) + 1e-300
         self.log_v, self.ell = log_v, min(ell, len(groups))
 
     def _values(self, tau, centres, grid=8):

@@ -700,7 +700,6 @@ def _branch_and_bound(search, lo, hi, tol, max_dp_calls, grid=4, trace=None):
     lipschitz, spread = max(hi, -lo), hi - lo
     tv = _total_variation(search.p, search.q) + 1e-15
     slope_0, slope_1 = _end_slopes(search.floor, lo, hi)     # g(λ) ≤ min(slope_0·λ, slope_1·(1 − λ))
-    
     up = 1 / (1 - _ORACLE_RTOL)         # H(λ) ≤ up · (the evaluated H(λ)): the oracle's error
 
     def bound(a, b, H_a, H_b):

@@ -56,15 +56,13 @@ def _log_pair(u, v) -> _LogPair:
 _SERIES_TERMS = 20
 
 
+_ORDERS = np.arange(2, _SERIES_TERMS + 1)
+_FACTORIALS = np.cumprod(np.arange(1.0, _SERIES_TERMS + 1))[1:]          # n! for n = 2 … _SERIES_TERMS
+
+
 def _phi(lam, ell):
     """φ_λ(Λ) = e^{λΛ} − 1 − λ(e^Λ − 1) ≤ 0, by its power series Σ_{n≥2} (λⁿ − λ) Λⁿ/n! (for |Λ| ≤ 1/2)."""
-    total, power, lam_n = np.zeros_like(ell), np.ones_like(ell), lam
-    for n in range(1, _SERIES_TERMS + 1):
-        power = power * ell / n
-        if n >= 2:
-            lam_n = lam_n * lam
-            total += (lam_n - lam) * power
-    return total
+    return (np.asarray(ell)[..., None] ** _ORDERS / _FACTORIALS) @ (lam ** _ORDERS - lam)
 
 
 def _log_affinity(pair: _LogPair, lam: float) -> float:
@@ -84,11 +82,7 @@ def _log_affinity(pair: _LogPair, lam: float) -> float:
 # %% ../nbs/06_chernoff.ipynb #ch6-008
 def _tail(x):
     "e^x − 1 − x = Σ_{n≥2} xⁿ/n! by its power series (for |x| ≤ 1/2): no cancellation."
-    total, power = np.zeros_like(x), x.copy()
-    for n in range(2, _SERIES_TERMS + 1):
-        power = power * x / n
-        total += power
-    return total
+    return (np.asarray(x)[..., None] ** _ORDERS / _FACTORIALS).sum(axis=-1)
 
 
 def _slope(pair: _LogPair, lam: float) -> float:
@@ -460,7 +454,7 @@ class _Search:
             self.seen.add(partition)
             top = _maximise(pair)
             if self.best_partition is None or top.value > self.best.value:
-                self.best, self.best_partition = top, partition
+                self.best, self.best_partition, self.best_pair = top, partition, pair
         return pair
 
     def block_curvature(self, a, b, U):
@@ -469,10 +463,19 @@ class _Search:
             self.blocks = _BlockTable(self.p, self.q, self.eps, self.ell)
         return self.blocks.curvature(a, b, U) if self.blocks is not None and 0 < a and b < 1 else math.inf
 
-    def split_point(self, a, b):
-        "The best partition's maximiser when it lies well inside (a, b), else the midpoint."
+    def split_point(self, a, b, certified):
+        """Where to split [a, b]: at the best partition's maximiser λ* when it lies inside (kept h/8 from the ends);
+        else, from the end nearer λ*, the longest step of 7/8 … 1/4 of the interval whose piece `certified(end, m,
+        G)` predicts certified, taking H(m) to be G, the best partition's exponent at m; failing that, 1/8."""
         lam, h = self.best.lam, b - a
-        return lam if a + h / 8 < lam < b - h / 8 else 0.5 * (a + b)
+        if a < lam < b:
+            return min(max(lam, a + h / 8), b - h / 8)
+        near, far = (b, a) if lam >= b else (a, b)
+        for step in (7 / 8, 3 / 4, 5 / 8, 1 / 2, 3 / 8, 1 / 4):
+            m = near + step * (far - near)
+            if certified(near, m, -_log_affinity(self.best_pair, m)):
+                return m
+        return near + (far - near) / 8
 
 # %% ../nbs/06_chernoff.ipynb #ch6-026
 @dataclass(frozen=True)
@@ -655,7 +658,8 @@ class _BlockTable:
             log_u, log_v = (np.logaddexp(-eps, math.log(c) + np.log(x)) for x in (P, Q))
         close = np.abs(c * D) <= 0.5 * np.exp(log_v)                 # as in `_log_ratio`: log1p, else a difference
         self.Lam = _log_ratio(c * D, np.exp(log_v), log_u, log_v)
-        self.err = 1e-14 * np.where(close, np.abs(self.Lam), np.abs(log_u) + np.abs(log_v)) + 1e-300
+        size = 1 + np.abs(log_u) + np.abs(log_v)                     # exp(log v) is relatively exact to ~ulp·|log v|
+        self.err = 1e-14 * size * np.where(close, np.abs(self.Lam), 1.0) + 1e-300
         self.log_v, self.ell = log_v, min(ell, len(groups))
 
     def _values(self, tau, centres, grid=8):
@@ -687,7 +691,7 @@ class _BlockTable:
         return float(min(values.min(), self._values(tau, finer).min())) * (1 + 1e-9)
 
 # %% ../nbs/06_chernoff.ipynb #ch6-026c
-def _branch_and_bound(search, lo, hi, tol, max_dp_calls, grid=8, trace=None):
+def _branch_and_bound(search, lo, hi, tol, max_dp_calls, grid=4, trace=None):
     """Certified max over λ ∈ [0, 1] of H(λ) for output log-ratios in [lo, hi]: returns the upper bound (the lower
     bound is ``search.best``). With few tie groups, once the search has used as many evaluations as there are
     contiguous partitions, it maximises every one of them instead: then the bound is the largest of their computed
@@ -696,12 +700,10 @@ def _branch_and_bound(search, lo, hi, tol, max_dp_calls, grid=8, trace=None):
     lipschitz, spread = max(hi, -lo), hi - lo
     tv = _total_variation(search.p, search.q) + 1e-15
     slope_0, slope_1 = _end_slopes(search.floor, lo, hi)     # g(λ) ≤ min(slope_0·λ, slope_1·(1 − λ))
-    search.consider(divergence_optimal(search.p, search.q, search.eps, divergence="hellinger",
-                                       ell=search.ell).partition)
-    search.calls += 1                  # λ = 1/2 in the cancellation-free Hellinger form: a seed for tiny ε
     up = 1 / (1 - _ORACLE_RTOL)         # H(λ) ≤ up · (the evaluated H(λ)): the oracle's error
 
     def bound(a, b, H_a, H_b):
+        "The upper bound on H over [a, b], and the curvature bound K it used."
         H_a, H_b, floor = up * H_a, up * H_b, search.floor.bound(a, b)
         top = min(floor, 0.5 * (H_a + H_b + lipschitz * (b - a)))                 # every g_π ≤ top on [a, b]
         K = min(curvature, _range_curvature(a, b, top, lo, hi), _relative_curvature(a, b, top, lo, hi),
@@ -711,7 +713,11 @@ def _branch_and_bound(search, lo, hi, tol, max_dp_calls, grid=8, trace=None):
                     _deficit_bound(search.floor, a, b, max(H_a, H_b), top, lo, hi), slope_0 * b, slope_1 * (1 - a))
         if trace is not None:
             trace.append((a, b, value))
-        return value
+        return value, K
+
+    def push(a, b, H_a, H_b):
+        value, K = bound(a, b, H_a, H_b)
+        heapq.heappush(heap, (-value, a, b, H_a, H_b, K))
 
     lams = np.linspace(0.0, 1.0, grid + 1)
     values = [0.0] + [search.H(float(lam)) for lam in lams[1:-1]] + [0.0]        # H(0) = H(1) = 0
@@ -719,20 +725,23 @@ def _branch_and_bound(search, lo, hi, tol, max_dp_calls, grid=8, trace=None):
     curvature = min(spread ** 2 / 4, self_bounding)      # Popoviciu, and self-bounding: Var ≤ 8 e^spread H(1/2)
     heap, settled = [], []
     for a, b, H_a, H_b in zip(lams[:-1], lams[1:], values[:-1], values[1:]):
-        heapq.heappush(heap, (-bound(a, b, H_a, H_b), a, b, H_a, H_b))
+        push(a, b, H_a, H_b)
     while heap and -heap[0][0] - search.best.value > tol * search.best.value and search.calls < max_dp_calls:
         if search.all_partitions is not None and search.calls >= len(search.all_partitions.partitions):
             for partition in search.all_partitions.partitions:
                 search.consider(partition)
             return search.best.value * up            # each exponent is computed to 1e-9, not to the last bit
-        top, a, b, H_a, H_b = heapq.heappop(heap)
+        top, a, b, H_a, H_b, K = heapq.heappop(heap)
         if b - a < 1e-12:                                   # round-off level: keep its bound, stop splitting
             settled.append(-top)
             continue
-        m = search.split_point(a, b)
+        H_end = {a: H_a, b: H_b}                  # predicted: the piece from an end to m, by the curvature bound
+        m = search.split_point(a, b, lambda end, m, G: interval_upper_bound(
+            min(end, m), max(end, m), up * (H_end[end] if end < m else G), up * (G if end < m else H_end[end]),
+            lipschitz, K) <= search.best.value * (1 + tol / 2))
         H_m = search.H(m)
-        for left, right, H_l, H_r in ((a, m, H_a, H_m), (m, b, H_m, H_b)):
-            heapq.heappush(heap, (-bound(left, right, H_l, H_r), left, right, H_l, H_r))
+        push(a, m, H_a, H_m)
+        push(m, b, H_m, H_b)
     return max([search.best.value] + settled + ([-heap[0][0]] if heap else []))
 
 # %% ../nbs/06_chernoff.ipynb #ch6-027
@@ -811,11 +820,11 @@ class ChernoffFigureData:
 # %% ../nbs/06_chernoff.ipynb #ch6-042
 def _figure_mechanisms(p: np.ndarray, q: np.ndarray, eps: float, tol: float) -> tuple:
     "The partitions of the five mechanisms compared in the figure, and the DP calls and gap of Chernoff's."
-    best = chernoff_optimal(p, q, eps, tol=tol)
-    return ({"Chernoff": best.partition, "KL": divergence_optimal(p, q, eps, divergence="kl").partition,
-             "TV": divergence_optimal(p, q, eps, divergence="tv").partition,
-             "binary": binary_mechanism(p, q, eps).partition,
-             "RR": randomized_response_mechanism(p, q, eps).partition}, best.dp_calls, best.gap / best.value)
+    best = chernoff_optimal(p, q, eps, tol=tol)          # KL, TV: `divergence_optimal`'s blocks, without its channel
+    return ({"Chernoff": best.partition, "KL": _optimal_blocks(p, q, eps, "kl", {}, p.size)[1],
+             "TV": _optimal_blocks(p, q, eps, "tv", {}, p.size)[1], "binary": binary_mechanism(p, q, eps).partition,
+             "RR": tuple((x,) for x in range(p.size))},      # k-ary RR: the SPR mechanism of the singletons
+            best.dp_calls, best.gap / best.value)
 
 
 def _figure_row(p: np.ndarray, q: np.ndarray, eps_arr: np.ndarray, tol: float) -> list:

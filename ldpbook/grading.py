@@ -690,25 +690,39 @@ def _spawn(box: _Box, fds: tuple, scratch: str, uid: int) -> tuple:
 
 
 def _kill_user(uid: int) -> None:
-    "Kill every live process of `uid`, a user id that only one child had."
+    """Kill every live process of `uid`, a user id that only one child had. A forked helper takes that user id
+    and sends SIGKILL with kill(−1): the kernel signals them all in one step, which no fork can race. (A scan of
+    /proc cannot do it: a process that forks and exits in a loop is never the same one twice, and each scan finds
+    only exited ones.) Again, until a scan finds none alive (up to about 5 s): after the first kill(−1) no new
+    process of `uid` can start, so a scan no longer misses one."""
     for _ in range(500):
-        found = False
-        for pid in filter(str.isdigit, os.listdir("/proc")):
+        helper = os.fork()
+        if helper == 0:                                   # system calls only, then _exit
             try:
-                with open(f"/proc/{pid}/status") as status:
-                    fields = dict(line.split(":", 1) for line in status if ":" in line)
-            except (OSError, ValueError):
-                continue
-            if fields.get("Uid", "").split()[:1] == [str(uid)] and \
-                    not fields.get("State", "").strip().startswith("Z"):
-                found = True
-                try:
-                    os.kill(int(pid), signal.SIGKILL)
-                except OSError:
-                    pass
-        if not found:
+                os.setgroups([])
+                os.setresgid(65534, 65534, 65534)
+                os.setresuid(uid, uid, uid)
+                os.kill(-1, signal.SIGKILL)               # every process of `uid` but the helper itself
+            finally:
+                os._exit(0)
+        os.waitpid(helper, 0)
+        if not _alive(uid):
             return
         time.sleep(0.01)
+
+
+def _alive(uid: int) -> bool:
+    "Whether a process of `uid` is alive (not a zombie), from /proc."
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/status") as status:
+                fields = dict(line.split(":", 1) for line in status if ":" in line)
+        except (OSError, ValueError):
+            continue
+        if fields.get("Uid", "").split()[:1] == [str(uid)] and \
+                not fields.get("State", "").strip().startswith("Z"):
+            return True
+    return False
 
 
 def _kill(process: subprocess.Popen, uid: int | None = None) -> None:

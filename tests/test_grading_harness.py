@@ -405,6 +405,28 @@ def test_the_runs_are_complete_in_file_order_and_leave_nothing_behind(sandboxed,
     assert sandboxed["warnings"] == []
 
 
+@pytest.mark.skipif(not ROOT, reason="only root starts a child under another user id, and only then is it killed by it")
+def test_a_chain_that_forks_and_exits_in_a_loop_dies_with_its_user_id():
+    """Each process of the chain forks and exits at once, so a scan of /proc only ever finds exited ones (and pkill
+    fails the same way); the harness's kill(−1) as the user id ends it. Every process of the chain holds the pipe's
+    write end: end of file on it means none is left."""
+    import select
+    uid = grading._fresh_uid()
+    hopper = "import os\nwhile True:\n    if os.fork():\n        os._exit(0)\n"
+    chain = subprocess.Popen(grading._setpriv(uid) + [sys.executable, "-c", hopper], stdout=subprocess.PIPE,
+                             start_new_session=True)
+    chain.wait()                                                   # the first process, already gone
+    try:
+        assert select.select([chain.stdout], [], [], 0.3)[0] == [], "the chain is not running"
+        grading._kill_user(uid)
+        assert select.select([chain.stdout], [], [], 10)[0] and chain.stdout.read() == b"", "the chain survived"
+    finally:
+        for _ in range(20):                                        # do not leave it running (if it can be stopped)
+            if select.select([chain.stdout], [], [], 0.05)[0]:
+                break
+            grading._kill_user(uid)
+
+
 def test_without_the_sandbox_the_outcomes_and_a_warning_say_so(plain):
     assert {o.isolation for o in plain["outcomes"].values()} == {"none: sandbox='none' was asked for" + DROPPED * ROOT}
     assert len(plain["warnings"]) == 1 and "without a sandbox" in str(plain["warnings"][0].message)

@@ -405,6 +405,21 @@ def test_the_runs_are_complete_in_file_order_and_leave_nothing_behind(sandboxed,
     assert sandboxed["warnings"] == []
 
 
+# Starts the command in argv under this process as a child subreaper (prctl 36), so the chain's exited processes are
+# reaped here and not left to PID 1; holds no end of stdout itself; exits once every descendant is gone.
+REAPER = """import ctypes, os, sys
+ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)
+if os.fork() == 0:
+    os.execvp(sys.argv[1], sys.argv[1:])
+os.close(1)
+while True:
+    try:
+        os.wait()
+    except ChildProcessError:
+        break
+"""
+
+
 @pytest.mark.skipif(not ROOT, reason="only root starts a child under another user id, and only then is it killed by it")
 def test_a_chain_that_forks_and_exits_in_a_loop_dies_with_its_user_id():
     """Each process of the chain forks and exits at once, so a scan of /proc only ever finds exited ones (and pkill
@@ -413,9 +428,8 @@ def test_a_chain_that_forks_and_exits_in_a_loop_dies_with_its_user_id():
     import select
     uid = grading._fresh_uid()
     hopper = "import os\nwhile True:\n    if os.fork():\n        os._exit(0)\n"
-    chain = subprocess.Popen(grading._setpriv(uid) + [sys.executable, "-c", hopper], stdout=subprocess.PIPE,
-                             start_new_session=True)
-    chain.wait()                                                   # the first process, already gone
+    chain = subprocess.Popen([sys.executable, "-c", REAPER] + grading._setpriv(uid) + [sys.executable, "-c", hopper],
+                             stdout=subprocess.PIPE, start_new_session=True)
     try:
         assert select.select([chain.stdout], [], [], 0.3)[0] == [], "the chain is not running"
         grading._kill_user(uid)
@@ -425,6 +439,8 @@ def test_a_chain_that_forks_and_exits_in_a_loop_dies_with_its_user_id():
             if select.select([chain.stdout], [], [], 0.05)[0]:
                 break
             grading._kill_user(uid)
+        chain.kill()
+        chain.wait()
 
 
 def test_without_the_sandbox_the_outcomes_and_a_warning_say_so(plain):

@@ -70,6 +70,18 @@ def mp_spr_outputs(p, q, eps, partition):
     return [(w + (1 - w) * x) / norm for x in P], [(w + (1 - w) * x) / norm for x in Q]
 
 
+def best_of_three(p, q, eps, parts, U, V):
+    """The largest C among `parts` (row n of U, V: the output masses of parts[n], NaN-padded): λ per partition by
+    vectorised bisection in floats, the best three re-evaluated in 50 digits."""
+    lo, hi = np.zeros(len(parts)), np.ones(len(parts))
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        rising = np.nansum(U ** mid[:, None] * V ** (1 - mid[:, None]) * np.log(U / V), axis=1) < 0
+        lo, hi = np.where(rising, mid, lo), np.where(rising, hi, mid)
+    approx = -np.log(np.nansum(U ** lo[:, None] * V ** (1 - lo[:, None]), axis=1))
+    return max(mp_chernoff(*mp_spr_outputs(p, q, eps, parts[n])) for n in np.argsort(approx)[-3:])
+
+
 def brute_force(p, q, eps, ell=None):
     """max over ALL set partitions (≤ ell blocks) of C of their RR-on-blocks channel, from the channel matrix:
     λ per partition by vectorised bisection in floats, the best three re-evaluated in 50 digits."""
@@ -79,14 +91,7 @@ def brute_force(p, q, eps, ell=None):
     for n, part in enumerate(parts):
         Q = spr_channel(part, p.size, eps)
         U[n, :len(part)], V[n, :len(part)] = p @ Q, q @ Q
-    lo, hi = np.zeros(len(parts)), np.ones(len(parts))
-    for _ in range(60):
-        mid = (lo + hi) / 2
-        rising = np.nansum(U ** mid[:, None] * V ** (1 - mid[:, None]) * np.log(U / V), axis=1) < 0
-        lo, hi = np.where(rising, mid, lo), np.where(rising, hi, mid)
-    approx = -np.log(np.nansum(U ** lo[:, None] * V ** (1 - lo[:, None]), axis=1))
-    top = np.argsort(approx)[-3:]
-    return max(mp_chernoff(*mp_spr_outputs(p, q, eps, parts[n])) for n in top)
+    return best_of_three(p, q, eps, parts, U, V)
 
 
 # ---------------------------------------------------------------- Chernoff information
@@ -999,13 +1004,7 @@ def best_contiguous(p, q, eps, ell):
     for n, part in enumerate(parts):
         U[n, :len(part)] = [(w + c * math.fsum(p[b])) / (1 + (len(part) - 1) * w) for b in part]
         V[n, :len(part)] = [(w + c * math.fsum(q[b])) / (1 + (len(part) - 1) * w) for b in part]
-    lo, hi = np.zeros(len(parts)), np.ones(len(parts))
-    for _ in range(60):
-        mid = (lo + hi) / 2
-        rising = np.nansum(U ** mid[:, None] * V ** (1 - mid[:, None]) * np.log(U / V), axis=1) < 0
-        lo, hi = np.where(rising, mid, lo), np.where(rising, hi, mid)
-    approx = -np.log(np.nansum(U ** lo[:, None] * V ** (1 - lo[:, None]), axis=1))
-    return max(mp_chernoff(*mp_spr_outputs(p, q, eps, parts[n])) for n in np.argsort(approx)[-3:])
+    return best_of_three(p, q, eps, parts, U, V)
 
 
 def test_block_curvature_bounds_every_contiguous_partition():

@@ -19,9 +19,9 @@ there as Unicode, "E<sub>γ</sub>", by tools/ldpbook_sphinx.py).
 What a reader sees: no page shows unparsed MyST in its prose (a directive fence, an option line such as `:label:`,
 a role such as {prf:ref}`...`, a `(target)=` line or TeX between dollars shown as text), and at a laptop's width
 (a 1366-px window) nothing needs horizontal scrolling: no code block (a cell's input or output, or a block of the
-prose; folds opened), display equation, table, API signature, image or other box is wider than its room, and no
-page is wider than the window. Chromium measures each one's scroll width against its visible width. A block of the
-prose that wraps a long line (assets/ldpbook.css) fits, and the report counts it. A self-test first shows, on a
+prose; folds opened), display or inline equation, table, API signature, image or other box is wider than its room,
+and no page is wider than the window. Chromium measures each one's scroll width against its visible width. A block of
+the prose that wraps a long line (assets/ldpbook.css) fits, and the report counts it. A self-test first shows, on a
 saved page, that each of these checks fails where it must.
 """
 import argparse
@@ -309,6 +309,7 @@ MEASURE_JS = r"""
     document.querySelectorAll('.toggle-hidden').forEach(function (e) { e.classList.remove('toggle-hidden'); });
     var page = document.documentElement;
     var out = {window: window.innerWidth, code: [], display: [], table: [], signature: [], image: [], other: [],
+               inline: [],
                page: {scroll: page.scrollWidth, client: page.clientWidth}, chars: null, font: null};
     var counted = new Set();
     function label(e) {
@@ -376,6 +377,13 @@ MEASURE_JS = r"""
       out.display.push({scroll: Math.max(m.scrollWidth, math ? Math.ceil(math.getBoundingClientRect().width) : 0),
                         client: m.clientWidth, tex: i.math.trim().slice(0, 70)});
     });
+    items.filter(function (i) { return !i.display && i.typesetRoot; }).forEach(function (i) {
+      var m = i.typesetRoot, box = m.closest('p, li, dd, dt, td, th, figcaption, div');
+      if (!box || m.closest('table')) return;                      // a table is measured as a whole
+      var outer = box.getBoundingClientRect(), rect = m.getBoundingClientRect();
+      out.inline.push({scroll: Math.ceil(rect.right - outer.left), client: Math.floor(outer.width),
+                       tex: i.math.trim().slice(0, 70)});
+    });
     var result = document.createElement('script');
     result.type = 'application/json'; result.id = 'ldpbook-layout';
     result.textContent = JSON.stringify(out).replace(/</g, '\\u003c');
@@ -411,11 +419,11 @@ def overflows(layout: dict) -> tuple:
 
 
 def further_overflows(layout: dict) -> tuple:
-    """(API signatures, images, other scrolling boxes, the page itself) of a measured page that are wider than their
-    room: a signature or an image that runs past its box, any other box that scrolls sideways, a page wider than
-    the window."""
+    """(API signatures, images, other scrolling boxes, inline formulas, the page itself) of a measured page that are
+    wider than their room: a signature, an image or an inline formula that runs past its box (a formula in the
+    prose cannot wrap inside itself), any other box that scrolls sideways, a page wider than the window."""
     found = tuple([x for x in layout.get(kind, []) if x["scroll"] > x["client"] + 1]
-                  for kind in ("signature", "image", "other"))
+                  for kind in ("signature", "image", "other", "inline"))
     page = layout.get("page", {"scroll": 0, "client": 0})
     return found + ([page] if page["scroll"] > page["client"] + 1 else [],)
 
@@ -440,6 +448,7 @@ SELF_TEST_PAGE = """<html><head><meta charset="utf-8"><script defer src="{mathja
 :label: ch-thm</p>
 <p>see {{ref}}<code>x</code>; of $e_\\gamma$-divergence</p>
 <p>typeset: <span class="math">\\(e_\\gamma\\)</span>, and a price of $5 or $10.</p>
+<p>inline: <span class="math">\\({wide}\\)</span></p>
 </div>
 <div style="position: absolute; left: 1500px; width: 100px">off the window</div>
 </body></html>"""
@@ -461,7 +470,7 @@ def self_test(chromium: str, site: Path):
         page.write_text(page_html, encoding="utf-8")
         layout = layout_of(render(chromium, page))
     code, display, table = overflows(layout)
-    signature, image, other, whole = further_overflows(layout)
+    signature, image, other, inline, whole = further_overflows(layout)
     myst = unparsed_myst_in(page_html)
     if [c["kind"] for c in code] != ["output", "block"] or len(display) != 1 or len(layout["display"]) != 2 \
             or not display[0]["tex"].startswith("x_{0}") or [t["head"] for t in table] != ["wide"] \
@@ -469,11 +478,13 @@ def self_test(chromium: str, site: Path):
             or [s["name"] for s in signature] != ["long_signature"] or len(layout["signature"]) != 2 \
             or len(image) != 1 or len(layout["image"]) != 2 or image[0]["scroll"] < 900 \
             or [o["what"] for o in other] != ["div"] or len(whole) != 1 \
+            or len(inline) != 1 or not inline[0]["tex"].startswith("x_{0}") or len(layout["inline"]) != 2 \
             or len(myst) != 4 or not all(m in found for m, found in zip(("```{prf:theorem}", ":label:", "{ref}",
                                                                           "$e_\\gamma$"), myst)):
         sys.exit(f"check_site: the self-test failed: {layout}, unparsed MyST {myst}")
     return ("self-test: in a 600-px column a 245-character line (a cell's output, a prose block, a table, an API "
-            "signature, a scrolling box), a 40-term display, a 900-px image and a page wider than the window are "
+            "signature, a scrolling box), a 40-term display and inline formula, a 900-px image and a page wider than "
+            "the window are "
             "caught, a wrapped line is counted, the short ones pass; a directive fence, an option line, a role and "
             "TeX between dollars are found in the prose")
 
@@ -571,12 +582,14 @@ def layout_problems(page: Path, dom: str) -> tuple:
     problems += [f"{page.name}: display equation {d['scroll']} px wide in {d['client']} px: {d['tex']!r}"
                  for d in display]
     problems += [f"{page.name}: table {t['scroll']} px wide in {t['client']} px, headed {t['head']!r}" for t in table]
-    signature, image, other, whole = further_overflows(layout)
+    signature, image, other, inline, whole = further_overflows(layout)
     problems += [f"{page.name}: API signature {s['scroll']} px wide in {s['client']} px: {s['name']!r}"
                  for s in signature]
     problems += [f"{page.name}: image {i['scroll']} px wide in {i['client']} px: {i['src']!r}" for i in image]
     problems += [f"{page.name}: {o['what']} scrolls sideways ({o['scroll']} px in {o['client']} px): {o['text']!r}"
                  for o in other]
+    problems += [f"{page.name}: inline formula {m['scroll']} px wide in {m['client']} px: {m['tex']!r}"
+                 for m in inline]
     problems += [f"{page.name}: the page is {w['scroll']} px wide in a {w['client']}-px window" for w in whole]
     extra = "".join(f", {len(layout[kind]) - len(bad)}/{len(layout[kind])} {name}"
                     for kind, bad, name in (("signature", signature, "API signatures"), ("image", image, "images"))

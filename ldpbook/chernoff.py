@@ -429,7 +429,7 @@ class _Search:
         self.p, self.q, self.eps, self.ell = p, q, eps, ell
         self.calls, self.seen, self.warm = 0, set(), {}     # warm: the DP's last optimum, its next start
         self.groups, self.blocks = len(sort_by_likelihood_ratio(p, q)[0]), None
-        self.best, self.best_partition = ChernoffInformation(value=0.0, lam=0.5), None
+        self.best, self.best_partition, self.best_pair = ChernoffInformation(value=0.0, lam=0.5), None, None
         self.floor = _AffinityFloor(p, q, eps)
         few = self.groups <= _FEW_GROUPS
         self.all_partitions = _AllPartitions(p, q, eps, ell) if few else None
@@ -622,7 +622,7 @@ def _end_slopes(floor: _AffinityFloor, lo: float, hi: float) -> tuple[float, flo
         r = ell if x is u else -ell                         # log(x/y)
         small = (np.abs(r) <= 0.5) & (r >= low) & (r <= high)
         inside = (r >= low) & (r <= high) & ~small
-        n = np.arange(2, _SERIES_TERMS + 1)                 # e^r(r − 1) + 1 = Σ_{n≥2} (n − 1) rⁿ/n!, no cancellation
+        n = _ORDERS                                         # e^r(r − 1) + 1 = Σ_{n≥2} (n − 1) rⁿ/n!, no cancellation
         series = (np.where(small, r, 0.0)[:, None] ** n * ((n - 1) / np.cumprod(n))).sum(axis=1)
         terms = list(y[small] * series[small]) + list(x[inside] * r[inside] - x[inside] + y[inside])
         for end, out, extra_x, extra_y in ((high, r > high, mass_x, 0.0), (low, r < low, 0.0, mass_y)):

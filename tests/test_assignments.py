@@ -289,6 +289,7 @@ def test_the_command_runs_the_module_that_nbgrader_imports(monkeypatch):
         runpy.run_module("ldpbook.assignments", run_name="__main__")
     assert done.value.code == 7 and called == [None]
 
+
 def _release(source: Path) -> nbformat.NotebookNode:
     "The student's copy, as `nbgrader generate_assignment` makes it: solutions removed."
     nb = nbformat.read(source, as_version=4)

@@ -7,6 +7,7 @@ reason that says what happened, and never another. All of it runs in one `run_gr
 """
 import os
 import re
+import select
 import signal
 import socket
 import subprocess
@@ -425,7 +426,6 @@ def test_a_chain_that_forks_and_exits_in_a_loop_dies_with_its_user_id():
     """Each process of the chain forks and exits at once, so a scan of /proc only ever finds exited ones (and pkill
     fails the same way); the harness's kill(−1) as the user id ends it. Every process of the chain holds the pipe's
     write end: end of file on it means none is left."""
-    import select
     uid = grading._fresh_uid()
     hopper = "import os\nwhile True:\n    if os.fork():\n        os._exit(0)\n"
     chain = subprocess.Popen([sys.executable, "-c", REAPER] + grading._setpriv(uid) + [sys.executable, "-c", hopper],

@@ -6,7 +6,9 @@ the RAND extract from the installed package).
 Usage: python tools/check_package.py [--keep DIR]
 
 `python -m build` makes the sdist and then the wheel from the unpacked sdist, so a file the sdist forgets breaks
-the wheel build. The fresh environment gets the package's requirements from the registry (pip's cache makes this
+the wheel build. The build runs in a copy of the project's files (those git tracks or would track), never in the
+working tree: setuptools stages the sdist in a folder named for the release beside setup.py, and `make test` builds
+the site at the same time, so a staging folder in the tree would be read as a page of the book. The fresh environment gets the package's requirements from the registry (pip's cache makes this
 quick), held to the versions pinned in requirements-dev.txt; it runs from a temporary folder, so it imports the
 installed package, never the source tree. It is made without a pip of its own (this environment's pip installs into
 it with `--python`), and nothing is byte-compiled at install (Python compiles what the checks import): the same
@@ -50,6 +52,19 @@ def readme_tour() -> str:
     return block.group(1)
 
 
+def source_copy(folder: Path) -> Path:
+    "The project's files (tracked, or untracked and not ignored, as in the working tree) copied into folder/source."
+    listed = run("git", "ls-files", "-z", "--cached", "--others", "--exclude-standard", cwd=ROOT).split("\0")
+    source = folder / "source"
+    for name in filter(None, listed):
+        origin = ROOT / name
+        if origin.is_file():                              # a file deleted but not yet committed is skipped
+            target = source / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(origin, target)
+    return source
+
+
 def pinned_constraints(folder: Path) -> Path:
     "requirements-dev.txt as a pip constraints file (constraints cannot carry extras such as dask[distributed])."
     lines = [line.split("#")[0].strip() for line in (ROOT / "requirements-dev.txt").read_text().splitlines()]
@@ -91,8 +106,9 @@ def main():
         dist, env, scratch = work / "dist", work / "venv", work / "scratch"
         shutil.rmtree(dist, ignore_errors=True)
         shutil.rmtree(env, ignore_errors=True)
+        shutil.rmtree(work / "source", ignore_errors=True)
         scratch.mkdir(parents=True, exist_ok=True)
-        run(sys.executable, "-m", "build", "--sdist", "--wheel", "--outdir", dist, ROOT)
+        run(sys.executable, "-m", "build", "--sdist", "--wheel", "--outdir", dist, source_copy(work))
         wheel = check_artifacts(dist, name, version)
         print(f"check_package: built {', '.join(sorted(p.name for p in dist.iterdir()))}")
 

@@ -1090,7 +1090,7 @@ def _values_from_cuts(a, b, d, w, c, cuts, kind, params, logw=None):
 # %% ../nbs/01_spr.ipynb #79aa87f7
 _TABLE_BUDGET = 6_000_000          # largest number of stored interval scores (48 MB); beyond it rows are recomputed
 _CHUNK = 32_768                    # scores per call of the general kernel (rows grouped up to this size)
-_SWEEP_BATCH = 3_000_000            # scores per batch of a sweep (24 MB: a batch's table stays in a shared cache)
+_SWEEP_BATCH = 6_000_000            # scores per batch of a sweep (the table budget: fewer, longer passes)
 
 
 @dataclass
@@ -1302,28 +1302,44 @@ def _partition_ratios(batch, cuts, kernel=None, blocks=None):
 def _starting_partitions(batch, kernel=None):
     """Back-pointers of two cheap feasible partitions per instance (all singletons, and the best single cut,
     its two blocks a prefix and a suffix sum) and the better ratio of the two: where Dinkelbach starts.
-    `kernel(batch, A, B, Dd, inst)` replaces the scores `batch.block_scores` (`_kl_scores` on the KL kernel)."""
+    `kernel(batch, A, B, Dd, inst)` replaces the scores `batch.block_scores` (`_kl_scores` on the KL kernel).
+    The groups run down the rows and the instances along them (the layout of `_kl_dinkelbach`)."""
     n, n_groups = batch.a.shape
     ar, w = np.arange(n), batch.w
-    scores = batch.block_scores if kernel is None else (lambda *blocks: kernel(batch, *blocks))
-    inst = np.repeat(ar, n_groups)
-    single = np.maximum(np.arange(n_groups + 1) - 1, 0)[None, :].repeat(n, 0)
-    tot = scores(batch.a.ravel(), batch.b.ravel(), batch.d.ravel(), inst).reshape(n, n_groups).sum(axis=1)
-    best_ratio, best_ptr = tot / (1 + (n_groups - 1) * w), single
-    if n_groups >= 2:
-        pre = [np.cumsum(x, axis=1)[:, :-1] for x in (batch.a, batch.b, batch.d)]
-        suf = [np.cumsum(x[:, ::-1], axis=1)[:, ::-1][:, 1:] for x in (batch.a, batch.b, batch.d)]
-        inst = np.repeat(ar, n_groups - 1)
-        left = scores(*(x.ravel() for x in pre), inst).reshape(n, n_groups - 1)
-        right = scores(*(x.ravel() for x in suf), inst).reshape(n, n_groups - 1)
-        j = np.argmax(left + right, axis=1)
-        two = (left[ar, j] + right[ar, j]) / (1 + w)
-        ptr2 = np.zeros((n, n_groups + 1), dtype=np.int64)
-        ptr2[ar, n_groups] = j + 1
+    masses = (batch.a, batch.b) if kernel is _kl_scores else (batch.a, batch.b, batch.d)   # KL: no differences
+    tot = _group_scores(batch, kernel, *(x.T for x in masses)).sum(axis=0)
+    best_ratio = tot / (1 + (n_groups - 1) * w)
+    best_ptr = np.maximum(np.arange(n_groups + 1) - 1, 0)[None, :].repeat(n, 0)
+    if n_groups >= 2:                                                    # (n_groups − 1, n) views:
+        pre = [np.cumsum(x, axis=1)[:, :-1].T for x in masses]            # groups 0..j, j < n_groups − 1
+        suf = [np.cumsum(x[:, ::-1], axis=1)[:, -2::-1].T for x in masses]  # groups j+1..n_groups − 1
+        both = _group_scores(batch, kernel, *pre)
+        both += _group_scores(batch, kernel, *suf)
+        j = np.argmax(both, axis=0)
+        two = both[j, ar] / (1 + w)
         better = two > best_ratio
         best_ratio = np.where(better, two, best_ratio)
-        best_ptr = np.where(better[:, None], ptr2, best_ptr)
+        best_ptr[better] = 0
+        best_ptr[better, n_groups] = j[better] + 1
     return best_ratio, best_ptr
+
+
+def _group_scores(batch, kernel, A, B, Dd=None):
+    """Scores of blocks with masses A, B, Dd, arrays (m, n) whose column j belongs to instance j (`kernel` as in
+    `_starting_partitions`). The KL kernel (which needs no Dd) is computed in place, with the operations of
+    `_kl_scores`."""
+    m, n = A.shape
+    if kernel is not _kl_scores:
+        inst = np.tile(np.arange(n), m)
+        scores = batch.block_scores if kernel is None else (lambda *blocks: kernel(batch, *blocks))
+        return scores(A.ravel(), B.ravel(), Dd.ravel(), inst).reshape(m, n)
+    u, v = np.multiply(A, batch.c), np.multiply(B, batch.c)
+    u += batch.w
+    v += batch.w
+    np.divide(u, v, out=v)
+    np.log(v, out=v)
+    u *= v
+    return u
 
 
 def _kl_scores(batch, A, B, Dd, inst):
@@ -1703,25 +1719,56 @@ def _engine_solution(p, q, eps, divergence, params, ell, state=None):
     return value, cuts
 
 # %% ../nbs/01_spr.ipynb #77ba6704
+def _sweep_schedule(n_eps, per_batch):
+    """The order in which a sweep solves the sorted ε positions 0..n_eps−1, at most `per_batch` a batch: a list of
+    batches, each a list of (position, source), source the index in the previous batch of the neighbouring
+    position whose optimum is the warm start (None: a cold start). The positions fall into per_batch // 2
+    segments solved outwards from their middles, one step up and one step down per batch, so that only the
+    middles start cold, half as many as for chains that run up from the start of each segment."""
+    m, two_sided = max(1, per_batch // 2), per_batch >= 2
+    bounds = np.linspace(0, n_eps, min(m, n_eps) + 1).round().astype(int)
+    segments = [(lo + (hi - lo - 1) // 2 * two_sided, lo, hi) for lo, hi in zip(bounds[:-1], bounds[1:])]
+    batches = [[(mid, None) for mid, _, _ in segments]]
+    slot = {(j, 0): j for j in range(len(segments))}      # (segment, signed step) -> index in the previous batch
+    for step in range(1, n_eps):
+        batch, new_slot = [], {}
+        for j, (mid, lo, hi) in enumerate(segments):
+            for sign in (1, -1):
+                if lo <= mid + sign * step < hi:
+                    new_slot[j, sign * step] = len(batch)
+                    batch.append((mid + sign * step, slot[j, sign * (step - 1)]))
+        if not batch:
+            break
+        batches.append(batch)
+        slot = new_slot
+    return batches
+
+
 def _engine_values(P0, P1, eps_arr, divergence, params, ell):
     """Optimal values of all (pair, ε) instances, solved together in array passes (the contract of
-    `_plain_values`). The ε grid is visited in sorted order in interleaved batches, so that each instance starts
-    Dinkelbach's iteration from the optimal partition of its neighbour at the next smaller ε."""
+    `_plain_values`). The sorted ε grid is visited in the batches of `_sweep_schedule`, so that each instance
+    starts Dinkelbach's iteration from the optimal partition of its neighbour in ε, solved in the batch before."""
     T = P0.shape[0]
     a, b, d = _padded_groups(P0, P1, params.get("gamma", 1.0))
     n_groups = a.shape[1]
     order = np.argsort(eps_arr, kind="stable")
     per_batch = max(1, _SWEEP_BATCH // max(1, T * n_groups * (n_groups + 1) // 2))
-    n_batches = -(-order.size // per_batch)
     out = np.empty((T, order.size))
     warm, warm_blocks, workspace = None, None, {}  # previous batch's optimal boundaries and their blocks; buffer
-    for g in range(n_batches):
-        idx = order[g::n_batches]                  # interleaved: batch g holds sorted positions g, g+n, g+2n…
+    pairs = np.arange(T)
+    for plan in _sweep_schedule(order.size, per_batch):
+        idx = order[[position for position, _ in plan]]
         es = eps_arr[idx]
         batch = _Batch(np.tile(a, (es.size, 1)), np.tile(b, (es.size, 1)), np.tile(d, (es.size, 1)),
                        np.repeat(np.exp(-es), T), np.repeat(-np.expm1(-es), T), divergence, params,
                        logw=np.repeat(-es, T))
-        cuts, warm = _optimise(batch, ell, None if warm is None else warm[:batch.w.size], workspace, warm_blocks)
+        sources = [source for _, source in plan]
+        if sources[0] is None:                     # the middles: cold starts
+            start, blocks = None, None
+        else:                                      # instance s·T + t starts from instance source_s·T + t
+            start = warm[(np.array(sources)[:, None] * T + pairs).ravel()]
+            blocks = warm_blocks if sources == list(range(len(sources))) else None
+        cuts, warm = _optimise(batch, ell, start, workspace, blocks)
         found = _cut_blocks(batch, cuts)           # instance m of every batch is pair m mod T: the same masses
         values = _values_from_blocks(*found[:4], batch.w.size, batch.w, batch.c, divergence, params, batch.logw)
         warm_blocks = found if np.array_equal(cuts, warm) else None

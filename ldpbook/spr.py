@@ -1720,23 +1720,25 @@ def _engine_solution(p, q, eps, divergence, params, ell, state=None):
 
 # %% ../nbs/01_spr.ipynb #77ba6704
 def _sweep_schedule(n_eps, per_batch):
-    """The order in which a sweep solves the sorted ε positions 0..n_eps−1, at most `per_batch` a batch: a list of
-    batches, each a list of (position, source), source the index in the previous batch of the neighbouring
-    position whose optimum is the warm start (None: a cold start). The positions fall into per_batch // 2
-    segments solved outwards from their middles, one step up and one step down per batch, so that only the
-    middles start cold, half as many as for chains that run up from the start of each segment."""
-    m, two_sided = max(1, per_batch // 2), per_batch >= 2
-    bounds = np.linspace(0, n_eps, min(m, n_eps) + 1).round().astype(int)
-    segments = [(lo + (hi - lo - 1) // 2 * two_sided, lo, hi) for lo, hi in zip(bounds[:-1], bounds[1:])]
-    batches = [[(mid, None) for mid, _, _ in segments]]
+    """The order in which a sweep solves the sorted ε positions 0..n_eps−1, `per_batch` at most at a time: a list
+    of batches, each a list of (position, source), source the index in the previous batch of the neighbouring
+    position whose optimum is the warm start (None: a cold start). The positions fall into segments solved
+    outwards from a start, one step up and one down per batch: per_batch // 2 segments from their middles, and
+    for an odd per_batch one more from its bottom, position 0 (ε = 0 needs no solving). So about half as many
+    instances start cold as when every segment runs up from its bottom."""
+    weights = [1] * (per_batch % 2) + [2] * (per_batch // 2)          # slots per batch of each segment
+    bounds = np.rint(n_eps * np.cumsum([0] + weights) / sum(weights)).astype(int).tolist()
+    segments = [(lo + (hi - lo - 1) // 2 * (w - 1), lo, hi)           # (start, lo, hi), non-empty ones
+                for w, lo, hi in zip(weights, bounds[:-1], bounds[1:]) if hi > lo]
+    batches = [[(start, None) for start, _, _ in segments]]
     slot = {(j, 0): j for j in range(len(segments))}      # (segment, signed step) -> index in the previous batch
     for step in range(1, n_eps):
         batch, new_slot = [], {}
-        for j, (mid, lo, hi) in enumerate(segments):
+        for j, (start, lo, hi) in enumerate(segments):
             for sign in (1, -1):
-                if lo <= mid + sign * step < hi:
+                if lo <= start + sign * step < hi:
                     new_slot[j, sign * step] = len(batch)
-                    batch.append((mid + sign * step, slot[j, sign * (step - 1)]))
+                    batch.append((start + sign * step, slot[j, sign * (step - 1)]))
         if not batch:
             break
         batches.append(batch)

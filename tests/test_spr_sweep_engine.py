@@ -107,6 +107,21 @@ def test_kl_sweep_equals_the_layered_program(monkeypatch, seed):
             assert abs(V[t, e] - ref) <= 1e-9 * abs(ref) + 1e-300, (t, grid[e], V[t, e], ref)
 
 
+@pytest.mark.parametrize("n_eps, per_batch", [(101, 11), (101, 10), (101, 5), (101, 2), (101, 1), (7, 11), (1, 4),
+                                               (10, 3), (2, 2), (3, 7), (40, 6)])
+def test_sweep_schedule_solves_every_eps_once_from_its_neighbour(n_eps, per_batch):
+    batches = spr_module._sweep_schedule(n_eps, per_batch)
+    assert sorted(position for batch in batches for position, _ in batch) == list(range(n_eps))
+    assert all(len(batch) <= per_batch for batch in batches)
+    cold = [position for position, source in batches[0]]
+    assert all(source is None for _, source in batches[0])
+    assert len(cold) == min(n_eps, (per_batch + 1) // 2)            # half the batch starts cold, not all of it
+    assert per_batch % 2 == 0 or cold[0] == 0                       # an odd batch: one segment starts at ε = 0
+    for before, batch in zip(batches, batches[1:]):
+        assert batch and all(source is not None and abs(before[source][0] - position) == 1
+                             for position, source in batch)
+
+
 def kl_batch(rng, n, k):
     pairs = [edge_pair(rng, k) for _ in range(n)]
     eps = rng.uniform(0.3, 12.0, n)
@@ -232,17 +247,19 @@ def test_last_marked_and_below_against_loops():
 
 @pytest.mark.parametrize("ell", [None, 2])
 def test_plain_sweep_in_uneven_batches_equals_the_layered_program(monkeypatch, ell):
-    """Dirichlet pairs (the one-call grouping), batches of three and two values of ε: the warm start of each batch
-    reuses the previous batch's blocks, unless the budget ell changed its partitions."""
+    """Dirichlet pairs (the one-call grouping), batches of two and three values of ε: the warm start of each batch
+    reuses the previous batch's blocks, unless the budget ell changed its partitions or the batch starts two
+    neighbours from one position (the second batch, next to the middle of a segment)."""
     rng = np.random.default_rng(14)
     T, k = 6, 24
     P0, P1 = rng.dirichlet(np.ones(k), T), rng.dirichlet(np.ones(k), T)
-    grid = np.round(np.arange(14) * 0.7, 10)                 # 14 values: batches of 3, 3, 3, 3 and 2
+    grid = np.round(np.arange(14) * 0.7, 10)                 # 14 values: batches of 2, 3, 3, 3 and 3
     monkeypatch.setattr(spr_module, "_SWEEP_BATCH", 3 * T * k * (k + 1) // 2)
     lr, blocks = count_calls(monkeypatch, "_lr_order"), count_calls(monkeypatch, "_cut_blocks")
     V = divergence_optimal_values(P0, P1, grid, ell=ell)
     assert lr[0] == 0
-    assert blocks[0] == (5 if ell is None else 9)            # with the budget, each warm start recomputes its blocks
+    assert [len(b) for b in spr_module._sweep_schedule(grid.size, 3)] == [2, 3, 3, 3, 3]
+    assert blocks[0] == (6 if ell is None else 9)            # with the budget, each warm start recomputes its blocks
     for t in range(T):
         for e in range(grid.size):
             ref = spr_dp(P0[t], P1[t], grid[e], ell=ell)[0]

@@ -1730,7 +1730,7 @@ def _sweep_schedule(n_eps, per_batch):
     bounds = np.rint(n_eps * np.cumsum([0] + weights) / sum(weights)).astype(int).tolist()
     segments = [(lo + (hi - lo - 1) // 2 * (w - 1), lo, hi)           # (start, lo, hi), non-empty ones
                 for w, lo, hi in zip(weights, bounds[:-1], bounds[1:]) if hi > lo]
-    batches = [[(start, None) for start, _, _ in segments]]
+    batches = [[(start, None) for start, _, _ in segments]] if segments else []     # no ε, no batch
     slot = {(j, 0): j for j in range(len(segments))}      # (segment, signed step) -> index in the previous batch
     for step in range(1, n_eps):
         batch, new_slot = [], {}

@@ -108,9 +108,12 @@ def test_kl_sweep_equals_the_layered_program(monkeypatch, seed):
 
 
 @pytest.mark.parametrize("n_eps, per_batch", [(101, 11), (101, 10), (101, 5), (101, 2), (101, 1), (7, 11), (1, 4),
-                                               (10, 3), (2, 2), (3, 7), (40, 6)])
+                                               (10, 3), (2, 2), (3, 7), (40, 6), (0, 3)])
 def test_sweep_schedule_solves_every_eps_once_from_its_neighbour(n_eps, per_batch):
     batches = spr_module._sweep_schedule(n_eps, per_batch)
+    if n_eps == 0:
+        assert batches == []
+        return
     assert sorted(position for batch in batches for position, _ in batch) == list(range(n_eps))
     assert all(len(batch) <= per_batch for batch in batches)
     cold = [position for position, source in batches[0]]

@@ -1171,16 +1171,15 @@ class _Scores:
     def _sweep(self, into=None):
         "Yield (i, row i), written into the buffers `into[i − 1]` when given."
         n, n_groups, bt = self.n, self.n_groups, self.batch
-        U, V = np.empty((n, n_groups)), np.empty((n, n_groups))
-        runs = ((U, self.ca, 0), (V, self.cb, 1))
         if not self.fast:
             yield from _general_rows(self, into)
             return
-        for i in range(1, n_groups + 1):
+        UV, x, start = np.empty((2, n, n_groups)), np.stack((self.ca, self.cb)), self.start[:, :2].T.copy()
+        U, V = UV
+        for i in range(1, n_groups + 1):            # U and V in one call: the same sums
             j = i - 1
-            for run, x, col in runs:
-                run[:, :j] += x[:, j:i]
-                run[:, j] = self.start[:, col] + x[:, j]
+            UV[:, :, :j] += x[:, :, j:i]
+            np.add(start, x[:, :, j], out=UV[:, :, j])
             out = np.empty((n, i)) if into is None else into[j]
             np.divide(U[:, :i], V[:, :i], out=out)        # u log(u/v), in place
             np.log(out, out=out)

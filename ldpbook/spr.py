@@ -299,7 +299,11 @@ def spr_channel(partition: Sequence[Sequence[int]], k: int, eps: float) -> np.nd
         underflow and the stored channel would no longer be ε-LDP.
     """
     eps = check_eps(eps, allow_inf=True)
-    blocks = _check_partition(partition, check_int(k, "k", minimum=1))
+    return _block_channel(_check_partition(partition, check_int(k, "k", minimum=1)), k, eps)
+
+
+def _block_channel(blocks, k, eps):
+    "`spr_channel` of a validated partition (a tuple of tuples of ints, as `_check_partition` returns) and ε."
     label = np.empty(k, dtype=np.intp)
     for j, block in enumerate(blocks):
         label[list(block)] = j
@@ -357,7 +361,7 @@ def spr_mechanism(p: ArrayLike, q: ArrayLike, eps: float, partition: Sequence[Se
     A, B, Dd = (np.array([x[list(block)].sum() for block in blocks]) for x in (p, q, diff))
     value = _values_from_blocks(A, B, Dd, np.zeros(len(blocks), dtype=np.intp), 1, np.array([np.exp(-eps)]),
                                 np.array([-np.expm1(-eps)]), divergence, params)[0]
-    return SPRMechanism(value=float(value), partition=blocks, channel=readonly(spr_channel(blocks, p.size, eps)),
+    return SPRMechanism(value=float(value), partition=blocks, channel=readonly(_block_channel(blocks, p.size, eps)),
                         eps=eps, divergence=divergence, params=MappingProxyType(dict(params)))
 
 # %% ../nbs/01_spr.ipynb #3cac31ed
@@ -481,7 +485,7 @@ def divergence_optimal(p: ArrayLike, q: ArrayLike, eps: float, *, divergence: st
     params = check_divergence(divergence, params)
     ell = _check_ell(ell, p.size)
     value, blocks = _optimal_blocks(p, q, eps, divergence, params, ell)
-    return SPRMechanism(value=float(value), partition=blocks, channel=readonly(spr_channel(blocks, p.size, eps)),
+    return SPRMechanism(value=float(value), partition=blocks, channel=readonly(_block_channel(blocks, p.size, eps)),
                         eps=eps, divergence=divergence, params=MappingProxyType(dict(params)))
 
 # %% ../nbs/01_spr.ipynb #a1e05d01
@@ -1658,12 +1662,12 @@ def _merge_ties(batch, cuts, rtol=1e-15):
 
 # %% ../nbs/01_spr.ipynb #a5c1f5e5
 def _single_batch(p, q, eps, divergence, params):
-    "The one-instance batch of (p, q, ε) and its likelihood-ratio groups and null symbols."
+    "The one-instance batch of (p, q, ε): its likelihood-ratio groups' masses."
     order, starts, null = _lr_order(p, q)
     a, b, d = _group_masses(p, q, order, starts, params.get("gamma", 1.0))
     batch = _Batch(a[None], b[None], d[None], np.array([np.exp(-eps)]), np.array([-np.expm1(-eps)]),
                    divergence, params, logw=np.array([-eps]))
-    return batch, np.split(order, starts[1:]), null
+    return batch
 
 # %% ../nbs/01_spr.ipynb #eefa6e15
 def _cuts_row(cuts, batch):
@@ -1703,7 +1707,7 @@ def _engine_solution(p, q, eps, divergence, params, ell, state=None):
     carries the block boundaries of the last optimum between calls on the same pair and ε (`ldpbook.chernoff`
     solves one pair for many Rényi orders): Dinkelbach starts from them, as a sweep starts from the
     neighbouring ε."""
-    batch, _, _ = _single_batch(p, q, eps, divergence, params)
+    batch = _single_batch(p, q, eps, divergence, params)
     warm = None if state is None else state.get("cuts")
     all_cuts, free = _optimise(batch, ell, warm)
     if state is not None:

@@ -207,7 +207,7 @@ def test_dinkelbach_equals_layered_program_at_moderate_k():
             fast = divergence_optimal(p, q, eps)
             plain, cuts = spr_module.spr_dp(p, q, eps)
             assert rel_close(fast.value, plain, rtol=1e-12)
-            batch, _, _ = spr_module._single_batch(p, q, eps, "kl", {})
+            batch = spr_module._single_batch(p, q, eps, "kl", {})
             layered = spr_module._values_from_cuts(batch.a, batch.b, batch.d, batch.w, batch.c,
                                                    spr_module._layered(batch, k), "kl", {})
             assert rel_close(fast.value, float(layered[0]), rtol=1e-12)

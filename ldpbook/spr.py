@@ -299,11 +299,7 @@ def spr_channel(partition: Sequence[Sequence[int]], k: int, eps: float) -> np.nd
         underflow and the stored channel would no longer be ε-LDP.
     """
     eps = check_eps(eps, allow_inf=True)
-    return _block_channel(_check_partition(partition, check_int(k, "k", minimum=1)), k, eps)
-
-
-def _block_channel(blocks, k, eps):
-    "`spr_channel` of a validated partition (a tuple of tuples of ints, as `_check_partition` returns) and ε."
+    blocks = _check_partition(partition, check_int(k, "k", minimum=1))
     label = np.empty(k, dtype=np.intp)
     for j, block in enumerate(blocks):
         label[list(block)] = j
@@ -316,10 +312,11 @@ def _check_partition(partition, k):
         blocks = tuple(tuple(block) for block in partition)
     except TypeError:
         raise TypeError("partition must be a sequence of sequences of integer symbols") from None
-    if not all(isinstance(x, (numbers.Integral, np.integer)) and not isinstance(x, (bool, np.bool_))
-               for block in blocks for x in block):
-        raise TypeError("partition must be a sequence of sequences of integer symbols (not bools or strings)")
-    blocks = tuple(tuple(int(x) for x in block) for block in blocks)
+    if not all(type(x) is int for block in blocks for x in block):     # plain ints: one quick sweep; others checked
+        if not all(isinstance(x, (numbers.Integral, np.integer)) and not isinstance(x, (bool, np.bool_))
+                   for block in blocks for x in block):
+            raise TypeError("partition must be a sequence of sequences of integer symbols (not bools or strings)")
+        blocks = tuple(tuple(int(x) for x in block) for block in blocks)
     if any(len(block) == 0 for block in blocks):
         raise ValueError("partition: every block must be non-empty")
     flat = sorted(x for block in blocks for x in block)
@@ -361,7 +358,7 @@ def spr_mechanism(p: ArrayLike, q: ArrayLike, eps: float, partition: Sequence[Se
     A, B, Dd = (np.array([x[list(block)].sum() for block in blocks]) for x in (p, q, diff))
     value = _values_from_blocks(A, B, Dd, np.zeros(len(blocks), dtype=np.intp), 1, np.array([np.exp(-eps)]),
                                 np.array([-np.expm1(-eps)]), divergence, params)[0]
-    return SPRMechanism(value=float(value), partition=blocks, channel=readonly(_block_channel(blocks, p.size, eps)),
+    return SPRMechanism(value=float(value), partition=blocks, channel=readonly(spr_channel(blocks, p.size, eps)),
                         eps=eps, divergence=divergence, params=MappingProxyType(dict(params)))
 
 # %% ../nbs/01_spr.ipynb #3cac31ed
@@ -485,7 +482,7 @@ def divergence_optimal(p: ArrayLike, q: ArrayLike, eps: float, *, divergence: st
     params = check_divergence(divergence, params)
     ell = _check_ell(ell, p.size)
     value, blocks = _optimal_blocks(p, q, eps, divergence, params, ell)
-    return SPRMechanism(value=float(value), partition=blocks, channel=readonly(_block_channel(blocks, p.size, eps)),
+    return SPRMechanism(value=float(value), partition=blocks, channel=readonly(spr_channel(blocks, p.size, eps)),
                         eps=eps, divergence=divergence, params=MappingProxyType(dict(params)))
 
 # %% ../nbs/01_spr.ipynb #a1e05d01

@@ -1326,26 +1326,24 @@ def _starting_partitions(batch, kernel=None):
 
 def _group_scores(batch, kernel, A, B, Dd=None):
     """Scores of blocks with masses A, B, Dd, arrays (m, n) whose column j belongs to instance j (`kernel` as in
-    `_starting_partitions`). The KL kernel (which needs no Dd) is computed in place, with the operations of
-    `_kl_scores`."""
+    `_starting_partitions`; the KL kernel needs no Dd)."""
+    if kernel is _kl_scores:                                    # elementwise: w and c broadcast along the rows
+        return _kl_scores(batch, A, B, Dd, slice(None))
     m, n = A.shape
-    if kernel is not _kl_scores:
-        inst = np.tile(np.arange(n), m)
-        scores = batch.block_scores if kernel is None else (lambda *blocks: kernel(batch, *blocks))
-        return scores(A.ravel(), B.ravel(), Dd.ravel(), inst).reshape(m, n)
-    u, v = np.multiply(A, batch.c), np.multiply(B, batch.c)
-    u += batch.w
-    v += batch.w
-    np.divide(u, v, out=v)
-    np.log(v, out=v)
-    u *= v
-    return u
+    scores = batch.block_scores if kernel is None else (lambda *blocks: kernel(batch, *blocks))
+    return scores(A.ravel(), B.ravel(), Dd.ravel(), np.tile(np.arange(n), m)).reshape(m, n)
 
 
 def _kl_scores(batch, A, B, Dd, inst):
     "The plain KL kernel u log(u/v) of blocks with masses A, B of the instances `inst` (the table's scores)."
-    u = batch.w[inst] + batch.c[inst] * A
-    return u * np.log(u / (batch.w[inst] + batch.c[inst] * B))
+    w, c = batch.w[inst], batch.c[inst]
+    u, v = np.multiply(A, c), np.multiply(B, c)
+    u += w
+    v += w
+    np.divide(u, v, out=v)
+    np.log(v, out=v)
+    u *= v
+    return u
 
 # %% ../nbs/01_spr.ipynb #a919588a
 def _penalised_pass(S, penalty, keep=None):

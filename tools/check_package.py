@@ -8,9 +8,10 @@ Usage: python tools/check_package.py [--keep DIR]
 `python -m build` makes the sdist and then the wheel from the unpacked sdist, so a file the sdist forgets breaks
 the wheel build. The build runs in a copy of the project's files (those git tracks or would track), never in the
 working tree: setuptools stages the sdist in a folder named for the release beside setup.py, and `make test` builds
-the site at the same time, so a staging folder in the tree would be read as a page of the book. The fresh environment gets the package's requirements from the registry (pip's cache makes this
-quick), held to the versions pinned in requirements-dev.txt; it runs from a temporary folder, so it imports the
-installed package, never the source tree. It is made without a pip of its own (this environment's pip installs into
+the site at the same time, so a staging folder in the tree would be read as a page of the book. The fresh
+environment gets the package's requirements from the registry (pip's cache makes this quick), held to the versions
+pinned in requirements-dev.txt; it runs from a temporary folder, so it imports the installed package, never the
+source tree. It is made without a pip of its own (this environment's pip installs into
 it with `--python`), and nothing is byte-compiled at install (Python compiles what the checks import): the same
 packages installed, in a third of the time.
 """

@@ -484,8 +484,7 @@ def self_test(chromium: str, site: Path):
         sys.exit(f"check_site: the self-test failed: {layout}, unparsed MyST {myst}")
     return ("self-test: in a 600-px column a 245-character line (a cell's output, a prose block, a table, an API "
             "signature, a scrolling box), a 40-term display and inline formula, a 900-px image and a page wider than "
-            "the window are "
-            "caught, a wrapped line is counted, the short ones pass; a directive fence, an option line, a role and "
+            "the window are caught, a wrapped line is counted, the short ones pass; a directive fence, an option line, a role and "
             "TeX between dollars are found in the prose")
 
 

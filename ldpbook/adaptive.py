@@ -14,9 +14,10 @@ from numpy.typing import ArrayLike
 from .foundations import as_generator, check_bool_array, check_int, check_real_array, moved_to_keywords
 
 # %% auto #0
-__all__ = ['MAX_CELLS', 'SCORE_SENSITIVITY', 'dyadic_max_level', 'alternating_density', 'alternating_cell_masses',
-           'sample_alternating', 'DyadicPartitions', 'dyadic_partitions', 'multiscale_statistics', 'centering_offsets',
-           'adaptive_scores', 'AdaptiveTestResult', 'adaptive_test', 'adaptive_rate_bound', 'adaptive_rate']
+__all__ = ['MAX_CELLS', 'SCORE_SENSITIVITY', 'MAX_SENSITIVITY', 'CENTERINGS', 'dyadic_max_level', 'alternating_density',
+           'alternating_cell_masses', 'sample_alternating', 'DyadicPartitions', 'dyadic_partitions',
+           'multiscale_statistics', 'centering_offsets', 'adaptive_scores', 'AdaptiveTestResult', 'adaptive_test',
+           'adaptive_rate_bound', 'adaptive_rate']
 
 # %% ../nbs/05_adaptivity.ipynb #c007-9ce5fe1b
 def dyadic_max_level(n: int) -> int:
@@ -351,7 +352,9 @@ def _balanced_relabellings(observed: np.ndarray, size: int, rng: np.random.Gener
     return out
 
 
-SCORE_SENSITIVITY = 8.0     # sensitivity of the multiscale score T (adapt-lem-sensitivity)
+SCORE_SENSITIVITY = 8.0     # sensitivity of the centred multiscale score T (adapt-lem-sensitivity)
+MAX_SENSITIVITY = 4.0       # sensitivity of the uncentred maximum M (adapt-lem-max)
+CENTERINGS = ("permutation", "none")
 
 # %% ../nbs/05_adaptivity.ipynb #c026a
 def _check_samples(x, y) -> tuple:
@@ -364,13 +367,26 @@ def _check_samples(x, y) -> tuple:
     return x, y
 
 
-def _multiscale_scores(x, y, n_centering, n_permutations, centering_level, rng) -> tuple:
-    """Stages 1-2 of the test (NOT private): scores T_0 (observed) and T_1..T_B, and the arg-max level of each."""
+def _check_centering(centering) -> str:
+    "One of CENTERINGS: 'permutation' (Algorithm 3, offsets o_kappa) or 'none' (the uncentred maximum)."
+    if not isinstance(centering, str):
+        raise TypeError(f"centering must be one of {CENTERINGS}, got {type(centering).__name__}")
+    if centering not in CENTERINGS:
+        raise ValueError(f"centering must be one of {CENTERINGS}")
+    return centering
+
+
+def _multiscale_scores(x, y, n_centering, n_permutations, centering_level, rng, centering="permutation") -> tuple:
+    """Stages 1-2 of the test (NOT private): scores T_0 (observed) and T_1..T_B, and the arg-max level of each.
+    With centering='none' there is no centering stage: the offsets are 0 and the scores are the maxima M_b."""
     n_x, n_y = x.shape[0], y.shape[0]
     partitions = dyadic_partitions(np.vstack([x, y]), dyadic_max_level(min(n_x, n_y)))
     observed = np.r_[np.ones(n_x, dtype=bool), np.zeros(n_y, dtype=bool)]
-    centering = multiscale_statistics(partitions, _balanced_relabellings(observed, n_centering, rng), n_x, n_y)
-    offsets = centering_offsets(centering, level=centering_level)
+    if centering == "none":
+        offsets = np.zeros(partitions.max_level + 1)
+    else:
+        centering = multiscale_statistics(partitions, _balanced_relabellings(observed, n_centering, rng), n_x, n_y)
+        offsets = centering_offsets(centering, level=centering_level)
     rank_labellings = np.vstack([observed, _balanced_relabellings(observed, n_permutations, rng)])
     return adaptive_scores(multiscale_statistics(partitions, rank_labellings, n_x, n_y), offsets)
 
@@ -379,13 +395,17 @@ def _multiscale_scores(x, y, n_centering, n_permutations, centering_level, rng) 
                    "return_resolution")
 def adaptive_test(x: ArrayLike, y: ArrayLike, eps: float, *, alpha: float = 0.05, n_centering: int = 199,
                   n_permutations: int = 199, centering_level: float = 0.2, rng: np.random.Generator | int | None = None,
-                  return_nonprivate: bool = False, return_resolution: bool = False) -> AdaptiveTestResult:
+                  return_nonprivate: bool = False, return_resolution: bool = False,
+                  centering: str = "permutation") -> AdaptiveTestResult:
     """Multiscale ε-DP two-sample test for samples in [0, 1]^d that needs no smoothness parameter.
 
     The Rao-Blackwellized statistic of `closeness` is computed at every kappa = 2^j, j = 0..ceil(3 log2 N)
-    (sparsely); each resolution is centred by an upper `centering_level` quantile of its statistic over
-    `n_centering` relabellings; the maximum of the centred scores (sensitivity 8) is calibrated by one private
-    permutation comparison with Laplace(16/eps) noise (`closeness.noisy_permutation_pvalue`).
+    (sparsely). With centering='permutation' (Algorithm 3 of the paper) each resolution is centred by an upper
+    `centering_level` quantile of its statistic over `n_centering` relabellings, and the maximum of the centred
+    scores (sensitivity 8) is calibrated by one private permutation comparison with Laplace(16/eps) noise
+    (`closeness.noisy_permutation_pvalue`). With centering='none' the score is the uncentred maximum over the
+    resolutions (sensitivity 4, Laplace(8/eps): the noise of one fixed resolution); it has more power under
+    privacy (the chapter's comparison) and needs no centering stage.
 
     Parameters
     ----------
@@ -407,6 +427,8 @@ def adaptive_test(x: ArrayLike, y: ArrayLike, eps: float, *, alpha: float = 0.05
         noise. NOT private.
     return_resolution : bool
         Also return the resolution kappa attaining the observed maximum. NOT private.
+    centering : {'permutation', 'none'}
+        The centred maximum of Algorithm 3 or the uncentred maximum (`n_centering`, `centering_level` unused).
     """
     eps, alpha = closeness._check_positive_eps(eps), closeness._check_alpha(alpha)
     for flag, name in ((return_nonprivate, "return_nonprivate"), (return_resolution, "return_resolution")):
@@ -414,17 +436,18 @@ def adaptive_test(x: ArrayLike, y: ArrayLike, eps: float, *, alpha: float = 0.05
             raise TypeError(f"{name} must be a bool, got {type(flag).__name__}")
     n_centering = check_int(n_centering, "n_centering", 1, closeness._MAX_PERMUTATIONS)
     closeness._check_can_reject(alpha, check_int(n_permutations, "n_permutations", 1, closeness._MAX_PERMUTATIONS))
-    centering_level = _check_level(centering_level, "centering_level")
+    centering_level, centering = _check_level(centering_level, "centering_level"), _check_centering(centering)
     x, y = _check_samples(x, y)
     rng = as_generator(rng)
-    scores, level = _multiscale_scores(x, y, n_centering, n_permutations, centering_level, rng)
-    pvalue = closeness.noisy_permutation_pvalue(scores[0], scores[1:], eps, sensitivity=SCORE_SENSITIVITY, rng=rng)
+    scores, level = _multiscale_scores(x, y, n_centering, n_permutations, centering_level, rng, centering)
+    sensitivity = SCORE_SENSITIVITY if centering == "permutation" else MAX_SENSITIVITY
+    pvalue = closeness.noisy_permutation_pvalue(scores[0], scores[1:], eps, sensitivity=sensitivity, rng=rng)
     nonprivate = ("pvalue", "statistic", "null_distribution", "resolution")
     return AdaptiveTestResult(
         reject=bool(pvalue <= alpha), pvalue=float(pvalue) if return_nonprivate else None,
         statistic=float(scores[0]) if return_nonprivate else None,
         null_distribution=scores[1:].copy() if return_nonprivate else None,
-        eps=eps, alpha=alpha, noise_scale=closeness.laplace_scale(SCORE_SENSITIVITY, eps),
+        eps=eps, alpha=alpha, noise_scale=closeness.laplace_scale(sensitivity, eps),
         statistic_name="adaptive", n_permutations=n_permutations,
         private_fields=() if math.isinf(eps) else ("reject",),
         nonprivate_fields=("reject",) + nonprivate if math.isinf(eps) else nonprivate,
@@ -462,8 +485,9 @@ def _figure3_sample(scenario, rng, n):
 
 
 def _figure3_test(x, y, rng, eps_values, resolutions, n_permutations, n_centering, alpha):
-    """Decisions, for every eps, of the fixed-resolution RB tests of `closeness` and of the adaptive test on one
-    data set; the statistics are computed once and only the Laplace noise differs between the eps values."""
+    """Decisions, for every eps, of the fixed-resolution RB tests of `closeness`, of the centred adaptive test
+    (Algorithm 3) and of the uncentred maximum on one data set; the statistics are computed once per test and only
+    the Laplace noise differs between the eps values."""
     scores = [closeness.permutation_statistics(closeness.bin_samples(x, kappa), closeness.bin_samples(y, kappa),
                                                k=kappa, n_permutations=n_permutations, rng=rng)
               for kappa in resolutions]
@@ -476,7 +500,15 @@ def _figure3_test(x, y, rng, eps_values, resolutions, n_permutations, n_centerin
                                                                sensitivity=perm.sensitivity, alpha=alpha, rng=rng))
         decisions.append(closeness.dp_permutation_decision(multiscale.statistic, multiscale.null_distribution, eps,
                                                            sensitivity=SCORE_SENSITIVITY, alpha=alpha, rng=rng))
-    return np.array(decisions)
+    # the uncentred maximum comes last in the random stream, so the columns above keep the numbers they had
+    maximum = adaptive_test(x, y, math.inf, alpha=alpha, n_permutations=n_permutations, rng=rng,
+                            return_nonprivate=True, centering="none")
+    uncentred = [closeness.dp_permutation_decision(maximum.statistic, maximum.null_distribution, eps,
+                                                   sensitivity=MAX_SENSITIVITY, alpha=alpha, rng=rng)
+                 for eps in eps_values]
+    n_tests = len(scores) + 1
+    return np.array([row for e, d in enumerate(uncentred)
+                     for row in decisions[e * n_tests:(e + 1) * n_tests] + [d]])
 
 # %% ../nbs/05_adaptivity.ipynb #c037b
 def _figure3_setup(n, eps_values, scenarios, resolutions, n_permutations, n_centering, alpha) -> tuple:
@@ -495,8 +527,8 @@ def _figure3_setup(n, eps_values, scenarios, resolutions, n_permutations, n_cent
     n_centering = check_int(n_centering, "n_centering", 1)
     test = partial(_figure3_test, eps_values=eps_values, resolutions=resolutions, n_permutations=n_permutations,
                    n_centering=n_centering, alpha=alpha)
-    labels = tuple(f"{name} eps={e:g}"
-                   for e in eps_values for name in [f"kappa={k}" for k in resolutions] + ["adaptive"])
+    labels = tuple(f"{name} eps={e:g}" for e in eps_values
+                   for name in [f"kappa={k}" for k in resolutions] + ["centred max", "uncentred max"])
     return scenarios, labels, sample, test
 
 
@@ -514,8 +546,8 @@ def figure3_power(n_reps=200, n=1000, eps_values=(np.inf, 1.0), scenarios=((1, 0
     """Reproduce Figure 3 of the paper: null rejection rate and power of fixed resolutions and of the adaptive test.
 
     Each scenario (ω, r) draws n points from f = 1 and n from g_{ω,r} (`alternating_density`; r = 0: the null) and runs,
-    on the same data, the RB permutation test of `closeness` binned at each kappa in `resolutions` and `adaptive_test`,
-    at every privacy level in `eps_values` (the same statistics, fresh Laplace noise per eps). Repetitions go
+    on the same data, the RB permutation test of `closeness` binned at each kappa in `resolutions` and `adaptive_test`
+    with both centerings (Algorithm 3's centred maximum and the uncentred maximum), at every privacy level in `eps_values` (the same statistics, fresh Laplace noise per eps). Repetitions go
     through `closeness.power_curve` (seeded per repetition, parallel with `n_jobs`); keep=True also keeps every
     repetition's decisions (see `write_figure3_data`). The paper's size is n=1000, n_reps=5000, n_permutations=199.
 
@@ -541,7 +573,8 @@ def plot_figure3(result: Figure3, title: str):
     for panel, ax in enumerate(axes[0]):
         for t in range(n_tests):
             col = panel * n_tests + t
-            ax.bar(np.arange(len(names)) + (t - (n_tests - 1) / 2) * 0.2, result.power.rejection_rate[:, col], 0.2,
+            width = 0.8 / n_tests
+            ax.bar(np.arange(len(names)) + (t - (n_tests - 1) / 2) * width, result.power.rejection_rate[:, col], width,
                    yerr=result.power.standard_error[:, col], capsize=2,
                    label=result.labels[col].split(" eps=")[0].replace("kappa=", "κ = "))
         ax.axhline(0.05, color="k", lw=0.8, ls="--")
@@ -595,3 +628,60 @@ def read_figure3_data(path) -> tuple:
     power = closeness._power_from_counts(scenarios, decisions.sum(axis=1), settings["n_reps"], settings["entropy"],
                                          settings["spawn_key"], decisions)
     return Figure3(scenarios, labels, power), settings
+
+# %% ../nbs/05_adaptivity.ipynb #cmp-code
+CANDIDATES = ("kappa=4", "kappa=16", "kappa=64", "centred max", "uncentred max", "shared-point offsets",
+              "level penalty", "adjacent pairs", "max over kappa <= 64")
+
+
+def _shared_points(partitions: DyadicPartitions) -> np.ndarray:
+    "Γ_κ(W) at every level: the number of pooled points that share their cell with another point."
+    out = np.zeros(partitions.max_level + 1)
+    for j, (lo, hi) in enumerate(zip(partitions.starts, partitions.stops)):
+        out[j] = (hi - lo).sum()
+    return out
+
+
+def _candidate_scores(stats, offsets, shared) -> list:
+    """(scores T_0..T_B, sensitivity) of each of CANDIDATES, from the statistics (G, 1 + B) of one data set, the
+    centering offsets o_κ (G,) and Γ_κ (G,). Lifts sqrt(Γ_κ + 64) move by at most sqrt(66) - 8 between neighbours."""
+    step, lift = math.sqrt(66) - 8, np.sqrt(shared + 64.0)[:, None]
+    penalty = 0.5 * np.sqrt(np.log1p(np.arange(stats.shape[0])))[:, None]
+    return [(stats[2], 4.0), (stats[4], 4.0), (stats[6], 4.0),
+            ((stats - offsets[:, None]).max(axis=0), SCORE_SENSITIVITY), (stats.max(axis=0), MAX_SENSITIVITY),
+            ((stats - 0.5 * lift).max(axis=0), 4 + 0.5 * step),
+            ((stats - penalty * lift).max(axis=0), 4 + float(penalty.max()) * step),
+            (((stats[1:] + stats[:-1]) / 2).max(axis=0), 4.0), (stats[:7].max(axis=0), 4.0)]
+
+
+def _candidate_test(x, y, rng, eps_values, n_permutations, n_centering, alpha):
+    """Decisions of every candidate at every eps on one data set (1-D samples): one centering stage and one set of
+    rank relabellings shared by all candidates, fresh Laplace noise for each decision."""
+    n_x, n_y = x.size, y.size
+    partitions = dyadic_partitions(np.r_[x, y], dyadic_max_level(min(n_x, n_y)))
+    observed = np.r_[np.ones(n_x, dtype=bool), np.zeros(n_y, dtype=bool)]
+    centering = multiscale_statistics(partitions, _balanced_relabellings(observed, n_centering, rng), n_x, n_y)
+    labellings = np.vstack([observed, _balanced_relabellings(observed, n_permutations, rng)])
+    stats = multiscale_statistics(partitions, labellings, n_x, n_y)
+    scored = _candidate_scores(stats, centering_offsets(centering, level=0.2), _shared_points(partitions))
+    return np.array([closeness.dp_permutation_decision(s[0], s[1:], eps, sensitivity=delta, alpha=alpha, rng=rng)
+                     for eps in eps_values for s, delta in scored])
+
+
+def write_candidate_data(path, n_reps=200, rng=2028, n_jobs=1, n=1000, eps_values=(np.inf, 1.0),
+                         scales=(1, 2, 3, 4, 6, 8, 12, 16, 24, 32), n_permutations=199, n_centering=199, alpha=0.05):
+    """Run the comparison of CANDIDATES on f = 1 against g_{ω, r(ω)}, r(ω) = 0.15 + 0.05 log2(ω / 2) (ω = 1: the
+    null), and write every decision with the root seed, as `write_figure3_data` does."""
+    from functools import partial
+    scenarios = tuple((m, 0.0 if m == 1 else round(0.15 + 0.05 * math.log2(m / 2), 3)) for m in scales)
+    test = partial(_candidate_test, eps_values=eps_values, n_permutations=n_permutations, n_centering=n_centering,
+                   alpha=alpha)
+    power = closeness.power_curve(test, partial(_figure3_sample, n=n), scenarios, n_reps=n_reps, rng=rng,
+                                  n_jobs=n_jobs, progress=False, keep_decisions=True)
+    labels = tuple(f"{name} eps={e:g}" for e in eps_values for name in CANDIDATES)
+    settings = dict(n=n, n_permutations=n_permutations, n_centering=n_centering, alpha=alpha, n_reps=n_reps,
+                    entropy=power.entropy, spawn_key=list(power.spawn_key), eps_values=[repr(float(e)) for e in eps_values])
+    keys = np.column_stack([np.arange(len(scenarios)), np.array(scenarios)])
+    closeness._write_decision_table(path, power, keys, ("scenario_index", "scale", "r"), ("%d", "%d", "%.10g"),
+                                    labels, settings)
+    return Figure3(scenarios, labels, power)

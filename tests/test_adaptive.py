@@ -28,11 +28,31 @@ def test_level_within_three_standard_errors(d):
     assert rejections / reps <= alpha + 3 * math.sqrt(alpha * (1 - alpha) / reps)
 
 
+@pytest.mark.parametrize("d", [1, 2])
+def test_uncentred_maximum_level_within_three_standard_errors(d):
+    reps, alpha = 1000, 0.05
+    rejections = 0
+    for rep in range(reps):
+        rng = np.random.default_rng([d, rep, 1])
+        x, y = rng.random((40, d)), rng.random((30, d))
+        rejections += adaptive_test(x, y, 1.0, alpha=alpha, n_permutations=39, rng=rng, centering="none").reject
+    assert rejections / reps <= alpha + 3 * math.sqrt(alpha * (1 - alpha) / reps)
+
+
 def test_level_nonprivate_with_ties():
     reps, alpha = 500, 0.1
     rejections = sum(
         adaptive_test(np.random.default_rng(rep).integers(0, 5, 30) / 4, np.random.default_rng(rep + 9999).integers(0, 5, 30) / 4,
                       math.inf, alpha=alpha, n_centering=19, n_permutations=19, rng=rep).reject
+        for rep in range(reps))
+    assert rejections / reps <= alpha + 3 * math.sqrt(alpha * (1 - alpha) / reps)
+
+
+def test_uncentred_maximum_level_nonprivate_with_ties():
+    reps, alpha = 500, 0.1
+    rejections = sum(
+        adaptive_test(np.random.default_rng(rep).integers(0, 5, 30) / 4, np.random.default_rng(rep + 9999).integers(0, 5, 30) / 4,
+                      math.inf, alpha=alpha, n_permutations=19, rng=rep, centering="none").reject
         for rep in range(reps))
     assert rejections / reps <= alpha + 3 * math.sqrt(alpha * (1 - alpha) / reps)
 
@@ -69,6 +89,49 @@ def test_centred_score_sensitivity_exhaustive(d):
 
 
 # ------------------------------------------------------------------ sparse = dense
+def _uncentred_maxima(z, n_x, labellings):
+    n_y = len(z) - n_x
+    return multiscale_statistics(dyadic_partitions(z, dyadic_max_level(min(n_x, n_y))), labellings, n_x, n_y).max(axis=0)
+
+
+@pytest.mark.parametrize("d", [1, 2])
+def test_uncentred_maximum_sensitivity_exhaustive(d):
+    """Every labelling of 3 + 3 points, every record, every replacement on a grid: the uncentred maximum moves by
+    at most 4 (adapt-lem-max); the check is not vacuous (some neighbours move it by more than 2)."""
+    n_x, n_y = 3, 3
+    all_labellings = np.array([np.isin(np.arange(6), c) for c in itertools.combinations(range(6), 3)])
+    grid = np.array(list(itertools.product(np.linspace(0, 1, 5 if d == 1 else 3), repeat=d)))
+    rng = np.random.default_rng(8)
+    worst = 0.0
+    for _ in range(8 if d == 1 else 5):
+        z = grid[rng.integers(len(grid), size=n_x + n_y)]           # tiny data with ties
+        base = _uncentred_maxima(z, n_x, all_labellings)
+        for i, value in itertools.product(range(n_x + n_y), grid):
+            z_new = z.copy()
+            z_new[i] = value
+            worst = max(worst, float(np.abs(_uncentred_maxima(z_new, n_x, all_labellings) - base).max()))
+    assert worst <= 4 + 1e-9
+    assert worst > 2
+
+
+def test_uncentred_scores_are_the_maxima_over_resolutions_and_draw_no_centering():
+    """adaptive_test(centering='none') compares M_b = max_kappa Z_kappa on the observed labelling and B relabellings
+    drawn first from its generator (no centering stage), with Laplace scale 8/eps."""
+    rng = np.random.default_rng(4)
+    x, y = rng.random((50, 2)), rng.random((40, 2)) ** 1.5
+    res = adaptive_test(x, y, math.inf, n_permutations=29, rng=17, return_nonprivate=True, return_resolution=True,
+                        centering="none")
+    observed = _labels(50, 40)
+    again = np.random.default_rng(17)
+    labellings = np.vstack([observed] + [again.permutation(observed) for _ in range(29)])
+    stats = multiscale_statistics(dyadic_partitions(np.vstack([x, y]), dyadic_max_level(40)), labellings, 50, 40)
+    assert res.statistic == stats[:, 0].max() and np.array_equal(res.null_distribution, stats[:, 1:].max(axis=0))
+    assert res.resolution == 2 ** int(np.argmax(stats[:, 0]))
+    for eps in (0.5, 2.0):
+        assert adaptive_test(x, y, eps, n_permutations=19, rng=0, centering="none").noise_scale == 8 / eps
+        assert adaptive_test(x, y, eps, n_permutations=19, rng=0).noise_scale == 16 / eps
+
+
 @pytest.mark.parametrize("d, n_x, n_y", [(1, 50, 70), (2, 40, 40), (3, 30, 25)])
 def test_sparse_statistics_equal_dense(d, n_x, n_y):
     rng = np.random.default_rng(d)
@@ -176,9 +239,9 @@ def test_figure3_small_run_shapes_and_reproducibility():
     kwargs = dict(n_reps=3, n=60, scenarios=((1, 0.0), (4, 0.6)), resolutions=(4, 16), n_permutations=19,
                   n_centering=9, rng=5)
     a, b = figure3_power(**kwargs), figure3_power(**kwargs)
-    assert a.labels == ("kappa=4 eps=inf", "kappa=16 eps=inf", "adaptive eps=inf",
-                        "kappa=4 eps=1", "kappa=16 eps=1", "adaptive eps=1")
-    assert a.power.rejection_rate.shape == (2, 6)
+    assert a.labels == ("kappa=4 eps=inf", "kappa=16 eps=inf", "centred max eps=inf", "uncentred max eps=inf",
+                        "kappa=4 eps=1", "kappa=16 eps=1", "centred max eps=1", "uncentred max eps=1")
+    assert a.power.rejection_rate.shape == (2, 8)
     assert np.array_equal(a.power.rejection_rate, b.power.rejection_rate)
     with pytest.raises(ValueError):
         figure3_power(n_reps=1, scenarios=((2, 0.9),))
@@ -229,6 +292,7 @@ def test_shipped_figure3_data_recomputes_from_recorded_seeds():
     (dict(alpha=0.0), ValueError), (dict(alpha=1.5), ValueError),
     (dict(n_centering=0), ValueError), (dict(n_centering=2.5), TypeError), (dict(n_permutations=True), TypeError),
     (dict(centering_level=1.0), ValueError), (dict(centering_level=0), ValueError),
+    (dict(centering="median"), ValueError), (dict(centering=None), TypeError), (dict(centering=1), TypeError),
     (dict(rng="seed"), TypeError), (dict(return_resolution=1), TypeError), (dict(return_nonprivate="yes"), TypeError),
     (dict(y=np.full((3, 2), 0.5)), ValueError), (dict(n_permutations=10), ValueError),
     (dict(alpha=0.01, n_permutations=98), ValueError),
@@ -273,13 +337,13 @@ def _laplace_sf(t, scale):
     return np.where(t >= 0, 0.5 * np.exp(-np.maximum(t, 0) / scale), 1 - 0.5 * np.exp(np.minimum(t, 0) / scale))
 
 
-def _conditional_reject_probability(scores, eps, alpha, noise):
+def _conditional_reject_probability(scores, eps, alpha, noise, sensitivity=8.0):
     """P(reject | relabellings, xi_1..xi_B) for each row of `noise` (B columns), exactly over xi_0:
-    reject iff xi_0 > V_(B - r) - A_0, r = floor(alpha (B + 1)) - 1 (Laplace scale 16 / eps)."""
+    reject iff xi_0 > V_(B - r) - A_0, r = floor(alpha (B + 1)) - 1 (Laplace scale 2 sensitivity / eps)."""
     B = scores.size - 1
     r = math.floor(alpha * (B + 1)) - 1
     v = np.sort(scores[1:][None, :] + noise, axis=1)[:, B - r - 1]
-    return _laplace_sf(v - scores[0], 16 / eps)
+    return _laplace_sf(v - scores[0], 2 * sensitivity / eps)
 
 
 @pytest.mark.parametrize("eps", [0.5, 2.0])
@@ -309,6 +373,58 @@ def test_privacy_audit_on_neighbouring_data(eps):
                 assert np.mean(a) <= math.exp(eps) * np.mean(b) * (1 + 1e-9)
     assert worst > 1.05                                           # the audit looks at pairs that do move
     assert adaptive_test(x, y, eps, n_centering=9, n_permutations=19, rng=0).noise_scale == 16 / eps
+
+
+@pytest.mark.parametrize("eps", [0.5, 2.0])
+def test_uncentred_privacy_audit_on_neighbouring_data(eps):
+    """The audit above for centering='none': the same relabellings and xi_1..xi_B on neighbouring data, the
+    decision's probabilities exactly over xi_0 ~ Laplace(8/eps), within a factor e^eps; the scores move by <= 4."""
+    rng = np.random.default_rng(43)
+    worst = 0.0
+    for trial in range(12):
+        n_x, n_y = 30, 25
+        x = rng.random(n_x) * (0.5 if trial % 2 else 1.0)
+        y = 0.5 + rng.random(n_y) / 2 if trial % 3 == 0 else rng.random(n_y)
+        for index, value in ((0, 0.99), (n_x - 1, float(y[0])), (3, 0.0)):
+            x_new = x.copy()
+            x_new[index] = value
+            res = [adaptive_test(data, y, math.inf, alpha=0.2, n_permutations=19, rng=trial, return_nonprivate=True,
+                                 centering="none") for data in (x, x_new)]
+            scores = [np.r_[r.statistic, r.null_distribution] for r in res]
+            assert np.abs(scores[0] - scores[1]).max() <= 4 + 1e-9
+            noise = np.random.default_rng(trial).laplace(scale=8 / eps, size=(2000, 19))
+            p, q = (_conditional_reject_probability(s, eps, 0.2, noise, sensitivity=4.0) for s in scores)
+            for a, b in ((p, q), (1 - p, 1 - q)):
+                ratio = np.max(np.maximum(a / b, b / a))
+                worst = max(worst, ratio)
+                assert ratio <= math.exp(eps) * (1 + 1e-9)
+    assert worst > 1.05                                           # the audit looks at pairs that do move
+
+
+def test_uncentred_privacy_audit_monte_carlo():
+    """Monte Carlo over the uncentred test's own randomness for the neighbouring pair (one y changed) that moves the
+    observed maximum most: P(reject | D) <= e^eps P(reject | D') + 4 s.e. and vice versa, and the pair does move."""
+    eps, alpha, n_runs = 1.0, 0.25, 2000
+    x = np.array([0.05, 0.1, 0.15, 0.3, 0.35, 0.4])
+    y = np.array([0.6, 0.65, 0.7, 0.85, 0.9, 0.1])
+
+    def score(yy):
+        return adaptive_test(x, yy, math.inf, n_permutations=19, rng=0, return_nonprivate=True,
+                             centering="none").statistic
+
+    base = score(y)
+    moves = {(j, v): abs(score(np.where(np.arange(6) == j, v, y)) - base)
+             for j, v in itertools.product(range(6), np.linspace(0, 1, 9))}
+    (j, v), best = max(moves.items(), key=lambda item: item[1])
+    assert 0 < best <= 4 + 1e-9
+    y_best = np.where(np.arange(6) == j, v, y)
+    rng = np.random.default_rng(10)
+    p, q = (np.mean([adaptive_test(x, yy, eps, alpha=alpha, n_permutations=19, rng=rng, centering="none").reject
+                     for _ in range(n_runs)]) for yy in (y, y_best))
+    se = np.sqrt(p * (1 - p) / n_runs + np.exp(2 * eps) * q * (1 - q) / n_runs)
+    assert p <= np.exp(eps) * q + 4 * se and q <= np.exp(eps) * p + 4 * se
+    assert 1 - p <= np.exp(eps) * (1 - q) + 4 * se and 1 - q <= np.exp(eps) * (1 - p) + 4 * se
+    assert abs(p - q) > 0.01                                       # the audit is not vacuous
 
 
 def test_privacy_audit_monte_carlo():

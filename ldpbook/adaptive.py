@@ -655,10 +655,11 @@ def _candidate_scores(stats, offsets, shared) -> list:
 
 
 def _candidate_test(x, y, rng, eps_values, n_permutations, n_centering, alpha):
-    """Decisions of every candidate at every eps on one data set (1-D samples): one centering stage and one set of
-    rank relabellings shared by all candidates, fresh Laplace noise for each decision."""
-    n_x, n_y = x.size, y.size
-    partitions = dyadic_partitions(np.r_[x, y], dyadic_max_level(min(n_x, n_y)))
+    """Decisions of every candidate at every eps on one data set: one centering stage and one set of rank
+    relabellings shared by all candidates, fresh Laplace noise for each decision."""
+    n_x, n_y = len(x), len(y)
+    partitions = dyadic_partitions(np.vstack([_check_points(x, "x"), _check_points(y, "y")]),
+                                   dyadic_max_level(min(n_x, n_y)))
     observed = np.r_[np.ones(n_x, dtype=bool), np.zeros(n_y, dtype=bool)]
     centering = multiscale_statistics(partitions, _balanced_relabellings(observed, n_centering, rng), n_x, n_y)
     labellings = np.vstack([observed, _balanced_relabellings(observed, n_permutations, rng)])
@@ -668,18 +669,27 @@ def _candidate_test(x, y, rng, eps_values, n_permutations, n_centering, alpha):
                      for eps in eps_values for s, delta in scored])
 
 
+def _product_sample(scenario, rng, n, d):
+    "Uniform x in [0, 1]^d against y whose first coordinate has density g_{ω,r} and the others are uniform."
+    scale, r = scenario
+    return rng.random((n, d)), np.column_stack([sample_alternating(n, scale, r, rng=rng), rng.random((n, d - 1))])
+
+
 def write_candidate_data(path, n_reps=200, rng=2028, n_jobs=1, n=1000, eps_values=(np.inf, 1.0),
-                         scales=(1, 2, 3, 4, 6, 8, 12, 16, 24, 32), n_permutations=199, n_centering=199, alpha=0.05):
+                         scales=(1, 2, 3, 4, 6, 8, 12, 16, 24, 32), n_permutations=199, n_centering=199, alpha=0.05,
+                         d=1):
     """Run the comparison of CANDIDATES on f = 1 against g_{ω, r(ω)}, r(ω) = 0.15 + 0.05 log2(ω / 2) (ω = 1: the
-    null), and write every decision with the root seed, as `write_figure3_data` does."""
+    null; for d > 1 along the first axis of [0, 1]^d), and write every decision with the root seed, as
+    `write_figure3_data` does. The fixed resolutions are kappa = 4, 16, 64 cells per axis."""
     from functools import partial
     scenarios = tuple((m, 0.0 if m == 1 else round(0.15 + 0.05 * math.log2(m / 2), 3)) for m in scales)
+    sample = partial(_figure3_sample, n=n) if d == 1 else partial(_product_sample, n=n, d=d)
     test = partial(_candidate_test, eps_values=eps_values, n_permutations=n_permutations, n_centering=n_centering,
                    alpha=alpha)
-    power = closeness.power_curve(test, partial(_figure3_sample, n=n), scenarios, n_reps=n_reps, rng=rng,
+    power = closeness.power_curve(test, sample, scenarios, n_reps=n_reps, rng=rng,
                                   n_jobs=n_jobs, progress=False, keep_decisions=True)
     labels = tuple(f"{name} eps={e:g}" for e in eps_values for name in CANDIDATES)
-    settings = dict(n=n, n_permutations=n_permutations, n_centering=n_centering, alpha=alpha, n_reps=n_reps,
+    settings = dict(n=n, d=d, n_permutations=n_permutations, n_centering=n_centering, alpha=alpha, n_reps=n_reps,
                     entropy=power.entropy, spawn_key=list(power.spawn_key), eps_values=[repr(float(e)) for e in eps_values])
     keys = np.column_stack([np.arange(len(scenarios)), np.array(scenarios)])
     closeness._write_decision_table(path, power, keys, ("scenario_index", "scale", "r"), ("%d", "%d", "%.10g"),

@@ -114,6 +114,38 @@ def test_uncentred_maximum_sensitivity_exhaustive(d):
     assert worst > 2
 
 
+def test_candidate_sensitivities_exhaustive():
+    """The comparison's candidates: every labelling of 3 + 3 points (as centering and rank relabellings), every
+    record, every replacement on a grid; each candidate's scores move by at most the sensitivity it is calibrated
+    with, and Γ_κ by at most 2 (the shared-point offsets' lemma)."""
+    from ldpbook.adaptive import _candidate_scores, _shared_points
+    n_x = 3
+    labellings = np.array([np.isin(np.arange(6), c) for c in itertools.combinations(range(6), 3)])
+    grid = np.linspace(0, 1, 9)[:, None]
+
+    def pieces(z):
+        parts = dyadic_partitions(z, 8)                            # kappa = 1 .. 256: rows 2, 4, 6 exist
+        offsets = centering_offsets(multiscale_statistics(parts, labellings, n_x, 3), level=0.2)
+        shared = _shared_points(parts)
+        return shared, _candidate_scores(multiscale_statistics(parts, labellings, n_x, 3), offsets, shared)
+
+    rng = np.random.default_rng(9)
+    worst_shared, worst = 0.0, np.zeros(9)
+    for _ in range(6):
+        z = grid[rng.integers(9, size=6)]
+        shared, scored = pieces(z)
+        for i, value in itertools.product(range(6), grid[:, 0]):
+            z_new = z.copy()
+            z_new[i] = value
+            shared_new, scored_new = pieces(z_new)
+            worst_shared = max(worst_shared, float(np.abs(shared_new - shared).max()))
+            for t, ((a, delta), (b, _)) in enumerate(zip(scored, scored_new)):
+                worst[t] = max(worst[t], float(np.abs(a - b).max()))
+                assert np.abs(a - b).max() <= delta + 1e-9, (t, np.abs(a - b).max(), delta)
+    assert worst_shared == 2 and np.delete(worst, 6).min() > 2   # the search reaches the bounds' scale (the
+    assert worst[6] > 0                                            # level penalty's offsets mostly dominate here)
+
+
 def test_uncentred_scores_are_the_maxima_over_resolutions_and_draw_no_centering():
     """adaptive_test(centering='none') compares M_b = max_kappa Z_kappa on the observed labelling and B relabellings
     drawn first from its generator (no centering stage), with Laplace scale 8/eps."""
@@ -291,11 +323,13 @@ def test_shipped_figure3_data_recomputes_from_recorded_seeds():
     _recompute_shipped_rows(fig, settings, test, sample, labels, rows)
 
 
-def test_shipped_scale_data_recomputes_and_meets_the_goal():
+def test_shipped_scale_data_recomputes_and_supports_the_chapter():
     """data/figure3_scales.csv (figure3_power at every dyadic scale from 2 to 32, 300 repetitions): random rows are
-    recomputed from the recorded seed, and from the raw decisions the uncentred maximum holds the level (null rate
-    <= alpha + 2 s.e.) and stays within 0.15 of the best fixed resolution at every scale, at eps = 1 and without
-    privacy."""
+    recomputed from the recorded seed, and from the raw decisions: the uncentred maximum holds the level (null rate
+    <= alpha + 2 s.e.); under eps = 1 it stays within 0.11 of the best fixed resolution at omega = 4..32 and loses
+    0.15-0.17 at omega = 2, where the centred maximum loses more than 0.3; without privacy it loses 0.19-0.21 at
+    omega = 2 and less than 0.09 elsewhere (the chapter's statements, which say the goal of 0.15 is missed at
+    omega = 2)."""
     import pathlib
     from ldpbook.adaptive import _figure3_setup, read_figure3_data
     fig, settings = read_figure3_data(pathlib.Path(__file__).resolve().parents[1] / "data" / "figure3_scales.csv")
@@ -311,11 +345,34 @@ def test_shipped_scale_data_recomputes_and_meets_the_goal():
                             [(int(chosen.integers(len(scenarios))), int(chosen.integers(settings["n_reps"])))])
     rate = fig.power.decisions.mean(axis=1)                              # scenarios x tests, from the raw 0/1s
     alpha, n_reps = settings["alpha"], settings["n_reps"]
+    loss = {}
     for eps in ("inf", "1"):
-        fixed = [labels.index(f"kappa={k} eps={eps}") for k in (4, 16, 64)]
-        chosen_test = labels.index(f"uncentred max eps={eps}")
-        assert rate[0, chosen_test] <= alpha + 2 * math.sqrt(alpha * (1 - alpha) / n_reps)
-        assert np.all(rate[1:, fixed].max(axis=1) - rate[1:, chosen_test] <= 0.15), (eps, rate[1:, chosen_test])
+        best = rate[1:, [labels.index(f"kappa={k} eps={eps}") for k in (4, 16, 64)]].max(axis=1)
+        for name in ("centred max", "uncentred max"):
+            column = labels.index(f"{name} eps={eps}")
+            assert rate[0, column] <= alpha + 2 * math.sqrt(alpha * (1 - alpha) / n_reps)
+            loss[name, eps] = best - rate[1:, column]
+    assert 0.15 < loss["uncentred max", "1"][0] < 0.17 and loss["uncentred max", "1"][1:].max() < 0.11
+    assert loss["centred max", "1"][0] > 0.3
+    assert 0.19 < loss["uncentred max", "inf"][0] < 0.21 and loss["uncentred max", "inf"][1:].max() < 0.09
+
+
+def test_shipped_candidate_data_recomputes_from_recorded_seeds():
+    "Random rows of data/adaptive_candidates.csv and data/adaptive_candidates_2d.csv, recomputed from their seeds."
+    import pathlib
+    from functools import partial
+    from ldpbook.adaptive import CANDIDATES, _candidate_test, _figure3_sample, _product_sample, read_figure3_data
+    chosen = np.random.default_rng()
+    for name in ("adaptive_candidates.csv", "adaptive_candidates_2d.csv"):
+        fig, settings = read_figure3_data(pathlib.Path(__file__).resolve().parents[1] / "data" / name)
+        eps_values = tuple(float(e) for e in settings["eps_values"])
+        assert fig.labels == tuple(f"{c} eps={e:g}" for e in eps_values for c in CANDIDATES)
+        test = partial(_candidate_test, eps_values=eps_values, n_permutations=settings["n_permutations"],
+                       n_centering=settings["n_centering"], alpha=settings["alpha"])
+        d = settings["d"]
+        sample = partial(_figure3_sample, n=settings["n"]) if d == 1 else partial(_product_sample, n=settings["n"], d=d)
+        rows = [(int(chosen.integers(len(fig.scenarios))), int(chosen.integers(settings["n_reps"])))]
+        _recompute_shipped_rows(fig, settings, test, sample, list(fig.labels), rows)
 
 
 # ------------------------------------------------------------------ bad input

@@ -547,7 +547,8 @@ def figure3_power(n_reps=200, n=1000, eps_values=(np.inf, 1.0), scenarios=((1, 0
 
     Each scenario (ω, r) draws n points from f = 1 and n from g_{ω,r} (`alternating_density`; r = 0: the null) and runs,
     on the same data, the RB permutation test of `closeness` binned at each kappa in `resolutions` and `adaptive_test`
-    with both centerings (Algorithm 3's centred maximum and the uncentred maximum), at every privacy level in `eps_values` (the same statistics, fresh Laplace noise per eps). Repetitions go
+    with both centerings (Algorithm 3's centred maximum and the uncentred maximum), at every privacy level
+    in `eps_values` (the same statistics, fresh Laplace noise per eps). Repetitions go
     through `closeness.power_curve` (seeded per repetition, parallel with `n_jobs`); keep=True also keeps every
     repetition's decisions (see `write_figure3_data`). The paper's size is n=1000, n_reps=5000, n_permutations=199.
 
@@ -690,7 +691,8 @@ def write_candidate_data(path, n_reps=200, rng=2028, n_jobs=1, n=1000, eps_value
                                   n_jobs=n_jobs, progress=False, keep_decisions=True)
     labels = tuple(f"{name} eps={e:g}" for e in eps_values for name in CANDIDATES)
     settings = dict(n=n, d=d, n_permutations=n_permutations, n_centering=n_centering, alpha=alpha, n_reps=n_reps,
-                    entropy=power.entropy, spawn_key=list(power.spawn_key), eps_values=[repr(float(e)) for e in eps_values])
+                    entropy=power.entropy, spawn_key=list(power.spawn_key),
+                    eps_values=[repr(float(e)) for e in eps_values])
     keys = np.column_stack([np.arange(len(scenarios)), np.array(scenarios)])
     closeness._write_decision_table(path, power, keys, ("scenario_index", "scale", "r"), ("%d", "%d", "%.10g"),
                                     labels, settings)

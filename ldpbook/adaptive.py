@@ -500,7 +500,7 @@ def _figure3_test(x, y, rng, eps_values, resolutions, n_permutations, n_centerin
                                                                sensitivity=perm.sensitivity, alpha=alpha, rng=rng))
         decisions.append(closeness.dp_permutation_decision(multiscale.statistic, multiscale.null_distribution, eps,
                                                            sensitivity=SCORE_SENSITIVITY, alpha=alpha, rng=rng))
-    # the uncentred maximum comes last in the random stream, so the columns above keep the numbers they had
+    # the uncentred maximum draws last from the random stream: the decisions above do not depend on it
     maximum = adaptive_test(x, y, math.inf, alpha=alpha, n_permutations=n_permutations, rng=rng,
                             return_nonprivate=True, centering="none")
     uncentred = [closeness.dp_permutation_decision(maximum.statistic, maximum.null_distribution, eps,

@@ -632,7 +632,7 @@ def read_figure3_data(path) -> tuple:
 
 # %% ../nbs/05_adaptivity.ipynb #cmp-code
 CANDIDATES = ("kappa=4", "kappa=16", "kappa=64", "centred max", "uncentred max", "shared-point offsets",
-              "level penalty", "adjacent pairs", "max over kappa <= 64")
+              "level penalty", "adjacent pairs", "max over kappa <= 64", "softmax tau=10")
 
 
 def _shared_points(partitions: DyadicPartitions) -> np.ndarray:
@@ -647,12 +647,13 @@ def _candidate_scores(stats, offsets, shared) -> list:
     """(scores T_0..T_B, sensitivity) of each of CANDIDATES, from the statistics (G, 1 + B) of one data set, the
     centering offsets o_κ (G,) and Γ_κ (G,). Lifts sqrt(Γ_κ + 64) move by at most sqrt(66) - 8 between neighbours."""
     step, lift = math.sqrt(66) - 8, np.sqrt(shared + 64.0)[:, None]
-    penalty = 0.5 * np.sqrt(np.log1p(np.arange(stats.shape[0])))[:, None]
+    penalty, top = 0.5 * np.sqrt(np.log1p(np.arange(stats.shape[0])))[:, None], stats.max(axis=0)
     return [(stats[2], 4.0), (stats[4], 4.0), (stats[6], 4.0),
             ((stats - offsets[:, None]).max(axis=0), SCORE_SENSITIVITY), (stats.max(axis=0), MAX_SENSITIVITY),
             ((stats - 0.5 * lift).max(axis=0), 4 + 0.5 * step),
             ((stats - penalty * lift).max(axis=0), 4 + float(penalty.max()) * step),
-            (((stats[1:] + stats[:-1]) / 2).max(axis=0), 4.0), (stats[:7].max(axis=0), 4.0)]
+            (((stats[1:] + stats[:-1]) / 2).max(axis=0), 4.0), (stats[:7].max(axis=0), 4.0),
+            (top + 10 * np.log(np.exp((stats - top) / 10).sum(axis=0)), 4.0)]
 
 
 def _candidate_test(x, y, rng, eps_values, n_permutations, n_centering, alpha):

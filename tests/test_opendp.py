@@ -429,3 +429,30 @@ def test_no_other_module_imports_opendp_and_the_module_says_how_to_install_it():
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines() == ["[]", "(2,)", "ldpbook.opendp needs OpenDP 0.16: pip install 'ldpbook[opendp]'"]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The survey page (nbs/survey.md) runs as written, and its test has the level and power the page states
+
+
+def test_the_survey_page_runs_and_its_test_has_the_stated_level_and_power():
+    import pathlib
+    import re
+
+    page = (pathlib.Path(__file__).resolve().parents[1] / "nbs" / "survey.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", page, re.S)
+    assert len(blocks) == 6
+    namespace = {}
+    exec(compile("\n".join(blocks), "nbs/survey.md", "exec"), namespace)
+    n, u, v, j = namespace["n"], namespace["u"], namespace["v"], namespace["j"]
+    assert namespace["outputs"].size == n and namespace["sent"] in (0, 1) and namespace["channel"].shape == (7, 2)
+    count, tie = namespace["count"], namespace["tie"]
+    assert namespace["pvalue"] == stats.binom.sf(count, n, u[j]) + tie * stats.binom.pmf(count, n, u[j])
+    # The page's randomized test rejects with probability share(c) at count c: 1 above the boundary, a part at it.
+    # Its level under the estimate of P0 and its power under that of P1, from binomial laws (not from sample_size).
+    counts = np.arange(n + 1)
+    above, at = stats.binom.sf(counts, n, u[j]), stats.binom.pmf(counts, n, u[j])
+    share = np.clip((0.05 - above) / np.where(at > 0, at, 1.0), 0.0, 1.0)   # P(pvalue ≤ 0.05 | count)
+    assert float(np.sum(at * share)) == pytest.approx(0.05, abs=1e-12)
+    assert float(np.sum(stats.binom.pmf(counts, n, v[j]) * share)) >= 0.8
+    assert v[j] > u[j]                                      # output j is the one P1 makes more likely

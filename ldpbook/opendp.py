@@ -78,7 +78,7 @@ def _check_category(x, k: int, name: str = "record") -> int:
     return x
 
 
-def mechanism_measurement(mechanism, *, rng: np.random.Generator | int | None = None) -> dp.Measurement:
+def mechanism_measurement(mechanism: object, *, rng: np.random.Generator | int | None = None) -> dp.Measurement:
     """The mechanism as an OpenDP measurement on one record: category x ↦ output y, drawn with probability
     channel[x, y] exactly; discrete distance, max-divergence, privacy map d_in ↦ eps·min(d_in, 1).
 

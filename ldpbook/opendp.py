@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -49,7 +49,7 @@ def _mechanism_parts(mechanism, name: str = "mechanism") -> tuple:
     return Q, eps
 
 # %% ../nbs/94_opendp.ipynb #opendp-sampler
-def _exact_sampler(Q: np.ndarray, rng) -> callable:
+def _exact_sampler(Q: np.ndarray, rng: np.random.Generator | int | None) -> Callable[[int], int]:
     """draw(x): output y with probability exactly Q[x, y] / Σ_y Q[x, y], by `foundations._exact_draw` on the row's
     exact cumulative sums; from a fresh generator each call (rng None) or from one generator."""
     rows, which = np.unique(Q, axis=0, return_inverse=True)

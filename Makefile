@@ -15,7 +15,7 @@ XDIST  := -n $(JOBS) --dist loadfile
 $(STAMP): requirements-dev.txt settings.ini setup.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -r requirements-dev.txt -e ".[dev,distributed,teaching]"
+	$(BIN)/python -m pip install --quiet -r requirements-dev.txt -e ".[dev,distributed,teaching,opendp]"
 	touch $(STAMP)
 
 export: $(STAMP)

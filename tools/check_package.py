@@ -13,7 +13,8 @@ environment gets the package's requirements from the registry (pip's cache makes
 pinned in requirements-dev.txt; it runs from a temporary folder, so it imports the installed package, never the
 source tree. It is made without a pip of its own (this environment's pip installs into
 it with `--python`), and nothing is byte-compiled at install (Python compiles what the checks import): the same
-packages installed, in a third of the time.
+packages installed, in a third of the time. Then the optional extra is added to the same environment (`pip install
+'ldpbook[opendp]'`, OpenDP's 0.16 series) and `ldpbook.opendp` is used there (`check_opendp_extra`).
 """
 import argparse
 import configparser
@@ -96,6 +97,43 @@ def check_artifacts(dist: Path, name: str, version: str):
     return wheels[0]
 
 
+OPENDP_PROBE = """
+import importlib, pkgutil, sys
+import ldpbook
+for m in pkgutil.iter_modules(ldpbook.__path__):
+    if m.name != "opendp":
+        try:
+            importlib.import_module("ldpbook." + m.name)
+        except ImportError as err:                 # a module of another extra (teaching) says which
+            if "extra" not in str(err):
+                raise
+assert not [n for n in sys.modules if n.split(".")[0] == "opendp"], "a module other than ldpbook.opendp imports opendp"
+import opendp.prelude as dp
+from ldpbook.opendp import mechanism_measurement
+from ldpbook.spr import divergence_optimal
+dp.enable_features("contrib", "honest-but-curious")
+meas = mechanism_measurement(divergence_optimal([0.4, 0.3, 0.2, 0.1], [0.1, 0.2, 0.3, 0.4], 1.0))
+both = dp.c.make_composition([meas, meas])
+assert meas(3) in (0, 1) and len(both(0)) == 2
+print(dp.__version__, meas.map(1), both.map(1))
+"""
+
+
+def check_opendp_extra(python: Path, wheel: Path, work: Path, scratch: Path):
+    """The optional extra: without it `ldpbook.opendp` says how to install OpenDP; `pip install 'ldpbook[opendp]'`
+    adds OpenDP's 0.16 series, whose measurement maps d_in = 1 to eps and composes to 2 eps."""
+    refused = run(python, "-c", "try:\n import ldpbook.opendp\nexcept ImportError as err:\n print(err)", cwd=scratch)
+    if "pip install 'ldpbook[opendp]'" not in refused:
+        sys.exit(f"check_package: without the extra, `import ldpbook.opendp` did not say how to install it:\n{refused}")
+    run(sys.executable, "-m", "pip", "--python", python, "install", "--quiet", "--disable-pip-version-check",
+        "--no-compile", "-c", pinned_constraints(work), f"{wheel}[opendp]")
+    version, eps, composed = run(python, "-c", OPENDP_PROBE, cwd=scratch).split()
+    if not version.startswith("0.16.") or (float(eps), float(composed)) != (1.0, 2.0):
+        sys.exit(f"check_package: with the opendp extra: OpenDP {version}, map(1) = {eps}, composed {composed}")
+    print(f"check_package: `pip install 'ldpbook[opendp]'` adds OpenDP {version}; a mechanism's measurement maps "
+          f"d_in = 1 to {eps} and two composed to {composed}; no other module imports OpenDP")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--keep", help="build into this folder and keep it (default: a temporary folder)")
@@ -144,6 +182,7 @@ def main():
         print(f"check_package: in the fresh environment ldpbook {installed_version} imports from site-packages, "
               f"ships py.typed and the data sets (load_health_visits() reads {rows} rows), runs the README tour "
               f"and `ldpbook --help`")
+        check_opendp_extra(python, wheel, work, scratch)
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)

@@ -41,7 +41,7 @@ if _started_by_python:
 __all__ = ['MAX_INPUT_BYTES', 'MAX_OPTIMAL_SYMBOLS', 'MAX_TABLE_ENTRIES', 'MAX_CELLS', 'MAX_RB_SAMPLE', 'MAX_ALPHABET',
            'REPRODUCTIONS', 'SEED_HELP', 'SIGPIPE_STATUS', 'INTERRUPT_STATUS', 'UsageError', 'read_vector',
            'format_mechanism', 'run_optimal', 'smallest_permutations', 'compact_labels', 'run_closeness',
-           'add_output_options', 'emit', 'run_design', 'run_survey_test', 'Reproduction', 'run_reproduce',
+           'add_output_options', 'check_out', 'emit', 'run_design', 'run_survey_test', 'Reproduction', 'run_reproduce',
            'build_parser', 'main']
 
 # %% ../nbs/91_cli.ipynb #c004-0ec8f773
@@ -400,6 +400,12 @@ def add_output_options(parser) -> None:
                         help="write the answer to FILE instead of standard output")
 
 
+def check_out(args) -> None:
+    "Refuse an --out whose folder does not exist, before any work is done."
+    if args.out is not None and not _is_existing(Path(args.out).resolve().parent):
+        raise UsageError(f"--out: no such folder for {_shown(args.out)}")
+
+
 def emit(args, report: dict, text: Callable[[dict], str]) -> str:
     "The answer of a subcommand in --format, written to --out when given (then a one-line note)."
     answer = json.dumps(report, indent=2, allow_nan=False) if args.format == "json" else text(report)
@@ -415,6 +421,7 @@ def emit(args, report: dict, text: Callable[[dict], str]) -> str:
 def run_design(args) -> str:
     "The `design` subcommand: the mechanism and its certified sample size, as JSON or text."
     from ldpbook.estimated import certified_design
+    check_out(args)
     for name in ("alpha", "beta"):
         if not 0 < getattr(args, name) < 1:
             raise UsageError(f"--{name} must lie in the open interval (0, 1)")
@@ -499,6 +506,7 @@ def _test_text(report: dict) -> str:
 def run_survey_test(args) -> str:
     "The `survey-test` subcommand: the Neyman-Pearson test (np) or the two-group test (groups)."
     from ldpbook.estimated import survey_test, two_group_test
+    check_out(args)
     if not 0 < args.level < 1:
         raise UsageError("--level must lie in the open interval (0, 1)")
     if args.test == "np":

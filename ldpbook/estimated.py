@@ -16,6 +16,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import fft as sfft
 from scipy import stats
+from scipy.optimize import brentq
 from scipy.special import gammaln, rel_entr, xlogy
 
 from .chernoff import chernoff_information, chernoff_optimal
@@ -1021,6 +1022,25 @@ def _check_certified(x0, x1, k, level, power, confidence, fraction) -> tuple:
     return x0, x1, k, {"level": level, "power": power, "confidence": confidence}
 
 # %% ../nbs/07_estimated.ipynb #est-065
+def _fisher_lower(s1: int, h1: int, s0: int, h0: int, delta: float) -> float:
+    """Fisher's exact conditional lower confidence bound on the odds ratio ψ of S.
+
+    Given t = s0 + s1, s1 has the noncentral hypergeometric law ∝ C(h1, x) C(h0, t − x) ψ^x,
+    whose upper tail P(X ≥ s1) grows with ψ: the bound is the ψ where it equals δ (0 when s1
+    is the smallest possible value)."""
+    t = s0 + s1
+    x = np.arange(max(0, t - h0), min(h1, t) + 1)
+    if s1 == x[0]:
+        return 0.0
+    log_base = -gammaln(x + 1) - gammaln(h1 - x + 1) - gammaln(t - x + 1) - gammaln(h0 - t + x + 1)
+
+    def excess(log_psi):
+        w = log_base + x * log_psi
+        w = np.exp(w - w.max())
+        return w[x >= s1].sum() / w.sum() - delta
+    return math.exp(brentq(excess, -60.0, 60.0, xtol=1e-12, maxiter=200))
+
+
 def _certify(S, a_line, b_line, h0, h1, *, level, power, confidence) -> tuple:
     """The certified n from the hold-out parts: (n or None, ψ_lo, (π_lo, π_hi), reason).
 
@@ -1030,9 +1050,7 @@ def _certify(S, a_line, b_line, h0, h1, *, level, power, confidence) -> tuple:
     s0, s1 = int(S[h0].sum()), int(S[h1].sum())
     if min(a_line[1], b_line[1]) <= 0:
         return None, 0.0, (0.0, 1.0), "the design part shows no difference between the pilots"
-    table = [[s1, h1.size - s1], [s0, h0.size - s0]]
-    psi = float(stats.contingency.odds_ratio(table, kind="conditional").confidence_interval(
-        1 - delta * 19 / 20, alternative="greater").low)
+    psi = _fisher_lower(s1, h1.size, s0, h0.size, delta * 19 / 20)
     ci = stats.binomtest(s0, h0.size).proportion_ci(1 - delta / 20, method="exact")
     interval = (float(ci.low), float(ci.high))
     n = _worst_case_n(a_line, b_line, psi, interval, level, power)

@@ -890,7 +890,8 @@ def build_parser() -> argparse.ArgumentParser:
     "The `ldpbook` argument parser with its five subcommands."
     parser = _OneLineErrors(prog="ldpbook", description="Optimal local-privacy mechanisms and private "
                                      "hypothesis tests, from the command line.")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{optimal,closeness,design,survey-test,reproduce}")
+    sub = parser.add_subparsers(dest="command", required=True,
+                                metavar="{optimal,closeness,design,survey-test,reproduce}")
     _optimal_parser(sub), _closeness_parser(sub), _design_parser(sub), _survey_test_parser(sub)
     _reproduce_parser(sub)
     return parser

@@ -21,7 +21,7 @@ from scipy.special import gammaln, rel_entr, xlogy
 
 from .chernoff import chernoff_information, chernoff_optimal
 from .egamma import egamma_optimal
-from .foundations import (check_channel, check_divergence, check_eps, check_int,
+from .foundations import (as_generator, check_channel, check_divergence, check_eps, check_int,
                                  check_int_array, check_nonnegative, check_pair, check_real,
                                  check_real_array, is_ldp, randomized_response, readonly)
 from .spr import SPRMechanism, binary_mechanism, divergence_optimal
@@ -1096,7 +1096,7 @@ def certified_design(x0: ArrayLike, x1: ArrayLike, eps: float, *, k: int, level:
         design; None: fresh entropy). The pilots are the designer's own data.
     """
     x0, x1, k, settings = _check_certified(x0, x1, k, level, power, confidence, design_fraction)
-    rng = np.random.default_rng(rng)
+    rng = as_generator(rng)
     (a0, b0), (a1, b1) = _split(x0, design_fraction, rng), _split(x1, design_fraction, rng)
     plugin = plugin_optimal(a0, a1, eps, k=k, divergence=divergence, confidence=confidence,
                             ell=ell, **params)
@@ -1254,6 +1254,8 @@ def survey_test(answers: ArrayLike, p: ArrayLike, q: ArrayLike, *, channel: Arra
         raise ValueError(f"channel must have one row per symbol (k = {p.size})")
     x = _answers(answers, "answers", Q.shape[1])
     level = _check_probability(level, "level")
+    if not isinstance(randomized, (bool, np.bool_)):
+        raise TypeError("randomized must be True or False")
     if merged is not None:
         T = _merged_mask(merged, Q.shape[1])
         Q, x = np.stack((Q[:, ~T].sum(axis=1), Q[:, T].sum(axis=1)), axis=1), T[x].astype(np.int64)
@@ -1264,15 +1266,15 @@ def survey_test(answers: ArrayLike, p: ArrayLike, q: ArrayLike, *, channel: Arra
     with np.errstate(divide="ignore"):
         llr = _floored(np.log(v[keep]) - np.log(u[keep]), x.size)   # v = 0: below every other sum
     above, tie = _np_pvalues(llr, u[keep], counts[keep])
-    share = np.random.default_rng(rng).random() if randomized else 1.0
+    share = as_generator(rng).random() if randomized else 1.0
     pvalue = min(above + share * tie, 1.0)
     return SurveyTestResult(bool(pvalue <= level), float(pvalue), float(counts[keep] @ llr), level,
                             x.size, bool(randomized), "binomial" if keep.sum() == 2 else "types")
 
 def _merged_mask(merged, m: int) -> np.ndarray:
     "A boolean mask of m outputs from a mask or a list of outputs; both sides non-empty."
-    arr = np.asarray(merged)
-    if arr.dtype == bool:
+    arr = merged if isinstance(merged, np.ndarray) else None
+    if arr is not None and arr.dtype == bool:
         if arr.shape != (m,):
             raise ValueError(f"merged must be a boolean mask of the channel's {m} outputs")
         T = arr.copy()
@@ -1301,7 +1303,8 @@ def two_group_test(answers_a: ArrayLike, answers_b: ArrayLike, *, outputs: int |
     a, b = np.asarray(answers_a) if hasattr(answers_a, "to_numpy") else answers_a, \
         np.asarray(answers_b) if hasattr(answers_b, "to_numpy") else answers_b
     a, b = _check_sample(a, "answers_a"), _check_sample(b, "answers_b")
-    m = int(max(a.max(), b.max())) + 1 if outputs is None else check_int(outputs, "outputs", 2)
+    m = (int(max(a.max(), b.max())) + 1 if outputs is None
+         else check_int(outputs, "outputs", 2, maximum=_MAX_ALPHABET))
     a, b = _answers(a, "answers_a", m), _answers(b, "answers_b", m)
     level = _check_probability(level, "level")
     table = np.stack((np.bincount(a, minlength=m), np.bincount(b, minlength=m)))
@@ -1314,7 +1317,7 @@ def two_group_test(answers_a: ArrayLike, answers_b: ArrayLike, *, outputs: int |
                                 level, a.size + b.size, False, "fisher")
     B = check_int(n_permutations, "n_permutations", 1, maximum=10**7)
     totals = table.sum(axis=0)
-    draws = np.random.default_rng(rng).multivariate_hypergeometric(totals, a.size, size=B)
+    draws = as_generator(rng).multivariate_hypergeometric(totals, a.size, size=B)
     observed = _chi2(table[0], totals, a.size)
     null = _chi2(draws, totals, a.size)
     pvalue = float((1 + np.sum(null >= observed * (1 - 1e-12))) / (B + 1))

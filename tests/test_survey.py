@@ -297,3 +297,18 @@ def test_a_survey_of_the_certified_size_rejects_p0_under_p1_often_enough():
     hits = [survey_test(privatize(rng.choice(4, design.n, p=q), Q, rng=rng), p, q, channel=Q,
                         merged=design.merged, rng=rng).reject for _ in range(300)]
     assert np.mean(hits) >= 0.8 - 3 * math.sqrt(0.16 / 300)
+
+
+def test_spr_is_not_maximin_optimal_on_the_chapters_class():
+    """The counterexample of the chapter, checked without its linear programs: every partition's SPR mechanism (all
+    five, listed by hand) stays below a binary channel written down directly, which is exactly eps-LDP."""
+    pairs = [(np.array([0.66, 0.02, 0.32]), np.array([0.2, 0.72, 0.08])),
+             (np.array([0.17, 0.81, 0.02]), np.array([0.07, 0.53, 0.40]))]
+    worst = lambda Q: min(0.5 * np.abs(p @ Q - q @ Q).sum() for p, q in pairs)    # noqa: E731
+    partitions = [[[0, 1, 2]], [[0], [1, 2]], [[1], [0, 2]], [[2], [0, 1]], [[0], [1], [2]]]
+    spr = max(worst(spr_channel(P, 3, 1.0)) for P in partitions)
+    R = randomized_response(2, 1.0)
+    w = np.array([0.3845, R[1, 0], R[0, 0]])
+    Q = np.column_stack((1 - w, w))
+    assert is_ldp(Q, 1.0, rtol=0)
+    assert worst(Q) > 0.164 > 0.1385 > spr

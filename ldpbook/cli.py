@@ -40,8 +40,9 @@ if _started_by_python:
 # %% auto #0
 __all__ = ['MAX_INPUT_BYTES', 'MAX_OPTIMAL_SYMBOLS', 'MAX_TABLE_ENTRIES', 'MAX_CELLS', 'MAX_RB_SAMPLE', 'MAX_ALPHABET',
            'REPRODUCTIONS', 'SEED_HELP', 'SIGPIPE_STATUS', 'INTERRUPT_STATUS', 'UsageError', 'read_vector',
-           'format_mechanism', 'run_optimal', 'smallest_permutations', 'compact_labels', 'run_closeness', 'run_design',
-           'Reproduction', 'run_reproduce', 'build_parser', 'main']
+           'format_mechanism', 'run_optimal', 'smallest_permutations', 'compact_labels', 'run_closeness',
+           'add_output_options', 'check_out', 'emit', 'run_design', 'run_survey_test', 'Reproduction', 'run_reproduce',
+           'build_parser', 'main']
 
 # %% ../nbs/91_cli.ipynb #c004-0ec8f773
 class UsageError(Exception):
@@ -378,23 +379,49 @@ def _symbols(values: np.ndarray, name: str) -> np.ndarray:
 
 
 def _sample_size_json(design, args) -> dict:
-    "The sample size for the estimated pair, or null with the reason."
-    from ldpbook.estimated import sample_size_details
-    settings = {"alpha": args.alpha, "beta": args.beta,
-                "for": "the estimated pair (p_hat, q_hat)"}
+    "The certified sample size (null with the reason) and, apart, the plug-in number."
+    return {"n": design.n,
+            "for": f"the true pair (P0, P1), with probability >= {design.confidence:g} over the pilots",
+            "alpha": args.alpha, "beta": args.beta,
+            "method": "sample splitting; exact binomial power at the worst pair of the hold-out "
+                      "parts' confidence set",
+            **({} if design.n is not None else {"reason": design.reason}),
+            "test": "the Neyman-Pearson test on the count of the merged outputs (ldpbook survey-test np "
+                    "--merged ...)",
+            "n_plugin": design.n_plugin,
+            "n_plugin_for": "the estimated pair (p_hat, q_hat) of the whole pilots: not certified"}
+
+
+def add_output_options(parser) -> None:
+    "The `--format json|text` and `--out FILE` options of a subcommand that answers with a report."
+    parser.add_argument("--format", choices=("json", "text"), default="json",
+                        help="json (default) or a readable text summary")
+    parser.add_argument("--out", default=None, metavar="FILE",
+                        help="write the answer to FILE instead of standard output")
+
+
+def check_out(args) -> None:
+    "Refuse an --out whose folder does not exist, before any work is done."
+    if args.out is not None and not _is_existing(Path(args.out).resolve().parent):
+        raise UsageError(f"--out: no such folder for {_shown(args.out)}")
+
+
+def emit(args, report: dict, text: Callable[[dict], str]) -> str:
+    "The answer of a subcommand in --format, written to --out when given (then a one-line note)."
+    answer = json.dumps(report, indent=2, allow_nan=False) if args.format == "json" else text(report)
+    if args.out is None:
+        return answer
     try:
-        found = sample_size_details(design.p_hat, design.q_hat, args.eps,
-                                    alpha=args.alpha, beta=args.beta,
-                                    channel=design.mechanism.channel)
-    except ValueError as err:
-        return {"n": None, "reason": str(err), **settings}
-    return {"n": found.n, "method": found.method, "lower_bound": found.lower_bound,
-            **settings}
+        Path(args.out).write_text(answer + "\n", encoding="utf-8")
+    except OSError as err:
+        raise UsageError(f"--out: cannot write {_shown(args.out)}: {err.strerror or 'error'}") from None
+    return f"wrote {_shown(args.out)}"
 
 # %% ../nbs/91_cli.ipynb #c152-design-2
 def run_design(args) -> str:
-    "The `design` subcommand: the certified mechanism and its sample size, as JSON."
-    from ldpbook.estimated import plugin_optimal
+    "The `design` subcommand: the mechanism and its certified sample size, as JSON or text."
+    from ldpbook.estimated import certified_design
+    check_out(args)
     for name in ("alpha", "beta"):
         if not 0 < getattr(args, name) < 1:
             raise UsageError(f"--{name} must lie in the open interval (0, 1)")
@@ -404,22 +431,127 @@ def run_design(args) -> str:
     if args.renyi_order is not None:
         params["alpha"] = args.renyi_order
     k = args.k if args.k is not None else int(max(x0.max(), x1.max())) + 1
-    design = plugin_optimal(x0, x1, args.eps, k=k, divergence=args.divergence,
-                            confidence=args.confidence, ell=args.ell, **params)
+    design = certified_design(x0, x1, args.eps, k=k, level=args.alpha, power=1 - args.beta,
+                              confidence=args.confidence, design_fraction=args.design_fraction,
+                              divergence=args.divergence, ell=args.ell, rng=args.seed, **params)
     if args.k is None:                 # deprecated: the certificate needs k fixed in advance
         print("ldpbook design: note: without --k the alphabet is one more than the largest symbol "
               "seen, and the certified bounds assume that P0 and P1 put no mass beyond it; pass --k "
               "(it will be required)", file=sys.stderr)
-    channel = np.asarray(design.mechanism.channel)
-    bounds = {key: _json_number(getattr(design, key))
+    channel, plugin = np.asarray(design.mechanism.channel), design.plugin
+    bounds = {key: _json_number(getattr(plugin, key))
               for key in ("estimate", "lower_bound", "upper_bound", "regret_bound")}
-    return json.dumps({
+    return emit(args, {
         "eps": _json_number(args.eps), "divergence": args.divergence,
         "k": int(channel.shape[0]), "pilot_sizes": [int(x0.size), int(x1.size)],
+        "design_sizes": list(design.design_sizes), "holdout_sizes": list(design.holdout_sizes),
         "confidence": design.confidence, **bounds,
         "partition": [[int(x) for x in block] for block in design.mechanism.partition],
         "channel": [[_json_number(v) for v in row] for row in channel],
-        "sample_size": _sample_size_json(design, args)}, indent=2, allow_nan=False)
+        "merged_outputs": [int(y) for y in np.flatnonzero(design.merged)],
+        "sample_size": _sample_size_json(design, args)}, _design_text)
+
+
+def _design_text(report: dict) -> str:
+    "A readable summary of the design command's report."
+    size = report["sample_size"]
+    blocks = " | ".join("{" + ", ".join(map(str, b)) + "}" for b in report["partition"])
+    power = 1 - size["beta"]
+    certified = (f"n = {size['n']} respondents: the level-{size['alpha']:g} test has power >= {power:g} on the "
+                 f"true pair, with probability >= {report['confidence']:g} over the pilots"
+                 if size["n"] is not None else f"no certified n: {size['reason']}")
+    return "\n".join([
+        f"Design for eps = {report['eps']}, k = {report['k']}: pilots {report['pilot_sizes'][0]} and "
+        f"{report['pilot_sizes'][1]}, of which {report['design_sizes'][0]} and {report['design_sizes'][1]} "
+        "designed the mechanism and the rest certified it",
+        f"mechanism: {len(report['partition'])} outputs, blocks {blocks}",
+        f"sample size: {certified}",
+        f"plug-in number for the estimated pair (not certified): {size['n_plugin']}",
+        f"survey test: ldpbook survey-test np ANSWERS ... --merged "
+        f"{','.join(map(str, report['merged_outputs']))}"])
+
+# %% ../nbs/91_cli.ipynb #c153-survey-test
+def _read_channel(spec: str) -> np.ndarray:
+    "A channel from a JSON file: a list of rows, or the report of `ldpbook design` (its \"channel\")."
+    path = Path(spec)
+    if not _is_existing(path):
+        raise UsageError(f"--channel: no such file: {_shown(spec)}")
+    try:
+        data = json.loads(_read_text(path, "--channel"))
+    except json.JSONDecodeError:
+        raise UsageError("--channel: the file is not valid JSON") from None
+    rows = data.get("channel") if isinstance(data, dict) else data
+    ok = isinstance(rows, list) and rows and all(
+        isinstance(row, list) and row and all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                                              for v in row) for row in rows)
+    if not ok or len({len(row) for row in rows}) != 1:
+        raise UsageError("--channel: expected a list of rows of numbers of one length "
+                         "(or a design report with a \"channel\")")
+    return np.array(rows, dtype=float)
+
+
+def _test_report(result) -> dict:
+    "A survey test's result as a JSON object."
+    return {"reject": result.reject, "pvalue": result.pvalue, "statistic": _json_number(result.statistic),
+            "level": result.level, "n": result.n, "randomized": result.randomized, "method": result.method}
+
+
+def _test_text(report: dict) -> str:
+    "A readable line for a survey test."
+    verdict = "reject H0" if report["reject"] else "do not reject H0"
+    return (f"{verdict} at level {report['level']:g}: p-value {report['pvalue']:.4g} "
+            f"({report['method']}, {report['n']} answers{', randomized' if report['randomized'] else ''})")
+
+# %% ../nbs/91_cli.ipynb #c154-survey-test-2
+def run_survey_test(args) -> str:
+    "The `survey-test` subcommand: the Neyman-Pearson test (np) or the two-group test (groups)."
+    from ldpbook.estimated import survey_test, two_group_test
+    check_out(args)
+    if not 0 < args.level < 1:
+        raise UsageError("--level must lie in the open interval (0, 1)")
+    if args.test == "np":
+        channel = _read_channel(args.channel)
+        p, q = (_check_distribution(read_vector(s, n), n) for s, n in ((args.p, "--p"), (args.q, "--q")))
+        answers = _symbols(read_vector(args.answers, "ANSWERS"), "ANSWERS")
+        merged = None if args.merged is None else _symbols(read_vector(args.merged, "--merged"), "--merged")
+        result = survey_test(answers, p, q, channel=channel, merged=merged, level=args.level,
+                             randomized=not args.deterministic, rng=args.seed)
+    else:
+        a = _symbols(read_vector(args.answers_a, "A"), "A")
+        b = _symbols(read_vector(args.answers_b, "B"), "B")
+        result = two_group_test(a, b, outputs=args.outputs, level=args.level,
+                                n_permutations=args.permutations, rng=args.seed)
+    return emit(args, _test_report(result), _test_text)
+
+
+def _survey_test_parser(sub) -> None:
+    st = sub.add_parser("survey-test", help="tests on the privatized answers of a survey",
+                        description="Test on privatized answers: np (P0 against P1, the test the "
+                        "design's sample size is for) or groups (do two groups answer alike?).")
+    tests = st.add_subparsers(dest="test", required=True, metavar="{np,groups}")
+    np_ = tests.add_parser("np", help="the Neyman-Pearson test of P0 against P1 from the answers")
+    np_.add_argument("answers", help="the answers: a .csv/.json file (or inline list) of outputs 0, 1, ...")
+    np_.add_argument("--p", required=True, help="P0 over the k symbols (inline, .json or .csv)")
+    np_.add_argument("--q", required=True, help="P1, the same way")
+    np_.add_argument("--channel", required=True, help="the channel: a JSON file of rows, or the "
+                     "report of ldpbook design --out")
+    np_.add_argument("--merged", default=None, help="test the count of these outputs (as the "
+                     "design's merged_outputs)")
+    np_.add_argument("--deterministic", action="store_true",
+                     help="the non-randomized test (level at most --level)")
+    groups = tests.add_parser("groups", help="do two groups' answers have one law?")
+    groups.add_argument("answers_a", help="the answers of group A (file or inline list)")
+    groups.add_argument("answers_b", help="the answers of group B")
+    groups.add_argument("--outputs", type=_count(2, MAX_ALPHABET), default=None,
+                        help="the channel's number of outputs (default: one more than the largest answer)")
+    groups.add_argument("--permutations", type=_count(1, 10**7), default=9999,
+                        help="tables drawn for more than two outputs (default 9999)")
+    for parser in (np_, groups):
+        parser.add_argument("--level", type=_number, default=0.05, help="the test's level (default 0.05)")
+        parser.add_argument("--seed", type=_count(0, 2**128, "2^128"), default=None,
+                            help="seed of the test's own randomness (default: fresh)")
+        add_output_options(parser)
+    st.set_defaults(run=run_survey_test)
 
 # %% ../nbs/91_cli.ipynb #c011-99ddba62
 @dataclass(frozen=True)
@@ -707,11 +839,11 @@ def _closeness_parser(sub) -> None:
 
 # %% ../nbs/91_cli.ipynb #c134a-design-parser
 def _design_parser(sub) -> None:
-    des = sub.add_parser("design", help="the certified eps-LDP mechanism for two pilot "
-                         "samples, and the sample size it needs",
-                         description="Design the optimal eps-LDP mechanism on two "
-                         "pilot samples of symbols 0..k-1; print it with its certified "
-                         "bounds and the sample size it needs (JSON).")
+    des = sub.add_parser("design", help="the eps-LDP mechanism for two pilot samples, and the "
+                         "sample size certified for the true pair",
+                         description="Design the optimal eps-LDP mechanism on part of two "
+                         "pilot samples of symbols 0..k-1 and certify, on the rest, the number "
+                         "of respondents its survey needs (ldpbook.estimated.certified_design).")
     des.add_argument("x0", help="pilot sample from P0: a .csv/.json file (or inline "
                      "list) of symbols 0, 1, ...")
     des.add_argument("x1", help="pilot sample from P1, the same way")
@@ -729,11 +861,17 @@ def _design_parser(sub) -> None:
     des.add_argument("--ell", type=_count(1, 2**31), default=None,
                      help="output budget (default: none)")
     des.add_argument("--confidence", type=_number, default=0.95,
-                     help="of the certified bounds (default 0.95)")
+                     help="of the certified sample size and bounds (default 0.95)")
     des.add_argument("--alpha", type=_number, default=0.05,
                      help="level of the survey's test (default 0.05)")
     des.add_argument("--beta", type=_number, default=0.2,
                      help="its type-II error (default 0.2: power 0.8)")
+    des.add_argument("--design-fraction", type=_number, default=0.3,
+                     help="share of each pilot that designs the mechanism; the rest certifies "
+                     "it (default 0.3)")
+    des.add_argument("--seed", type=_count(0, 2**128, "2^128"), default=0,
+                     help="seed of the random split of the pilots (default 0)")
+    add_output_options(des)
     des.set_defaults(run=run_design)
 
 # %% ../nbs/91_cli.ipynb #c135-build-parser-3
@@ -749,11 +887,13 @@ def _reproduce_parser(sub) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    "The `ldpbook` argument parser with its four subcommands."
+    "The `ldpbook` argument parser with its five subcommands."
     parser = _OneLineErrors(prog="ldpbook", description="Optimal local-privacy mechanisms and private "
                                      "hypothesis tests, from the command line.")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{optimal,closeness,design,reproduce}")
-    _optimal_parser(sub), _closeness_parser(sub), _design_parser(sub), _reproduce_parser(sub)
+    sub = parser.add_subparsers(dest="command", required=True,
+                                metavar="{optimal,closeness,design,survey-test,reproduce}")
+    _optimal_parser(sub), _closeness_parser(sub), _design_parser(sub), _survey_test_parser(sub)
+    _reproduce_parser(sub)
     return parser
 
 # %% ../nbs/91_cli.ipynb #c136-main

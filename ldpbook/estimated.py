@@ -16,20 +16,23 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import fft as sfft
 from scipy import stats
+from scipy.optimize import brentq
 from scipy.special import gammaln, rel_entr, xlogy
 
 from .chernoff import chernoff_information, chernoff_optimal
 from .egamma import egamma_optimal
-from .foundations import (check_channel, check_divergence, check_eps, check_int,
+from .foundations import (as_generator, check_channel, check_divergence, check_eps, check_int,
                                  check_int_array, check_nonnegative, check_pair, check_real,
                                  check_real_array, is_ldp, randomized_response, readonly)
 from .spr import SPRMechanism, binary_mechanism, divergence_optimal
 
 # %% auto #0
 __all__ = ['MAX_TYPES', 'LATTICE_ENTRIES', 'MAX_LATTICE_ENTRIES', 'BERRY_ESSEEN', 'MAX_SAMPLE_SIZE', 'EXACT_ONLY_BELOW',
-           'VISIT_CLASSES', 'DATA_FILE', 'divergence_constants', 'output_lipschitz', 'l1_radius', 'PluginDesign',
-           'plugin_optimal', 'np_power', 'SampleSize', 'sample_size_details', 'sample_size', 'HealthVisits',
-           'load_health_visits']
+           'VISIT_CLASSES', 'DATA_FILE', 'MIN_PILOT', 'CERTIFIED_FIELDS', 'CERTIFIED_DATA', 'divergence_constants',
+           'output_lipschitz', 'l1_radius', 'PluginDesign', 'plugin_optimal', 'np_power', 'SampleSize',
+           'sample_size_details', 'sample_size', 'HealthVisits', 'load_health_visits', 'CertifiedDesign',
+           'certified_design', 'certified_simulation', 'write_certified_data', 'read_certified_data', 'certified_pairs',
+           'SurveyTestResult', 'survey_test', 'two_group_test']
 
 # %% ../nbs/07_estimated.ipynb #est-006
 def _chord_constants(f, eps: float) -> tuple[float, float]:
@@ -892,3 +895,440 @@ def load_health_visits(path: str | Path | None = None) -> HealthVisits:
     visits, coinsurance = values[:, 0].copy(), values[:, 1].copy()
     visits.setflags(write=False), coinsurance.setflags(write=False)
     return HealthVisits(visits=visits, coinsurance=coinsurance)
+
+# %% ../nbs/07_estimated.ipynb #est-061
+@dataclass(frozen=True, eq=False)
+class CertifiedDesign:
+    """A mechanism designed on part of the pilots, its sample size certified on the rest.
+
+    Attributes
+    ----------
+    mechanism : SPRMechanism
+        The optimal mechanism for the empirical laws of the design part.
+    n : int or None
+        The certified sample size: with probability ≥ `confidence` over the pilots,
+        the level-`level` test on the merged answers (below), and so the most powerful
+        test on all of the mechanism's answers, has power ≥ `power` on the true pair
+        (P0, P1) with n respondents. None when the hold-out part certifies no n
+        (`reason` says why).
+    n_plugin : int or None
+        The sample size for the estimated pair (p̂, q̂) of the whole pilots through
+        `mechanism`: not certified (None when the estimated output laws are equal).
+    confidence, level, power : float
+        The probability of the certificate, the test's level and its target power.
+    merged : numpy.ndarray
+        The outputs T (a boolean mask) whose count the certified test uses.
+    block : numpy.ndarray
+        The symbols S (a boolean mask) that send most mass to T.
+    odds_ratio_bound : float
+        ψ_lo, a lower confidence bound on the odds ratio of S under P1 against P0.
+    block_interval : tuple of float
+        (π_lo, π_hi), a confidence interval for P0(S).
+    design_sizes, holdout_sizes : tuple of int
+        The sizes of the two parts of each pilot.
+    plugin : PluginDesign
+        `plugin_optimal` on the design part: the Lipschitz certificate of the mechanism.
+    reason : str
+        Empty when n is certified, else why not.
+    """
+
+    mechanism: SPRMechanism
+    n: int | None
+    n_plugin: int | None
+    confidence: float
+    level: float
+    power: float
+    merged: np.ndarray
+    block: np.ndarray
+    odds_ratio_bound: float
+    block_interval: tuple
+    design_sizes: tuple
+    holdout_sizes: tuple
+    plugin: PluginDesign
+    reason: str
+
+# %% ../nbs/07_estimated.ipynb #est-062
+def _binary_n(a: float, b: float, level: float, power: float, start: int = 1) -> int:
+    "The exact smallest n (at least `start`) of the level-`level` Neyman–Pearson test of Bin(·, a) against Bin(·, b)."
+    u, v = np.array([1 - a, a]), np.array([1 - b, b])
+    start = max(start, _kl_lower_bound(u, v, level, 1 - power))
+    return _smallest(lambda n: _binomial_miss(u, v, n, level), 1 - power, start=start)[0]
+
+
+def _worst_case_n(a_line: tuple, b_line: tuple, psi: float, interval: tuple, level: float,
+                  power: float, cells: int = 24) -> int | None:
+    """The largest sample size over a confidence set of two-output pairs.
+
+    Over a = a0 + a1·π, b = b0 + b1·ρ with π in `interval` and odds(ρ) ≥ ψ·odds(π): on
+    each of `cells` cells [π_i, π_{i+1}] the pair (a(π_{i+1}), b(ρ_ψ(π_i))) needs at least
+    as many (the power falls with a and rises with b). None when some cell does not
+    separate the laws (ψ ≤ 1, or π may be 0 or 1)."""
+    grid = np.linspace(interval[0], interval[1], cells + 1)
+    rho = psi * grid / (1 - grid + psi * grid)           # the least ρ of odds ratio ψ
+    a, b = a_line[0] + a_line[1] * grid[1:], b_line[0] + b_line[1] * rho[:-1]
+    if psi <= 1 or min(a_line[1], b_line[1]) <= 0 or not np.all(b > a):
+        return None
+    worst, beta = 0, 1 - power
+    for i in np.argsort((a * (1 - a) + b * (1 - b)) / (b - a) ** 2)[::-1]:   # the likely worst first
+        u, v = np.array([1 - a[i], a[i]]), np.array([1 - b[i], b[i]])
+        if worst and _binomial_miss(u, v, worst, level) <= beta:   # this cell needs no more
+            continue
+        worst = _binary_n(float(a[i]), float(b[i]), level, power, start=worst + 1)
+    return worst
+
+# %% ../nbs/07_estimated.ipynb #est-063
+def _split(x: np.ndarray, fraction: float, rng) -> tuple[np.ndarray, np.ndarray]:
+    "A random split of a sample: round(fraction·n) records (at least one, leaving one) and the rest."
+    order = rng.permutation(x.size)
+    cut = min(max(round(fraction * x.size), 1), x.size - 1)
+    return x[order[:cut]], x[order[cut:]]
+
+
+def _merged_block(channel: np.ndarray, p_hat, q_hat) -> tuple:
+    """The outputs T more likely under q̂, the block S, and two lines bounding Q(T|·).
+
+    For an SPR channel Q(T|x) is one value on a block S and another off it (to an ulp):
+    P0(T) ≤ a0 + a1·P0(S) and P1(T) ≥ b0 + b1·P1(S), with (a0, a1) from the largest
+    values on and off S and (b0, b1) from the smallest."""
+    T = q_hat @ channel > p_hat @ channel
+    w = channel[:, T].sum(axis=1)
+    S = w > (w.min() + w.max()) / 2
+    if not S.any():
+        return T, S, (0.0, 0.0), (0.0, 0.0)
+    off = w[~S] if (~S).any() else np.zeros(1)
+    upper, lower = (float(off.max()), float(w[S].max())), (float(off.min()), float(w[S].min()))
+    return T, S, (upper[0], upper[1] - upper[0]), (lower[0], lower[1] - lower[0])
+
+# %% ../nbs/07_estimated.ipynb #est-064
+MIN_PILOT = 20     # the fewest records of a pilot that certified_design splits in two
+
+
+def _check_certified(x0, x1, k, level, power, confidence, fraction) -> tuple:
+    "certified_design's arguments, validated: the samples, k and the settings."
+    x0, x1 = _check_sample(x0, "x0"), _check_sample(x1, "x1")
+    for name, x in (("x0", x0), ("x1", x1)):
+        if x.size < MIN_PILOT:
+            raise ValueError(f"{name} must hold at least {MIN_PILOT} records (a part designs, "
+                             "the rest certifies)")
+    k = _check_alphabet(check_int(k, "k", 1, maximum=_MAX_ALPHABET), int(max(x0.max(), x1.max())))
+    if np.unique(np.concatenate((x0, x1))).size < 2:
+        raise ValueError("x0 and x1 must hold two different symbols between them (one symbol "
+                         "alone leaves nothing to test)")
+    level, power = _check_probability(level, "level"), _check_probability(power, "power")
+    if power <= level:
+        raise ValueError("power must exceed level (a coin flip has power = level)")
+    confidence = _check_probability(confidence, "confidence")
+    _check_probability(fraction, "design_fraction")
+    return x0, x1, k, {"level": level, "power": power, "confidence": confidence}
+
+# %% ../nbs/07_estimated.ipynb #est-065
+def _fisher_lower(s1: int, h1: int, s0: int, h0: int, delta: float) -> float:
+    """Fisher's exact conditional lower confidence bound on the odds ratio ψ of S.
+
+    Given t = s0 + s1, s1 has the noncentral hypergeometric law ∝ C(h1, x) C(h0, t − x) ψ^x,
+    whose upper tail P(X ≥ s1) grows with ψ: the bound is the ψ where it equals δ (0 when s1
+    is the smallest possible value)."""
+    t = s0 + s1
+    x = np.arange(max(0, t - h0), min(h1, t) + 1)
+    if s1 == x[0]:
+        return 0.0
+    log_base = -gammaln(x + 1) - gammaln(h1 - x + 1) - gammaln(t - x + 1) - gammaln(h0 - t + x + 1)
+
+    def excess(log_psi):
+        w = log_base + x * log_psi
+        w = np.exp(w - w.max())
+        return w[x >= s1].sum() / w.sum() - delta
+    return math.exp(brentq(excess, -60.0, 60.0, xtol=1e-12, maxiter=200))
+
+
+def _certify(S, a_line, b_line, h0, h1, *, level, power, confidence) -> tuple:
+    """The certified n from the hold-out parts: (n or None, ψ_lo, (π_lo, π_hi), reason).
+
+    Of δ = 1 − confidence, δ/20 goes to Clopper–Pearson's interval for π = P0(S) and the
+    rest to Fisher's conditional lower bound on the odds ratio of S."""
+    delta = 1 - confidence
+    s0, s1 = int(S[h0].sum()), int(S[h1].sum())
+    if min(a_line[1], b_line[1]) <= 0:
+        return None, 0.0, (0.0, 1.0), "the design part shows no difference between the pilots"
+    psi = _fisher_lower(s1, h1.size, s0, h0.size, delta * 19 / 20)
+    ci = stats.binomtest(s0, h0.size).proportion_ci(1 - delta / 20, method="exact")
+    interval = (float(ci.low), float(ci.high))
+    n = _worst_case_n(a_line, b_line, psi, interval, level, power)
+    reason = "" if n is not None else ("the hold-out parts do not show, at this confidence, that the "
+                                       "mechanism separates P0 from P1: collect larger pilots")
+    return n, psi, interval, reason
+
+# %% ../nbs/07_estimated.ipynb #est-066
+def _frozen(mask: np.ndarray) -> np.ndarray:
+    "A read-only copy of a boolean mask."
+    mask = mask.copy()
+    mask.setflags(write=False)
+    return mask
+
+
+def certified_design(x0: ArrayLike, x1: ArrayLike, eps: float, *, k: int, level: float = 0.05,
+                     power: float = 0.8, confidence: float = 0.95, design_fraction: float = 0.3,
+                     divergence: str | Callable = "kl", ell: int | None = None,
+                     rng: int | np.random.Generator | None = 0, **params: float) -> CertifiedDesign:
+    """A mechanism designed on pilot samples, with a sample size certified for the true pair.
+
+    Each pilot is split at random: `design_fraction` of it designs the mechanism
+    (`plugin_optimal`), the rest certifies the sample size (`CertifiedDesign`).
+
+    Parameters
+    ----------
+    x0, x1 : array_like of int
+        Pilot samples of symbols in [0, k) from P0 and P1, at least `MIN_PILOT` each.
+    eps : float
+        Privacy level ε ≥ 0.
+    k : int
+        The alphabet size, fixed before the pilots are seen (keyword-only).
+    level, power : float
+        The survey test's level and target power, 0 < level < power < 1 (keyword-only).
+    confidence : float
+        The probability of the certificate over the pilots, in (0, 1) (keyword-only).
+    design_fraction : float
+        The share of each pilot that designs the mechanism, in (0, 1) (keyword-only).
+    divergence, ell, **params
+        As for `plugin_optimal` (keyword-only).
+    rng : int, Generator or None
+        The split's randomness (keyword-only; default 0: the same pilots give the same
+        design; None: fresh entropy). The pilots are the designer's own data.
+    """
+    x0, x1, k, settings = _check_certified(x0, x1, k, level, power, confidence, design_fraction)
+    rng = as_generator(rng)
+    (a0, b0), (a1, b1) = _split(x0, design_fraction, rng), _split(x1, design_fraction, rng)
+    plugin = plugin_optimal(a0, a1, eps, k=k, divergence=divergence, confidence=confidence,
+                            ell=ell, **params)
+    channel = np.asarray(plugin.mechanism.channel)
+    T, S, a_line, b_line = _merged_block(channel, plugin.p_hat, plugin.q_hat)
+    n, psi, interval, reason = _certify(S, a_line, b_line, b0, b1, **settings)
+    p_all, q_all = (np.bincount(x, minlength=k) / x.size for x in (x0, x1))
+    try:
+        n_plugin = sample_size(p_all, q_all, eps, alpha=level, beta=1 - power, channel=channel)
+    except ValueError:                    # the estimated output laws are equal
+        n_plugin = None
+    return CertifiedDesign(mechanism=plugin.mechanism, n=n, n_plugin=n_plugin, **settings,
+                           merged=_frozen(T), block=_frozen(S), odds_ratio_bound=psi,
+                           block_interval=interval, design_sizes=(a0.size, a1.size),
+                           holdout_sizes=(b0.size, b1.size), plugin=plugin, reason=reason)
+
+# %% ../nbs/07_estimated.ipynb #est-070
+CERTIFIED_FIELDS = ("pair", "pilot", "rep", "n_cert", "needed", "n_plugin", "n_old", "needed_old")
+CERTIFIED_DATA = "certified_design.csv"
+
+
+def certified_simulation(p: ArrayLike, q: ArrayLike, eps: float, *, pair: str = "pair",
+                         sizes: tuple = (500, 2000, 10_000), reps: int = 500, first: int = 0,
+                         seed: int = 0) -> list[dict]:
+    """Certified and plug-in sample sizes on simulated pilots from a known pair.
+
+    Per pilot size and repetition r in [first, first + reps) (pilots from the generator
+    seeded by (seed, size, r): one row is the same in any run): ``n_cert`` of
+    `certified_design` (−1 if none) and ``needed``, the exact n its mechanism needs on
+    the true pair; ``n_plugin``; ``n_old``, the number the design command printed before
+    (the plug-in n of the mechanism designed on the whole pilots) and ``needed_old``,
+    what that mechanism needs on the true pair. Level 0.05, power 0.8, confidence 0.95."""
+    p, q = check_pair(p, q)
+    rows = []
+    for size in sizes:
+        for r in range(first, first + reps):
+            rng = np.random.default_rng([seed, size, r])
+            x0, x1 = rng.choice(p.size, size, p=p), rng.choice(p.size, size, p=q)
+            design = certified_design(x0, x1, eps, k=p.size, rng=rng)
+            old = plugin_optimal(x0, x1, eps, k=p.size).mechanism.channel
+            p_hat, q_hat = (np.bincount(x, minlength=p.size) / size for x in (x0, x1))
+            rows.append({"pair": pair, "pilot": size, "rep": r,
+                         "n_cert": -1 if design.n is None else design.n,
+                         "needed": _needed(p, q, eps, design.mechanism.channel),
+                         "n_plugin": -1 if design.n_plugin is None else design.n_plugin,
+                         "n_old": _needed(p_hat, q_hat, eps, old),
+                         "needed_old": _needed(p, q, eps, old)})
+    return rows
+
+
+def _needed(p, q, eps, channel) -> int:
+    "The sample size of a channel for a pair at level 0.05, power 0.8; −1 if no n separates them."
+    try:
+        return sample_size(p, q, eps, channel=channel)
+    except ValueError:
+        return -1
+
+# %% ../nbs/07_estimated.ipynb #est-071
+def write_certified_data(path: str | Path, *, reps: int = 500) -> None:
+    """Run `certified_simulation` on the RAND truth and the synthetic pair, write the CSV.
+
+    The file `ldpbook/data/certified_design.csv` was written by this function with the
+    default `reps` (about 15 minutes of one core)."""
+    rows = []
+    for pair, (p, q) in certified_pairs().items():
+        rows += certified_simulation(p, q, 1.0, pair=pair, reps=reps)
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=CERTIFIED_FIELDS)
+        writer.writeheader(), writer.writerows(rows)
+
+
+def read_certified_data(path: str | Path | None = None) -> list[dict]:
+    "The rows of the stored simulation (by default the shipped `ldpbook/data/certified_design.csv`)."
+    source = importlib.resources.files("ldpbook").joinpath("data", CERTIFIED_DATA) if path is None \
+        else Path(path)
+    with source.open("r", encoding="utf-8", newline="") as handle:
+        return [{key: value if key == "pair" else int(value) for key, value in row.items()}
+                for row in csv.DictReader(handle)]
+
+
+def certified_pairs() -> dict:
+    "The two truths of the simulation: the RAND full-data frequencies and a synthetic pair on five symbols."
+    x0, x1 = load_health_visits().populations()
+    rand = (np.bincount(x0, minlength=7) / x0.size, np.bincount(x1, minlength=7) / x1.size)
+    synthetic = (np.array([0.35, 0.25, 0.2, 0.12, 0.08]), np.array([0.25, 0.22, 0.2, 0.18, 0.15]))
+    return {"rand": rand, "synthetic": synthetic}
+
+# %% ../nbs/07_estimated.ipynb #est-076
+@dataclass(frozen=True, eq=False)
+class SurveyTestResult:
+    """The outcome of a test on privatized answers.
+
+    ``reject`` (the decision at ``level``), ``pvalue``, ``statistic`` (the log-likelihood
+    ratio, or the chi-square statistic of the two-group test), ``n`` (the answers used),
+    ``randomized`` (whether the decision used the randomization that makes the level
+    exact) and ``method``."""
+
+    reject: bool
+    pvalue: float
+    statistic: float
+    level: float
+    n: int
+    randomized: bool
+    method: str
+
+
+def _answers(values, name: str, m: int) -> np.ndarray:
+    "Privatized answers: a non-empty 1-D sequence (array, list, pandas Series) of outputs in [0, m)."
+    x = _check_sample(np.asarray(values) if hasattr(values, "to_numpy") else values, name)
+    if x.max() >= m:
+        raise ValueError(f"{name} must hold outputs of the channel, in [0, {m})")
+    return x
+
+
+def _floored(llr: np.ndarray, n: int) -> np.ndarray:
+    "Log-ratios with −∞ replaced by a value whose every sum of n terms lies below the finite ones."
+    finite = llr[np.isfinite(llr)]
+    if finite.size == 0:
+        return np.zeros_like(llr)
+    floor = finite.min() - (n + 1) * (finite.max() - finite.min() + 1)
+    return np.where(np.isfinite(llr), llr, floor)
+
+
+def _np_pvalues(llr: np.ndarray, u: np.ndarray, counts: np.ndarray) -> tuple:
+    """P0(Λ > λ) and P0(Λ = λ) at the observed counts: binomial tails for two outputs, else types."""
+    n, observed = int(counts.sum()), float(counts @ llr)
+    if u.size == 2:
+        if llr[0] == llr[1]:                      # Λ is constant: every outcome ties
+            return 0.0, 1.0
+        y = 1 if llr[1] > llr[0] else 0           # Λ increases with the count of output y
+        return float(stats.binom.sf(counts[y], n, u[y])), float(stats.binom.pmf(counts[y], n, u[y]))
+    if _count_types(n, u.size) > MAX_TYPES:
+        raise ValueError(f"answers: {n} answers on {u.size} outputs have more than MAX_TYPES = "
+                         f"{MAX_TYPES:,} count vectors: merge the outputs into two (merged=...)")
+    N = _types(n, u.size)
+    law = np.exp(gammaln(n + 1) - gammaln(N + 1).sum(axis=1) + xlogy(N, u).sum(axis=1))
+    lam, tol = N @ llr, 1e-9 * max(1.0, float(np.abs(llr).max()) * n)
+    return float(law[lam > observed + tol].sum()), float(law[np.abs(lam - observed) <= tol].sum())
+
+# %% ../nbs/07_estimated.ipynb #est-077
+def survey_test(answers: ArrayLike, p: ArrayLike, q: ArrayLike, *, channel: ArrayLike,
+                merged: ArrayLike | None = None, level: float = 0.05, randomized: bool = True,
+                rng: int | np.random.Generator | None = None) -> SurveyTestResult:
+    """The Neyman–Pearson test of P0 = p against P1 = q from privatized answers.
+
+    Rejects for a large log-likelihood ratio Λ = Σ_i log(v/u)(Y_i) of the answers,
+    u = Qᵀp, v = Qᵀq. The p-value is P0(Λ > λ) + U·P0(Λ = λ) with U uniform (exactly
+    uniform under H0: level exactly `level`), or P0(Λ ≥ λ) with ``randomized=False``
+    (level ≤ `level`). `merged` (a boolean mask or list of outputs) tests the count of
+    those outputs instead, the test `certified_design` sizes (its ``merged``). Exact:
+    binomial tails for two outputs, else the multinomial types (at most `MAX_TYPES`)."""
+    p, q = check_pair(p, q)
+    Q = check_channel(channel, "channel")
+    if Q.shape[0] != p.size:
+        raise ValueError(f"channel must have one row per symbol (k = {p.size})")
+    x = _answers(answers, "answers", Q.shape[1])
+    level = _check_probability(level, "level")
+    if not isinstance(randomized, (bool, np.bool_)):
+        raise TypeError("randomized must be True or False")
+    if merged is not None:
+        T = _merged_mask(merged, Q.shape[1])
+        Q, x = np.stack((Q[:, ~T].sum(axis=1), Q[:, T].sum(axis=1)), axis=1), T[x].astype(np.int64)
+    u, v, counts = p @ Q, q @ Q, np.bincount(x, minlength=Q.shape[1])
+    if (counts[u == 0] > 0).any():                  # an answer P0 never gives: Λ = ∞
+        return SurveyTestResult(True, 0.0, math.inf, level, x.size, False, "impossible under P0")
+    keep = u > 0
+    with np.errstate(divide="ignore"):
+        llr = _floored(np.log(v[keep]) - np.log(u[keep]), x.size)   # v = 0: below every other sum
+    above, tie = _np_pvalues(llr, u[keep], counts[keep])
+    share = as_generator(rng).random() if randomized else 1.0
+    pvalue = min(above + share * tie, 1.0)
+    return SurveyTestResult(bool(pvalue <= level), float(pvalue), float(counts[keep] @ llr), level,
+                            x.size, bool(randomized), "binomial" if keep.sum() == 2 else "types")
+
+def _merged_mask(merged, m: int) -> np.ndarray:
+    "A boolean mask of m outputs from a mask or a list of outputs; both sides non-empty."
+    arr = merged if isinstance(merged, np.ndarray) else None
+    if arr is not None and arr.dtype == bool:
+        if arr.shape != (m,):
+            raise ValueError(f"merged must be a boolean mask of the channel's {m} outputs")
+        T = arr.copy()
+    else:
+        idx = check_int_array(merged, "merged", ndim=1)
+        if idx.size and (idx.min() < 0 or idx.max() >= m):
+            raise ValueError(f"merged must list outputs in [0, {m})")
+        T = np.zeros(m, dtype=bool)
+        T[idx] = True
+    if T.all() or not T.any():
+        raise ValueError("merged must leave outputs on both sides")
+    return T
+
+# %% ../nbs/07_estimated.ipynb #est-078
+def two_group_test(answers_a: ArrayLike, answers_b: ArrayLike, *, outputs: int | None = None,
+                   level: float = 0.05, n_permutations: int = 9999,
+                   rng: int | np.random.Generator | None = None) -> SurveyTestResult:
+    """Do two groups answer alike? A test on the privatized answers of two groups.
+
+    H0: both groups' answers have the same law on the `outputs` outputs (default: one
+    more than the largest answer). Two outputs: Fisher's exact test (two-sided,
+    conditional on the totals: level ≤ `level`). More: the chi-square statistic of the
+    2 × m table against `n_permutations` tables drawn with the same totals, p-value
+    (1 + #{T_b ≥ T})/(B + 1) (level ≤ `level`). A function of the answers alone, so it
+    costs no privacy."""
+    a, b = np.asarray(answers_a) if hasattr(answers_a, "to_numpy") else answers_a, \
+        np.asarray(answers_b) if hasattr(answers_b, "to_numpy") else answers_b
+    a, b = _check_sample(a, "answers_a"), _check_sample(b, "answers_b")
+    m = (int(max(a.max(), b.max())) + 1 if outputs is None
+         else check_int(outputs, "outputs", 2, maximum=_MAX_ALPHABET))
+    a, b = _answers(a, "answers_a", m), _answers(b, "answers_b", m)
+    level = _check_probability(level, "level")
+    table = np.stack((np.bincount(a, minlength=m), np.bincount(b, minlength=m)))
+    table = table[:, table.sum(axis=0) > 0]           # outputs nobody gave carry no information
+    if table.shape[1] < 2:
+        return SurveyTestResult(False, 1.0, 0.0, level, a.size + b.size, False, "one output")
+    if table.shape[1] == 2:
+        pvalue = float(stats.fisher_exact(table).pvalue)
+        return SurveyTestResult(pvalue <= level, pvalue, _chi2(table[0], table.sum(0), a.size),
+                                level, a.size + b.size, False, "fisher")
+    B = check_int(n_permutations, "n_permutations", 1, maximum=10**7)
+    totals = table.sum(axis=0)
+    draws = as_generator(rng).multivariate_hypergeometric(totals, a.size, size=B)
+    observed = _chi2(table[0], totals, a.size)
+    null = _chi2(draws, totals, a.size)
+    pvalue = float((1 + np.sum(null >= observed * (1 - 1e-12))) / (B + 1))
+    return SurveyTestResult(pvalue <= level, pvalue, observed, level, a.size + b.size, True,
+                            "permutation")
+
+
+def _chi2(first: np.ndarray, totals: np.ndarray, n_a: int) -> np.ndarray | float:
+    "Pearson's chi-square of the 2 × m table with first row `first` and column totals `totals`."
+    n = totals.sum()
+    expected_a, expected_b = totals * n_a / n, totals * (n - n_a) / n
+    second = totals - first
+    out = ((first - expected_a) ** 2 / expected_a + (second - expected_b) ** 2 / expected_b).sum(axis=-1)
+    return float(out) if np.ndim(out) == 0 else out

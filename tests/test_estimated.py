@@ -448,6 +448,7 @@ def run_cli(*args):
 
 def test_design_command(tmp_path):
     import json
+    from ldpbook.estimated import certified_design
     rng = np.random.default_rng(2)
     x0, x1 = rng.choice(4, 800, p=[0.1, 0.2, 0.3, 0.4]), rng.choice(4, 700, p=[0.4, 0.3, 0.2, 0.1])
     (tmp_path / "x0.csv").write_text("x0\n" + "\n".join(map(str, x0)))
@@ -457,41 +458,92 @@ def test_design_command(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "without --k" in done.stderr and done.stderr.count("\n") == 1   # the deprecated default, noted
     out = json.loads(done.stdout)
-    ref = plugin_optimal(x0, x1, 1.0, k=4, confidence=0.9)
+    ref = certified_design(x0, x1, 1.0, k=4, confidence=0.9, level=0.01, power=0.9)
     given = run_cli("design", tmp_path / "x0.csv", tmp_path / "x1.json", "--eps", "1", "--k", "4",
                     "--confidence", "0.9", "--alpha", "0.01", "--beta", "0.1")
     assert given.returncode == 0 and given.stderr == "" and given.stdout == done.stdout
     assert out["pilot_sizes"] == [800, 700] and out["k"] == 4
-    assert out["estimate"] == pytest.approx(ref.estimate, rel=1e-12)
-    assert out["lower_bound"] == pytest.approx(ref.lower_bound, rel=1e-12, abs=1e-15)
-    assert out["regret_bound"] == pytest.approx(ref.regret_bound, rel=1e-12)
+    assert out["design_sizes"] == [240, 210] and out["holdout_sizes"] == [560, 490]
+    plugin = ref.plugin                                  # the Lipschitz certificate of the printed mechanism
+    assert out["estimate"] == pytest.approx(plugin.estimate, rel=1e-12)
+    assert out["lower_bound"] == pytest.approx(plugin.lower_bound, rel=1e-12, abs=1e-15)
+    assert out["regret_bound"] == pytest.approx(plugin.regret_bound, rel=1e-12)
     assert out["partition"] == [list(b) for b in ref.mechanism.partition]
-    n = sample_size(ref.p_hat, ref.q_hat, 1.0, alpha=0.01, beta=0.1,
-                    channel=ref.mechanism.channel)
-    assert out["sample_size"]["n"] == n and out["sample_size"]["method"] == "binomial"
+    size = out["sample_size"]
+    assert size["n"] == ref.n and size["n"] > 0 and "true pair" in size["for"] and "0.9" in size["for"]
+    p_hat, q_hat = np.bincount(x0, minlength=4) / 800, np.bincount(x1, minlength=4) / 700
+    n = sample_size(p_hat, q_hat, 1.0, alpha=0.01, beta=0.1, channel=ref.mechanism.channel)
+    assert size["n_plugin"] == n and "estimated pair" in size["n_plugin_for"]
+    assert out["merged_outputs"] == [int(y) for y in np.flatnonzero(ref.merged)]
+    text = run_cli("design", tmp_path / "x0.csv", tmp_path / "x1.json", "--eps", "1", "--k", "4",
+                   "--confidence", "0.9", "--alpha", "0.01", "--beta", "0.1", "--format", "text",
+                   "--out", tmp_path / "report.txt")
+    assert text.returncode == 0 and text.stdout.startswith("wrote ")
+    report = (tmp_path / "report.txt").read_text()
+    assert f"n = {ref.n} respondents" in report and f"(not certified): {n}" in report
 
 
 def test_design_command_errors(tmp_path):
     "The refusals run in processes forked from one start of the command (tests/forked_script.py), held to a real start."
-    (tmp_path / "same.csv").write_text("0\n1\n0\n1\n")
-    equal = run_cli("design", tmp_path / "same.csv", tmp_path / "same.csv", "--eps", "1")
-    assert equal.returncode == 0 and '"n": null' in equal.stdout      # no sample size
+    (tmp_path / "same.csv").write_text("\n".join(["0", "1"] * 20))
+    equal = run_cli("design", tmp_path / "same.csv", tmp_path / "same.csv", "--eps", "1", "--k", "2")
+    assert equal.returncode == 0 and '"n": null' in equal.stdout and '"reason"' in equal.stdout
     forked = ForkedScript(Path(sys.executable).with_name("ldpbook"))
     real, fork = run_cli("design", "0,1,7.5", "1,0", "--eps", "1"), forked("design", "0,1,7.5", "1,0", "--eps", "1")
     assert (fork.returncode, fork.stdout, fork.stderr) == (real.returncode, real.stdout, real.stderr)
+    pilot = ",".join(["0", "1", "2"] * 10)
     for args, words in [(("0,1,7.5", "1,0", "--eps", "1"), "whole numbers"),
                         (("0,1,-3", "1,0", "--eps", "1"), "whole numbers"),
                         (("0,1,2000000", "1,0", "--eps", "1"), "below"),
-                        (("0,1", "1,0", "--eps", "1", "--k", "1"), "[0, k)"),
-                        (("0,1", "1,0", "--eps", "-1"), "eps"),
-                        (("0,1", "1,0", "--eps", "1", "--beta", "2"), "beta"),
-                        (("0,1", "1,0", "--eps", "1", "--divergence", "nope"), "divergence"),
+                        ((pilot, pilot, "--eps", "1", "--k", "1"), "[0, k)"),
+                        ((pilot, pilot, "--eps", "-1"), "eps"),
+                        ((pilot, pilot, "--eps", "1", "--beta", "2"), "beta"),
+                        ((pilot, pilot, "--eps", "1", "--confidence", "1"), "confidence"),
+                        (("0,1,2", pilot, "--eps", "1", "--k", "3"), "x0 must hold at least"),
+                        (("2," * 29 + "2", "2," * 29 + "2", "--eps", "1", "--k", "3"), "two different symbols"),
+                        ((pilot, pilot, "--eps", "1", "--divergence", "nope"), "divergence"),
+                        ((pilot, pilot, "--eps", "1", "--format", "xml"), "format"),
+                        ((pilot, pilot, "--eps", "1", "--out", tmp_path / "no" / "such" / "f.json"), "--out"),
                         (("0,1", tmp_path / "missing.csv", "--eps", "1"), "no such file")]:
         done = forked("design", *args)
         assert done.returncode == 2 and done.stdout == "", (args, done.stderr)
         assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
-        assert done.stderr.startswith("ldpbook design: error:") and words in done.stderr
+        assert done.stderr.startswith("ldpbook design: error:") and words in done.stderr, (args, done.stderr)
         assert "7.5" not in done.stderr and "2000000" not in done.stderr
+    forked.close()
+
+
+def test_survey_test_command(tmp_path):
+    "ldpbook survey-test on CSV files and the design report, against the API; its refusals."
+    import json
+    from ldpbook.estimated import survey_test, two_group_test
+    forked = ForkedScript(Path(sys.executable).with_name("ldpbook"))
+    p, q = [0.4, 0.3, 0.2, 0.1], [0.1, 0.2, 0.3, 0.4]
+    Q = spr_channel([[0, 1], [2, 3]], 4, 1.0)
+    (tmp_path / "design.json").write_text(json.dumps({"channel": Q.tolist(), "k": 4}))
+    answers = [1, 1, 0, 1, 1, 1, 0, 1, 1, 0, 1, 1]
+    (tmp_path / "answers.csv").write_text("answer\n" + "\n".join(map(str, answers)))
+    done = forked("survey-test", "np", tmp_path / "answers.csv", "--p", ",".join(map(str, p)),
+                  "--q", ",".join(map(str, q)), "--channel", tmp_path / "design.json", "--deterministic")
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    ref = survey_test(answers, p, q, channel=Q, randomized=False)
+    assert out["pvalue"] == ref.pvalue and out["reject"] == ref.reject and out["method"] == "binomial"
+    done = forked("survey-test", "groups", tmp_path / "answers.csv", "0,0,1,0,0,1,0", "--format", "text")
+    ref = two_group_test(answers, [0, 0, 1, 0, 0, 1, 0])
+    assert done.returncode == 0 and f"p-value {ref.pvalue:.4g}" in done.stdout and "fisher" in done.stdout
+    for args, words in [(("np", tmp_path / "answers.csv", "--p", "0.5,0.5", "--q", "0.2,0.8", "--channel",
+                          tmp_path / "missing.json"), "no such file"),
+                        (("np", tmp_path / "answers.csv", "--p", "0.5,0.6,0,0", "--q", ",".join(map(str, q)),
+                          "--channel", tmp_path / "design.json"), "sum to 1"),
+                        (("np", "0,1,7", "--p", ",".join(map(str, p)), "--q", ",".join(map(str, q)),
+                          "--channel", tmp_path / "design.json"), "answers"),
+                        (("groups", "0,1", "0,1", "--level", "2"), "--level"),
+                        (("groups", "0,1.5", "0,1"), "whole numbers")]:
+        done = forked("survey-test", *args)
+        assert done.returncode == 2 and done.stdout == "", (args, done.stderr)
+        assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr and words in done.stderr, \
+            (args, done.stderr)
     forked.close()
 
 

@@ -13,9 +13,9 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy.special import expit
 
-from .foundations import (LinearFree, check_channel, check_divergence, check_eps, check_int, check_pair,
-                                 check_real, divergence_from_sum, divergence_terms, privacy_defect, readonly,
-                                 _at_most_exp, _capped)
+from .foundations import (MAX_FINITE_EPS, LinearFree, check_channel, check_divergence, check_eps, check_int,
+                                 check_pair, check_real, divergence_from_sum, divergence_terms, privacy_defect,
+                                 readonly, _at_most_exp, _capped)
 from .spr import PartitionMechanism, _group_masses, _lr_order
 from .spr import divergence_optimal as spr_divergence_optimal
 
@@ -274,7 +274,8 @@ def divergence_optimal(p: ArrayLike, q: ArrayLike, eps: float, *, delta: float,
     p, q : array_like
         The two hypotheses, probability vectors of length k.
     eps : float
-        Privacy level ε ≥ 0 (``inf`` allowed).
+        Privacy level ε ≥ 0 (``inf`` allowed; for 0 < δ < 1 at most 708.4, where e^{-ε} is still a normal float,
+        as in `foundations.randomized_response`).
     delta : float, keyword-only
         The failure probability δ in [0, 1].
     divergence : str, LinearFree or callable, keyword-only
@@ -299,6 +300,9 @@ def divergence_optimal(p: ArrayLike, q: ArrayLike, eps: float, *, delta: float,
     if delta == 1 or eps == np.inf:
         return _from_spr(spr_divergence_optimal(p, q, np.inf, divergence=kind, ell=None if ell is None else
                                                 min(ell, k), **params), delta, "unconstrained")
+    if eps > MAX_FINITE_EPS:                   # as foundations.randomized_response: e^-ε would underflow
+        raise ValueError(f"eps must be at most {MAX_FINITE_EPS:.1f} when 0 < delta < 1 (the channel's entries "
+                         "e^-eps would underflow); use eps=np.inf for no constraint")
     if ell == 2 or (isinstance(kind, str) and kind in ("tv", "egamma")):
         total, name, channel, inside = _two_output_optimal(p, q, eps, delta, kind, params)
         blocks = _threshold_blocks(inside, k)

@@ -111,7 +111,7 @@ def test_divergence_optimal_channel_achieves_its_value(divergence_optimal):
 @grades("divergence_optimal", points=3, hidden=True)
 def test_divergence_optimal_two_outputs_beat_every_subset(divergence_optimal):
     "KL with ell = 2: the value is the brute-force optimum, and the channel is exactly (eps, delta)-LDP."
-    for p, q in PAIRS:
+    for p, q in PAIRS + [(np.array([0.0, 0.5, 0.5]), np.array([0.5, 0.25, 0.25]))]:   # the last: a bottom set leaks
         for eps, delta in ((0.1, 0.1), (1.0, 0.01), (3.0, 1e-6)):
             mech = divergence_optimal(p, q, eps, delta=delta, ell=2)
             assert mp_defect(np.asarray(mech.channel), eps) <= delta, "the channel must be (eps, delta)-LDP"

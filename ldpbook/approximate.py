@@ -20,7 +20,8 @@ from .spr import PartitionMechanism, _group_masses, _lr_order
 from .spr import divergence_optimal as spr_divergence_optimal
 
 # %% auto #0
-__all__ = ['is_approx_ldp', 'two_output_vertices', 'ApproxMechanism', 'divergence_optimal', 'two_output_reference']
+__all__ = ['is_approx_ldp', 'two_output_vertices', 'leaky_rr_channel', 'ApproxMechanism', 'divergence_optimal',
+           'two_output_reference']
 
 # %% ../nbs/08_approximate.ipynb #apx-005
 def _check_delta(delta: float) -> float:
@@ -177,16 +178,35 @@ def _threshold_blocks(inside, k):
     return tuple(block for block in (outside, inside) if block)
 
 # %% ../nbs/08_approximate.ipynb #apx-017
-def _leaky_rr_channel(eps, delta):
-    """R_{ε,δ} on two inputs, outputs (leak 0, report 0, report 1, leak 1): reveal x w.p. δ, else randomized
-    response; its larger entries lowered to e^ε times the smaller ones exactly (`foundations._capped`)."""
+def leaky_rr_channel(eps: float, delta: float) -> np.ndarray:
+    """The four-output leaky randomized response R_{ε,δ} on two inputs: reveal x with probability δ, otherwise
+    run binary randomized response. Outputs: leak 0, report 0, report 1, leak 1.
+
+    Rows (δ, (1 − δ)σ(ε), (1 − δ)σ(−ε), 0) and (0, (1 − δ)σ(−ε), (1 − δ)σ(ε), δ), σ(s) = 1/(1 + e^{−s}); the larger
+    randomized-response entries are lowered to e^ε times the smaller ones in real arithmetic where rounding left
+    them above (`foundations._capped`), so the channel passes `is_approx_ldp(R, eps, delta)` exactly.
+
+    Parameters
+    ----------
+    eps : float
+        Privacy level ε ≥ 0 (finite, at most 708.4 as in `foundations.randomized_response`).
+    delta : float
+        The failure probability δ in [0, 1].
+
+    Returns
+    -------
+    np.ndarray
+        The 2 × 4 channel."""
+    eps, delta = check_eps(eps), _check_delta(delta)
+    if eps > MAX_FINITE_EPS:
+        raise ValueError(f"eps must be at most {MAX_FINITE_EPS:.1f} (the entries e^-eps would underflow)")
     rr = _capped((1 - delta) * expit(np.array([[eps, -eps], [-eps, eps]])), eps)
     return np.array([[delta, rr[0, 0], rr[0, 1], 0.0], [0.0, rr[1, 0], rr[1, 1], delta]])
 
 
 def _leaky_rr4(p, q, eps, delta, kind, params):
     "The perspective sum of R_{ε,δ} for the pair p, q on two symbols, and the channel."
-    Q = _leaky_rr_channel(eps, delta)
+    Q = leaky_rr_channel(eps, delta)
     d = p - params.get("gamma", 1.0) * q if kind == "egamma" else p - q
     total = divergence_terms(Q.T @ p, Q.T @ q, Q.T @ d, kind=kind, check=False, **params).sum()
     return total, Q

@@ -1,22 +1,17 @@
 """Tests written for grading the approximate-privacy chapter (`ldpbook.approximate`).
 
 Each test grades one function, which it receives as its only argument (the student's function, called in another
-process). Expected values: hand-worked hockey-stick sums, the total-variation closed form, and, in hidden tests
-only, the privacy defect and the two-output optimum computed in mpmath by brute force (every set of inputs at every
-vertex of the two-output polygon, found by intersecting its lines), so that the visible tests a student reads do not
-hand out an answer.
+process). The graded functions are the two-output polygon's vertices and the four-output leaky randomized response:
+their names are the chapter's own (the chapter's `is_approx_ldp` and `divergence_optimal` share their names with
+functions of ldpbook.foundations and ldpbook.spr, which a submission needs to import). Expected values: hand-worked
+numbers, and, in hidden tests only, the polygon's lines and the privacy defect in 40-digit mpmath.
 """
-import itertools
 import math
 
 import mpmath
 import numpy as np
 
 from ldpbook.assignments import grades, refused
-from ldpbook.foundations import divergence
-
-PAIRS = [(np.array([0.4, 0.3, 0.2, 0.1]), np.array([0.1, 0.2, 0.3, 0.4])),
-         (np.array([0.05, 0.3, 0.15, 0.35, 0.15]), np.array([0.3, 0.1, 0.25, 0.05, 0.3]))]
 
 
 def mp_defect(Q, eps):
@@ -27,101 +22,72 @@ def mp_defect(Q, eps):
                    for x in range(len(Q)) for y in range(len(Q)))
 
 
-def brute_two_output_kl(p, q, eps, delta):
-    "The largest KL over two-output (eps, delta)-LDP channels: every subset at every polygon vertex, in mpmath."
-    with mpmath.workdps(40):
-        a, d = mpmath.exp(mpmath.mpf(eps)), mpmath.mpf(delta)
-        lines = [(1, 0, 0), (0, 1, 1), (1, -1, 0), (-a, 1, d), (-1, a, d + a - 1)]     # alpha m + beta M = c
-        best = mpmath.mpf(0)
-        for (a1, b1, c1), (a2, b2, c2) in itertools.combinations(lines, 2):
-            det = a1 * b2 - a2 * b1
-            if det == 0:
-                continue
-            m, M = (c1 * b2 - c2 * b1) / det, (a1 * c2 - a2 * c1) / det
-            tol = mpmath.mpf(10) ** -30
-            if not (-tol <= m <= M + tol <= 1 + 2 * tol and M - a * m <= d + tol and 1 - m - a * (1 - M) <= d + tol):
-                continue
-            for bits in range(2 ** len(p)):
-                t = [M if bits >> x & 1 else m for x in range(len(p))]
-                u1, v1 = mpmath.fsum(x * s for x, s in zip(p, t)), mpmath.fsum(x * s for x, s in zip(q, t))
-                best = max(best, sum(u * mpmath.log(u / v) for u, v in ((u1, v1), (1 - u1, 1 - v1)) if u > 0))
-        return float(best)
+# ------------------------------------------------------------------------------------------ two_output_vertices
+@grades("two_output_vertices", points=2)
+def test_two_output_vertices_hand_worked(two_output_vertices):
+    "At eps = log 3 and delta = 0.2: m* = 0.8/4 = 0.2, so the vertices are (0, 0.2), (0.2, 0.8), (0.8, 1)."
+    got = [tuple(float(v) for v in pair) for pair in two_output_vertices(math.log(3.0), 0.2)]
+    for (m, M), (em, eM) in zip(got, [(0.0, 0.2), (0.2, 0.8), (0.8, 1.0)]):
+        assert math.isclose(m, em, abs_tol=1e-12) and math.isclose(M, eM, abs_tol=1e-12), got
+    assert len(got) == 3
 
 
-# ------------------------------------------------------------------------------------------------ is_approx_ldp
-@grades("is_approx_ldp", points=2)
-def test_is_approx_ldp_hand_worked_channels(is_approx_ldp):
-    "Hockey-stick sums worked out by hand: the channel [[0.75, 0.25], [0.5, 0.5]] at eps = 0 and eps = log 1.5."
-    Q = [[0.75, 0.25], [0.5, 0.5]]
-    assert is_approx_ldp(Q, 0.0, 0.25) and not is_approx_ldp(Q, 0.0, 0.2)
-    assert is_approx_ldp(Q, math.log(1.5), 0.13) and not is_approx_ldp(Q, math.log(1.5), 0.12)
+@grades("two_output_vertices", points=1)
+def test_two_output_vertices_at_the_edges(two_output_vertices):
+    "delta = 0: randomized response's levels 1/(e^eps + 1), e^eps/(e^eps + 1); delta = 1: every vertex is (0, 1)."
+    (m0, M0), (m, M), (m1, M1) = two_output_vertices(1.0, 0.0)
+    assert (m0, M0, m1, M1) == (0.0, 0.0, 1.0, 1.0)
+    assert math.isclose(m, 1 / (math.e + 1), rel_tol=1e-12) and math.isclose(M, math.e / (math.e + 1), rel_tol=1e-12)
+    assert all(math.isclose(a, b, abs_tol=1e-15) for pair in two_output_vertices(2.0, 1.0) for a, b in zip(pair, (0, 1)))
 
 
-@grades("is_approx_ldp", points=1)
-def test_is_approx_ldp_delta_one_admits_everything(is_approx_ldp):
-    "Every channel is (eps, 1)-LDP; the identity channel is (eps, delta)-LDP for no delta < 1."
-    identity = np.eye(3).tolist()
-    assert is_approx_ldp(identity, 2.0, 1.0) and not is_approx_ldp(identity, 2.0, 0.99)
+@grades("two_output_vertices", points=2, hidden=True)
+def test_two_output_vertices_lie_where_the_lines_cross(two_output_vertices):
+    "Each vertex is feasible and on the lines that define it (m = 0 and the first; both lines; M = 1 and the second)."
+    rng = np.random.default_rng(12)
+    for _ in range(30):
+        eps, delta = float(rng.uniform(0, 5)), float(rng.uniform(0, 1))
+        with mpmath.workdps(40):
+            a = mpmath.exp(mpmath.mpf(eps))
+            first = lambda m, M: M - a * m - delta                    # M - e^eps m <= delta
+            second = lambda m, M: (1 - m) - a * (1 - M) - delta      # (1 - m) - e^eps (1 - M) <= delta
+            (m0, M0), (m, M), (m1, M1) = [tuple(mpmath.mpf(float(v)) for v in pair)
+                                          for pair in two_output_vertices(eps, delta)]
+            assert m0 == 0 and abs(first(m0, M0)) < 1e-12 and second(m0, M0) < 1e-12
+            assert abs(first(m, M)) < 1e-12 and abs(second(m, M)) < 1e-12
+            assert M1 == 1 and abs(second(m1, M1)) < 1e-12 and first(m1, M1) < 1e-12
 
 
-@grades("is_approx_ldp", points=2, hidden=True)
-def test_is_approx_ldp_exact_at_the_boundary(is_approx_ldp):
-    "Random channels with delta at their 40-digit privacy defect and one float above and below it."
-    rng = np.random.default_rng(11)
-    for _ in range(40):
-        Q = rng.dirichlet(np.ones(3), size=3)
-        eps = float(rng.uniform(0, 2))
-        worst = mp_defect(Q, eps)
-        for delta in (float(np.nextafter(float(worst), 0)), float(np.nextafter(float(worst), 1))):
-            assert is_approx_ldp(Q.tolist(), eps, delta) == (worst <= delta), f"eps={eps}, delta={delta}"
+@grades("two_output_vertices", points=1)
+def test_two_output_vertices_refuses_bad_parameters(two_output_vertices):
+    "delta outside [0, 1] or NaN, and a negative eps, are ValueErrors."
+    for eps, delta in ((1.0, -0.1), (1.0, 1.5), (1.0, float("nan")), (-1.0, 0.1)):
+        assert refused(two_output_vertices, eps, delta) == "ValueError", f"eps={eps}, delta={delta}"
 
 
-@grades("is_approx_ldp", points=1)
-def test_is_approx_ldp_refuses_a_bad_delta(is_approx_ldp):
-    "delta below 0, above 1 or NaN is a ValueError."
-    Q = [[0.75, 0.25], [0.5, 0.5]]
-    for delta in (-0.1, 1.5, float("nan")):
-        assert refused(is_approx_ldp, Q, 1.0, delta) == "ValueError", f"delta={delta}"
+# ---------------------------------------------------------------------------------------------- leaky_rr_channel
+@grades("leaky_rr_channel", points=2)
+def test_leaky_rr_channel_hand_worked(leaky_rr_channel):
+    "At eps = log 3 and delta = 0.2 the rows are (0.2, 0.6, 0.2, 0) and (0, 0.2, 0.6, 0.2)."
+    R = np.asarray(leaky_rr_channel(math.log(3.0), 0.2), dtype=float)
+    assert R.shape == (2, 4)
+    assert np.allclose(R, [[0.2, 0.6, 0.2, 0.0], [0.0, 0.2, 0.6, 0.2]], rtol=0, atol=1e-12), R
 
 
-# ------------------------------------------------------------------------------------------ divergence_optimal
-@grades("divergence_optimal", points=2)
-def test_divergence_optimal_total_variation_closed_form(divergence_optimal):
-    "TV: the optimum is (e^eps - 1 + 2 delta)/(e^eps + 1) times d_TV(p, q), for every budget."
-    for p, q in PAIRS:
-        for eps, delta in ((0.5, 0.01), (2.0, 0.2)):
-            expected = (math.expm1(eps) + 2 * delta) / (math.exp(eps) + 1) * divergence(p, q, kind="tv")
-            for ell in (2, None):
-                got = divergence_optimal(p, q, eps, delta=delta, divergence="tv", ell=ell).value
-                assert math.isclose(got, expected, rel_tol=1e-9), f"eps={eps}, delta={delta}, ell={ell}"
+@grades("leaky_rr_channel", points=2, hidden=True)
+def test_leaky_rr_channel_is_exactly_on_the_privacy_boundary(leaky_rr_channel):
+    "Rows sum to 1, the 40-digit privacy defect is at most delta, and within 1e-15 of it."
+    rng = np.random.default_rng(13)
+    for _ in range(30):
+        eps, delta = float(rng.uniform(0, 6)), float(rng.uniform(0, 1))
+        R = np.asarray(leaky_rr_channel(eps, delta), dtype=float)
+        assert np.allclose(R.sum(axis=1), 1.0, atol=1e-12)
+        defect = mp_defect(R, eps)
+        assert defect <= delta and defect >= delta - 1e-15, f"eps={eps}, delta={delta}: defect {defect}"
 
 
-@grades("divergence_optimal", points=2)
-def test_divergence_optimal_channel_achieves_its_value(divergence_optimal):
-    "The channel has at most two outputs with ell = 2, rows summing to 1, and achieves the value."
-    for p, q in PAIRS:
-        mech = divergence_optimal(p, q, 1.0, delta=0.05, ell=2)
-        channel = np.asarray(mech.channel)
-        assert channel.shape[0] == p.size and channel.shape[1] <= 2
-        assert np.allclose(channel.sum(axis=1), 1.0, atol=1e-12)
-        achieved = divergence(channel.T @ p, channel.T @ q, kind="kl")
-        assert math.isclose(mech.value, achieved, rel_tol=1e-9)
-
-
-@grades("divergence_optimal", points=3, hidden=True)
-def test_divergence_optimal_two_outputs_beat_every_subset(divergence_optimal):
-    "KL with ell = 2: the value is the brute-force optimum, and the channel is exactly (eps, delta)-LDP."
-    for p, q in PAIRS + [(np.array([0.0, 0.5, 0.5]), np.array([0.5, 0.25, 0.25]))]:   # the last: a bottom set leaks
-        for eps, delta in ((0.1, 0.1), (1.0, 0.01), (3.0, 1e-6)):
-            mech = divergence_optimal(p, q, eps, delta=delta, ell=2)
-            assert mp_defect(np.asarray(mech.channel), eps) <= delta, "the channel must be (eps, delta)-LDP"
-            best = brute_two_output_kl(p, q, eps, delta)
-            assert math.isclose(mech.value, best, rel_tol=1e-9), f"eps={eps}, delta={delta}: {mech.value} != {best}"
-
-
-@grades("divergence_optimal", points=1)
-def test_divergence_optimal_refuses_bad_delta(divergence_optimal):
-    "delta outside [0, 1] or NaN is a ValueError; a missing delta (None) is a TypeError."
-    p, q = PAIRS[0]
-    for delta, error in ((-0.1, "ValueError"), (1.5, "ValueError"), (float("nan"), "ValueError"), (None, "TypeError")):
-        assert refused(divergence_optimal, p, q, 1.0, delta=delta) == error, f"delta={delta}"
+@grades("leaky_rr_channel", points=1)
+def test_leaky_rr_channel_refuses_bad_parameters(leaky_rr_channel):
+    "delta outside [0, 1] or NaN, and a negative eps, are ValueErrors."
+    for eps, delta in ((1.0, -0.1), (1.0, 1.5), (1.0, float("nan")), (-1.0, 0.1)):
+        assert refused(leaky_rr_channel, eps, delta) == "ValueError", f"eps={eps}, delta={delta}"

@@ -14,14 +14,15 @@ from numpy.typing import ArrayLike
 from scipy.special import expit
 
 from .foundations import (MAX_FINITE_EPS, LinearFree, check_channel, check_divergence, check_eps, check_int,
-                                 check_pair, check_real, divergence_from_sum, divergence_terms, privacy_defect,
+                                 check_pair, check_real, check_real_array, divergence_from_sum, divergence_terms,
+                                 privacy_defect,
                                  readonly, _at_most_exp, _capped)
 from .spr import PartitionMechanism, _group_masses, _lr_order
 from .spr import divergence_optimal as spr_divergence_optimal
 
 # %% auto #0
 __all__ = ['is_approx_ldp', 'two_output_vertices', 'leaky_rr_channel', 'ApproxMechanism', 'divergence_optimal',
-           'two_output_reference']
+           'two_output_reference', 'RenyiBounds', 'renyi_ldp_bounds']
 
 # %% ../nbs/08_approximate.ipynb #apx-005
 def _check_delta(delta: float) -> float:
@@ -468,3 +469,60 @@ def two_output_reference(p: ArrayLike, q: ArrayLike, eps: float, *, delta: float
                              [mp.fsum(x * (1 - y) for x, y in zip(Qm, t)), v], divergence, params)
                    for t, (u, v) in found)
         return float(best)
+
+# %% ../nbs/08_approximate.ipynb #apx-039
+def _renyi_order(order) -> float:
+    "The Rényi order α > 1 of the privacy constraint."
+    return check_real(order, "renyi_order", low=1.0, open_low=True)
+
+
+@dataclass(frozen=True)
+class RenyiBounds:
+    """Bounds on the optimum under Rényi local privacy, max D_f(Qᵀp ‖ Qᵀq) over channels with
+    D_α(Q(·|x) ‖ Q(·|x')) ≤ ε for all x, x'.
+
+    Attributes
+    ----------
+    lower : float
+        The ε-LDP optimum (ε-LDP channels satisfy the constraint).
+    upper : float
+        The smallest (ε + log(1/δ)/(α − 1), δ)-LDP optimum over the grid of δ (each is an upper bound).
+    delta : float
+        The δ of the grid that gives `upper`.
+    """
+    lower: float
+    upper: float
+    delta: float
+
+
+def renyi_ldp_bounds(p: ArrayLike, q: ArrayLike, eps: float, *, renyi_order: float,
+                     divergence: str | LinearFree | Callable = "kl", ell: int | None = None,
+                     gamma: float | None = None, deltas: ArrayLike | None = None) -> RenyiBounds:
+    """Lower and upper bounds on the best D_f(Qᵀp ‖ Qᵀq) over (α, ε)-Rényi-LDP channels: the ε-LDP optimum below,
+    and above the (ε + log(1/δ)/(α − 1), δ)-LDP optimum of `divergence_optimal`, minimised over a grid of δ.
+
+    Parameters
+    ----------
+    p, q, divergence, ell, gamma
+        As in `divergence_optimal` (a case it solves for δ in (0, 1): ℓ = 2, TV, E_γ, or k = 2).
+    eps : float
+        The Rényi privacy level ε ≥ 0 (finite).
+    renyi_order : float, keyword-only
+        The order α > 1 of the Rényi constraint.
+    deltas : array_like, optional, keyword-only
+        The grid of δ in (0, 1) (default: 21 log-spaced values from 1e-12 to 0.01, then 0.02, 0.04, …, 0.98).
+
+    Returns
+    -------
+    RenyiBounds"""
+    alpha, eps = _renyi_order(renyi_order), check_eps(eps)
+    grid = np.concatenate((np.geomspace(1e-12, 1e-2, 21), np.linspace(0.02, 0.98, 49))) if deltas is None \
+        else check_real_array(deltas, "deltas", ndim=1)
+    if grid.size == 0 or np.any((grid <= 0) | (grid >= 1)):
+        raise ValueError("deltas must be a non-empty 1-D array of values in (0, 1)")
+    lower = divergence_optimal(p, q, eps, delta=0.0, divergence=divergence, ell=ell, gamma=gamma).value
+    levels = eps + np.log(1 / grid) / (alpha - 1)             # beyond 708.4: no constraint, a valid upper bound
+    uppers = [divergence_optimal(p, q, e if e <= MAX_FINITE_EPS else np.inf, delta=float(d), divergence=divergence,
+                                 ell=ell, gamma=gamma).value for e, d in zip(levels, grid)]
+    best = int(np.argmin(uppers))
+    return RenyiBounds(lower=float(lower), upper=float(uppers[best]), delta=float(grid[best]))

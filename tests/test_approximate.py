@@ -13,8 +13,8 @@ import pytest
 from scipy.optimize import linprog
 
 from ldpbook import spr
-from ldpbook.approximate import (ApproxMechanism, divergence_optimal, is_approx_ldp, two_output_reference,
-                                 two_output_vertices)
+from ldpbook.approximate import (ApproxMechanism, divergence_optimal, is_approx_ldp, leaky_rr_channel,
+                                 renyi_ldp_bounds, two_output_reference, two_output_vertices)
 from ldpbook.foundations import divergence, privacy_defect
 
 MPMATH_DPS = 40
@@ -354,3 +354,54 @@ def test_delta_without_eps_and_a_nan_eps_are_refused():
         is_approx_ldp([[0.5, 0.5], [0.2, 0.8]], 1.0, 2.0)
     with pytest.raises(ValueError, match="Q"):
         is_approx_ldp([[0.5, 0.6], [0.2, 0.8]], 1.0, 0.1)
+
+
+def mp_renyi_level(Q, alpha):
+    "max over ordered pairs of rows of D_α(Q(·|x) ‖ Q(·|x')), in mpmath (rows with full support)."
+    r = mp.mpf(alpha)
+    return max(mp.log(mp.fsum(mp.mpf(a) ** r * mp.mpf(b) ** (1 - r) for a, b in zip(Q[x], Q[y]))) / (r - 1)
+               for x in range(Q.shape[0]) for y in range(Q.shape[0]))
+
+
+def test_renyi_ldp_channels_are_approximately_private_as_the_proposition_says():
+    rng = np.random.default_rng(10)
+    for _ in range(100):
+        Q = rng.dirichlet(np.full(int(rng.integers(2, 5)), 2.0), size=int(rng.integers(2, 4)))
+        alpha = float(rng.choice([1.5, 2.0, 5.0]))
+        eps = float(mp_renyi_level(Q, alpha)) * (1 + 1e-12)
+        for delta in (1e-6, 1e-2, 0.3):
+            assert is_approx_ldp(Q, eps + np.log(1 / delta) / (alpha - 1), delta)
+
+
+def test_renyi_bounds_hold_for_random_channels_at_their_own_level():
+    rng = np.random.default_rng(11)
+    grid = np.concatenate((np.geomspace(1e-9, 1e-2, 4), np.linspace(0.05, 0.95, 10)))
+    for _ in range(25):
+        k = int(rng.integers(2, 6))
+        p, q = rng.dirichlet(np.ones(k)), rng.dirichlet(np.ones(k))
+        t = rng.uniform(0.02, 0.98, size=k)
+        Q, alpha = np.column_stack((1 - t, t)), float(rng.choice([1.5, 2.0, 5.0]))
+        eps = float(mp_renyi_level(Q, alpha))
+        for kind in ("kl", "tv", "hellinger"):
+            b = renyi_ldp_bounds(p, q, eps, renyi_order=alpha, divergence=kind, ell=2, deltas=grid)
+            assert b.lower == spr.divergence_optimal(p, q, eps, divergence=kind, ell=2).value
+            assert b.lower <= b.upper and divergence(Q.T @ p, Q.T @ q, kind=kind) <= b.upper * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("bad,error", [({"renyi_order": 1.0}, ValueError), ({"renyi_order": 0.5}, ValueError),
+                                       ({"renyi_order": None}, TypeError),
+                                       ({"renyi_order": 2.0, "deltas": [0.0, 0.5]}, ValueError),
+                                       ({"renyi_order": 2.0, "deltas": [1.0]}, ValueError),
+                                       ({"renyi_order": 2.0, "deltas": []}, ValueError)])
+def test_renyi_bounds_refuse_bad_parameters(bad, error):
+    with pytest.raises(error):
+        renyi_ldp_bounds([0.2, 0.8], [0.5, 0.5], 1.0, **bad)
+
+
+def test_the_leaky_channel_is_validated_and_exactly_on_its_boundary():
+    for eps, delta in ((0.0, 0.3), (1.0, 1e-12), (5.0, 0.5), (700.0, 0.1)):
+        R = leaky_rr_channel(eps, delta)
+        assert is_approx_ldp(R, eps, delta) and (delta == 0 or not is_approx_ldp(R, eps, delta * (1 - 1e-9)))
+    for eps, delta in ((-1.0, 0.1), (1.0, 1.5), (1.0, float("nan")), (710.0, 0.1)):
+        with pytest.raises(ValueError):
+            leaky_rr_channel(eps, delta)

@@ -1,0 +1,76 @@
+"""Speed of the (ε, δ) two-output optimum (ldpbook.approximate) against linear programming, run side by side.
+
+Baseline: the largest total variation over (ε, δ)-LDP channels with two outputs, by one HiGHS linear program over
+x ↦ (1 − t_x, t_x) with the 2k(k − 1) pairwise hockey-stick constraints written out (no reduction to the extremes
+of t); by the chapter's corollary (nbs/08_approximate.ipynb) this is also the optimum with any number of outputs.
+Contender: `ldpbook.approximate.divergence_optimal(..., divergence="tv")`, O(k log k) (one likelihood-ratio sort
+and three passes over the threshold sets). The contender's time is also printed alone at k = 10^3 … 10^5 and for
+KL with ℓ = 2, where the LP does not apply (a convex objective).
+
+Usage:
+    python benchmarks/bench_approximate.py           # the LP up to k = 200 (about a minute)
+    python benchmarks/bench_approximate.py --quick   # the LP up to k = 50 (a few seconds)
+Times are CPU seconds per call (time.process_time, best of a few repeats); the LP's value is checked against the
+contender's (relative difference printed).
+"""
+import argparse
+import time
+
+import numpy as np
+from scipy.optimize import linprog
+
+from ldpbook.approximate import divergence_optimal
+
+
+def cpu_per_call(fn, min_time=0.2, repeats=3):
+    "Best-of-`repeats` CPU seconds per call, each repeat looping until `min_time` CPU seconds have passed."
+    best = np.inf
+    for _ in range(repeats):
+        n, start = 0, time.process_time()
+        while True:
+            out = fn()
+            n += 1
+            spent = time.process_time() - start
+            if spent >= min_time:
+                break
+        best = min(best, spent / n)
+    return best, out
+
+
+def tv_lp(p, q, eps, delta):
+    "max Σ (p − q)·t over t ∈ [0, 1]^k with t_x − e^ε t_x' ≤ δ and (1 − t_x) − e^ε (1 − t_x') ≤ δ for all x ≠ x'."
+    k, a = p.size, np.exp(eps)
+    xs, ys = np.nonzero(~np.eye(k, dtype=bool))
+    n = xs.size
+    A = np.zeros((2 * n, k))
+    A[np.arange(n), xs], A[np.arange(n), ys] = 1.0, -a
+    A[n + np.arange(n), xs], A[n + np.arange(n), ys] = -1.0, a
+    b = np.concatenate((np.full(n, delta), np.full(n, delta + a - 1)))
+    res = linprog(-(p - q), A_ub=A / (1 + a), b_ub=b / (1 + a), bounds=(0, 1), method="highs")
+    return -res.fun
+
+
+def main(quick=False):
+    eps, delta = 1.0, 1e-3
+    min_time = 0.05 if quick else 0.2
+    print(f"ε = {eps}, δ = {delta}; CPU seconds per call; ratio = LP / closed form\n")
+    print(f"{'k':>7} {'closed form':>12} {'LP':>10} {'ratio':>9} {'rel. diff':>10}")
+    for k in ((25, 50) if quick else (25, 50, 100, 200)):
+        rng = np.random.default_rng(k)
+        p, q = rng.dirichlet(np.ones(k)), rng.dirichlet(np.ones(k))
+        t_ours, mech = cpu_per_call(lambda: divergence_optimal(p, q, eps, delta=delta, divergence="tv"), min_time)
+        t_lp, value = cpu_per_call(lambda: tv_lp(p, q, eps, delta), min_time, repeats=1 if k > 100 else 3)
+        print(f"{k:>7} {t_ours:>12.2e} {t_lp:>10.2e} {t_lp / t_ours:>9.0f} {abs(value - mech.value) / mech.value:>10.1e}")
+    print(f"\n{'k':>7} {'TV':>12} {'KL, ℓ = 2':>12}")
+    for k in (1_000, 10_000, 100_000):
+        rng = np.random.default_rng(k)
+        p, q = rng.dirichlet(np.ones(k)), rng.dirichlet(np.ones(k))
+        t_tv, _ = cpu_per_call(lambda: divergence_optimal(p, q, eps, delta=delta, divergence="tv"), min_time, 2)
+        t_kl, _ = cpu_per_call(lambda: divergence_optimal(p, q, eps, delta=delta, ell=2), min_time, 2)
+        print(f"{k:>7} {t_tv:>12.2e} {t_kl:>12.2e}")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="smaller sizes")
+    main(parser.parse_args().quick)

@@ -1,0 +1,407 @@
+"""Tests of ldpbook.approximate: the exact (ε, δ) check against mpmath, the optimum against an exact enumeration in
+mpmath that does not use the chapter's theorem (every set of inputs, every vertex of the two-output polygon found
+by intersecting its lines), against linear programs, the two-input theorem by the garbling it claims, δ = 0 and
+the other edges, the privacy of the releases, and every bad-input path.
+
+The random run has 200 instances in the default test; LDPBOOK_APPROX_FULL=1 runs 2,000."""
+import itertools
+import os
+
+import mpmath as mp
+import numpy as np
+import pytest
+from scipy.optimize import linprog
+
+from ldpbook import spr
+from ldpbook.approximate import (ApproxMechanism, divergence_optimal, is_approx_ldp, leaky_rr_channel,
+                                 renyi_ldp_bounds, two_output_reference, two_output_vertices)
+from ldpbook.foundations import divergence, privacy_defect
+
+MPMATH_DPS = 40
+N_INSTANCES = 2_000 if os.environ.get("LDPBOOK_APPROX_FULL") == "1" else 200
+KINDS = (("kl", {}), ("chi2", {}), ("hellinger", {}), ("tv", {}), ("egamma", {"gamma": 0.5}),
+         ("egamma", {"gamma": 3.0}), ("renyi", {"renyi_order": 0.5}), ("renyi", {"renyi_order": 2.0}))
+
+
+def mp_defect(Q, eps):
+    "max over ordered pairs of rows of Σ_y (Q(y|x) − e^ε Q(y|x'))₊, in mpmath."
+    e = mp.exp(mp.mpf(eps))
+    return max(mp.fsum(max(mp.mpf(a) - e * mp.mpf(b), 0) for a, b in zip(Q[x], Q[y]))
+               for x in range(Q.shape[0]) for y in range(Q.shape[0]))
+
+
+def mp_value(u, v, kind, params):
+    "D_f(u‖v) from its definition (linear-free terms, which is the same for probability vectors), in mpmath."
+    total = mp.mpf(0)
+    for a, b in zip(u, v):
+        if kind == "tv":
+            total += abs(a - b) / 2
+        elif kind == "egamma":
+            total += max(a - params["gamma"] * b, 0)
+        elif kind == "hellinger":
+            total += (mp.sqrt(a) - mp.sqrt(b)) ** 2
+        elif kind == "renyi":
+            r = mp.mpf(params["renyi_order"])
+            if b == 0 and a > 0 and r > 1:
+                return mp.inf
+            total += ((a ** r * b ** (1 - r) if b > 0 else 0) - b - r * (a - b)) / (r - 1)
+        elif b == 0:
+            if a > 0:
+                return mp.inf
+        elif kind == "kl":
+            total += (a * mp.log(a / b) if a > 0 else 0) - a + b
+        else:
+            total += (a - b) ** 2 / b
+    if kind == "renyi":
+        r = mp.mpf(params["renyi_order"])
+        return mp.log(1 + (r - 1) * total) / (r - 1)
+    return total
+
+
+def polygon_vertices(eps, delta):
+    "Every feasible intersection of two of the lines that bound the two-output set of (m, M), in mpmath."
+    a, d = mp.exp(mp.mpf(eps)), mp.mpf(delta)
+    # α m + β M = c: m = 0, M = 1, M = m, M − a m = δ, and (1 − m) − a(1 − M) = δ, i.e. −m + aM = δ + a − 1
+    lines = [(1, 0, 0), (0, 1, 1), (1, -1, 0), (-a, 1, d), (-1, a, d + a - 1)]
+    out = []
+    for (a1, b1, c1), (a2, b2, c2) in itertools.combinations(lines, 2):
+        det = a1 * b2 - a2 * b1
+        if det == 0:
+            continue
+        m, M = (c1 * b2 - c2 * b1) / det, (a1 * c2 - a2 * c1) / det
+        tol = mp.mpf(10) ** -30
+        if -tol <= m <= M + tol and M <= 1 + tol and M - a * m <= d + tol and (1 - m) - a * (1 - M) <= d + tol:
+            out.append((min(max(m, 0), 1), min(max(M, 0), 1)))
+    return out
+
+
+def enumerated_optimum(p, q, eps, delta, kind, params):
+    "The two-output optimum by brute force: every subset S of inputs at every polygon vertex, in mpmath."
+    P, Qm = [mp.mpf(float(x)) for x in p], [mp.mpf(float(x)) for x in q]
+    best = mp.mpf(0) if kind != "egamma" else max(mp.mpf(1) - params["gamma"], 0)
+    for m, M in polygon_vertices(eps, delta):
+        for bits in range(2 ** len(p)):
+            t = [M if bits >> x & 1 else m for x in range(len(p))]
+            u = [mp.fsum(a * (1 - s) for a, s in zip(P, t)), mp.fsum(a * s for a, s in zip(P, t))]
+            v = [mp.fsum(b * (1 - s) for b, s in zip(Qm, t)), mp.fsum(b * s for b, s in zip(Qm, t))]
+            best = max(best, mp_value(u, v, kind, params))
+    return best
+
+
+def random_instance(rng):
+    "A pair on k ≤ 6 symbols with ties and zeros, ε from 1e-3 to 20 and δ from 1e-12 to 0.5 (log-uniform)."
+    k = int(rng.integers(2, 7))
+    p, q = rng.dirichlet(np.full(k, rng.choice([0.3, 1.0, 3.0]))), rng.dirichlet(np.full(k, rng.choice([0.3, 1.0])))
+    if rng.random() < 0.3:
+        drop = rng.random(k) < 0.3
+        drop[rng.integers(k)] = False                               # q keeps some mass
+        q[drop] = 0.0
+    if rng.random() < 0.2:
+        p[rng.integers(k)] = 0.0
+    if rng.random() < 0.3 and k > 2:                                # a tie: two symbols with the same ratio
+        p[1], q[1] = p[0], q[0]
+    p, q = p / p.sum(), q / q.sum()
+    return p, q, float(10 ** rng.uniform(-3, np.log10(20))), float(10 ** rng.uniform(-12, np.log10(0.5)))
+
+
+def close(value, ref, rtol=1e-9):
+    "Equal to `rtol` relative (both infinite counts as equal; an exact 0 must be matched to 1e-300)."
+    ref = float(ref) if ref != mp.inf else np.inf
+    if np.isinf(ref) or np.isinf(value):
+        return value == ref
+    return abs(value - ref) <= rtol * abs(ref) + 1e-300
+
+
+def test_the_exact_check_agrees_with_mpmath_at_the_boundary():
+    rng = np.random.default_rng(0)
+    decisions = 0
+    for _ in range(120):
+        k, m = (int(v) for v in rng.integers(2, 5, size=2))
+        Q = rng.dirichlet(np.full(m, 0.5), size=k)
+        if rng.random() < 0.3:
+            Q[:, 0] = 0.0
+            Q /= Q.sum(axis=1, keepdims=True)
+        eps = float(rng.choice([0.0, rng.uniform(0, 3), 30.0, 700.0]))
+        worst = mp_defect(Q, eps)
+        for delta in (float(worst), float(np.nextafter(float(worst), 0)), float(np.nextafter(float(worst), 1))):
+            if 0 <= delta <= 1:
+                assert is_approx_ldp(Q, eps, delta) == (worst <= delta), (Q, eps, delta)
+                decisions += 1
+    assert decisions > 300
+
+
+def test_the_exact_check_has_no_slack_where_the_float_check_has_some():
+    Q = np.array([[0.75, 0.25], [0.5, 0.5]])
+    assert is_approx_ldp(Q, 0.0, 0.25) and not is_approx_ldp(Q, 0.0, float(np.nextafter(0.25, 0)))
+    assert is_approx_ldp(Q, np.inf, 0.0)                             # ε = ∞ admits every channel, as is_ldp
+
+
+def test_every_divergence_agrees_with_the_exact_enumeration_on_random_instances():
+    rng = np.random.default_rng(1)
+    for _ in range(N_INSTANCES):
+        p, q, eps, delta = random_instance(rng)
+        kind, params = KINDS[int(rng.integers(len(KINDS)))]
+        ells = (2, 3, None) if kind in ("tv", "egamma") else (2,)
+        ref = enumerated_optimum(p, q, eps, delta, kind, params)
+        for ell in ells:
+            mech = divergence_optimal(p, q, eps, delta=delta, divergence=kind, ell=ell, **params)
+            assert close(mech.value, ref), (p, q, eps, delta, kind, params, ell, mech.value, ref)
+            assert is_approx_ldp(mech.channel, eps, delta)
+            u = [mp.fsum(mp.mpf(float(a)) * mp.mpf(float(c)) for a, c in zip(p, col)) for col in mech.channel.T]
+            v = [mp.fsum(mp.mpf(float(b)) * mp.mpf(float(c)) for b, c in zip(q, col)) for col in mech.channel.T]
+            assert close(mech.value, mp_value(u, v, kind, params), 1e-9)     # the value is the channel's
+
+
+def test_two_inputs_without_a_budget_agree_with_the_four_output_mechanism_in_mpmath():
+    rng = np.random.default_rng(2)
+    for _ in range(60):
+        p, q = rng.dirichlet(np.ones(2)), rng.dirichlet(np.ones(2))
+        eps, delta = float(10 ** rng.uniform(-3, np.log10(20))), float(10 ** rng.uniform(-12, np.log10(0.5)))
+        kind, params = KINDS[int(rng.integers(len(KINDS)))]
+        d, s = mp.mpf(delta), 1 / (1 + mp.exp(-mp.mpf(eps)))
+        rows = [[d, (1 - d) * s, (1 - d) * (1 - s), 0], [0, (1 - d) * (1 - s), (1 - d) * s, d]]
+        u = [p[0] * rows[0][y] + p[1] * rows[1][y] for y in range(4)]
+        v = [q[0] * rows[0][y] + q[1] * rows[1][y] for y in range(4)]
+        for ell in (None, 4, 7):
+            mech = divergence_optimal(p, q, eps, delta=delta, divergence=kind, ell=ell, **params)
+            assert close(mech.value, mp_value(u, v, kind, params), 1e-9)
+            assert mech.structure == ("leaky-rr-4" if kind not in ("tv", "egamma") else mech.structure)
+            assert is_approx_ldp(mech.channel, eps, delta)
+
+
+def garbling(R, Q):
+    "A channel W with R W = Q (feasibility LP), or None."
+    n, m = R.shape[1], Q.shape[1]
+    A_eq = np.vstack((np.kron(R, np.eye(m)), np.kron(np.eye(n), np.ones((1, m)))))
+    res = linprog(np.zeros(n * m), A_eq=A_eq, b_eq=np.concatenate((Q.ravel(), np.ones(n))), bounds=(0, None),
+                  method="highs")
+    return None if res.status != 0 else res.x.reshape(n, m)
+
+
+def test_every_two_input_channel_is_a_garbling_of_the_four_output_mechanism_and_no_better():
+    rng = np.random.default_rng(3)
+    for _ in range(60):
+        Q = rng.dirichlet(np.full(int(rng.integers(2, 7)), 0.5), size=2)
+        eps = float(rng.uniform(0.0, 2.0))
+        delta = float(privacy_defect(Q, eps).max())
+        if delta < 1e-6:
+            continue
+        R = divergence_optimal([0.5, 0.5], [0.5, 0.5], eps, delta=min(delta, 1.0)).channel
+        W = garbling(R, Q)
+        assert W is not None and np.abs(R @ W - Q).max() < 1e-7
+        assert garbling(divergence_optimal([0.5, 0.5], [0.5, 0.5], eps, delta=0.8 * delta).channel, Q) is None
+        p, q = rng.dirichlet(np.ones(2)), rng.dirichlet(np.ones(2))
+        for kind, params in KINDS[:4]:
+            best = divergence_optimal(p, q, eps, delta=delta, divergence=kind, **params).value
+            assert divergence(Q.T @ p, Q.T @ q, kind=kind) <= best * (1 + 1e-9) + 1e-15
+
+
+def three_output_egamma_lp(p, q, eps, delta, gamma):
+    "max E_γ over (ε, δ)-LDP channels with three outputs: one LP per set of outputs, all hockey-stick subsets."
+    k, a, m = len(p), np.exp(eps), 3
+    rows, rhs = [], []
+    for x, y in itertools.permutations(range(k), 2):
+        for r in (1, 2):
+            for T in itertools.combinations(range(m), r):
+                row = np.zeros((k, m))
+                row[x, list(T)], row[y, list(T)] = 1.0, -a
+                rows.append(row.ravel() / (1 + a))
+                rhs.append(delta / (1 + a))
+    A_eq = np.kron(np.eye(k), np.ones((1, m)))
+    best = max(1 - gamma, 0.0)
+    for r in (1, 2):
+        for A in itertools.combinations(range(m), r):
+            c = np.zeros((k, m))
+            c[:, list(A)] = (p - gamma * q)[:, None]
+            res = linprog(-c.ravel(), A_ub=np.array(rows), b_ub=np.array(rhs), A_eq=A_eq, b_eq=np.ones(k),
+                          bounds=(0, 1), method="highs")
+            best = max(best, -res.fun)
+    return best
+
+
+def test_a_third_output_buys_nothing_for_egamma_and_tv():
+    rng = np.random.default_rng(4)
+    for _ in range(15):
+        k = int(rng.integers(2, 5))
+        p, q = rng.dirichlet(np.ones(k)), rng.dirichlet(np.ones(k))
+        eps, delta, gamma = float(rng.uniform(0.05, 3)), float(rng.uniform(1e-3, 0.4)), float(rng.uniform(0.3, 4))
+        lp = three_output_egamma_lp(p, q, eps, delta, gamma)
+        ours = divergence_optimal(p, q, eps, delta=delta, divergence="egamma", gamma=gamma, ell=3).value
+        assert abs(lp - ours) <= 1e-7 * max(1.0, abs(lp))
+
+
+def test_the_lp_reference_agrees_with_the_enumeration():
+    rng = np.random.default_rng(5)
+    for _ in range(6):
+        k = int(rng.integers(2, 5))
+        p, q = rng.dirichlet(np.ones(k)), rng.dirichlet(np.ones(k))
+        eps, delta = float(rng.uniform(0.05, 5)), float(10 ** rng.uniform(-5, np.log10(0.5)))
+        for kind, params in (("kl", {}), ("hellinger", {})):
+            ref = enumerated_optimum(p, q, eps, delta, kind, params)
+            assert close(two_output_reference(p, q, eps, delta=delta, divergence=kind, **params), ref, 1e-9)
+
+
+@pytest.mark.parametrize("ell", [2, 3, None])
+@pytest.mark.parametrize("kind,params", KINDS)
+def test_delta_zero_reproduces_spr(kind, params, ell):
+    rng = np.random.default_rng(6)
+    spr_params = {("alpha" if key == "renyi_order" else key): value for key, value in params.items()}
+    for _ in range(5):
+        p, q, eps, _ = random_instance(rng)
+        ours = divergence_optimal(p, q, eps, delta=0.0, divergence=kind, ell=ell, **params)
+        theirs = spr.divergence_optimal(p, q, eps, divergence=kind, ell=None if ell is None else min(ell, len(p)),
+                                        **spr_params)
+        assert close(ours.value, theirs.value, 1e-12) and np.array_equal(ours.channel, theirs.channel)
+
+
+def test_the_two_output_vertices_at_delta_zero_give_the_spr_optimum():
+    rng = np.random.default_rng(7)
+    for _ in range(40):
+        p, q, eps, _ = random_instance(rng)
+        p, q = (p + 0.01) / 1.0 / (1 + 0.01 * p.size), (q + 0.01) / (1 + 0.01 * q.size)   # no zeros (see below)
+        for kind, params in KINDS[:4]:
+            tiny = divergence_optimal(p, q, eps, delta=1e-300, divergence=kind, ell=2, **params)
+            assert tiny.structure != "spr" and close(tiny.value, spr.divergence_optimal(p, q, eps, divergence=kind,
+                                                                                       ell=2).value, 1e-12)
+
+
+def test_any_delta_makes_kl_infinite_when_p_has_mass_where_q_has_none():
+    p, q = np.array([0.5, 0.25, 0.25]), np.array([0.0, 0.5, 0.5])
+    assert spr.divergence_optimal(p, q, 1.0).value < np.inf
+    mech = divergence_optimal(p, q, 1.0, delta=1e-300, ell=2)
+    assert mech.value == np.inf and mech.channel[0, 1] == 1e-300 and np.all(mech.channel[1:, 1] == 0)
+
+
+def test_the_edges_delta_one_and_eps_infinite_admit_every_channel():
+    p, q = np.array([0.1, 0.2, 0.7]), np.array([0.5, 0.3, 0.2])
+    for ell in (1, 2, 3, None):
+        for eps, delta in ((1.0, 1.0), (np.inf, 0.3)):
+            mech = divergence_optimal(p, q, eps, delta=delta, ell=ell)
+            free = spr.divergence_optimal(p, q, np.inf, ell=ell)
+            assert is_approx_ldp(mech.channel, eps, delta)
+            if ell == 1:                                             # one output: 0, up to round-off of the masses
+                assert mech.channel.shape[1] == 1 and abs(mech.value) < 1e-30
+            else:
+                assert mech.value == free.value
+    assert two_output_vertices(1.0, 1.0)[0] == (0.0, 1.0)
+
+
+def test_cases_without_a_theorem_are_refused_not_guessed():
+    with pytest.raises(NotImplementedError):
+        divergence_optimal([0.2, 0.3, 0.5], [0.5, 0.3, 0.2], 1.0, delta=0.1)
+    with pytest.raises(NotImplementedError):
+        divergence_optimal([0.2, 0.8], [0.5, 0.5], 1.0, delta=0.1, ell=3)
+
+
+def test_value_grows_with_delta_and_eps():
+    rng = np.random.default_rng(8)
+    for _ in range(30):
+        p, q, eps, _ = random_instance(rng)
+        values = [divergence_optimal(p, q, eps, delta=d, ell=2, divergence="hellinger").value
+                  for d in (0.0, 1e-6, 1e-3, 0.1, 0.5, 1.0)]
+        assert all(b >= a * (1 - 1e-12) for a, b in zip(values, values[1:]))
+
+
+def test_releases_have_the_channels_probabilities_and_a_leak_never_fires_outside_its_set():
+    p, q = np.array([0.0, 0.5, 0.5]), np.array([0.5, 0.25, 0.25])
+    mech = divergence_optimal(p, q, 0.1, delta=0.1, ell=2)
+    assert mech.structure == "leak" and isinstance(mech, ApproxMechanism)
+    rng = np.random.default_rng(9)
+    x = rng.integers(0, 3, size=60_000)
+    y = mech.sample(x, rng=rng)
+    for symbol in range(3):
+        hits = y[x == symbol]
+        expected = mech.channel[symbol]
+        assert np.all(expected[np.unique(hits)] > 0)                 # an output of probability 0 never appears
+        freq = np.bincount(hits, minlength=2) / hits.size
+        assert np.abs(freq - expected).max() < 5 * np.sqrt(0.25 / hits.size) + 1e-12
+    assert mech.sample([0, 1], rng=None).shape == (2,)                # fresh entropy
+
+
+@pytest.mark.parametrize("bad,error,words", [
+    ({"delta": -0.1}, ValueError, "delta"), ({"delta": 1.5}, ValueError, "delta"),
+    ({"delta": float("nan")}, ValueError, "delta"), ({"delta": None}, TypeError, "delta"),
+    ({"delta": "0.1"}, TypeError, "delta"), ({"delta": True}, TypeError, "delta"),
+    ({"delta": 0.1, "ell": 0}, ValueError, "ell"), ({"delta": 0.1, "ell": 2.5}, TypeError, "ell"),
+    ({"delta": 0.1, "divergence": "renyi"}, ValueError, "renyi_order"),
+    ({"delta": 0.1, "gamma": 2.0}, TypeError, "gamma"), ({"delta": 0.1, "divergence": "nope"}, ValueError, "kind"),
+])
+def test_bad_input_is_refused_with_a_clear_error(bad, error, words):
+    with pytest.raises(error, match=words):
+        divergence_optimal([0.2, 0.8], [0.5, 0.5], 1.0, **bad)
+
+
+def test_extreme_inputs_give_exact_channels_or_a_clear_refusal():
+    p, q = np.array([1e-300, 0.3, 0.7 - 1e-300]), np.array([0.5, 0.5 - 1e-300, 1e-300])
+    for eps in (1e-12, 1e-3, 30.0, 700.0):
+        for delta in (1e-300, 1e-12, 0.3, 1 - 1e-16):
+            for kind in ("kl", "tv", "hellinger", "chi2"):
+                mech = divergence_optimal(p, q, eps, delta=delta, ell=2, divergence=kind)
+                assert is_approx_ldp(mech.channel, eps, delta) and mech.value >= 0
+    for eps in (708.5, 710.0, 1e5):
+        with pytest.raises(ValueError, match="eps"):
+            divergence_optimal(p, q, eps, delta=0.1, ell=2)
+
+
+def test_delta_without_eps_and_a_nan_eps_are_refused():
+    with pytest.raises(TypeError, match="eps"):
+        divergence_optimal([0.2, 0.8], [0.5, 0.5], delta=0.1)
+    with pytest.raises(ValueError, match="eps"):
+        divergence_optimal([0.2, 0.8], [0.5, 0.5], float("nan"), delta=0.1)
+    with pytest.raises(TypeError, match="eps"):
+        divergence_optimal([0.2, 0.8], [0.5, 0.5], None, delta=0.1)
+    with pytest.raises(ValueError, match="delta"):
+        is_approx_ldp([[0.5, 0.5], [0.2, 0.8]], 1.0, 2.0)
+    with pytest.raises(ValueError, match="Q"):
+        is_approx_ldp([[0.5, 0.6], [0.2, 0.8]], 1.0, 0.1)
+
+
+def mp_renyi_level(Q, alpha):
+    "max over ordered pairs of rows of D_α(Q(·|x) ‖ Q(·|x')), in mpmath (rows with full support)."
+    r = mp.mpf(alpha)
+    return max(mp.log(mp.fsum(mp.mpf(a) ** r * mp.mpf(b) ** (1 - r) for a, b in zip(Q[x], Q[y]))) / (r - 1)
+               for x in range(Q.shape[0]) for y in range(Q.shape[0]))
+
+
+def test_renyi_ldp_channels_are_approximately_private_as_the_proposition_says():
+    rng = np.random.default_rng(10)
+    for _ in range(100):
+        Q = rng.dirichlet(np.full(int(rng.integers(2, 5)), 2.0), size=int(rng.integers(2, 4)))
+        alpha = float(rng.choice([1.5, 2.0, 5.0]))
+        eps = float(mp_renyi_level(Q, alpha)) * (1 + 1e-12)
+        for delta in (1e-6, 1e-2, 0.3):
+            assert is_approx_ldp(Q, eps + np.log(1 / delta) / (alpha - 1), delta)
+
+
+def test_renyi_bounds_hold_for_random_channels_at_their_own_level():
+    rng = np.random.default_rng(11)
+    grid = np.concatenate((np.geomspace(1e-9, 1e-2, 4), np.linspace(0.05, 0.95, 10)))
+    for _ in range(25):
+        k = int(rng.integers(2, 6))
+        p, q = rng.dirichlet(np.ones(k)), rng.dirichlet(np.ones(k))
+        t = rng.uniform(0.02, 0.98, size=k)
+        Q, alpha = np.column_stack((1 - t, t)), float(rng.choice([1.5, 2.0, 5.0]))
+        eps = float(mp_renyi_level(Q, alpha))
+        for kind in ("kl", "tv", "hellinger"):
+            b = renyi_ldp_bounds(p, q, eps, renyi_order=alpha, divergence=kind, ell=2, deltas=grid)
+            assert b.lower == spr.divergence_optimal(p, q, eps, divergence=kind, ell=2).value
+            assert b.lower <= b.upper and divergence(Q.T @ p, Q.T @ q, kind=kind) <= b.upper * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("bad,error", [({"renyi_order": 1.0}, ValueError), ({"renyi_order": 0.5}, ValueError),
+                                       ({"renyi_order": None}, TypeError),
+                                       ({"renyi_order": 2.0, "deltas": [0.0, 0.5]}, ValueError),
+                                       ({"renyi_order": 2.0, "deltas": [1.0]}, ValueError),
+                                       ({"renyi_order": 2.0, "deltas": []}, ValueError)])
+def test_renyi_bounds_refuse_bad_parameters(bad, error):
+    with pytest.raises(error):
+        renyi_ldp_bounds([0.2, 0.8], [0.5, 0.5], 1.0, **bad)
+
+
+def test_the_leaky_channel_is_validated_and_exactly_on_its_boundary():
+    for eps, delta in ((0.0, 0.3), (1.0, 1e-12), (5.0, 0.5), (700.0, 0.1)):
+        R = leaky_rr_channel(eps, delta)
+        assert is_approx_ldp(R, eps, delta) and (delta == 0 or not is_approx_ldp(R, eps, delta * (1 - 1e-9)))
+    for eps, delta in ((-1.0, 0.1), (1.0, 1.5), (1.0, float("nan")), (710.0, 0.1)):
+        with pytest.raises(ValueError):
+            leaky_rr_channel(eps, delta)

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-MODULES = ["foundations", "spr", "egamma", "sparse", "closeness", "adaptive", "chernoff", "estimated"]
+MODULES = ["foundations", "spr", "egamma", "sparse", "closeness", "adaptive", "chernoff", "estimated", "approximate"]
 # Validators take (value, name): the argument's name is part of what they check. The sparse-kernel chapter's constructors
 # keep the parameters that define the kernel positional.
 POSITIONAL_EXCEPTIONS = {"foundations": {"check_eps", "check_nonnegative", "check_distribution", "check_pair",

@@ -1029,22 +1029,25 @@ def _renyi_scale(a, b, w, c, kind, params, logw):
     """Per instance, the log-scale K ≥ 0 of Rényi (α > 1) scores, divided by e^{(α−1)K}: u^α v^{1−α} =
     u r^{α−1} ≤ u R^{α−1} for the largest ratio R = u/v of any block, so with K = log R − 300/(α − 1) no scaled
     score exceeds e^{300}. R is that of a prefix or a suffix of the ratio-sorted groups: the set maximising
-    (w + cA)/(w + cB) holds exactly the groups whose ratio a/b exceeds the maximum. Scaled scores are formed as
+    (w + cA)/(w + cB) holds exactly the groups whose ratio a/b exceeds the maximum. At ε = ∞ a last group with
+    v = 0 < u (an infinite optimum) leaves the largest finite ratio to a suffix or to one group (a block without
+    the last group has at most its largest group's ratio), and its own scores stay ∞: a finite score that
+    overflowed unscaled would tie with them, and a partition of finite value would be taken as optimal. Scaled
+    scores are formed as
     u e^{(α−1)(log r − K)}, without the factor 1/(α − 1) (which would take them below the float range for
     α = 1e300): no cancellation between huge terms for any α."""
     n = a.shape[0]
     if kind != "renyi" or params["alpha"] <= 1:
         return np.zeros(n)
 
-    def ends(x):                                                  # prefix and suffix sums of the groups
-        return np.concatenate((np.cumsum(x, axis=1), np.cumsum(x[:, ::-1], axis=1)), axis=1)
+    def ends(x):                                                  # prefix and suffix sums, and the groups
+        return np.concatenate((np.cumsum(x, axis=1), np.cumsum(x[:, ::-1], axis=1), x), axis=1)
 
     u, v = w[:, None] + c[:, None] * ends(a), w[:, None] + c[:, None] * ends(b)
     lu, lv = _log_args(u, v, logw[:, None])
     with np.errstate(invalid="ignore"):
         logr = np.where(np.isfinite(lu) & np.isfinite(lv), lu - lv, 0.0)
-    K = np.maximum(0.0, logr.max(axis=1) - 300.0 / (params["alpha"] - 1))
-    return np.where(np.any((u > 0) & np.isneginf(lv), axis=1), 0.0, K)   # an infinite optimum needs no scale
+    return np.maximum(0.0, logr.max(axis=1) - 300.0 / (params["alpha"] - 1))
 
 # %% ../nbs/01_spr.ipynb #fde4a905
 def _scores(U, V, D, w, kind, params, K, logw):
@@ -1064,6 +1067,7 @@ def _scores(U, V, D, w, kind, params, K, logw):
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             lu, lv = np.log(U), np.log(V)
             scaled = np.exp(lu + (a - 1) * (lu - lv - K)) - np.exp(-(a - 1) * K) * (V + a * D)
+            scaled = np.where((U > 0) | (V > 0), scaled, 0.0)          # an empty (padding) block at ε = ∞
         plain = np.where(K > 0, scaled, plain)
     return _underflow_scores(U, V, plain, logw, kind, params, K)
 
@@ -1589,7 +1593,8 @@ def _layered(batch, ell):
         G = np.full((n, n_groups + 1), -np.inf)
         for i, row in S.rows():
             if i >= s:
-                cand = F[:, :i] + row
+                with np.errstate(invalid="ignore"):   # no s − 1 blocks end at t (−inf) + an infinite score
+                    cand = np.where(np.isneginf(F[:, :i]), -np.inf, F[:, :i] + row)
                 j = np.argmax(cand, axis=1)
                 G[:, i], pointers[s - 1, :, i] = cand[ar, j], j
         F = G

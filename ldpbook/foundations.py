@@ -79,9 +79,20 @@ def _not_numbers(a: ArrayLike) -> bool:
         return any(x is None or isinstance(x, (bool, np.bool_, str, bytes)) for x in raw.ravel())
     return False
 
+
+def _refuse_masked(a: ArrayLike, name: str) -> None:
+    """Refuse a numpy masked array with a masked entry: numpy reads it through its mask (the hidden values count as
+    data), and no function of the book has a meaning for a missing entry. Unmasked entries are the data."""
+    if isinstance(a, np.ma.MaskedArray):
+        hidden = int(np.count_nonzero(np.ma.getmaskarray(a)))
+        if hidden:
+            raise ValueError(f"{name} has {hidden} masked entr{'y' if hidden == 1 else 'ies'}: a masked entry is "
+                             "not data; drop those entries (a.compressed()) or fill them first")
+
 # %% ../nbs/00_foundations.ipynb #a68c7d86
 def _as_float_array(a: ArrayLike, name: str) -> np.ndarray:
     "Convert to a float array or raise a TypeError naming the argument (booleans and strings are not numbers)."
+    _refuse_masked(a, name)
     if _not_numbers(a):
         raise TypeError(f"{name} must be an array of real numbers; booleans and strings are not numbers")
     ragged = TypeError(f"{name} must be an array of real numbers (same length in every row)")
@@ -188,6 +199,7 @@ def check_real_array(a: ArrayLike, name: str, *, ndim: int | None = None, allow_
 def check_int_array(a: ArrayLike, name: str, *, ndim: int | None = None) -> np.ndarray:
     "An int64 array of integers (no bools, floats or integers beyond 64 bits), with `ndim` dimensions if given."
     ndim = None if ndim is None else check_int(ndim, "ndim")
+    _refuse_masked(a, name)
     try:
         arr = np.asarray(a)
     except (ValueError, OverflowError):
@@ -233,6 +245,7 @@ def check_instance(obj: object, cls: type, name: str) -> object:
 def check_bool_array(a: ArrayLike, name: str, *, ndim: int | None = None) -> np.ndarray:
     "A boolean array (a mask or indicator: True/False, not 0/1), with `ndim` dimensions if given."
     ndim = None if ndim is None else check_int(ndim, "ndim")
+    _refuse_masked(a, name)
     try:
         arr = np.asarray(a)
     except (ValueError, OverflowError):

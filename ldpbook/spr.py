@@ -15,9 +15,9 @@ from numpy.typing import ArrayLike
 from scipy.optimize import linprog
 
 from .foundations import (
-    LinearFree, _beyond_float_range, _capped, check_divergence, check_eps, check_int, check_nonnegative, check_pair,
-    check_real_array, divergence_from_sum, divergence_terms, moved_to_keywords, perspective, privatize,
-    randomized_response, readonly, renamed, renyi_from_parts)
+    LinearFree, Portable, _beyond_float_range, _capped, _decode, _encode, _register_construction, check_divergence,
+    check_eps, check_int, check_nonnegative, check_pair, check_real_array, divergence_from_sum, divergence_terms,
+    moved_to_keywords, perspective, privatize, randomized_response, readonly, renamed, renyi_from_parts)
 
 # %% auto #0
 __all__ = ['KOV_MAX_K', 'sort_by_likelihood_ratio', 'block_score', 'interval_scores', 'PartitionMechanism', 'SPRMechanism',
@@ -241,7 +241,7 @@ def interval_scores(p: ArrayLike, q: ArrayLike, eps: float, *, divergence: str |
     return M
 
 # %% ../nbs/01_spr.ipynb #3804a74f
-class PartitionMechanism:
+class PartitionMechanism(Portable):
     """What every partition mechanism of the book shares (SPR, E_γ, Chernoff): a `channel` whose output j reports
     block j of a `partition`, its number of outputs, and the private release of data through it."""
 
@@ -323,6 +323,26 @@ def _check_partition(partition, k):
     if len(flat) != k or flat != list(range(k)):                # the length first: no list of a huge k
         raise ValueError(f"partition must split the symbols 0..{k - 1} into disjoint blocks, each used once")
     return blocks
+
+# %% ../nbs/01_spr.ipynb #portable-spr-1
+def _describe_partition_channel(mech: PartitionMechanism) -> dict:
+    "The exact construction of a partition mechanism's channel, for `to_json`: `spr_channel(partition, k, eps)`."
+    return {"function": "ldpbook.spr.spr_channel", "partition": [list(block) for block in mech.partition],
+            "k": int(mech.channel.shape[0]), "eps": _encode(float(mech.eps), "eps")}
+
+
+def _build_partition_channel(data: dict, mech: PartitionMechanism) -> np.ndarray:
+    "The channel of the construction `data`, which must be that of `mech`'s own partition, k and ε (`from_json`)."
+    partition, k, eps = data["partition"], data["k"], _decode(data["eps"], "eps")
+    if data["function"] != "ldpbook.spr.spr_channel" or not isinstance(partition, list) or eps != mech.eps:
+        raise ValueError("the construction is not that of this mechanism")
+    blocks = _check_partition(partition, check_int(k, "k", 1))
+    if blocks != tuple(mech.partition) or k != mech.channel.shape[0]:
+        raise ValueError("the construction is not that of this mechanism")
+    return spr_channel(blocks, k, eps)
+
+
+_register_construction(PartitionMechanism, _describe_partition_channel, _build_partition_channel)
 
 # %% ../nbs/01_spr.ipynb #2a58aedc
 @moved_to_keywords("divergence")
@@ -562,7 +582,7 @@ KOV_MAX_K = 14     # the staircase LP has 2^k − 1 variables: 16,383 at k = 14
 
 
 @dataclass(frozen=True, eq=False)
-class KOVSolution:
+class KOVSolution(Portable):
     """Solution of the Kairouz–Oh–Viswanath staircase linear program.
 
     Attributes
@@ -723,7 +743,7 @@ def _planar_extreme(X):
 
 # %% ../nbs/01_spr.ipynb #e3257e65
 @dataclass(frozen=True, eq=False)
-class JointRangeCandidates:
+class JointRangeCandidates(Portable):
     """The SPR-induced candidate points of the joint range R_ℓ(p, q) and which of them are extreme.
 
     Attributes
@@ -802,7 +822,7 @@ def joint_range(p: ArrayLike, q: ArrayLike, eps: float, *, ell: int = 2,
 
 # %% ../nbs/01_spr.ipynb #40cfee8a
 @dataclass(frozen=True, eq=False)
-class Figure5Panel:
+class Figure5Panel(Portable):
     """One panel of Figure 5: Monte-Carlo image points (M0(0), M1(0)) of accepted ε-LDP channels, the
     acceptance rate, the SPR candidates and whether every sampled point lies in their hull."""
     eps: float
@@ -887,7 +907,7 @@ def _rr_values(P0, P1, eps_arr, kind="kl", **params):
 
 # %% ../nbs/01_spr.ipynb #07517c47
 @dataclass(frozen=True, eq=False)
-class Figure1Data:
+class Figure1Data(Portable):
     """Normalised KL utilities D(M0‖M1)/D(P0‖P1) of Figure 1 / App. E.2.
 
     ``mean[name]``, ``lower[name]``, ``upper[name]`` (each of shape (E,)) for name in ('SPR', 'binary', 'RR');

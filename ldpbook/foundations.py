@@ -734,11 +734,13 @@ def _slope_at_one(f) -> float:
 
 # %% ../nbs/00_foundations.ipynb #b1c326ef
 def _beyond_float_range(u, slope_at_inf):
-    """The term v·φ(u/v − 1) of a `LinearFree` when u/v overflows: u·φ'(∞) to relative error v/u < 1e-300 when
-    φ'(∞) is finite; with φ'(∞) = ∞ the (finite) term needs φ beyond the float range, so it is refused."""
+    """The term v·φ(u/v − 1) of a `LinearFree` when u/v or φ(u/v − 1) overflows: u·φ'(∞) to relative error v/u <
+    1e-300 when φ'(∞) is finite; with φ'(∞) = ∞ the (finite) term needs φ beyond the float range, so it is
+    refused rather than returned as inf (φ(t) = t² overflows from t ≈ 1.3e154, a block of zero q-mass at ε ≈ 354)."""
     if np.isinf(slope_at_inf):
-        raise ValueError("a LinearFree divergence with slope_at_inf = inf cannot be evaluated where v/u underflows "
-                         "(eps > 708 with a block of zero q-mass): use a named kind, or eps = inf")
+        raise ValueError("a LinearFree divergence with slope_at_inf = inf cannot be evaluated where u/v or φ(u/v − 1) "
+                         "is beyond the float range (a large eps with a block of zero q-mass): use a named kind, "
+                         "or eps = inf")
     return u * slope_at_inf
 
 # %% ../nbs/00_foundations.ipynb #far-ratio-terms
@@ -824,7 +826,7 @@ def divergence_terms(u: ArrayLike, v: ArrayLike, diff: ArrayLike, *, kind: str |
             return np.where(root > 0, (diff / np.where(root > 0, root, 1.0)) ** 2, 0.0)   # no underflow of diff²
         leak = (u > 0) & ~pos                                   # v = 0 < u: the slope of f̄ at ∞
         if kind == "chi2":
-            body, at_inf = v * t * t, np.inf
+            body, at_inf = np.where(np.abs(t) > 1e150, t * diff, v * t * t), np.inf      # t² overflows at ε ≈ 700
         elif kind == "kl":
             body, at_inf = v * _phi(t, 1.0, r), np.inf
         elif kind == "renyi":
@@ -832,7 +834,7 @@ def divergence_terms(u: ArrayLike, v: ArrayLike, diff: ArrayLike, *, kind: str |
             body, at_inf = v * _phi(t, a, r), (np.inf if a > 1 else a / (1 - a))
         elif isinstance(kind, LinearFree):
             body, at_inf = v * kind.terms(np.where(np.isfinite(t), t, 0.0)), kind.slope_at_inf
-            big = pos & ~np.isfinite(t)                         # u/v beyond the float range (v subnormal)
+            big = pos & ~(np.isfinite(t) & np.isfinite(body))   # u/v or φ(u/v − 1) beyond the float range
             if np.any(big):
                 body = np.where(big, _beyond_float_range(u, at_inf), body)
         else:

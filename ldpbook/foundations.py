@@ -6,6 +6,7 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import decimal
+import difflib
 import functools
 import importlib
 import inspect
@@ -13,6 +14,7 @@ import itertools
 import json
 import math
 import numbers
+import sys
 import warnings
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -548,14 +550,14 @@ def check_divergence(kind: str | Callable, params: dict) -> dict:
     allowed = {"egamma": {"gamma"}, "renyi": {"alpha"}}
     if isinstance(kind, LinearFree):
         if params:
-            raise TypeError(f"unexpected parameter(s) {sorted(params)} for a LinearFree divergence "
-                            "(its growth at infinity is the field slope_at_inf)")
+            raise _unexpected_keywords(params, (), "a LinearFree divergence (its growth at infinity is the field "
+                                       "slope_at_inf)")
         _check_linear_free(kind)
         return {}
     if callable(kind):
         extra = set(params) - {"f_slope_at_inf"}
         if extra:
-            raise TypeError(f"params: unexpected parameter(s) {sorted(map(str, extra))} for a callable divergence kind")
+            raise _unexpected_keywords(extra, ("f_slope_at_inf",), "a callable divergence kind")
         _check_convex_f(kind)
         slope = params.get("f_slope_at_inf")
         if slope is not None and (not isinstance(slope, numbers.Real) or np.isnan(slope)):
@@ -567,7 +569,7 @@ def check_divergence(kind: str | Callable, params: dict) -> dict:
     needed = allowed.get(kind, set())
     extra = set(params) - needed
     if extra:
-        raise TypeError(f"params: unexpected parameter(s) {sorted(map(str, extra))} for divergence {kind!r}")
+        raise _unexpected_keywords(extra, needed, f"divergence {kind!r}")
     for name in needed:
         if name not in params:
             raise ValueError(f"divergence {kind!r} needs the parameter {name}=")
@@ -578,6 +580,31 @@ def check_divergence(kind: str | Callable, params: dict) -> dict:
         if alpha == 0 or alpha == 1:
             raise ValueError(f"alpha must be positive and different from 1 (use kind='kl' for alpha=1), got {alpha}")
     return dict(params)
+
+
+def _unexpected_keywords(extra, allowed, what: str) -> TypeError:
+    """The TypeError for keywords that no option of the call and no parameter of the divergence takes: each is named,
+    with the closest keyword of the book's public functions (those of the loaded `ldpbook` modules) when one is close,
+    so that a misspelling (`confidance`) points to its correction (`confidence`)."""
+    known = set(allowed) | _public_keywords()
+    parts = []
+    for name in sorted(str(n)[:40] for n in extra):
+        close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.75)
+        parts.append(repr(name) + (f" (did you mean {close[0]!r}?)" if close else ""))
+    takes = ", ".join(sorted(allowed)) or "none"
+    return TypeError(f"unexpected keyword argument {', '.join(parts)}: no option of this call, and not a parameter of "
+                     f"{what} (its parameters: {takes})")
+
+
+def _public_keywords() -> set:
+    "The parameter names of the public functions of the ldpbook modules loaded so far (no module is imported)."
+    names = set()
+    for module in [m for n, m in sys.modules.items() if n.startswith("ldpbook.") and m is not None]:
+        for attr in getattr(module, "__all__", ()):
+            func = getattr(module, attr, None)
+            if inspect.isfunction(func):
+                names |= set(inspect.signature(func).parameters)
+    return names
 
 # %% ../nbs/00_foundations.ipynb #c016-00c0b875
 def _renyi_cross(a: np.ndarray, b: np.ndarray, alpha: float) -> np.ndarray:

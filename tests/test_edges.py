@@ -78,3 +78,24 @@ def test_the_count_of_masked_entries_is_reported():
     x = ma.masked_array(X, mask=[True, False, True, False, False, True, False, False])
     with pytest.raises(ValueError, match="x has 3 masked entries"):
         privatize(x, CHANNEL, rng=1)
+
+
+# ---------------------------------------------------------------- a misspelled keyword (issue 34, item 4)
+
+@pytest.mark.parametrize("call, wrong, right", [
+    (lambda: plugin_optimal(X, Y, 1.0, k=3, confidance=0.9), "confidance", "confidence"),
+    (lambda: divergence_optimal(P, Q, 1.0, divergnce="tv"), "divergnce", "divergence"),
+    (lambda: divergence_optimal(P, Q, 1.0, divergence="renyi", alpah=2.0), "alpah", "alpha"),
+    (lambda: divergence_optimal(P, Q, 1.0, divergence="egamma", gama=2.0), "gama", "gamma"),
+    (lambda: divergence(P, Q, kind="renyi", alpah=2.0), "alpah", "alpha"),
+])
+def test_a_misspelled_keyword_is_named_with_its_correction(call, wrong, right):
+    with pytest.raises(TypeError) as err:
+        call()
+    assert f"unexpected keyword argument {wrong!r} (did you mean {right!r}?)" in str(err.value), str(err.value)
+
+
+def test_a_keyword_close_to_nothing_is_named_without_a_guess():
+    with pytest.raises(TypeError) as err:
+        divergence_optimal(P, Q, 1.0, zzz=1.0)
+    assert "unexpected keyword argument 'zzz':" in str(err.value) and "did you mean" not in str(err.value)

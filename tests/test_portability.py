@@ -381,3 +381,14 @@ def test_a_spawn_pool_receives_a_mechanism_and_samples_the_same_channel():
     assert np.array_equal(channel, truth) and np.array_equal(back.channel, truth)
     assert back.params == mech.params and isinstance(back.params, MappingProxyType)
     assert np.array_equal(drawn, privatize(x, truth, rng=9))
+
+
+def test_a_mechanism_whose_channel_is_not_a_channel_is_refused():
+    saved = _saved_spr()
+    saved["result"]["fields"]["channel"] = "rows"
+    with pytest.raises(TypeError, match="result.channel must be an array of real numbers"):
+        from_json(json.dumps(saved))
+    saved["result"]["fields"]["channel"] = {"ndarray": "float64", "shape": [2, 2], "data": [0.5, 0.5, 0.9, 0.9],
+                                            "writeable": False}
+    with pytest.raises(ValueError, match="result.channel: every row must sum to 1"):
+        from_json(json.dumps(saved))

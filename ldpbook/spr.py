@@ -1778,6 +1778,8 @@ def _engine_values(P0, P1, eps_arr, divergence, params, ell):
     n_groups = a.shape[1]
     order = np.argsort(eps_arr, kind="stable")
     per_batch = max(1, _SWEEP_BATCH // max(1, T * n_groups * (n_groups + 1) // 2))
+    per_batch = min(per_batch, 2 * order.size + 1)     # the same schedule (all cold, one batch), without a list of
+                                                       # a million segments for one small pair
     out = np.empty((T, order.size))
     warm, warm_blocks, workspace = None, None, {}  # previous batch's optimal boundaries and their blocks; buffer
     pairs = np.arange(T)

@@ -12,8 +12,9 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .foundations import (as_generator, check_eps, check_int, check_pair, check_real, check_real_array,
-                                 moved_to_keywords, readonly)
+from ldpbook.foundations import (
+    Portable, as_generator, check_eps, check_int, check_pair, check_real, check_real_array, moved_to_keywords,
+    readonly)
 from .spr import (PartitionMechanism, _optimal_blocks, binary_mechanism, divergence_optimal,
                          randomized_response_mechanism, sort_by_likelihood_ratio, spr_channel)
 
@@ -106,7 +107,7 @@ def _slope(pair: _LogPair, lam: float) -> float:
 
 # %% ../nbs/06_chernoff.ipynb #ch6-009
 @dataclass(frozen=True)
-class ChernoffInformation:
+class ChernoffInformation(Portable):
     """The Chernoff information C(u, v) = max_λ G(λ) and a maximiser λ* ∈ [0, 1]."""
     value: float
     lam: float
@@ -801,7 +802,7 @@ FIGURE_MECHANISMS = ("Chernoff", "KL", "TV", "binary", "RR")
 
 
 @dataclass(frozen=True, eq=False)
-class ChernoffFigureData:
+class ChernoffFigureData(Portable):
     """The exponents of Figure 1's pairs under five mechanisms, and the optimal partitions of the first pair.
 
     ``exponent[name]`` (T, E): C(Qᵀp, Qᵀq) for name in `FIGURE_MECHANISMS`; ``blocks[name]`` (T, E): numbers of
@@ -917,7 +918,7 @@ def plot_chernoff_figure(data_list: list) -> np.ndarray:
 
 # %% ../nbs/06_chernoff.ipynb #ch6-050
 @dataclass(frozen=True)
-class BayesErrorEstimate:
+class BayesErrorEstimate(Portable):
     """An estimate of the Bayes error P_err(n) (equal priors) of n i.i.d. outputs: ``log_error`` = log P_err,
     ``exponent`` = −log P_err / n, ``relative_se`` the relative standard error of the P_err estimate."""
     log_error: float

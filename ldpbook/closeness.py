@@ -16,9 +16,9 @@ from functools import lru_cache, partial
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .foundations import (MAX_DENSE_ENTRIES, as_generator, check_eps, check_int, check_int_array, check_iterable,
-                                 check_real,
-                                 check_real_array, moved_to_keywords, renamed, seed_sequence)
+from .foundations import (
+    MAX_DENSE_ENTRIES, Portable, as_generator, check_eps, check_int, check_int_array, check_iterable, check_real,
+    check_real_array, moved_to_keywords, renamed, seed_sequence)
 
 # %% auto #0
 __all__ = ['RATE_TERMS', 'STATISTICS', 'SENSITIVITY', 'MinimaxSeparation', 'minimax_separation', 'SampleComplexity',
@@ -68,7 +68,7 @@ def _exp_terms(log_terms: list) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class MinimaxSeparation:
+class MinimaxSeparation(Portable):
     """The four terms of the rate (axis 0, in the order of `RATE_TERMS`), their maximum, and which term is largest:
     its term number 1–4 (axis-0 index + 1), as numbered in the theorem."""
     terms: np.ndarray
@@ -108,7 +108,7 @@ def minimax_separation(N: ArrayLike, eps: ArrayLike, s: float, d: int) -> Minima
 
 # %% ../nbs/04_closeness.ipynb #ch4-006c
 @dataclass(frozen=True)
-class SampleComplexity:
+class SampleComplexity(Portable):
     """The four sample-size terms (axis 0), their maximum `n` (the sample size N*), and which term is largest: its
     term number 1–4 (axis-0 index + 1)."""
     terms: np.ndarray
@@ -146,7 +146,7 @@ def sample_complexity(r: ArrayLike, eps: ArrayLike, s: float, d: int) -> SampleC
 
 # %% ../nbs/04_closeness.ipynb #ch4-006d
 @dataclass(frozen=True)
-class PhaseExponents:
+class PhaseExponents(Portable):
     """ρ₁..ρ₄ (axis 0), the rate exponent min ρⱼ, the active phase (its term number 1–4 = axis-0 index + 1) and the
     crossing points of the envelope."""
     rho: np.ndarray
@@ -606,7 +606,7 @@ def _split_permutation_values(x, y, n_permutations: int, rng) -> np.ndarray:
 
 # %% ../nbs/04_closeness.ipynb #ch4-024d
 @dataclass(frozen=True)
-class PermutationStatistics:
+class PermutationStatistics(Portable):
     """Observed statistic and its values on B uniformly random relabellings.
 
     NOT differentially private: raw functions of the data. `dp_permutation_decision` privatizes them."""
@@ -658,7 +658,7 @@ def permutation_statistics(x: ArrayLike, y: ArrayLike, *, k: int | None = None, 
 
 # %% ../nbs/04_closeness.ipynb #ch4-024e
 @dataclass(frozen=True)
-class DPPermutationTestResult:
+class DPPermutationTestResult(Portable):
     """Result of `dp_permutation_test`, shaped like scipy.stats.permutation_test's plus `reject`.
 
     Attributes
@@ -840,7 +840,7 @@ def binned_rate_terms(kappa: ArrayLike, N: ArrayLike, eps: ArrayLike, s: float, 
 
 # %% ../nbs/04_closeness.ipynb #ch4-032
 @dataclass(frozen=True)
-class PowerCurve:
+class PowerCurve(Portable):
     """Rejection rates over a parameter grid: ``rejection_rate`` has shape (len(grid),) + the test's decision shape;
     ``standard_error`` = sqrt(rate (1 - rate) / n_reps); rerun with rng=np.random.SeedSequence(entropy, spawn_key)."""
     grid: tuple
@@ -1050,7 +1050,7 @@ def _figure2_setup(r_values, eps_values, n, kappa, n_permutations, alpha) -> tup
 
 
 @dataclass(frozen=True)
-class Figure2:
+class Figure2(Portable):
     "Rejection rates of `figure2`: ``power.rejection_rate[g, j]`` at r = r_values[g] for the test labels[j]."
     r_values: tuple
     eps_values: tuple

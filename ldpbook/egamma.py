@@ -19,9 +19,9 @@ from scipy import sparse
 from scipy.optimize import linprog
 from scipy.special import expit
 
-from .foundations import (check_bool_array, check_channel, check_eps, check_pair, check_real,
-                                 check_real_array, divergence,
-                                 moved_to_keywords, randomized_response, readonly, renamed, reordered)
+from .foundations import (
+    Portable, check_bool_array, check_channel, check_eps, check_pair, check_real, check_real_array, divergence,
+    moved_to_keywords, randomized_response, readonly, renamed, reordered)
 from .spr import PartitionMechanism
 
 # %% auto #0
@@ -393,7 +393,7 @@ def _private_vertices(fpr, tpr, eps):
 
 # %% ../nbs/02_egamma.ipynb #4e262c52
 @dataclass(frozen=True, eq=False)
-class PrivatizedROC:
+class PrivatizedROC(Portable):
     """ROC curves of testing P0 against P1: non-private, best over all ε-LDP mechanisms, one fixed mechanism.
 
     All curves are given by their vertices (fpr increasing); randomised tests interpolate linearly.

@@ -4,13 +4,20 @@
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import decimal
+import difflib
 import functools
+import importlib
 import inspect
 import itertools
+import json
+import math
 import numbers
+import sys
 import warnings
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Callable
 
 import numpy as np
@@ -18,12 +25,13 @@ from numpy.typing import ArrayLike
 from scipy.special import rel_entr
 
 # %% auto #0
-__all__ = ['DIVERGENCE_KINDS', 'MAX_FINITE_EPS', 'MAX_DENSE_ENTRIES', 'seed_sequence', 'as_generator', 'check_eps',
-           'check_nonnegative', 'check_distribution', 'check_pair', 'readonly', 'check_channel', 'check_real',
-           'check_real_array', 'check_int_array', 'check_callable', 'check_iterable', 'check_instance',
+__all__ = ['DIVERGENCE_KINDS', 'MAX_FINITE_EPS', 'MAX_DENSE_ENTRIES', 'SCHEMA_VERSION', 'seed_sequence', 'as_generator',
+           'check_eps', 'check_nonnegative', 'check_distribution', 'check_pair', 'readonly', 'check_channel',
+           'check_real', 'check_real_array', 'check_int_array', 'check_callable', 'check_iterable', 'check_instance',
            'check_bool_array', 'is_ldp', 'ldp_epsilon', 'privacy_defect', 'is_approx_ldp', 'LinearFree',
            'check_divergence', 'perspective', 'divergence_from_sum', 'divergence_terms', 'renyi_from_parts',
-           'divergence', 'check_int', 'randomized_response', 'privatize']
+           'divergence', 'check_int', 'randomized_response', 'privatize', 'Portable', 'to_json', 'from_json',
+           'load_mechanism']
 
 # %% ../nbs/00_foundations.ipynb #c005-3bb63941
 def seed_sequence(rng: np.random.Generator | np.random.SeedSequence | int | None = None) -> np.random.SeedSequence:
@@ -79,9 +87,20 @@ def _not_numbers(a: ArrayLike) -> bool:
         return any(x is None or isinstance(x, (bool, np.bool_, str, bytes)) for x in raw.ravel())
     return False
 
+
+def _refuse_masked(a: ArrayLike, name: str) -> None:
+    """Refuse a numpy masked array with a masked entry: numpy reads it through its mask (the hidden values count as
+    data), and no function of the book has a meaning for a missing entry. Unmasked entries are the data."""
+    if isinstance(a, np.ma.MaskedArray):
+        hidden = int(np.count_nonzero(np.ma.getmaskarray(a)))
+        if hidden:
+            raise ValueError(f"{name} has {hidden} masked entr{'y' if hidden == 1 else 'ies'}: a masked entry is "
+                             "not data; drop those entries (a.compressed()) or fill them first")
+
 # %% ../nbs/00_foundations.ipynb #a68c7d86
 def _as_float_array(a: ArrayLike, name: str) -> np.ndarray:
     "Convert to a float array or raise a TypeError naming the argument (booleans and strings are not numbers)."
+    _refuse_masked(a, name)
     if _not_numbers(a):
         raise TypeError(f"{name} must be an array of real numbers; booleans and strings are not numbers")
     ragged = TypeError(f"{name} must be an array of real numbers (same length in every row)")
@@ -188,6 +207,7 @@ def check_real_array(a: ArrayLike, name: str, *, ndim: int | None = None, allow_
 def check_int_array(a: ArrayLike, name: str, *, ndim: int | None = None) -> np.ndarray:
     "An int64 array of integers (no bools, floats or integers beyond 64 bits), with `ndim` dimensions if given."
     ndim = None if ndim is None else check_int(ndim, "ndim")
+    _refuse_masked(a, name)
     try:
         arr = np.asarray(a)
     except (ValueError, OverflowError):
@@ -233,6 +253,7 @@ def check_instance(obj: object, cls: type, name: str) -> object:
 def check_bool_array(a: ArrayLike, name: str, *, ndim: int | None = None) -> np.ndarray:
     "A boolean array (a mask or indicator: True/False, not 0/1), with `ndim` dimensions if given."
     ndim = None if ndim is None else check_int(ndim, "ndim")
+    _refuse_masked(a, name)
     try:
         arr = np.asarray(a)
     except (ValueError, OverflowError):
@@ -529,14 +550,14 @@ def check_divergence(kind: str | Callable, params: dict) -> dict:
     allowed = {"egamma": {"gamma"}, "renyi": {"alpha"}}
     if isinstance(kind, LinearFree):
         if params:
-            raise TypeError(f"unexpected parameter(s) {sorted(params)} for a LinearFree divergence "
-                            "(its growth at infinity is the field slope_at_inf)")
+            raise _unexpected_keywords(params, (), "a LinearFree divergence (its growth at infinity is the field "
+                                       "slope_at_inf)")
         _check_linear_free(kind)
         return {}
     if callable(kind):
         extra = set(params) - {"f_slope_at_inf"}
         if extra:
-            raise TypeError(f"params: unexpected parameter(s) {sorted(map(str, extra))} for a callable divergence kind")
+            raise _unexpected_keywords(extra, ("f_slope_at_inf",), "a callable divergence kind")
         _check_convex_f(kind)
         slope = params.get("f_slope_at_inf")
         if slope is not None and (not isinstance(slope, numbers.Real) or np.isnan(slope)):
@@ -548,7 +569,7 @@ def check_divergence(kind: str | Callable, params: dict) -> dict:
     needed = allowed.get(kind, set())
     extra = set(params) - needed
     if extra:
-        raise TypeError(f"params: unexpected parameter(s) {sorted(map(str, extra))} for divergence {kind!r}")
+        raise _unexpected_keywords(extra, needed, f"divergence {kind!r}")
     for name in needed:
         if name not in params:
             raise ValueError(f"divergence {kind!r} needs the parameter {name}=")
@@ -559,6 +580,31 @@ def check_divergence(kind: str | Callable, params: dict) -> dict:
         if alpha == 0 or alpha == 1:
             raise ValueError(f"alpha must be positive and different from 1 (use kind='kl' for alpha=1), got {alpha}")
     return dict(params)
+
+
+def _unexpected_keywords(extra, allowed, what: str) -> TypeError:
+    """The TypeError for keywords that no option of the call and no parameter of the divergence takes: each is named,
+    with the closest keyword of the book's public functions (those of the loaded `ldpbook` modules) when one is close,
+    so that a misspelling (`confidance`) points to its correction (`confidence`)."""
+    known = set(allowed) | _public_keywords()
+    parts = []
+    for name in sorted(str(n)[:40] for n in extra):
+        close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.75)
+        parts.append(repr(name) + (f" (did you mean {close[0]!r}?)" if close else ""))
+    takes = ", ".join(sorted(allowed)) or "none"
+    return TypeError(f"unexpected keyword argument {', '.join(parts)}: no option of this call, and not a parameter of "
+                     f"{what} (its parameters: {takes})")
+
+
+def _public_keywords() -> set:
+    "The parameter names of the public functions of the ldpbook modules loaded so far (no module is imported)."
+    names = set()
+    for module in [m for n, m in sys.modules.items() if n.startswith("ldpbook.") and m is not None]:
+        for attr in getattr(module, "__all__", ()):
+            func = getattr(module, attr, None)
+            if inspect.isfunction(func):
+                names |= set(inspect.signature(func).parameters)
+    return names
 
 # %% ../nbs/00_foundations.ipynb #c016-00c0b875
 def _renyi_cross(a: np.ndarray, b: np.ndarray, alpha: float) -> np.ndarray:
@@ -715,11 +761,13 @@ def _slope_at_one(f) -> float:
 
 # %% ../nbs/00_foundations.ipynb #b1c326ef
 def _beyond_float_range(u, slope_at_inf):
-    """The term v·φ(u/v − 1) of a `LinearFree` when u/v overflows: u·φ'(∞) to relative error v/u < 1e-300 when
-    φ'(∞) is finite; with φ'(∞) = ∞ the (finite) term needs φ beyond the float range, so it is refused."""
+    """The term v·φ(u/v − 1) of a `LinearFree` when u/v or φ(u/v − 1) overflows: u·φ'(∞) to relative error v/u <
+    1e-300 when φ'(∞) is finite; with φ'(∞) = ∞ the (finite) term needs φ beyond the float range, so it is
+    refused rather than returned as inf (φ(t) = t² overflows from t ≈ 1.3e154, a block of zero q-mass at ε ≈ 354)."""
     if np.isinf(slope_at_inf):
-        raise ValueError("a LinearFree divergence with slope_at_inf = inf cannot be evaluated where v/u underflows "
-                         "(eps > 708 with a block of zero q-mass): use a named kind, or eps = inf")
+        raise ValueError("a LinearFree divergence with slope_at_inf = inf cannot be evaluated where u/v or φ(u/v − 1) "
+                         "is beyond the float range (a large eps with a block of zero q-mass): use a named kind, "
+                         "or eps = inf")
     return u * slope_at_inf
 
 # %% ../nbs/00_foundations.ipynb #far-ratio-terms
@@ -805,7 +853,7 @@ def divergence_terms(u: ArrayLike, v: ArrayLike, diff: ArrayLike, *, kind: str |
             return np.where(root > 0, (diff / np.where(root > 0, root, 1.0)) ** 2, 0.0)   # no underflow of diff²
         leak = (u > 0) & ~pos                                   # v = 0 < u: the slope of f̄ at ∞
         if kind == "chi2":
-            body, at_inf = v * t * t, np.inf
+            body, at_inf = np.where(np.abs(t) > 1e150, t * diff, v * t * t), np.inf      # t² overflows at ε ≈ 700
         elif kind == "kl":
             body, at_inf = v * _phi(t, 1.0, r), np.inf
         elif kind == "renyi":
@@ -813,7 +861,7 @@ def divergence_terms(u: ArrayLike, v: ArrayLike, diff: ArrayLike, *, kind: str |
             body, at_inf = v * _phi(t, a, r), (np.inf if a > 1 else a / (1 - a))
         elif isinstance(kind, LinearFree):
             body, at_inf = v * kind.terms(np.where(np.isfinite(t), t, 0.0)), kind.slope_at_inf
-            big = pos & ~np.isfinite(t)                         # u/v beyond the float range (v subnormal)
+            big = pos & ~(np.isfinite(t) & np.isfinite(body))   # u/v or φ(u/v − 1) beyond the float range
             if np.any(big):
                 body = np.where(big, _beyond_float_range(u, at_inf), body)
         else:
@@ -1085,3 +1133,263 @@ def _exact_draw(T: list, u: float, rng: np.random.Generator) -> int:
         if (L + 1) * S <= T[j] << b:                           # the whole cell [L, L + 1)·2^-b gives j
             return j
         L, b = (L << 64) | int(rng.integers(0, 2 ** 64, dtype=np.uint64)), b + 64
+
+# %% ../nbs/00_foundations.ipynb #portable-1
+SCHEMA_VERSION = 1                   # the layout of `to_json`; `from_json` reads this version
+_CONSTRUCTIONS = {}                  # mechanism class -> (describe, build): its channel's exact construction
+
+
+class Portable:
+    """What every result class of the book shares to leave the process: pickling (and `copy.deepcopy`, joblib,
+    process pools) that keeps read-only arrays read-only and `MappingProxyType` fields read-only mappings, and
+    an exact JSON form (`to_json`, `from_json`)."""
+
+    def __reduce__(self):
+        return _rebuild, _state(self)
+
+    def to_json(self, *, indent: int | None = None) -> str:
+        "This result as JSON text, exact (see `ldpbook.foundations.to_json`)."
+        return to_json(self, indent=indent)
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> Portable:
+        "The result of this class saved in `text`, checked as `ldpbook.foundations.from_json` checks it."
+        return check_instance(from_json(text), cls, "text")
+
+
+def _state(obj) -> tuple:
+    "(class, attributes, names of mapping-proxy attributes, names of read-only arrays) of an object."
+    values = dict(vars(obj))
+    proxies = tuple(n for n, v in values.items() if isinstance(v, MappingProxyType))
+    frozen = tuple(n for n, v in values.items() if isinstance(v, np.ndarray) and not v.flags.writeable)
+    values.update({n: dict(values[n]) for n in proxies})
+    return type(obj), values, proxies, frozen
+
+
+def _rebuild(cls: type, values: dict, proxies: tuple = (), frozen: tuple = ()) -> object:
+    "The object of `_state`, rebuilt without calling `cls` (as pickle does): proxies and read-only flags restored."
+    obj = object.__new__(cls)
+    for name, value in values.items():
+        if name in proxies:
+            value = MappingProxyType(dict(value))
+        if name in frozen:
+            value = np.array(value)                 # its own copy: a memory map or a shared buffer stays untouched
+            value.setflags(write=False)
+        object.__setattr__(obj, name, value)
+    return obj
+
+# %% ../nbs/00_foundations.ipynb #portable-2
+_DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16", "float32",
+           "float64")
+
+
+def _encode(x: object, where: str) -> object:
+    "`x` as JSON data, exactly: tagged objects for non-finite floats, arrays, tuples, mappings and results."
+    if x is None or isinstance(x, (bool, str)):
+        return x
+    if isinstance(x, np.bool_):
+        return bool(x)
+    if isinstance(x, numbers.Integral):
+        return int(x)
+    if isinstance(x, (float, np.floating)) and np.dtype(type(x)).itemsize <= 8:
+        return float(x) if math.isfinite(x) else {"float": repr(float(x))}      # 'inf', '-inf', 'nan'
+    if isinstance(x, np.ndarray) and x.dtype.name in _DTYPES:
+        data = [v if not isinstance(v, float) or math.isfinite(v) else repr(v) for v in x.ravel().tolist()]
+        return {"ndarray": x.dtype.name, "shape": list(x.shape), "data": data, "writeable": bool(x.flags.writeable)}
+    if isinstance(x, (tuple, list)):
+        items = [_encode(v, f"{where}[{i}]") for i, v in enumerate(x)]
+        return {"tuple": items} if isinstance(x, tuple) else items
+    if isinstance(x, (dict, MappingProxyType)) and all(isinstance(key, str) for key in x):
+        tag = "mappingproxy" if isinstance(x, MappingProxyType) else "dict"
+        return {tag: {key: _encode(v, f"{where}.{key}") for key, v in x.items()}}
+    if dataclasses.is_dataclass(x) and not isinstance(x, type) and type(x).__module__.startswith("ldpbook."):
+        return _encode_result(x, where)
+    raise TypeError(f"{where} holds a {type(x).__name__}, which JSON cannot hold exactly (numbers, strings, arrays, "
+                    "tuples, string-keyed mappings and ldpbook results can be saved): pickle the result instead")
+
+
+def _decode(x: object, where: str) -> object:
+    "The value that `_encode` wrote as `x` (a ValueError naming the place for anything it cannot have written)."
+    if x is None or isinstance(x, (bool, str, int, float)):
+        return x
+    if isinstance(x, list):
+        return [_decode(v, f"{where}[{i}]") for i, v in enumerate(x)]
+    if not isinstance(x, dict) or len(x) == 0:
+        raise ValueError(f"text: {where} is not a value that to_json writes")
+    if "result" in x:
+        return _decode_result(x, where)
+    tag = next(iter(x))
+    if tag == "float" and len(x) == 1 and x[tag] in ("inf", "-inf", "nan"):
+        return float(x[tag])
+    if tag == "tuple" and len(x) == 1 and isinstance(x[tag], list):
+        return tuple(_decode(x[tag], where))
+    if tag in ("dict", "mappingproxy") and len(x) == 1 and isinstance(x[tag], dict):
+        out = {key: _decode(v, f"{where}.{key}") for key, v in x[tag].items()}
+        return MappingProxyType(out) if tag == "mappingproxy" else out
+    if tag == "ndarray" and set(x) == {"ndarray", "shape", "data", "writeable"} and x["ndarray"] in _DTYPES:
+        try:
+            data = [float(v) if isinstance(v, str) and v in ("inf", "-inf", "nan") else v for v in x["data"]]
+            arr = np.array(data, dtype=x["ndarray"]).reshape(x["shape"])
+        except (TypeError, ValueError, OverflowError):
+            raise ValueError(f"text: {where} is not a valid array (dtype, shape and data disagree)") from None
+        arr.setflags(write=bool(x["writeable"]))
+        return arr
+    raise ValueError(f"text: {where} is not a value that to_json writes")
+
+# %% ../nbs/00_foundations.ipynb #portable-3
+def _register_construction(cls: type, describe: Callable, build: Callable) -> None:
+    """Declare the exact construction of the channels of a mechanism class (and its subclasses): `describe(obj)`
+    gives JSON data (e.g. a partition, k and ε), `build(data, obj)` the channel from it (or a ValueError)."""
+    _CONSTRUCTIONS[cls] = (describe, build)
+
+
+def _construction(cls: type):
+    "The registered (describe, build) of `cls` or of its nearest registered base class, or None."
+    return next((_CONSTRUCTIONS[base] for base in cls.__mro__ if base in _CONSTRUCTIONS), None)
+
+
+def _is_mechanism(obj: object) -> bool:
+    return isinstance(getattr(obj, "channel", None), np.ndarray) and np.ndim(obj.channel) == 2
+
+
+def _guaranteed_eps(obj: object) -> float:
+    "The ε that a mechanism guarantees: its field `eps`, or else the smallest ε its channel passes exactly."
+    eps = getattr(obj, "eps", None)
+    return ldp_epsilon(obj.channel) if eps is None else check_eps(eps, allow_inf=True)
+
+
+def _encode_result(obj: object, where: str) -> dict:
+    "A result as {'result': its class, 'fields': ...}, a mechanism with its guaranteed ε and its construction."
+    cls = type(obj)
+    out = {"result": f"{cls.__module__}.{cls.__qualname__}",
+           "fields": {f.name: _encode(getattr(obj, f.name), f"{where}.{f.name}") for f in dataclasses.fields(obj)}}
+    if _is_mechanism(obj):
+        eps = _guaranteed_eps(obj)
+        if not is_ldp(obj.channel, eps, rtol=0):
+            raise ValueError(f"{where}: the channel is not ε-LDP at the ε it states; it cannot be saved as private")
+        out["guarantee"] = {"eps": _encode(eps, where), "check": "is_ldp(channel, eps, rtol=0)"}
+        if _construction(cls) is not None:
+            out["construction"] = _construction(cls)[0](obj)
+    return out
+
+# %% ../nbs/00_foundations.ipynb #portable-4
+def _result_class(name: object, where: str) -> type:
+    "The result class named `ldpbook.<module>.<Class>` (a public dataclass defined there); nothing else loads."
+    module, _, attr = name.rpartition(".") if isinstance(name, str) else ("", "", "")
+    if not (module.startswith("ldpbook.") and module[8:].isidentifier() and attr.isidentifier()):
+        raise ValueError(f"text: {where} names no ldpbook result class")
+    try:
+        mod = importlib.import_module(module)
+    except ImportError:
+        raise ValueError(f"text: {where} names a module that this ldpbook does not have") from None
+    cls = None if attr.startswith("_") else getattr(mod, attr, None)
+    if not (isinstance(cls, type) and dataclasses.is_dataclass(cls) and cls.__module__ == module):
+        raise ValueError(f"text: {where} names no ldpbook result class")
+    return cls
+
+
+def _decode_result(x: dict, where: str) -> object:
+    "The result `_encode_result` wrote; a mechanism is checked: its ε, exact ε-LDP, its channel's construction."
+    cls = _result_class(x.get("result"), f"{where}.result")
+    fields = x.get("fields")
+    names = {f.name for f in dataclasses.fields(cls)}
+    if not isinstance(fields, dict) or set(fields) != names or not set(x) <= {"result", "fields", "guarantee",
+                                                                              "construction"}:
+        raise ValueError(f"text: {where} does not hold the fields of {cls.__name__}")
+    obj = _rebuild(cls, {n: _decode(v, f"{where}.{n}") for n, v in fields.items()})
+    if "channel" in names and obj.channel is not None:              # a mechanism class: checked, whatever it holds
+        _check_loaded_mechanism(obj, x, where)
+    return obj
+
+
+def _check_loaded_mechanism(obj: object, x: dict, where: str) -> None:
+    "Refuse a loaded mechanism unless its ε, its exact ε-LDP check and its construction all agree."
+    guarantee = x.get("guarantee")
+    if not isinstance(guarantee, dict) or "eps" not in guarantee:
+        raise ValueError(f"text: {where} is a mechanism without the ε it guarantees")
+    eps = check_eps(_decode(guarantee["eps"], where), name=f"{where}: the guaranteed eps", allow_inf=True)
+    if getattr(obj, "eps", eps) != eps:
+        raise ValueError(f"text: {where}: the mechanism's eps differs from the eps it guarantees "
+                         "(the file was changed)")
+    Q = check_channel(obj.channel, name=f"{where}.channel")
+    if not is_ldp(Q, eps, rtol=0):
+        raise ValueError(f"text: {where}: the channel is not ε-LDP at the ε it guarantees (the file was changed)")
+    construction = _construction(type(obj))
+    if construction is not None:
+        if "construction" not in x:
+            raise ValueError(f"text: {where}: the construction of the channel is missing")
+        try:
+            built = construction[1](x["construction"], obj)
+        except (TypeError, ValueError, KeyError):
+            raise ValueError(f"text: {where}: the construction of the channel is not that of the mechanism's own "
+                             "fields (the file was changed)") from None
+        if built.shape != Q.shape or not np.array_equal(built, Q):
+            raise ValueError(f"text: {where}: the channel differs from its construction (the file was changed)")
+
+# %% ../nbs/00_foundations.ipynb #portable-5
+def to_json(result: object, *, indent: int | None = None) -> str:
+    """A result of the book as JSON text, exact: floats as the shortest decimal that reads back to the same double,
+    arrays with dtype and shape, under the schema version `SCHEMA_VERSION`; a mechanism with the ε it guarantees
+    and its channel's construction. `from_json` reads it back.
+
+    Parameters
+    ----------
+    result : a result object
+        An instance of a result class of the package (a dataclass of an `ldpbook` module).
+    indent : int or None
+        Indentation of the JSON text (keyword-only; None: one line).
+
+    Returns
+    -------
+    str
+        The JSON text."""
+    if not (dataclasses.is_dataclass(result) and not isinstance(result, type)
+            and type(result).__module__.startswith("ldpbook.")):
+        raise TypeError(f"result must be a result object of ldpbook, got {type(result).__name__}")
+    indent = None if indent is None else check_int(indent, "indent", 0, 16)
+    document = {"format": "ldpbook result", "schema": SCHEMA_VERSION, "result": _encode(result, "result")}
+    return json.dumps(document, indent=indent, allow_nan=False)
+
+
+def from_json(text: str | bytes) -> object:
+    """The result saved by `to_json`. A mechanism is checked before it is returned: its ε must be the guaranteed
+    one, its channel must pass `is_ldp(channel, eps, rtol=0)` and equal, bit for bit, the channel rebuilt from its
+    construction; a file that fails is refused with a ValueError. Only result classes of ldpbook are loaded.
+
+    Parameters
+    ----------
+    text : str or bytes
+        JSON text written by `to_json`.
+
+    Returns
+    -------
+    object
+        The result, equal field by field to the one saved (its arrays bit for bit)."""
+    if not isinstance(text, (str, bytes, bytearray)):
+        raise TypeError(f"text must be JSON text (str or bytes), got {type(text).__name__}")
+
+    def no_constants(name):
+        raise ValueError(f"text: {name} is not JSON (to_json writes non-finite floats as tagged objects)")
+    try:
+        document = json.loads(text, parse_constant=no_constants)
+    except json.JSONDecodeError as err:
+        raise ValueError(f"text is not JSON ({err.msg} at line {err.lineno}, column {err.colno})") from None
+    except RecursionError:
+        raise ValueError("text: nested too deeply to be a result of ldpbook") from None
+    if not isinstance(document, dict) or document.get("format") != "ldpbook result" or "result" not in document:
+        raise ValueError("text is not an ldpbook result written by to_json")
+    if document.get("schema") != SCHEMA_VERSION or isinstance(document.get("schema"), bool):
+        raise ValueError(f"text: schema version {document.get('schema')!r:.20} is not one this ldpbook reads "
+                         f"({SCHEMA_VERSION})")
+    try:
+        return _decode(document["result"], "result")
+    except RecursionError:
+        raise ValueError("text: nested too deeply to be a result of ldpbook") from None
+
+
+def load_mechanism(text: str | bytes) -> object:
+    "A mechanism (a result with a `channel`) saved by `to_json`, checked as `from_json` checks it."
+    result = from_json(text)
+    if not _is_mechanism(result):
+        raise TypeError(f"text holds a {type(result).__name__}, not a mechanism (no channel)")
+    return result

@@ -3,6 +3,7 @@
 # %% ../nbs/03_sparse_kernels.ipynb #spk002
 from __future__ import annotations
 
+import functools
 import numbers
 from dataclasses import KW_ONLY, dataclass, field
 from typing import Callable, Iterable
@@ -15,9 +16,9 @@ from scipy.special import gammaln, ive, logsumexp
 from scipy.stats import ncx2
 
 from .foundations import _exact_draws, as_generator, check_eps, check_nonnegative
-from .foundations import (MAX_DENSE_ENTRIES, check_bool_array, check_callable, check_instance, check_int,
-                                 check_int_array, check_real, check_real_array,
-                                 moved_to_keywords)
+from .foundations import (
+    MAX_DENSE_ENTRIES, Portable, check_bool_array, check_callable, check_instance, check_int, check_int_array,
+    check_real, check_real_array, moved_to_keywords)
 
 # %% auto #0
 __all__ = ['SupportPmf', 'DefectDecomposition', 'KernelChannel', 'SparseKernelMechanism', 'RangeDefect', 'first_distance_moment',
@@ -50,7 +51,7 @@ def _check_positive_real(value, name: str) -> float:
 
 # %% ../nbs/03_sparse_kernels.ipynb #a2eb2de6
 @dataclass(frozen=True)
-class SupportPmf:
+class SupportPmf(Portable):
     "The law Q(·|x) of a sparse-kernel mechanism: its actual support (sorted) and the probabilities on it."
     x: int
     outputs: np.ndarray            # sorted integers y with Q(y|x) > 0 (zero-mass points removed)
@@ -59,7 +60,7 @@ class SupportPmf:
 
 
 @dataclass(frozen=True)
-class DefectDecomposition:
+class DefectDecomposition(Portable):
     "Theorem 1: the ordered defect Δ_ε(x, x') = support leakage + overlap excess loss."
     support_leakage: float
     overlap_excess: float
@@ -72,7 +73,7 @@ class DefectDecomposition:
 
 
 @dataclass(frozen=True)
-class KernelChannel:
+class KernelChannel(Portable):
     "A sparse-kernel mechanism materialised as a finite channel: rows `inputs`, columns `outputs`."
     inputs: np.ndarray
     outputs: np.ndarray
@@ -166,18 +167,20 @@ def _array_callables(K, mask, inputs, outputs) -> tuple:
     "kernel(x, ys) and support(x) that look up the rows and columns of the arrays by their integer labels."
     row = {int(v): i for i, v in enumerate(inputs)}
     order = np.argsort(outputs)
+    return (functools.partial(_array_kernel, K=K, row=row, order=order, outputs=outputs),
+            functools.partial(_array_support, mask=mask, row=row, outputs=outputs))
 
-    def kernel_fn(x, ys):
-        return K[row[x], order[np.searchsorted(outputs, ys, sorter=order)]]
 
-    def support_fn(x):
-        return outputs[mask[row[x]]]
+def _array_kernel(x, ys, K, row, order, outputs):
+    return K[row[x], order[np.searchsorted(outputs, ys, sorter=order)]]
 
-    return kernel_fn, support_fn
+
+def _array_support(x, mask, row, outputs):
+    return outputs[mask[row[x]]]
 
 # %% ../nbs/03_sparse_kernels.ipynb #0e36fe7e
 @dataclass(frozen=True, eq=False)
-class SparseKernelMechanism:
+class SparseKernelMechanism(Portable):
     """Q(y|x) = K(x, y) / N_x · 1{y ∈ S(x)} with N_x = Σ_{y' ∈ S(x)} K(x, y') (Definition 2).
 
     Parameters
@@ -238,6 +241,35 @@ class SparseKernelMechanism:
         K, mask, inputs, outputs = _check_kernel_arrays(kernel, support, inputs, outputs, log_kernel)
         return cls(*_array_callables(K, mask, inputs, outputs), inputs=tuple(int(v) for v in inputs),
                    log_kernel=log_kernel, name=name)
+
+# %% ../nbs/03_sparse_kernels.ipynb #portable-kernels
+def _window(x: int, r: int) -> np.ndarray:
+    """S(x) = {x − r, …, x + r}. The book's kernels and supports are module-level functions with their parameters
+    bound by `functools.partial`, not closures, so that the mechanisms built from them pickle (process pools)."""
+    return np.arange(x - r, x + r + 1)
+
+
+def _shell_kernel(x, ys, a):
+    return a[np.abs(ys - x)]
+
+
+def _rr_log_kernel(x, ys, log_p, log_q):
+    return np.where(ys == x, log_p, log_q)
+
+
+def _offset_kernel(x, ys, phi, r):
+    return phi[ys - x + r]
+
+
+def _skellam_log_kernel(x, ys, mu):
+    return skellam_logpmf(ys - x, mu)
+
+
+def _scored_log_kernel(x, ys, score, eta):
+    u = np.asarray(score(x, ys), dtype=float)
+    if not np.all(np.isfinite(u)):
+        raise ValueError("score must be finite (at some input x)")
+    return eta * u
 
 # %% ../nbs/03_sparse_kernels.ipynb #0e36fe7e-a
 def _method_of(cls):
@@ -379,7 +411,7 @@ def _inverse_cdf_draws(law: SupportPmf, rng: np.random.Generator, n: int) -> np.
 
 # %% ../nbs/03_sparse_kernels.ipynb #spk017
 @dataclass(frozen=True)
-class RangeDefect:
+class RangeDefect(Portable):
     "Worst ordered defect over 1 ≤ |x − x'| ≤ H (35), its split, where it is attained, and R₁ = E|Y − X| (36)."
     total: float
     support_leakage: float
@@ -546,13 +578,9 @@ def sparse_exponential(score: ArrayLike | Callable, eta: float, support: ArrayLi
     radius = (None if callable(support) or isinstance(support, np.ndarray) or isinstance(support, list)
               else _check_radius(support, "support radius"))
     if callable(score):
-        def log_kernel(x, ys):
-            u = np.asarray(score(x, ys), dtype=float)
-            if not np.all(np.isfinite(u)):
-                raise ValueError(f"score must be finite (at some input x)")
-            return eta * u
+        log_kernel = functools.partial(_scored_log_kernel, score=score, eta=eta)
         if radius is not None:
-            support_fn = lambda x: np.arange(x - radius, x + radius + 1)
+            support_fn = functools.partial(_window, r=radius)
         elif callable(support):
             support_fn = support
         else:
@@ -615,7 +643,7 @@ def sparse_staircase(shell_weights: ArrayLike, metric_or_graph: ArrayLike | str,
     if isinstance(metric_or_graph, str):
         if metric_or_graph != "line":
             raise ValueError(f"metric_or_graph must be 'line' or a square matrix, got {metric_or_graph!r}")
-        return SparseKernelMechanism(lambda x, ys: a[np.abs(ys - x)], lambda x: np.arange(x - r, x + r + 1),
+        return SparseKernelMechanism(functools.partial(_shell_kernel, a=a), functools.partial(_window, r=r),
                                      name="sparse staircase on ℤ")
     if kind == "distance" or (kind == "adjacency" and not _sp.issparse(metric_or_graph)):
         matrix = check_real_array(metric_or_graph, "metric_or_graph", ndim=2, allow_inf=kind == "distance")
@@ -690,8 +718,8 @@ def sparse_randomized_response(t: int, eps: float | None = None, *, p: float | N
         p, q = _check_rr_p(t, p)
         log_p = np.log(p)
         log_q = np.log(q) if q > 0 else -np.inf
-    return SparseKernelMechanism(lambda x, ys: np.where(ys == x, log_p, log_q),
-                                 lambda x: np.arange(x - t, x + t + 1), log_kernel=True,
+    return SparseKernelMechanism(functools.partial(_rr_log_kernel, log_p=log_p, log_q=log_q),
+                                 functools.partial(_window, r=t), log_kernel=True,
                                  name="sparse randomized response")
 
 # %% ../nbs/03_sparse_kernels.ipynb #915d1f91
@@ -788,7 +816,7 @@ def truncated_additive(pmf: ArrayLike | Callable, r: int) -> SparseKernelMechani
     "Radius-truncated additive mechanism (21): Q(y|x) = φ(y − x)/Z_r on |y − x| ≤ r (φ symmetric)."
     r = _check_radius(r)
     phi = _window_values(pmf, r)
-    return SparseKernelMechanism(lambda x, ys: phi[ys - x + r], lambda x: np.arange(x - r, x + r + 1),
+    return SparseKernelMechanism(functools.partial(_offset_kernel, phi=phi, r=r), functools.partial(_window, r=r),
                                  name="truncated additive")
 
 
@@ -962,7 +990,7 @@ def truncated_skellam_defect(mu: float, r: int, eps: float, h: int) -> DefectDec
 def truncated_skellam(mu: float, r: int) -> SparseKernelMechanism:
     "Radius-truncated sparse Skellam mechanism (26): Q(y|x) = ψ_μ(y − x)/Z_r on |y − x| ≤ r."
     mu, r = _check_mu(mu), _check_radius(r)
-    return SparseKernelMechanism(lambda x, ys: skellam_logpmf(ys - x, mu), lambda x: np.arange(x - r, x + r + 1),
+    return SparseKernelMechanism(functools.partial(_skellam_log_kernel, mu=mu), functools.partial(_window, r=r),
                                  log_kernel=True, name="truncated Skellam")
 
 # %% ../nbs/03_sparse_kernels.ipynb #spk042

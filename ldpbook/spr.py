@@ -15,9 +15,9 @@ from numpy.typing import ArrayLike
 from scipy.optimize import linprog
 
 from .foundations import (
-    LinearFree, _beyond_float_range, _capped, check_divergence, check_eps, check_int, check_nonnegative, check_pair,
-    check_real_array, divergence_from_sum, divergence_terms, moved_to_keywords, perspective, privatize,
-    randomized_response, readonly, renamed, renyi_from_parts)
+    LinearFree, Portable, _beyond_float_range, _capped, _decode, _encode, _register_construction, check_divergence,
+    check_eps, check_int, check_nonnegative, check_pair, check_real_array, divergence_from_sum, divergence_terms,
+    moved_to_keywords, perspective, privatize, randomized_response, readonly, renamed, renyi_from_parts)
 
 # %% auto #0
 __all__ = ['KOV_MAX_K', 'sort_by_likelihood_ratio', 'block_score', 'interval_scores', 'PartitionMechanism', 'SPRMechanism',
@@ -241,7 +241,7 @@ def interval_scores(p: ArrayLike, q: ArrayLike, eps: float, *, divergence: str |
     return M
 
 # %% ../nbs/01_spr.ipynb #3804a74f
-class PartitionMechanism:
+class PartitionMechanism(Portable):
     """What every partition mechanism of the book shares (SPR, E_γ, Chernoff): a `channel` whose output j reports
     block j of a `partition`, its number of outputs, and the private release of data through it."""
 
@@ -323,6 +323,26 @@ def _check_partition(partition, k):
     if len(flat) != k or flat != list(range(k)):                # the length first: no list of a huge k
         raise ValueError(f"partition must split the symbols 0..{k - 1} into disjoint blocks, each used once")
     return blocks
+
+# %% ../nbs/01_spr.ipynb #portable-spr-1
+def _describe_partition_channel(mech: PartitionMechanism) -> dict:
+    "The exact construction of a partition mechanism's channel, for `to_json`: `spr_channel(partition, k, eps)`."
+    return {"function": "ldpbook.spr.spr_channel", "partition": [list(block) for block in mech.partition],
+            "k": int(mech.channel.shape[0]), "eps": _encode(float(mech.eps), "eps")}
+
+
+def _build_partition_channel(data: dict, mech: PartitionMechanism) -> np.ndarray:
+    "The channel of the construction `data`, which must be that of `mech`'s own partition, k and ε (`from_json`)."
+    partition, k, eps = data["partition"], data["k"], _decode(data["eps"], "eps")
+    if data["function"] != "ldpbook.spr.spr_channel" or not isinstance(partition, list) or eps != mech.eps:
+        raise ValueError("the construction is not that of this mechanism")
+    blocks = _check_partition(partition, check_int(k, "k", 1))
+    if blocks != tuple(mech.partition) or k != mech.channel.shape[0]:
+        raise ValueError("the construction is not that of this mechanism")
+    return spr_channel(blocks, k, eps)
+
+
+_register_construction(PartitionMechanism, _describe_partition_channel, _build_partition_channel)
 
 # %% ../nbs/01_spr.ipynb #2a58aedc
 @moved_to_keywords("divergence")
@@ -562,7 +582,7 @@ KOV_MAX_K = 14     # the staircase LP has 2^k − 1 variables: 16,383 at k = 14
 
 
 @dataclass(frozen=True, eq=False)
-class KOVSolution:
+class KOVSolution(Portable):
     """Solution of the Kairouz–Oh–Viswanath staircase linear program.
 
     Attributes
@@ -723,7 +743,7 @@ def _planar_extreme(X):
 
 # %% ../nbs/01_spr.ipynb #e3257e65
 @dataclass(frozen=True, eq=False)
-class JointRangeCandidates:
+class JointRangeCandidates(Portable):
     """The SPR-induced candidate points of the joint range R_ℓ(p, q) and which of them are extreme.
 
     Attributes
@@ -802,7 +822,7 @@ def joint_range(p: ArrayLike, q: ArrayLike, eps: float, *, ell: int = 2,
 
 # %% ../nbs/01_spr.ipynb #40cfee8a
 @dataclass(frozen=True, eq=False)
-class Figure5Panel:
+class Figure5Panel(Portable):
     """One panel of Figure 5: Monte-Carlo image points (M0(0), M1(0)) of accepted ε-LDP channels, the
     acceptance rate, the SPR candidates and whether every sampled point lies in their hull."""
     eps: float
@@ -887,7 +907,7 @@ def _rr_values(P0, P1, eps_arr, kind="kl", **params):
 
 # %% ../nbs/01_spr.ipynb #07517c47
 @dataclass(frozen=True, eq=False)
-class Figure1Data:
+class Figure1Data(Portable):
     """Normalised KL utilities D(M0‖M1)/D(P0‖P1) of Figure 1 / App. E.2.
 
     ``mean[name]``, ``lower[name]``, ``upper[name]`` (each of shape (E,)) for name in ('SPR', 'binary', 'RR');
@@ -1029,22 +1049,25 @@ def _renyi_scale(a, b, w, c, kind, params, logw):
     """Per instance, the log-scale K ≥ 0 of Rényi (α > 1) scores, divided by e^{(α−1)K}: u^α v^{1−α} =
     u r^{α−1} ≤ u R^{α−1} for the largest ratio R = u/v of any block, so with K = log R − 300/(α − 1) no scaled
     score exceeds e^{300}. R is that of a prefix or a suffix of the ratio-sorted groups: the set maximising
-    (w + cA)/(w + cB) holds exactly the groups whose ratio a/b exceeds the maximum. Scaled scores are formed as
+    (w + cA)/(w + cB) holds exactly the groups whose ratio a/b exceeds the maximum. At ε = ∞ a last group with
+    v = 0 < u (an infinite optimum) leaves the largest finite ratio to a suffix or to one group (a block without
+    the last group has at most its largest group's ratio), and its own scores stay ∞: a finite score that
+    overflowed unscaled would tie with them, and a partition of finite value would be taken as optimal. Scaled
+    scores are formed as
     u e^{(α−1)(log r − K)}, without the factor 1/(α − 1) (which would take them below the float range for
     α = 1e300): no cancellation between huge terms for any α."""
     n = a.shape[0]
     if kind != "renyi" or params["alpha"] <= 1:
         return np.zeros(n)
 
-    def ends(x):                                                  # prefix and suffix sums of the groups
-        return np.concatenate((np.cumsum(x, axis=1), np.cumsum(x[:, ::-1], axis=1)), axis=1)
+    def ends(x):                                                  # prefix and suffix sums, and the groups
+        return np.concatenate((np.cumsum(x, axis=1), np.cumsum(x[:, ::-1], axis=1), x), axis=1)
 
     u, v = w[:, None] + c[:, None] * ends(a), w[:, None] + c[:, None] * ends(b)
     lu, lv = _log_args(u, v, logw[:, None])
     with np.errstate(invalid="ignore"):
         logr = np.where(np.isfinite(lu) & np.isfinite(lv), lu - lv, 0.0)
-    K = np.maximum(0.0, logr.max(axis=1) - 300.0 / (params["alpha"] - 1))
-    return np.where(np.any((u > 0) & np.isneginf(lv), axis=1), 0.0, K)   # an infinite optimum needs no scale
+    return np.maximum(0.0, logr.max(axis=1) - 300.0 / (params["alpha"] - 1))
 
 # %% ../nbs/01_spr.ipynb #fde4a905
 def _scores(U, V, D, w, kind, params, K, logw):
@@ -1064,6 +1087,7 @@ def _scores(U, V, D, w, kind, params, K, logw):
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             lu, lv = np.log(U), np.log(V)
             scaled = np.exp(lu + (a - 1) * (lu - lv - K)) - np.exp(-(a - 1) * K) * (V + a * D)
+            scaled = np.where((U > 0) | (V > 0), scaled, 0.0)          # an empty (padding) block at ε = ∞
         plain = np.where(K > 0, scaled, plain)
     return _underflow_scores(U, V, plain, logw, kind, params, K)
 
@@ -1589,7 +1613,8 @@ def _layered(batch, ell):
         G = np.full((n, n_groups + 1), -np.inf)
         for i, row in S.rows():
             if i >= s:
-                cand = F[:, :i] + row
+                with np.errstate(invalid="ignore"):   # no s − 1 blocks end at t (−inf) + an infinite score
+                    cand = np.where(np.isneginf(F[:, :i]), -np.inf, F[:, :i] + row)
                 j = np.argmax(cand, axis=1)
                 G[:, i], pointers[s - 1, :, i] = cand[ar, j], j
         F = G
@@ -1753,6 +1778,8 @@ def _engine_values(P0, P1, eps_arr, divergence, params, ell):
     n_groups = a.shape[1]
     order = np.argsort(eps_arr, kind="stable")
     per_batch = max(1, _SWEEP_BATCH // max(1, T * n_groups * (n_groups + 1) // 2))
+    per_batch = min(per_batch, 2 * order.size + 1)     # the same schedule (all cold, one batch), without a list of
+                                                       # a million segments for one small pair
     out = np.empty((T, order.size))
     warm, warm_blocks, workspace = None, None, {}  # previous batch's optimal boundaries and their blocks; buffer
     pairs = np.arange(T)

@@ -1,6 +1,7 @@
 """Every old call form that the 0.2.0 notes (nbs/api.md, "Deprecations") promise keeps working for one version:
 options passed by position warn with a DeprecationWarning and give the result of the keyword form."""
 import dataclasses
+import inspect
 import warnings
 
 import numpy as np
@@ -22,7 +23,8 @@ def same(a, b):
     if isinstance(a, (list, tuple)):
         return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
     if callable(a) and callable(b):                    # a kernel's support S(x) and kernel K(x, y): same values
-        n_args = a.__code__.co_argcount
+        n_args = sum(p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+                     for p in inspect.signature(a).parameters.values())     # functions and partials
         calls = [(x,) if n_args == 1 else (x, np.arange(3)) for x in range(3)]
         return all(np.array_equal(np.asarray(a(*c)), np.asarray(b(*c))) for c in calls)
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):

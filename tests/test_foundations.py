@@ -368,7 +368,7 @@ def test_bad_divergence_arguments():
         divergence(u, u, kind="renyi", alpha=-2.0)
     with pytest.raises(ValueError, match="alpha must not be NaN"):
         divergence(u, u, kind="renyi", alpha=np.nan)
-    with pytest.raises(TypeError, match="unexpected parameter"):
+    with pytest.raises(TypeError, match="unexpected keyword"):
         divergence(u, u, kind="kl", gamma=2.0)
     with pytest.raises(ValueError, match="same length"):
         divergence(u, [0.2, 0.3, 0.5], kind="kl")

@@ -318,7 +318,7 @@ def test_bad_ell_and_divergence():
         divergence_optimal(p, q, 1.0, divergence="egamma")
     with pytest.raises(ValueError, match="alpha"):
         divergence_optimal_values([p], [q], [1.0], divergence="renyi")
-    with pytest.raises(TypeError, match="unexpected parameter"):
+    with pytest.raises(TypeError, match="unexpected keyword"):
         divergence_optimal(p, q, 1.0, divergence="kl", gamma=2.0)
     with pytest.raises(ValueError, match="convex"):
         divergence_optimal(p, q, 1.0, divergence=lambda t: -((t - 1.0) ** 2))

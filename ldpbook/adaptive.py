@@ -11,7 +11,7 @@ import numpy as np
 from . import closeness
 from numpy.typing import ArrayLike
 
-from .foundations import as_generator, check_bool_array, check_int, check_real_array, moved_to_keywords
+from .foundations import Portable, as_generator, check_bool_array, check_int, check_real_array, moved_to_keywords
 
 # %% auto #0
 __all__ = ['MAX_CELLS', 'SCORE_SENSITIVITY', 'MAX_SENSITIVITY', 'CENTERINGS', 'dyadic_max_level', 'alternating_density',
@@ -114,7 +114,7 @@ def _check_points(z, name: str) -> np.ndarray:
 
 # %% ../nbs/05_adaptivity.ipynb #c013b
 @dataclass(frozen=True)
-class DyadicPartitions:
+class DyadicPartitions(Portable):
     """Occupied dyadic cells of a pooled sample, level by level, as runs of one Z-order.
 
     Attributes
@@ -533,7 +533,7 @@ def _figure3_setup(n, eps_values, scenarios, resolutions, n_permutations, n_cent
 
 
 @dataclass(frozen=True)
-class Figure3:
+class Figure3(Portable):
     """Rejection rates of Figure 3: `power.rejection_rate[i, t]` for scenario i and (test, eps) `labels[t]`."""
     scenarios: tuple
     labels: tuple

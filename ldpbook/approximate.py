@@ -13,8 +13,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy.special import expit
 
-from .foundations import (MAX_FINITE_EPS, LinearFree, check_channel, check_divergence, check_eps, check_int,
-                                 check_pair, check_real, check_real_array, divergence_from_sum, divergence_terms,
+from .foundations import (MAX_FINITE_EPS, LinearFree, Portable, check_channel, check_divergence, check_eps,
+                                 check_int, check_pair, check_real, check_real_array, divergence_from_sum, divergence_terms,
                                  privacy_defect,
                                  readonly, _at_most_exp, _capped)
 from .spr import PartitionMechanism, _group_masses, _lr_order
@@ -477,7 +477,7 @@ def _renyi_order(order) -> float:
 
 
 @dataclass(frozen=True)
-class RenyiBounds:
+class RenyiBounds(Portable):
     """Bounds on the optimum under Rényi local privacy, max D_f(Qᵀp ‖ Qᵀq) over channels with
     D_α(Q(·|x) ‖ Q(·|x')) ≤ ε for all x, x'.
 

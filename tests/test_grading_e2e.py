@@ -244,7 +244,7 @@ SUBMISSIONS = {
     "borrow": ("hw1", {"divergence_optimal": BORROW, "spr_channel": SPR_CHANNEL}, None,
                {"divergence_optimal": 0, "spr_channel": 3}),
     "reads_source": ("hw1", {"divergence_optimal": READ_SOURCE, "spr_channel": SPR_CHANNEL}, None,
-                     {"divergence_optimal": 0, "spr_channel": 3}),
+                     {"divergence_optimal": 0 if SANDBOXED else 5, "spr_channel": 3}),
     "reads_source_unseen": ("hw1", {"divergence_optimal": READ_SOURCE_UNSEEN, "spr_channel": SPR_CHANNEL}, None,
                             {"divergence_optimal": 0 if SANDBOXED else 5, "spr_channel": 3}),
     "patches_grader": ("hw1", {"divergence_optimal": PATCH, "spr_channel": SPR_CHANNEL}, "edit_tests",
@@ -262,9 +262,9 @@ SUBMISSIONS = {
     "release3": ("hw3", {}, None, {"sparse_rr_calibration": 0}),
     "borrow3": ("hw3", {"sparse_rr_calibration": BORROW_SPARSE}, None, {"sparse_rr_calibration": 0}),
 }
-BORROWERS = {("borrow", "divergence_optimal"), ("reads_source", "divergence_optimal"),
-             ("patches_grader", "divergence_optimal"), ("borrow3", "sparse_rr_calibration")} | \
-    ({("reads_source_unseen", "divergence_optimal")} if SANDBOXED else set())
+BORROWERS = {("borrow", "divergence_optimal"), ("patches_grader", "divergence_optimal"),
+             ("borrow3", "sparse_rr_calibration")} | \
+    ({("reads_source", "divergence_optimal"), ("reads_source_unseen", "divergence_optimal")} if SANDBOXED else set())
 
 
 def _meta(cell):
@@ -393,7 +393,7 @@ def test_failures_say_why(course):
     assert "time" in scores["hangs", "spr_channel"]["reason"]
     assert "markdown" in scores["markdown", "spr_channel"]["reason"]
     assert "not a readable notebook" in scores["not_a_notebook", "spr_channel"]["reason"]
-    assert "reaches for the answer" in scores["borrow", "divergence_optimal"]["reason"]
+    assert "ldpbook.spr is not available to submissions" in scores["borrow", "divergence_optimal"]["reason"]
     printed = {line.split()[0]: line for line in graded[2, "hw1"].stdout.splitlines() if not line.startswith("note:")}
     assert set(printed) == {s for s, (name, *_) in SUBMISSIONS.items() if name == "hw1"}
     assert "spr_channel" in printed["hangs"] and "divergence_optimal" not in printed["hangs"]

@@ -20,7 +20,7 @@ settings.load_profile("ldpbook")
 # the order matters).
 SLOWEST_FILES = {"test_grading_e2e.py": 143, "test_chernoff.py": 88, "test_grading_honest.py": 40,
                  "test_estimated.py": 34, "test_assignments.py": 31, "test_cli.py": 28, "test_graded_chapters.py": 21,
-                 "test_grading_harness.py": 17, "test_grading_mutants.py": 12, "test_exact_spr.py": 9,
+                 "test_grading_harness.py": 17, "test_grading_mutants.py": 60, "test_exact_spr.py": 9,
                  "test_referee_chernoff.py": 9, "test_spr.py": 8, "test_fuzz_api.py": 8, "test_spr_sweep_engine.py": 8,
                  "test_exact_egamma.py": 7}
 

@@ -95,11 +95,13 @@ def test_chernoff_information_value_and_maximiser(chernoff_information):
 
 @grades("chernoff_information")
 def test_chernoff_information_is_symmetric(chernoff_information):
-    "C(u, v) = C(v, u), with the maximiser moved to 1 - lambda."
+    "C(u, v) = C(v, u), with the maximiser moved to 1 - lambda; no lambda 1e-4 away does better."
     for u, v in PAIRS:
         uv, vu = chernoff_information(u, v), chernoff_information(v, u)
         assert math.isclose(uv.value, vu.value, rel_tol=1e-12)
         assert math.isclose(uv.lam, 1 - vu.lam, abs_tol=1e-6)
+        for lam in (uv.lam - 1e-4, uv.lam + 1e-4):
+            assert not 0 <= lam <= 1 or G(u, v, lam) <= uv.value * (1 + 1e-12), f"G({lam}) beats the value"
 
 
 @grades("chernoff_information")
@@ -141,6 +143,7 @@ def test_chernoff_optimal_beats_every_partition(chernoff_optimal):
             check_mechanism(mech, p, q, eps)
             best = best_by_brute_force(p, q, eps)
             assert mech.value >= best * (1 - 1e-7), f"value {mech.value} below the best partition's {best}"
+            assert mech.upper_bound >= best * (1 - 1e-12), "upper_bound is below a partition's value"
 
 
 @grades("chernoff_optimal", points=2)

@@ -871,8 +871,9 @@ def _summary(results: list[dict], error: str = "") -> dict:
 def autograde(course, assignment: str, *, jobs: int = 1, students=None) -> dict:
     """Grade every submission in `course/submitted/` (or those of `students`).
 
-    The harness grades `jobs` students at a time (`grade_submission`, in separate processes); then nbgrader's own
-    autograde step runs for each student in this process, with `RepairSubmission` and `GradeWithHarness` in its
+    The harness grades `jobs` students at a time (`grade_submission`, in separate processes); as each student's
+    results come in, nbgrader's own autograde step runs for that student in this process (while the harness grades
+    the next ones), with `RepairSubmission` and `GradeWithHarness` in its
     lists (`nbgrader_preprocessors`): it restores the read-only cells, records the points of every graded cell
     in the gradebook and writes `autograded/`, so `generate_feedback` and `export` work as usual. Returns
     {student: `_summary`}, with nbgrader's error, if it had one, under "error"."""
@@ -888,26 +889,32 @@ def autograde(course, assignment: str, *, jobs: int = 1, students=None) -> dict:
         raise ValueError(f"name: no submissions of {assignment!r} in {course / 'submitted'}")
     os.environ["PATH"] = _scripts_on_path()["PATH"]      # nbgrader makes a new gradebook with the `alembic` command
     tasks = [(str(course), assignment, s) for s in students]
-    bar = dict(file=sys.stderr, disable=len(tasks) < 10, unit="student", leave=False)    # long batches only
-    if jobs == 1:
-        results = [grade_submission(*task) for task in tqdm(tasks, desc="harness", **bar)]
-    else:
-        import multiprocessing
-        with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
-            results = list(tqdm(pool.map(grade_submission, *zip(*tasks)), desc="harness", total=len(tasks), **bar))
     api, summary = _nbgrader_api(course), {}
+
+    def record(student: str, result: list) -> None:
+        "nbgrader's autograde step for one graded student (the harness's results precomputed for it)."
+        for one in result:
+            _PRECOMPUTED[(str(course), assignment, student, one["notebook"])] = one
+        if any(one["unreadable"] for one in result):     # nbgrader would stop on it: zero, with the reason
+            _zero_in_gradebook(course, assignment, student)
+            summary[student] = _summary(result)
+            return
+        run = api.autograde(assignment, student, force=True, create=True)
+        error = "" if run["success"] else (run.get("error") or run.get("log") or "").strip().splitlines()[-1:]
+        summary[student] = _summary(result, "".join(error))
+
+    bar = dict(desc="grading", total=len(tasks), file=sys.stderr, disable=len(tasks) < 10, unit="student",
+               leave=False)                      # long batches only
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")           # nbgrader's gradebook warns about its own session use
-        for student, result in tqdm(list(zip(students, results)), desc="nbgrader", **bar):
-            for one in result:
-                _PRECOMPUTED[(str(course), assignment, student, one["notebook"])] = one
-            if any(one["unreadable"] for one in result):     # nbgrader would stop on it: zero, with the reason
-                _zero_in_gradebook(course, assignment, student)
-                summary[student] = _summary(result)
-                continue
-            run = api.autograde(assignment, student, force=True, create=True)
-            error = "" if run["success"] else (run.get("error") or run.get("log") or "").strip().splitlines()[-1:]
-            summary[student] = _summary(result, "".join(error))
+        if jobs == 1:
+            for task in tqdm(tasks, **bar):
+                record(task[2], grade_submission(*task))
+        else:                                     # nbgrader's step here while the pool grades the next ones
+            import multiprocessing
+            with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+                for student, result in zip(students, tqdm(pool.map(grade_submission, *zip(*tasks)), **bar)):
+                    record(student, result)
     return summary
 
 

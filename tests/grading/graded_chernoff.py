@@ -82,7 +82,7 @@ def test_chernoff_information_of_mirrored_pairs(chernoff_information):
         assert math.isclose(got.lam, 0.5, abs_tol=1e-6), a
 
 
-@grades("chernoff_information", points=2, hidden=True)
+@grades("chernoff_information", points=3, hidden=True)
 def test_chernoff_information_value_and_maximiser(chernoff_information):
     "The value is max_lambda G(lambda) (against mpmath) and G(lam) attains it."
     for u, v in PAIRS + [(np.array([0.9, 0.1]), np.array([0.2, 0.8]))]:
@@ -95,13 +95,11 @@ def test_chernoff_information_value_and_maximiser(chernoff_information):
 
 @grades("chernoff_information")
 def test_chernoff_information_is_symmetric(chernoff_information):
-    "C(u, v) = C(v, u), with the maximiser moved to 1 - lambda; no lambda 1e-4 away does better."
+    "C(u, v) = C(v, u), with the maximiser moved to 1 - lambda."
     for u, v in PAIRS:
         uv, vu = chernoff_information(u, v), chernoff_information(v, u)
         assert math.isclose(uv.value, vu.value, rel_tol=1e-12)
         assert math.isclose(uv.lam, 1 - vu.lam, abs_tol=1e-6)
-        for lam in (uv.lam - 1e-4, uv.lam + 1e-4):
-            assert not 0 <= lam <= 1 or G(u, v, lam) <= uv.value * (1 + 1e-12), f"G({lam}) beats the value"
 
 
 @grades("chernoff_information")

@@ -47,9 +47,9 @@ __all__ = ['CONFIG', 'GRADING', 'EXIT_PASS', 'EXIT_FAIL', 'EXIT_USAGE', 'EXIT_ER
            'exported_functions', 'own_helpers', 'answer_parts', 'mark_solutions', 'remove_solutions', 'GradedTest',
            'graded_tests', 'visible_setup', 'answering_helpers', 'graded_cell', 'chapter_tests', 'chapter_cells',
            'instructions', 'write_config', 'make_assignment', 'repair', 'student_code', 'blocked_modules',
-           'grade_notebook', 'grade_submission', 'nbgrader_preprocessors', 'nbgrader', 'autograde', 'function_scores',
-           'mark_distribution', 'distribution_table', 'write_scores', 'review', 'CheckRow', 'check', 'check_table',
-           'check_exit_code', 'main']
+           'grade_notebook', 'grade_submission', 'nbgrader_preprocessors', 'nbgrader', 'autograde', 'feedback',
+           'function_scores', 'mark_distribution', 'distribution_table', 'write_scores', 'review', 'CheckRow', 'check',
+           'check_table', 'check_exit_code', 'main']
 
 # %% ../nbs/90_assignments.ipynb #c004-0a95ab76
 _DIRECTIVE = re.compile(r"^\s*#\|\s*(\w+)\s*(.*)$")
@@ -936,6 +936,35 @@ def _gradebook(course):
     from nbgrader.api import Gradebook
     return Gradebook(f"sqlite:///{path}", "ldpbook")
 
+# %% ../nbs/90_assignments.ipynb #7a3c4d05
+def _feedback_one(course: str, assignment: str, student: str) -> str:
+    "nbgrader's generate_feedback for one student, in this process: '' or the last line of its error."
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        run = _nbgrader_api(Path(course)).generate_feedback(assignment, student, force=True)
+    return "" if run["success"] else "".join((run.get("error") or run.get("log") or "").strip().splitlines()[-1:])
+
+
+def feedback(course, assignment: str, *, jobs: int = 1) -> dict:
+    """nbgrader's `generate_feedback` for every autograded submission of `assignment`, `jobs` students at a time
+    (one nbgrader run per student, in separate processes): the HTML files of `nbgrader generate_feedback`, which
+    renders one student after another. Returns {student: '' or the last line of nbgrader's error}."""
+    course = _course_folder(course).resolve()
+    jobs = _positive_number(jobs, "jobs", "processes", whole=True)
+    students = sorted(p.parent.name for p in course.glob(f"autograded/*/{assignment}") if p.is_dir())
+    if not students:
+        raise ValueError(f"name: no autograded submissions of {assignment!r} in {course / 'autograded'} "
+                         "(run autograde first)")
+    os.environ["PATH"] = _scripts_on_path()["PATH"]
+    tasks = [(str(course), assignment, s) for s in students]
+    bar = dict(desc="feedback", total=len(tasks), file=sys.stderr, disable=len(tasks) < 10, unit="student",
+               leave=False)
+    if jobs == 1:
+        return {task[2]: _feedback_one(*task) for task in tqdm(tasks, **bar)}
+    import multiprocessing
+    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+        return dict(zip(students, tqdm(pool.map(_feedback_one, *zip(*tasks)), **bar)))
+
 # %% ../nbs/90_assignments.ipynb #89ffdc41
 _SCORE_FIELDS = ["student", "assignment", "function", "score", "max_score", "reason"]
 
@@ -1094,7 +1123,7 @@ def check_exit_code(rows) -> int:
 
 # %% ../nbs/90_assignments.ipynb #c018-3b81e1ce
 def main(argv=None) -> int:
-    "Command line: `python -m ldpbook.assignments make|autograde|scores|review|check ...`."
+    "Command line: `python -m ldpbook.assignments make|autograde|feedback|scores|review|check ...`."
     import argparse
     parser = argparse.ArgumentParser(prog="python -m ldpbook.assignments",
                                      description="Make nbgrader assignments from chapters; grade and check them.")
@@ -1114,6 +1143,10 @@ def main(argv=None) -> int:
     grade.add_argument("name", help="the assignment name")
     grade.add_argument("--course", required=True, help="the nbgrader course folder")
     grade.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="students graded at once")
+    back = sub.add_parser("feedback", help="nbgrader's feedback files, several students at a time")
+    back.add_argument("name", help="the assignment name")
+    back.add_argument("--course", required=True, help="the nbgrader course folder")
+    back.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="students at once")
     scores = sub.add_parser("scores", help="points per student and function, as CSV, from the gradebook")
     scores.add_argument("name", help="the assignment name")
     scores.add_argument("--course", required=True, help="the nbgrader course folder")
@@ -1157,6 +1190,13 @@ def _autograde_command(args) -> int:
     return 1 if any(s["error"] for s in summary.values()) else 0
 
 # %% ../nbs/90_assignments.ipynb #31724e0a
+def _feedback_command(args) -> int:
+    failed = {student: error for student, error in feedback(args.course, args.name, jobs=args.jobs).items() if error}
+    for student, error in failed.items():
+        print(f"{student:20s} nbgrader failed: {error}")
+    return 1 if failed else 0
+
+
 def _scores_command(args) -> int:
     "The CSV to `--out` (or standard output) and the marks per function beside it (or on standard error)."
     rows = function_scores(args.course, args.name)
@@ -1195,8 +1235,8 @@ def _check_command(args) -> int:
     return check_exit_code(rows)
 
 
-_COMMANDS = {"make": _make_command, "autograde": _autograde_command, "scores": _scores_command,
-             "review": _review_command, "check": _check_command}
+_COMMANDS = {"make": _make_command, "autograde": _autograde_command, "feedback": _feedback_command,
+             "scores": _scores_command, "review": _review_command, "check": _check_command}
 
 # %% ../nbs/90_assignments.ipynb #c019-79b7706c
 if __name__ == "__main__" and "ipykernel" not in sys.modules:

@@ -5,8 +5,9 @@ Two assignments: `hw1` from ldpbook.spr (`divergence_optimal`, `spr_channel`) an
 visible and a hidden test per function), so that this test depends on the grading machinery only. The commands run
 as documented: `python -m ldpbook.assignments make` from the project, then `nbgrader generate_assignment` (the
 environment's own `nbgrader` script, without the environment on PATH), `autograde`, `scores` and `review` from the
-course folder, `nbgrader generate_feedback` and `nbgrader export`. Each submission is one row of the table of
-attacks in the project's grading issue, or another attack; `SHOULD` is what it should score. The course is graded
+course folder, `feedback` (hw1, two students at a time) and `nbgrader generate_feedback` (hw3), and `nbgrader
+export`. Each submission is one row of the table of attacks in the project's grading issue, or another attack;
+`SHOULD` is what it should score. The course is graded
 with `--jobs 2`, then again with `--jobs 1`: the CSV of `scores` must not change. nbgrader runs with its own HOME
 and Jupyter folders: no user configuration enters.
 """
@@ -347,8 +348,8 @@ def course(tmp_path_factory):
             csvs[jobs, name] = run(*assignments, "scores", name, "--course", ".", cwd=course, env=env)
     exported = run(Path(scripts) / "nbgrader", "export", cwd=course, env=env)
     assert exported.returncode == 0, exported.stderr[-2000:]
-    feedback = {name: run(Path(scripts) / "nbgrader", "generate_feedback", name, cwd=course, env=env)
-                for name in ("hw1", "hw3")}
+    feedback = {"hw1": run(*assignments, "feedback", "hw1", "--course", ".", "--jobs", 2, cwd=course, env=env),
+                "hw3": run(Path(scripts) / "nbgrader", "generate_feedback", "hw3", cwd=course, env=env)}
     reviews = {name: run(*assignments, "review", name, "--course", ".", cwd=course, env=env) for name in ("hw1", "hw3")}
     return course, graded, csvs, feedback, reviews
 
@@ -376,6 +377,15 @@ def test_export_has_the_totals(course):
         totals = {(r["assignment"], r["student_id"]): float(r["score"]) for r in csv.DictReader(handle)}
     for student, (name, _, _, should) in SUBMISSIONS.items():
         assert totals[name, student] == sum(should.values()), student
+
+
+def test_scores_show_the_marks_per_function(course):
+    "Beside the CSV, on standard error: how many submissions earned each mark, and why the others lost points."
+    _, _, csvs, _, reviews = course
+    table = csvs[2, "hw1"].stderr
+    assert "spr_channel (of 3 points): " in table and "divergence_optimal (of 5 points): " in table
+    assert "test_channel_entries: the call did not finish within # s (timeout)" in table
+    assert "marks per function" in reviews["hw1"].stdout and "spr_channel (of 3 points): " in reviews["hw1"].stdout
 
 
 def test_scores_do_not_depend_on_jobs_or_reruns(course):

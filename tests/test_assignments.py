@@ -254,10 +254,23 @@ def test_course_commands_refuse_what_is_not_a_course(tmp_path, capsys):
     a_file.write_text("")
     for args in (("scores", "hw9", "--course", tmp_path), ("autograde", "hw9", "--course", tmp_path),
                  ("review", "hw9", "--course", tmp_path), ("autograde", "hw9", "--course", a_file),
-                 ("review", "hw9", "--course", tmp_path / "missing")):
+                 ("review", "hw9", "--course", tmp_path / "missing"), ("feedback", "hw9", "--course", tmp_path),
+                 ("feedback", "hw9", "--course", a_file), ("feedback", "hw9", "--course", tmp_path, "--jobs", 0)):
         run = command(capsys, *args)
         assert run.returncode == 2 and run.stderr.count("\n") == 1 and "Traceback" not in run.stderr, (args, run.stderr)
     assert not (tmp_path / "gradebook.db").exists()                 # nothing created by asking
+
+
+def test_marks_per_function_count_alike_reasons_together():
+    from ldpbook.assignments import distribution_table, mark_distribution
+    rows = [{"student": s, "function": f, "score": score, "max_score": 3.0, "reason": why} for s, f, score, why in [
+        ("a", "f", 3.0, ""), ("b", "f", 3.0, ""), ("c", "f", 1.0, "test_x: assertion failed: assert 0.1 == 0.2"),
+        ("d", "f", 0.0, "test_x: assertion failed: assert 7 == 2"), ("a", "g", 0.0, "test_y: g raised ValueError: no")]]
+    found = {one["function"]: one for one in mark_distribution(rows)}
+    assert found["f"]["marks"] == {3.0: 2, 1.0: 1, 0.0: 1} and found["f"]["reasons"] == {"test_x: assertion failed": 2}
+    assert found["g"]["reasons"] == {"test_y: g raised ValueError": 1}
+    assert distribution_table(rows).splitlines()[:2] == ["f (of 3 points): 2 x 3, 1 x 1, 1 x 0",
+                                                         "      2  test_x: assertion failed"]
 
 
 def test_grading_before_the_release_is_refused(made, capsys):

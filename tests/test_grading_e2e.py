@@ -413,9 +413,13 @@ def test_failures_say_why(course):
 
 
 def test_review_lists_exactly_the_borrowers(course):
+    "The functions whose calls the sandbox refused (the list ends with its count; the marks per function follow)."
     _, _, _, _, reviews = course
-    listed = {(line.split()[0], line.split()[2].rstrip(":")) for name in ("hw1", "hw3")
-              for line in reviews[name].stdout.splitlines()[:-1]}
+    listed = set()
+    for name in ("hw1", "hw3"):
+        lines = reviews[name].stdout.splitlines()
+        end = next(i for i, line in enumerate(lines) if line.endswith("to read") or line == "nothing to review")
+        listed |= {(line.split()[0], line.split()[2].rstrip(":")) for line in lines[:end]}
     assert listed == BORROWERS, {n: r.stdout for n, r in reviews.items()}
     assert reviews["hw1"].returncode == 1
 

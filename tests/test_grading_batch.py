@@ -1,6 +1,6 @@
 """A course-sized batch (opt-in: LDPBOOK_GRADING_BATCH=1, or run this file as a script to print the timings).
 
-100 generated submissions of the chapter-1 assignment (`divergence_optimal`, `spr_channel`, graded by
+100 generated submissions of the SPR assignment (`divergence_optimal`, `spr_channel`, graded by
 tests/grading/graded_spr.py with its hidden tests, 10 s per call): 70 honest (tests/grading/honest_spr.py), 20
 wrong, 10 hanging or hostile. They are graded with `autograde --jobs 2`, fed back (`feedback --jobs 2`:
 nbgrader's generate_feedback for two students at a time) and exported (`nbgrader export`) within 10 minutes, then

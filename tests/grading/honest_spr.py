@@ -1,4 +1,4 @@
-"""The lecturer's ten honest solutions of the chapter-1 assignment (`divergence_optimal`, `spr_channel` from
+"""The lecturer's ten honest solutions of the SPR assignment (`divergence_optimal`, `spr_channel` from
 nbs/01_spr.ipynb), and a few wrong ones, as function bodies that replace the release's `raise NotImplementedError()`.
 
 Each honest solution is correct and uses something a static reading of the code once held against it: a worker

@@ -1,9 +1,9 @@
 """The lecturer's honest solutions earn full marks, and a student's `check` agrees with the course
 (nbs/90_assignments.ipynb).
 
-An assignment of the SPR chapter (`divergence_optimal`, `spr_channel`, graded by tests/grading/graded_spr.py with its hidden
-tests) is made and released as a course makes it; ten honest solutions (tests/grading/honest_spr.py: threads,
-`re.compile`, functools and itertools, numpy's whole API, `eval`, brute force through the given code, other
+An assignment of the SPR chapter (`divergence_optimal`, `spr_channel`, graded by tests/grading/graded_spr.py with
+its hidden tests) is made and released as a course makes it; ten honest solutions (tests/grading/honest_spr.py:
+threads, `re.compile`, functools and itertools, numpy's whole API, `eval`, brute force through the given code, other
 algorithms, files in /tmp) and three wrong ones are submitted. Each honest solution must earn every point of both
 functions; and on every function of every submission, `check` (the visible tests, run as the student runs them)
 must say PASS exactly when the course passed every visible test of that function.

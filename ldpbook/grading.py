@@ -1341,6 +1341,7 @@ def _run_test(box: _Box, test, config: dict, timeout: float, zygote):
         if child is not None:
             child.close()
     reason = " ".join((child and child.failure or reason).split())
+    reason = re.sub(r" at 0x[0-9a-fA-F]+", "", reason)     # the same reason every run
     show = not hidden and proxy is not None
     return TestOutcome(
         function, test.__name__, points, hidden, not reason,

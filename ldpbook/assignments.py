@@ -21,6 +21,8 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from tqdm import tqdm
+
 from .grading import StudentError, TestOutcome, grades, refused, run_graded  # noqa: F401 (re-exported)
 
 
@@ -44,9 +46,10 @@ else:
 __all__ = ['CONFIG', 'GRADING', 'EXIT_PASS', 'EXIT_FAIL', 'EXIT_USAGE', 'EXIT_ERROR', 'is_export_cell', 'chapter_module',
            'exported_functions', 'own_helpers', 'answer_parts', 'mark_solutions', 'remove_solutions', 'GradedTest',
            'graded_tests', 'visible_setup', 'answering_helpers', 'graded_cell', 'chapter_tests', 'chapter_cells',
-           'instructions', 'write_config', 'make_assignment', 'repair', 'student_code', 'borrowing', 'blocked_modules',
-           'grade_notebook', 'grade_submission', 'nbgrader_preprocessors', 'nbgrader', 'autograde', 'function_scores',
-           'write_scores', 'review', 'CheckRow', 'check', 'check_table', 'check_exit_code', 'main']
+           'instructions', 'write_config', 'make_assignment', 'repair', 'student_code', 'blocked_modules',
+           'grade_notebook', 'grade_submission', 'nbgrader_preprocessors', 'nbgrader', 'autograde', 'feedback',
+           'function_scores', 'mark_distribution', 'distribution_table', 'write_scores', 'review', 'CheckRow', 'check',
+           'check_table', 'check_exit_code', 'main']
 
 # %% ../nbs/90_assignments.ipynb #c004-0a95ab76
 _DIRECTIVE = re.compile(r"^\s*#\|\s*(\w+)\s*(.*)$")
@@ -652,54 +655,6 @@ def _defined_by(source_nb) -> dict:
     return found
 
 # %% ../nbs/90_assignments.ipynb #5e1a2b03
-_REACHES = {"get_ipython": "the notebook's kernel", "IPython": "the notebook's kernel", "builtins": "the builtins",
-            "__builtins__": "the builtins", "ctypes": "raw memory", "gc": "the interpreter's objects",
-            "inspect": "the caller's frames", "importlib": "dynamic imports", "__import__": "dynamic imports",
-            "exec": "dynamic code", "eval": "dynamic code", "compile": "dynamic code", "open": "files", "io": "files",
-            "pathlib": "files", "shutil": "files", "glob": "files", "subprocess": "processes", "socket": "the network",
-            "urllib": "the network", "nbgrader": "the grader", "signal": "signals", "threading": "threads",
-            "multiprocessing": "processes", "__subclasses__": "the interpreter's internals",
-            "__globals__": "the interpreter's internals", "__code__": "the interpreter's internals",
-            "__mro__": "the interpreter's internals", "__bases__": "the interpreter's internals",
-            "__base__": "the interpreter's internals"}
-_SYS = {"modules", "meta_path", "path", "path_hooks", "_getframe", "settrace", "setprofile", "addaudithook"}
-_OS = {"open", "read", "listdir", "scandir", "walk", "system", "popen", "fdopen", "path", "environ", "getcwd", "chdir",
-       "remove", "unlink", "rename", "replace", "kill", "fork", "stat", "readlink", "symlink", "link", "mkdir",
-       "makedirs", "rmdir", "chmod", "chown", "posix_spawn", "dup2", "execv", "execve", "spawnv"}
-_COURSE_PATH = re.compile(r"(^|/)(source|release|submitted|autograded|feedback|\.grading)/|gradebook|"
-                          r"nbgrader_config|ldpbook[./](assignments|grading)")
-
-
-def _reasons(text: str, blocked) -> set:
-    "What a piece of code reaches for (see `borrowing`); nothing for code that does not parse."
-    try:
-        tree = ast.parse(_runnable(text))
-    except SyntaxError:
-        return set()
-    imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names} | \
-               {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
-    found = {f"imports {m} (the reference answer or the grader)" for m in imported
-             if any(m == b or m.startswith(b + ".") for b in blocked)}
-    names = _names_used(tree) | {m.split(".")[0] for m in imported}
-    found |= {f"uses {n} ({_REACHES[n]})" for n in names & set(_REACHES)}
-    attrs = {(n.value.id, n.attr) for n in ast.walk(tree)
-             if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)}
-    found |= {f"uses {m}.{a} (the interpreter, files or processes)" for m, a in attrs
-              if (m == "sys" and a in _SYS) or (m == "os" and (a in _OS or a.startswith(("exec", "spawn"))))}
-    found |= {f"names a course or grader path ({n.value[:40]!r})" for n in ast.walk(tree)
-              if isinstance(n, ast.Constant) and isinstance(n.value, str) and _COURSE_PATH.search(n.value)}
-    return found
-
-
-def borrowing(source: str, release_source: str, blocked) -> list[str]:
-    """Why a cell's code reaches for the answer or the grader: an import of a `blocked` module (the reference of an
-    assigned function, the harness, this module), a name that reaches the kernel, the interpreter's internals,
-    files, processes or the network, or a string naming a course or grader path; no solution needs any of these.
-    What the release had in the cell (`release_source`) is not held against the student. A static reading: it
-    finds what is written, not what is computed (`exec` of a built string is flagged as `exec`)."""
-    return sorted(_reasons(source, blocked) - _reasons(release_source, blocked))
-
-
 def blocked_modules(functions) -> tuple:
     """What the student's process must not import: the harness's `default_blocked` (the modules that define or
     re-export one of `functions`, and those that import them) and this module, which reaches all of them."""
@@ -748,9 +703,8 @@ def grade_notebook(course, assignment: str, student: str, manifest: dict) -> dic
     release = nbformat.read(course / "release" / assignment / f"{stem}.ipynb", as_version=4)
     cells = _graded_cells(nbformat.read(course / "source" / assignment / f"{stem}.ipynb", as_version=4))
     blocked = blocked_modules(functions)
-    scanned = (*blocked, "ldpbook.grading")
     submitted, failure = _read_submission(course / "submitted" / student / assignment / f"{stem}.ipynb")
-    problems, borrowed, outcomes = {}, {}, []
+    problems, outcomes = {}, []
     if submitted is not None:
         repaired, broken = repair(submitted, release)
         code, syntax = student_code(repaired)
@@ -758,13 +712,6 @@ def grade_notebook(course, assignment: str, student: str, manifest: dict) -> dic
         for grade_id, why in {**broken, **syntax}.items():
             for function in set(defined.get(grade_id, ())) & set(functions):
                 problems.setdefault(function, why)
-        before = {_meta(c).get("grade_id"): c.source for c in release.cells}
-        for cell in repaired.cells:
-            meta = _meta(cell)
-            if cell.cell_type == "code" and (meta.get("solution") or not meta):
-                why = borrowing(cell.source, before.get(meta.get("grade_id"), ""), scanned)
-                for function in (set(defined.get(meta.get("grade_id"), ())) & set(functions)) if meta else functions:
-                    borrowed.setdefault(function, []).extend(why)
         try:
             with warnings.catch_warnings():          # a grader without the sandbox is said in `scores`, once
                 warnings.simplefilter("ignore")
@@ -777,19 +724,15 @@ def grade_notebook(course, assignment: str, student: str, manifest: dict) -> dic
     for cell in cells:
         outcome = found.get((cell["function"], cell["name"]))
         reason = failure or (outcome.reason if outcome else "the grader returned no result for this test")
-        passed = bool(outcome and outcome.passed) and not failure and not borrowed.get(cell["function"])
-        if borrowed.get(cell["function"]):
-            reason = "the solution reaches for the answer or the grader: " + "; ".join(
-                sorted(set(borrowed[cell["function"]])))
-        elif not passed and cell["function"] in problems:
+        passed = bool(outcome and outcome.passed) and not failure
+        if not passed and cell["function"] in problems:
             reason = f"{problems[cell['function']]}: {reason}"
         rows.append({**cell, "passed": passed, "reason": "" if passed else reason,
                      "doc": getattr(outcome, "doc", ""),
                      "calls": [[c.call, c.result] for c in getattr(outcome, "calls", ())],
                      "output": getattr(outcome, "output", ""), "isolation": getattr(outcome, "isolation", "")})
     return {"student": student, "notebook": stem, "tests": rows, "unreadable": submitted is None and bool(failure)
-            and failure != "no submitted notebook",
-            "borrowing": {f: sorted(set(v)) for f, v in borrowed.items() if v}}
+            and failure != "no submitted notebook"}
 
 # %% ../nbs/90_assignments.ipynb #6f2b3c03
 def _results_file(course: Path, assignment: str, student: str, stem: str) -> Path:
@@ -814,7 +757,7 @@ def _feedback_text(row: dict) -> str:
     "What a graded cell shows in the feedback: the verdict; for a visible test also its calls and the reason."
     verdict = f"{'passed' if row['passed'] else 'failed'} ({row['points'] if row['passed'] else 0:g} of " \
               f"{row['points']:g} points)"
-    if row["hidden"] and not row["reason"].startswith("the solution reaches"):
+    if row["hidden"]:
         return verdict + " (a hidden test: only its verdict is shown)"
     lines = [verdict + (f": {row['reason']}" if row["reason"] else "")]
     lines += [f"  {call}  ->  {result}" for call, result in row.get("calls", [])]
@@ -928,8 +871,9 @@ def _summary(results: list[dict], error: str = "") -> dict:
 def autograde(course, assignment: str, *, jobs: int = 1, students=None) -> dict:
     """Grade every submission in `course/submitted/` (or those of `students`).
 
-    The harness grades `jobs` students at a time (`grade_submission`, in separate processes); then nbgrader's own
-    autograde step runs for each student in this process, with `RepairSubmission` and `GradeWithHarness` in its
+    The harness grades `jobs` students at a time (`grade_submission`, in separate processes); as each student's
+    results come in, nbgrader's own autograde step runs for that student in this process (while the harness grades
+    the next ones), with `RepairSubmission` and `GradeWithHarness` in its
     lists (`nbgrader_preprocessors`): it restores the read-only cells, records the points of every graded cell
     in the gradebook and writes `autograded/`, so `generate_feedback` and `export` work as usual. Returns
     {student: `_summary`}, with nbgrader's error, if it had one, under "error"."""
@@ -945,25 +889,32 @@ def autograde(course, assignment: str, *, jobs: int = 1, students=None) -> dict:
         raise ValueError(f"name: no submissions of {assignment!r} in {course / 'submitted'}")
     os.environ["PATH"] = _scripts_on_path()["PATH"]      # nbgrader makes a new gradebook with the `alembic` command
     tasks = [(str(course), assignment, s) for s in students]
-    if jobs == 1:
-        results = [grade_submission(*task) for task in tasks]
-    else:
-        import multiprocessing
-        with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
-            results = list(pool.map(grade_submission, *zip(*tasks)))
     api, summary = _nbgrader_api(course), {}
+
+    def record(student: str, result: list) -> None:
+        "nbgrader's autograde step for one graded student (the harness's results precomputed for it)."
+        for one in result:
+            _PRECOMPUTED[(str(course), assignment, student, one["notebook"])] = one
+        if any(one["unreadable"] for one in result):     # nbgrader would stop on it: zero, with the reason
+            _zero_in_gradebook(course, assignment, student)
+            summary[student] = _summary(result)
+            return
+        run = api.autograde(assignment, student, force=True, create=True)
+        error = "" if run["success"] else (run.get("error") or run.get("log") or "").strip().splitlines()[-1:]
+        summary[student] = _summary(result, "".join(error))
+
+    bar = dict(desc="grading", total=len(tasks), file=sys.stderr, disable=len(tasks) < 10, unit="student",
+               leave=False)                      # long batches only
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")           # nbgrader's gradebook warns about its own session use
-        for student, result in zip(students, results):
-            for one in result:
-                _PRECOMPUTED[(str(course), assignment, student, one["notebook"])] = one
-            if any(one["unreadable"] for one in result):     # nbgrader would stop on it: zero, with the reason
-                _zero_in_gradebook(course, assignment, student)
-                summary[student] = _summary(result)
-                continue
-            run = api.autograde(assignment, student, force=True, create=True)
-            error = "" if run["success"] else (run.get("error") or run.get("log") or "").strip().splitlines()[-1:]
-            summary[student] = _summary(result, "".join(error))
+        if jobs == 1:
+            for task in tqdm(tasks, **bar):
+                record(task[2], grade_submission(*task))
+        else:                                     # nbgrader's step here while the pool grades the next ones
+            import multiprocessing
+            with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+                for student, result in zip(students, tqdm(pool.map(grade_submission, *zip(*tasks)), **bar)):
+                    record(student, result)
     return summary
 
 
@@ -985,6 +936,35 @@ def _gradebook(course):
     from nbgrader.api import Gradebook
     return Gradebook(f"sqlite:///{path}", "ldpbook")
 
+# %% ../nbs/90_assignments.ipynb #7a3c4d05
+def _feedback_one(course: str, assignment: str, student: str) -> str:
+    "nbgrader's generate_feedback for one student, in this process: '' or the last line of its error."
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        run = _nbgrader_api(Path(course)).generate_feedback(assignment, student, force=True)
+    return "" if run["success"] else "".join((run.get("error") or run.get("log") or "").strip().splitlines()[-1:])
+
+
+def feedback(course, assignment: str, *, jobs: int = 1) -> dict:
+    """nbgrader's `generate_feedback` for every autograded submission of `assignment`, `jobs` students at a time
+    (one nbgrader run per student, in separate processes): the HTML files of `nbgrader generate_feedback`, which
+    renders one student after another. Returns {student: '' or the last line of nbgrader's error}."""
+    course = _course_folder(course).resolve()
+    jobs = _positive_number(jobs, "jobs", "processes", whole=True)
+    students = sorted(p.parent.name for p in course.glob(f"autograded/*/{assignment}") if p.is_dir())
+    if not students:
+        raise ValueError(f"name: no autograded submissions of {assignment!r} in {course / 'autograded'} "
+                         "(run autograde first)")
+    os.environ["PATH"] = _scripts_on_path()["PATH"]
+    tasks = [(str(course), assignment, s) for s in students]
+    bar = dict(desc="feedback", total=len(tasks), file=sys.stderr, disable=len(tasks) < 10, unit="student",
+               leave=False)
+    if jobs == 1:
+        return {task[2]: _feedback_one(*task) for task in tqdm(tasks, **bar)}
+    import multiprocessing
+    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+        return dict(zip(students, tqdm(pool.map(_feedback_one, *zip(*tasks)), **bar)))
+
 # %% ../nbs/90_assignments.ipynb #89ffdc41
 _SCORE_FIELDS = ["student", "assignment", "function", "score", "max_score", "reason"]
 
@@ -1003,7 +983,7 @@ def function_scores(course, assignment: str) -> list[dict]:
             for notebook in submission.notebooks:
                 path = _results_file(course, assignment, submission.student.id, notebook.name)
                 tests = json.loads(path.read_text())["tests"] if path.is_file() else []
-                reasons = {t["grade_id"]: t["reason"] for t in tests}
+                reasons = {t["grade_id"]: f"{t['name']}: {t['reason']}" for t in tests}
                 for grade in sorted(notebook.grades, key=lambda g: g.name):
                     key = (submission.student.id, grade.name.split("-")[0])
                     row = rows.setdefault(key, {"student": key[0], "assignment": assignment, "function": key[1],
@@ -1015,6 +995,37 @@ def function_scores(course, assignment: str) -> list[dict]:
     return [rows[key] for key in sorted(rows)]
 
 
+def _reason_kind(reason: str) -> str:
+    "A reason without its particulars: the failed test and the text up to the next colon, numbers as #."
+    test, _, why = reason.partition(": ")
+    return re.sub(r"\d+(\.\d+)?", "#", f"{test}: {why.split(':')[0]}" if why else test).strip()[:100]
+
+
+def mark_distribution(rows) -> list[dict]:
+    """Per function of `function_scores` rows: how many submissions earned each mark (`marks`, {score: count}) and
+    how many lost points for each kind of reason (`reasons`, {the failed test and what went wrong: count})."""
+    found = {}
+    for row in rows:
+        one = found.setdefault(row["function"], {"function": row["function"], "max_score": row["max_score"],
+                                                 "marks": {}, "reasons": {}})
+        one["marks"][row["score"]] = one["marks"].get(row["score"], 0) + 1
+        if row["reason"]:
+            kind = _reason_kind(row["reason"])
+            one["reasons"][kind] = one["reasons"].get(kind, 0) + 1
+    return [found[name] for name in sorted(found)]
+
+
+def distribution_table(rows) -> str:
+    "`mark_distribution` as text: a line of marks per function, then its reasons, most frequent first."
+    lines = []
+    for one in mark_distribution(rows):
+        marks = ", ".join(f"{count} x {score:g}" for score, count in sorted(one["marks"].items(), reverse=True))
+        lines.append(f"{one['function']} (of {one['max_score']:g} points): {marks}")
+        lines += [f"  {count:5d}  {kind}" for kind, count in
+                  sorted(one["reasons"].items(), key=lambda item: (-item[1], item[0]))]
+    return "\n".join(lines)
+
+
 def write_scores(rows, handle) -> None:
     "Write `function_scores` rows as CSV to an open text file."
     writer = csv.DictWriter(handle, _SCORE_FIELDS, lineterminator="\n")
@@ -1022,23 +1033,20 @@ def write_scores(rows, handle) -> None:
     writer.writerows(rows)
 
 # %% ../nbs/90_assignments.ipynb #41a86866
+_REFUSED = re.compile(r"ImportError|ModuleNotFoundError|PermissionError|FileNotFoundError|not available to")
+
+
 def review(course, assignment: str) -> list[dict]:
-    """The functions of each submission that reached for the answer or the grader, with the reason: what
-    `borrowing` found in the student's cells (those functions scored zero), and what the student's process tried
-    and was refused at grading time (an import of a blocked module, a read of a hidden path)."""
+    """The functions of each submission whose process tried something the sandbox refused at grading time, with
+    the reason: an import of a blocked module, a read of a hidden path. The calls refused failed their tests."""
     course = _course_folder(course).resolve()
     _manifests(course, assignment)
     found = []
     for path in sorted((course / "source" / GRADING / assignment / "results").glob("*/*.json")):
         result = json.loads(path.read_text())
-        for function, reasons in sorted(result["borrowing"].items()):
-            found.append({"student": result["student"], "notebook": result["notebook"], "function": function,
-                          "reason": "; ".join(reasons)})
         refused = {}
         for row in result["tests"]:
-            if row["function"] not in result["borrowing"] and \
-                    re.search(r"ImportError|ModuleNotFoundError|PermissionError|FileNotFoundError|not available to",
-                              row["reason"]):
+            if _REFUSED.search(row["reason"]):
                 refused.setdefault(row["function"], "refused at grading time: " + row["reason"])
         found += [{"student": result["student"], "notebook": result["notebook"], "function": f, "reason": why}
                   for f, why in sorted(refused.items())]
@@ -1115,7 +1123,7 @@ def check_exit_code(rows) -> int:
 
 # %% ../nbs/90_assignments.ipynb #c018-3b81e1ce
 def main(argv=None) -> int:
-    "Command line: `python -m ldpbook.assignments make|autograde|scores|review|check ...`."
+    "Command line: `python -m ldpbook.assignments make|autograde|feedback|scores|review|check ...`."
     import argparse
     parser = argparse.ArgumentParser(prog="python -m ldpbook.assignments",
                                      description="Make nbgrader assignments from chapters; grade and check them.")
@@ -1135,11 +1143,15 @@ def main(argv=None) -> int:
     grade.add_argument("name", help="the assignment name")
     grade.add_argument("--course", required=True, help="the nbgrader course folder")
     grade.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="students graded at once")
-    scores = sub.add_parser("scores", help="points per student and function, as CSV, from the gradebook")
+    back = sub.add_parser("feedback", help="nbgrader's feedback files, several students at a time")
+    back.add_argument("name", help="the assignment name")
+    back.add_argument("--course", required=True, help="the nbgrader course folder")
+    back.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="students at once")
+    scores = sub.add_parser("scores", help="points per student and function (CSV); marks per function")
     scores.add_argument("name", help="the assignment name")
     scores.add_argument("--course", required=True, help="the nbgrader course folder")
     scores.add_argument("--out", default="-", help="CSV file (default: standard output)")
-    rev = sub.add_parser("review", help="list the functions that reached for the answer or the grader")
+    rev = sub.add_parser("review", help="functions whose calls the sandbox refused; marks per function")
     rev.add_argument("name", help="the assignment name")
     rev.add_argument("--course", required=True, help="the nbgrader course folder")
     chk = sub.add_parser("check", help="run the visible tests on your notebook as the grader would")
@@ -1178,13 +1190,22 @@ def _autograde_command(args) -> int:
     return 1 if any(s["error"] for s in summary.values()) else 0
 
 # %% ../nbs/90_assignments.ipynb #31724e0a
+def _feedback_command(args) -> int:
+    failed = {student: error for student, error in feedback(args.course, args.name, jobs=args.jobs).items() if error}
+    for student, error in failed.items():
+        print(f"{student:20s} nbgrader failed: {error}")
+    return 1 if failed else 0
+
+
 def _scores_command(args) -> int:
+    "The CSV to `--out` (or standard output) and the marks per function beside it (or on standard error)."
     rows = function_scores(args.course, args.name)
     if args.out == "-":
         write_scores(rows, sys.stdout)
     else:
         with open(args.out, "w", newline="") as handle:
             write_scores(rows, handle)
+    print(distribution_table(rows), file=sys.stderr if args.out == "-" else sys.stdout)
     return 0
 
 
@@ -1193,6 +1214,11 @@ def _review_command(args) -> int:
     for row in found:
         print(f"{row['student']:20s} {row['notebook']} {row['function']}: {row['reason']}")
     print(f"{len(found)} function(s) to read" if found else "nothing to review")
+    try:
+        print("\nmarks per function and why points were lost:\n" +
+              distribution_table(function_scores(args.course, args.name)))
+    except (FileNotFoundError, ValueError):        # not graded by nbgrader yet: no gradebook to read
+        pass
     return 1 if found else 0
 
 
@@ -1209,8 +1235,8 @@ def _check_command(args) -> int:
     return check_exit_code(rows)
 
 
-_COMMANDS = {"make": _make_command, "autograde": _autograde_command, "scores": _scores_command,
-             "review": _review_command, "check": _check_command}
+_COMMANDS = {"make": _make_command, "autograde": _autograde_command, "feedback": _feedback_command,
+             "scores": _scores_command, "review": _review_command, "check": _check_command}
 
 # %% ../nbs/90_assignments.ipynb #c019-79b7706c
 if __name__ == "__main__" and "ipykernel" not in sys.modules:

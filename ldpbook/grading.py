@@ -11,6 +11,7 @@ import importlib.util
 import inspect
 import json
 import os
+import re
 import reprlib
 import secrets
 import select
@@ -343,6 +344,7 @@ def _serve(requests: int, replies: int, nonce: str, functions, code) -> None:
         except EOFError:
             return
         answer = _answer(module.__dict__, request)
+        _flush()
         try:
             _send(replies, answer, None, LIMITS["bytes"])
         except TransportError as error:
@@ -363,6 +365,15 @@ def _answer(namespace: dict, request: dict) -> dict:
     except BaseException as error:
         reply["refused"] = _describe(error)[1] or type(error).__name__
     return reply
+
+
+def _flush() -> None:
+    "Pass on what the call printed now: the process may end without flushing."
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except BaseException:
+            pass
 
 
 def _describe(error: BaseException) -> list:
@@ -502,8 +513,8 @@ def _bwrap_command(lib: str, hidden, uid: int) -> list:
              "--chdir", "/scratch", "--die-with-parent", "--hostname", "submission"]
     bwrap = shutil.which("bwrap")
     if os.geteuid() != 0:
-        return [bwrap, "--unshare-all", "--unshare-user", "--disable-userns",
-                "--uid", "65534", "--gid", "65534"] + args + ["--"]
+        return [bwrap, "--unshare-all", "--unshare-user", "--uid", "65534",
+                "--gid", "65534"] + args + ["--"]
     spaces = ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
               "--unshare-cgroup-try"]
     return [bwrap] + spaces + args + ["--"] + _setpriv(uid)
@@ -927,6 +938,11 @@ def _zygote_main(channel: int, config: dict) -> None:
     if not alone or len(os.listdir("/proc/self/task")) > 1:
         reply["refused"] = "not alone in its PID namespace, or threads started"
         return _send(channel, reply, None)
+    if not _namespaces_work():
+        reply["refused"] = "the kernel refuses a test its own namespaces"
+        return _send(channel, reply, None)
+    import ctypes                      # not dumpable: the same user cannot trace it, or
+    ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)     # read its memory and files in /proc
     gc.collect()
     gc.freeze()                        # forked children need not copy these pages
     _send(channel, reply | {"loaded": imported}, None)
@@ -951,7 +967,9 @@ def _zygote_main(channel: int, config: dict) -> None:
 
 
 def _forked_child(fds: list, request: dict, code) -> None:
-    "One test's child: its pipes as the only files, then the student's code."
+    """One test's child: its pipes as the only files, namespaces of its own
+    (`_fresh_namespaces`), then the student's code in the namespaces' second
+    process (the first is their init), whose ending this one repeats."""
     try:
         requests, replies, output = fds
         os.dup2(output, 1)
@@ -962,10 +980,99 @@ def _forked_child(fds: list, request: dict, code) -> None:
                     os.close(fd)
                 except OSError:
                     pass
+        _fresh_namespaces()
         sys.argv = ["-c", str(requests), str(replies)]
-        _serve(requests, replies, request["child"], request["functions"], code)
+        status = _under_init(lambda: _serve(requests, replies, request["child"],
+                                            request["functions"], code),
+                             keep=(requests, replies))
+        if os.WIFSIGNALED(status):
+            signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
+            os.kill(os.getpid(), os.WTERMSIG(status))
+        os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
     finally:
+        os._exit(1)
+
+
+# %% ../nbs/93_grading.ipynb #grading-namespaces
+_NEW = {"user": 0x10000000, "ipc": 0x08000000, "mount": 0x00020000,
+        "network": 0x40000000, "pid": 0x20000000}     # clone(2) flags
+_FRESH = ("/tmp", "/scratch", "/dev/shm")       # an empty tmpfs on each, per test
+
+
+def _fresh_namespaces() -> None:
+    """New user, IPC, mount, network and PID namespaces for this process: empty
+    /tmp, /scratch (the home) and /dev/shm, the grader's own file hidden, then no
+    capabilities left. `OSError` if the kernel refuses one of them."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+
+    def checked(result: int) -> None:
+        if result != 0:
+            raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
+    uid, gid = os.getuid(), os.getgid()
+    checked(libc.prctl(4, 1, 0, 0, 0))               # dumpable: to write its own maps
+    checked(libc.unshare(sum(_NEW.values())))
+    for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"),
+                       ("gid_map", f"{gid} {gid} 1")):
+        with open(f"/proc/self/{name}", "w") as handle:
+            handle.write(text)
+    checked(libc.prctl(4, 0, 0, 0, 0))               # then not: see `_zygote_main`
+    checked(libc.mount(b"none", b"/", None, 0x4000 | 0x40000, None))  # MS_REC|MS_PRIVATE
+    for folder in _FRESH:
+        if os.path.isdir(folder):                    # MS_NOSUID | MS_NODEV
+            checked(libc.mount(b"tmpfs", folder.encode(), b"tmpfs", 0x2 | 0x4,
+                               f"size={64 * 2**20},mode=1777".encode()))
+    checked(libc.mount(b"/dev/null", os.path.realpath(__file__).encode(), None,
+                       0x1000, None))                # MS_BIND over this file
+    sys.modules.pop("ldpbook.grading", None)
+    vars(sys.modules["ldpbook"]).pop("grading", None)
+    sys.meta_path.insert(0, _Refuse(["ldpbook.grading"]))
+    os.chdir("/scratch" if os.path.isdir("/scratch") else "/")
+    header = (ctypes.c_uint32 * 2)(0x20080522, 0)    # capabilities v3, this process
+    checked(libc.capset(header, (ctypes.c_uint32 * 6)()))    # none at all
+    checked(libc.prctl(38, 1, 0, 0, 0))              # PR_SET_NO_NEW_PRIVS
+
+
+def _under_init(work, keep) -> int:
+    """Run `work` in the new PID namespace's second process; its first, the init,
+    reaps orphans and, when it ends, ends them all. Returns `work`'s wait status.
+    The pipes `keep` stay open in the worker only."""
+    status_read, status_write = os.pipe()
+    if os.fork() == 0:                                # PID 1 of the namespace
+        os.close(status_read)
+        worker = os.fork()
+        if worker == 0:
+            os.close(status_write)
+            try:
+                work()
+            finally:
+                os._exit(0)
+        for fd in (*keep, 1, 2):
+            os.close(fd)
+        while (found := os.wait())[0] != worker:
+            pass
+        os.write(status_write, struct.pack(">i", found[1]))
         os._exit(0)
+    for fd in (status_write, *keep, 1, 2):
+        os.close(fd)
+    try:
+        (status,) = struct.unpack(">i", _read_exactly(status_read, 4, None))
+    except EOFError:
+        status = 1 << 8                               # the init was killed
+    os.wait()
+    return status
+
+
+def _namespaces_work() -> bool:
+    "Whether a forked child gets namespaces of its own (`_fresh_namespaces`) here."
+    pid = os.fork()
+    if pid == 0:
+        try:
+            _fresh_namespaces()
+            os._exit(0)
+        except BaseException:
+            os._exit(1)
+    return os.waitpid(pid, 0)[1] == 0
 
 
 # %% ../nbs/93_grading.ipynb #grading-zygote-end
@@ -1234,6 +1341,7 @@ def _run_test(box: _Box, test, config: dict, timeout: float, zygote):
         if child is not None:
             child.close()
     reason = " ".join((child and child.failure or reason).split())
+    reason = re.sub(r" at 0x[0-9a-fA-F]+", "", reason)     # the same reason every run
     show = not hidden and proxy is not None
     return TestOutcome(
         function, test.__name__, points, hidden, not reason,
@@ -1241,6 +1349,27 @@ def _run_test(box: _Box, test, config: dict, timeout: float, zygote):
         doc="" if hidden else (test.__doc__ or "").strip().partition("\n")[0],
         calls=tuple(proxy._calls) if show else (),
         output=child.sink.text() if show else "", isolation=box.isolation)
+
+
+def _run_tests(box: _Box, tests, config: dict, timeout: float, zygote) -> list:
+    """`_run_test` for each test, except that a timeout is paid once: after a call
+    of a function timed out, its later tests fail without running; after the code
+    did not load in time, every later test does."""
+    outcomes, spent = [], {}
+    for test in tests:
+        function, points, hidden = test.__grades__
+        where = spent.get(function, spent.get(None))
+        if where is None:
+            outcome = _run_test(box, test, config, timeout, zygote)
+            if re.fullmatch(r"(loading|the call) did not finish within \S+ s \(timeout\)",
+                            outcome.reason):
+                spent[None if outcome.reason.startswith("loading") else function] = \
+                    f"{outcome.reason} in {outcome.name}"
+        else:
+            outcome = TestOutcome(function, test.__name__, points, hidden, False,
+                                  f"not run: {where}"[:300], isolation=box.isolation)
+        outcomes.append(outcome)
+    return outcomes
 
 # %% ../nbs/93_grading.ipynb #grading-run-graded
 def run_graded(test_file, code: str, functions, *, blocked=None, hidden_paths=(),
@@ -1292,8 +1421,7 @@ def run_graded(test_file, code: str, functions, *, blocked=None, hidden_paths=()
             tests = _graded_tests(module, functions)
             if sandboxed and tests:
                 zygote = _Zygote(box, config)
-            return [_run_test(box, test, config, float(timeout), zygote)
-                    for test in tests]
+            return _run_tests(box, tests, config, float(timeout), zygote)
     finally:
         if zygote is not None:
             zygote.close()

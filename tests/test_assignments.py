@@ -1,6 +1,6 @@
 """Tests of ldpbook.assignments without nbgrader's commands: the source transformations, what is withheld, the graded
 tests and their set-up cell, the assignment notebook `make` writes, the repair of submissions, the code the grader
-runs, the reading for borrowed answers, and the `check` command. The nbgrader workflow end to end, with every
+runs, the modules kept from the student, and the `check` command. The nbgrader workflow end to end, with every
 attack, is in test_grading_e2e.py."""
 import ast
 import copy
@@ -13,7 +13,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from ldpbook.assignments import (_nbgrader_metadata, answer_parts, answering_helpers, blocked_modules, borrowing,
+from ldpbook.assignments import (_nbgrader_metadata, answer_parts, answering_helpers, blocked_modules,
                                  chapter_module, exported_functions, graded_tests, main, make_assignment,
                                  mark_solutions, own_helpers, remove_solutions, repair, student_code, visible_setup,
                                  write_config)
@@ -254,10 +254,23 @@ def test_course_commands_refuse_what_is_not_a_course(tmp_path, capsys):
     a_file.write_text("")
     for args in (("scores", "hw9", "--course", tmp_path), ("autograde", "hw9", "--course", tmp_path),
                  ("review", "hw9", "--course", tmp_path), ("autograde", "hw9", "--course", a_file),
-                 ("review", "hw9", "--course", tmp_path / "missing")):
+                 ("review", "hw9", "--course", tmp_path / "missing"), ("feedback", "hw9", "--course", tmp_path),
+                 ("feedback", "hw9", "--course", a_file), ("feedback", "hw9", "--course", tmp_path, "--jobs", 0)):
         run = command(capsys, *args)
         assert run.returncode == 2 and run.stderr.count("\n") == 1 and "Traceback" not in run.stderr, (args, run.stderr)
     assert not (tmp_path / "gradebook.db").exists()                 # nothing created by asking
+
+
+def test_marks_per_function_count_alike_reasons_together():
+    from ldpbook.assignments import distribution_table, mark_distribution
+    rows = [{"student": s, "function": f, "score": score, "max_score": 3.0, "reason": why} for s, f, score, why in [
+        ("a", "f", 3.0, ""), ("b", "f", 3.0, ""), ("c", "f", 1.0, "test_x: assertion failed: assert 0.1 == 0.2"),
+        ("d", "f", 0.0, "test_x: assertion failed: assert 7 == 2"), ("a", "g", 0.0, "test_y: g raised ValueError: no")]]
+    found = {one["function"]: one for one in mark_distribution(rows)}
+    assert found["f"]["marks"] == {3.0: 2, 1.0: 1, 0.0: 1} and found["f"]["reasons"] == {"test_x: assertion failed": 2}
+    assert found["g"]["reasons"] == {"test_y: g raised ValueError": 1}
+    assert distribution_table(rows).splitlines()[:2] == ["f (of 3 points): 2 x 3, 1 x 1, 1 x 0",
+                                                         "      2  test_x: assertion failed"]
 
 
 def test_grading_before_the_release_is_refused(made, capsys):
@@ -344,20 +357,9 @@ def test_student_code_runs_each_cell_on_its_own():
     assert list(errors) == ["solution-2"] and "SyntaxError" in errors["solution-2"]
 
 
-def test_borrowing_is_read_from_what_the_student_wrote():
-    blocked = (*blocked_modules(["spr_channel"]), "ldpbook.grading")
-    assert "ldpbook.spr" in blocked and "ldpbook.foundations" not in blocked
-    honest = "import numpy as np\nfrom ldpbook.foundations import randomized_response\n\ndef f(x):\n    return x"
-    assert borrowing(honest, "", blocked) == []
-    assert borrowing("def f(x):\n    import os\n    os._exit(0)", "", blocked) == []       # a crash, not a borrowing
-    for code, word in [("from ldpbook.spr import spr_channel as ref", "ldpbook.spr"),
-                       ("import ldpbook.grading", "ldpbook.grading"), ("x = open('notes.txt').read()", "open"),
-                       ("import sys\nsys.modules['m'] = None", "sys.modules"), ("get_ipython()", "get_ipython"),
-                       ("p = '../../source/hw1/01_spr.ipynb'", "source/"),
-                       ("__import__('ldpbook.spr')", "__import__"),
-                       ("classes = ().__class__.__base__.__subclasses__()", "__subclasses__")]:
-        assert any(word in reason for reason in borrowing(code, "", blocked)), code
-    assert borrowing("import os\nos.listdir('.')", "import os\nos.listdir('.')", blocked) == []   # the release's own
+def test_the_blocked_modules_are_the_references_and_the_grader():
+    blocked = blocked_modules(["spr_channel"])
+    assert {"ldpbook.spr", "ldpbook.assignments"} <= set(blocked) and "ldpbook.foundations" not in blocked
 
 
 def test_check_runs_the_visible_tests_on_the_students_code(made, tmp_path, capsys):

@@ -5,8 +5,9 @@ Two assignments: `hw1` from ldpbook.spr (`divergence_optimal`, `spr_channel`) an
 visible and a hidden test per function), so that this test depends on the grading machinery only. The commands run
 as documented: `python -m ldpbook.assignments make` from the project, then `nbgrader generate_assignment` (the
 environment's own `nbgrader` script, without the environment on PATH), `autograde`, `scores` and `review` from the
-course folder, `nbgrader generate_feedback` and `nbgrader export`. Each submission is one row of the table of
-attacks in the project's grading issue, or another attack; `SHOULD` is what it should score. The course is graded
+course folder, `feedback` (hw1, two students at a time) and `nbgrader generate_feedback` (hw3), and `nbgrader
+export`. Each submission is one row of the table of attacks in the project's grading issue, or another attack;
+`SHOULD` is what it should score. The course is graded
 with `--jobs 2`, then again with `--jobs 1`: the CSV of `scores` must not change. nbgrader runs with its own HOME
 and Jupyter folders: no user configuration enters.
 """
@@ -244,7 +245,7 @@ SUBMISSIONS = {
     "borrow": ("hw1", {"divergence_optimal": BORROW, "spr_channel": SPR_CHANNEL}, None,
                {"divergence_optimal": 0, "spr_channel": 3}),
     "reads_source": ("hw1", {"divergence_optimal": READ_SOURCE, "spr_channel": SPR_CHANNEL}, None,
-                     {"divergence_optimal": 0, "spr_channel": 3}),
+                     {"divergence_optimal": 0 if SANDBOXED else 5, "spr_channel": 3}),
     "reads_source_unseen": ("hw1", {"divergence_optimal": READ_SOURCE_UNSEEN, "spr_channel": SPR_CHANNEL}, None,
                             {"divergence_optimal": 0 if SANDBOXED else 5, "spr_channel": 3}),
     "patches_grader": ("hw1", {"divergence_optimal": PATCH, "spr_channel": SPR_CHANNEL}, "edit_tests",
@@ -262,9 +263,9 @@ SUBMISSIONS = {
     "release3": ("hw3", {}, None, {"sparse_rr_calibration": 0}),
     "borrow3": ("hw3", {"sparse_rr_calibration": BORROW_SPARSE}, None, {"sparse_rr_calibration": 0}),
 }
-BORROWERS = {("borrow", "divergence_optimal"), ("reads_source", "divergence_optimal"),
-             ("patches_grader", "divergence_optimal"), ("borrow3", "sparse_rr_calibration")} | \
-    ({("reads_source_unseen", "divergence_optimal")} if SANDBOXED else set())
+BORROWERS = {("borrow", "divergence_optimal"), ("patches_grader", "divergence_optimal"),
+             ("borrow3", "sparse_rr_calibration")} | \
+    ({("reads_source", "divergence_optimal"), ("reads_source_unseen", "divergence_optimal")} if SANDBOXED else set())
 
 
 def _meta(cell):
@@ -347,8 +348,8 @@ def course(tmp_path_factory):
             csvs[jobs, name] = run(*assignments, "scores", name, "--course", ".", cwd=course, env=env)
     exported = run(Path(scripts) / "nbgrader", "export", cwd=course, env=env)
     assert exported.returncode == 0, exported.stderr[-2000:]
-    feedback = {name: run(Path(scripts) / "nbgrader", "generate_feedback", name, cwd=course, env=env)
-                for name in ("hw1", "hw3")}
+    feedback = {"hw1": run(*assignments, "feedback", "hw1", "--course", ".", "--jobs", 2, cwd=course, env=env),
+                "hw3": run(Path(scripts) / "nbgrader", "generate_feedback", "hw3", cwd=course, env=env)}
     reviews = {name: run(*assignments, "review", name, "--course", ".", cwd=course, env=env) for name in ("hw1", "hw3")}
     return course, graded, csvs, feedback, reviews
 
@@ -378,6 +379,15 @@ def test_export_has_the_totals(course):
         assert totals[name, student] == sum(should.values()), student
 
 
+def test_scores_show_the_marks_per_function(course):
+    "Beside the CSV, on standard error: how many submissions earned each mark, and why the others lost points."
+    _, _, csvs, _, reviews = course
+    table = csvs[2, "hw1"].stderr
+    assert "spr_channel (of 3 points): " in table and "divergence_optimal (of 5 points): " in table
+    assert "test_channel_entries: the call did not finish within # s (timeout)" in table
+    assert "marks per function" in reviews["hw1"].stdout and "spr_channel (of 3 points): " in reviews["hw1"].stdout
+
+
 def test_scores_do_not_depend_on_jobs_or_reruns(course):
     _, _, csvs, _, _ = course
     for name in ("hw1", "hw3"):
@@ -393,7 +403,7 @@ def test_failures_say_why(course):
     assert "time" in scores["hangs", "spr_channel"]["reason"]
     assert "markdown" in scores["markdown", "spr_channel"]["reason"]
     assert "not a readable notebook" in scores["not_a_notebook", "spr_channel"]["reason"]
-    assert "reaches for the answer" in scores["borrow", "divergence_optimal"]["reason"]
+    assert "ldpbook.spr is not available to submissions" in scores["borrow", "divergence_optimal"]["reason"]
     printed = {line.split()[0]: line for line in graded[2, "hw1"].stdout.splitlines() if not line.startswith("note:")}
     assert set(printed) == {s for s, (name, *_) in SUBMISSIONS.items() if name == "hw1"}
     assert "spr_channel" in printed["hangs"] and "divergence_optimal" not in printed["hangs"]
@@ -403,9 +413,13 @@ def test_failures_say_why(course):
 
 
 def test_review_lists_exactly_the_borrowers(course):
+    "The functions whose calls the sandbox refused (the list ends with its count; the marks per function follow)."
     _, _, _, _, reviews = course
-    listed = {(line.split()[0], line.split()[2].rstrip(":")) for name in ("hw1", "hw3")
-              for line in reviews[name].stdout.splitlines()[:-1]}
+    listed = set()
+    for name in ("hw1", "hw3"):
+        lines = reviews[name].stdout.splitlines()
+        end = next(i for i, line in enumerate(lines) if line.endswith("to read") or line == "nothing to review")
+        listed |= {(line.split()[0], line.split()[2].rstrip(":")) for line in lines[:end]}
     assert listed == BORROWERS, {n: r.stdout for n, r in reviews.items()}
     assert reviews["hw1"].returncode == 1
 

@@ -147,7 +147,7 @@ def test_adaptive_test_adds_laplace_noise_of_scale_16_over_eps(adaptive_test):
     assert abs(z) <= 5, f"the counts are {z:.1f} standard deviations off"
 
 
-@grades("adaptive_test")
+@grades("adaptive_test", points=3)
 def test_adaptive_test_resolution_and_private_release(adaptive_test):
     "Without options only reject is released; return_resolution gives a kappa = 2^j with j <= ceil(3 log2 N)."
     got = adaptive_test(X, Y, 1.0, rng=0, **OPTIONS)

@@ -82,7 +82,7 @@ def test_chernoff_information_of_mirrored_pairs(chernoff_information):
         assert math.isclose(got.lam, 0.5, abs_tol=1e-6), a
 
 
-@grades("chernoff_information", points=2, hidden=True)
+@grades("chernoff_information", points=3, hidden=True)
 def test_chernoff_information_value_and_maximiser(chernoff_information):
     "The value is max_lambda G(lambda) (against mpmath) and G(lam) attains it."
     for u, v in PAIRS + [(np.array([0.9, 0.1]), np.array([0.2, 0.8]))]:
@@ -141,6 +141,7 @@ def test_chernoff_optimal_beats_every_partition(chernoff_optimal):
             check_mechanism(mech, p, q, eps)
             best = best_by_brute_force(p, q, eps)
             assert mech.value >= best * (1 - 1e-7), f"value {mech.value} below the best partition's {best}"
+            assert mech.upper_bound >= best * (1 - 1e-12), "upper_bound is below a partition's value"
 
 
 @grades("chernoff_optimal", points=2)

@@ -82,9 +82,10 @@ SAMPLES = [([0, 1, 1, 2], [0, 0, 1, 2]), ([0, 0, 0, 1, 1], [1, 1, 2, 2]), ([3, 3
 @grades("rb_statistic", points=2)
 def test_rb_statistic_examples(rb_statistic):
     """Every split gives the same Z here: samples in two different cells, Z = 2 + 2 + 2 + 2 = 8; everything in one
-    cell, Z = 0."""
+    cell, Z = 0. A negative cell is refused."""
     assert math.isclose(rb_statistic([0, 0, 0, 0], [1, 1, 1, 1]), 8.0, rel_tol=1e-12)
     assert abs(rb_statistic([4, 4, 4, 4], [4, 4, 4, 4, 4])) <= 1e-12
+    assert refused(rb_statistic, [0, -1], [0, 1]) == "ValueError", "a negative cell must be refused"
 
 
 @grades("rb_statistic", points=3, hidden=True)
@@ -185,7 +186,8 @@ def reject_probability(observed, permuted_value, B, alpha, scale, n_grid=20000):
 
 @grades("dp_permutation_decision", points=2)
 def test_dp_permutation_decision_without_noise(dp_permutation_decision):
-    "eps = inf: reject iff (1 + #{T_b >= T_0})/(B + 1) <= alpha, ties counted against the null."
+    "eps = inf: reject iff (1 + #{T_b >= T_0})/(B + 1) <= alpha, ties counted against the null; alpha > 1 refused."
+    assert refused(dp_permutation_decision, 0.0, TB, np.inf, sensitivity=4.0, alpha=1.5) == "ValueError"
     for observed, alpha in [(3.0, 0.05), (3.0, 0.4), (5.5, 0.1), (-10.0, 0.5), (9.0, 0.05), (10.0, 0.05)]:
         expected = (1 + np.sum(TB >= observed)) / 20 <= alpha
         assert bool(dp_permutation_decision(observed, TB, np.inf, sensitivity=4.0, alpha=alpha)) == expected, \
@@ -218,7 +220,8 @@ def test_dp_permutation_decision_is_a_reproducible_bool(dp_permutation_decision)
 
 @grades("dp_permutation_decision", hidden=True)
 def test_dp_permutation_decision_refuses_a_test_that_cannot_reject(dp_permutation_decision):
-    "1/(B + 1) > alpha, alpha outside (0, 1), eps <= 0: ValueError."
+    "1/(B + 1) > alpha, alpha outside (0, 1), eps <= 0: ValueError; 1/(B + 1) = alpha can reject, and does."
+    assert dp_permutation_decision(100.0, np.zeros(19), np.inf, sensitivity=1.0, alpha=0.05)
     assert refused(dp_permutation_decision, 0.0, np.zeros(5), 1.0, sensitivity=1.0, alpha=0.05) == "ValueError"
     assert refused(dp_permutation_decision, 0.0, np.zeros(19), 1.0, sensitivity=1.0, alpha=1.5) == "ValueError"
     assert refused(dp_permutation_decision, 0.0, np.zeros(19), 0.0, sensitivity=1.0) == "ValueError"
@@ -231,7 +234,8 @@ Y_DIFF = [3, 2, 3, 3, 1, 3, 2, 3, 2, 3, 3, 0, 3, 2, 3, 3, 1, 2, 3, 3]
 
 @grades("dp_permutation_test", points=2)
 def test_dp_permutation_test_without_noise(dp_permutation_test):
-    "eps = inf, return_nonprivate: T_0 is the RB statistic, p = (1 + #{T_b >= T_0})/(B + 1), reject iff p <= alpha."
+    """eps = inf, return_nonprivate: T_0 is the RB statistic, p = (1 + #{T_b >= T_0})/(B + 1), reject iff p <= alpha;
+    without return_nonprivate, none of them is released."""
     for x, y in [(X_DIFF, Y_DIFF), (X_DIFF[:10], X_DIFF[10:])]:
         for seed in (0, 1):
             got = dp_permutation_test(x, y, np.inf, n_permutations=39, alpha=0.1, rng=seed, return_nonprivate=True)
@@ -240,6 +244,8 @@ def test_dp_permutation_test_without_noise(dp_permutation_test):
             assert math.isclose(got.statistic, verified_rb_statistic(x, y), rel_tol=1e-9, abs_tol=1e-12)
             assert math.isclose(got.pvalue, (1 + np.sum(null >= got.statistic - 1e-9)) / 40, rel_tol=1e-12)
             assert bool(got.reject) == (got.pvalue <= 0.1)
+    private = dp_permutation_test(X_DIFF, Y_DIFF, np.inf, n_permutations=39, alpha=0.1, rng=0)
+    assert private.pvalue is None and private.statistic is None and private.null_distribution is None
 
 
 @grades("dp_permutation_test")

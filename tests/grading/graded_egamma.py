@@ -60,8 +60,9 @@ def nonprivate(p, q, gamma):
 # ----------------------------------------------------------------------------------------- egamma_closed_form
 @grades("egamma_closed_form", points=2)
 def test_egamma_closed_form_at_eps_log_3(egamma_closed_form):
-    "At eps = log 3, tanh(eps/2) = 1/2 and 1/(e^eps + 1) = 1/4: values worked out by hand."
+    "At eps = log 3, tanh(eps/2) = 1/2 and 1/(e^eps + 1) = 1/4: values worked out by hand; E_gamma > 1 is refused."
     eps = math.log(3.0)
+    assert refused(egamma_closed_form, 1.5, eps, gamma=1.0) == "ValueError", "E_gamma = 1.5 must be refused"
     for e_gamma, gamma, expected in [(0.6, 1.0, 0.3), (0.9, 2.0, 0.2), (0.4, 2.0, 0.0), (1.0, 0.5, 0.625),
                                      (0.5, 0.5, 0.5)]:
         got = float(np.asarray(egamma_closed_form(e_gamma, eps, gamma=gamma)))
@@ -74,7 +75,7 @@ def test_egamma_closed_form_values(egamma_closed_form):
     for gamma in (0.3, 1.0, 2.5):
         floor = max(1 - gamma, 0.0)
         for e_gamma in (floor, floor + 0.3 * (1 - floor), 1.0):
-            for eps in (0.1, 1.0, 4.0):
+            for eps in (0.1, 1.0, 4.0, np.inf):
                 got = float(np.asarray(egamma_closed_form(e_gamma, eps, gamma=gamma)))
                 assert math.isclose(got, closed_form(e_gamma, eps, gamma), rel_tol=1e-9, abs_tol=1e-15), \
                     f"E_gamma={e_gamma}, eps={eps}, gamma={gamma}"
@@ -122,7 +123,7 @@ def test_egamma_optimal_value_and_channel(egamma_optimal):
     "The value is the best over all partitions, and the returned eps-LDP channel achieves it."
     for p, q in PAIRS:
         for gamma in (0.5, 1.0, 2.0):
-            for eps in (0.5, 2.0):
+            for eps in (0.5, 2.0, np.inf):
                 mech = egamma_optimal(p, q, eps, gamma=gamma)
                 best = best_by_brute_force(p, q, eps, gamma)
                 channel = np.asarray(mech.channel, dtype=float)
@@ -133,7 +134,7 @@ def test_egamma_optimal_value_and_channel(egamma_optimal):
                 assert math.isclose(achieved, best, rel_tol=1e-9, abs_tol=1e-14)
 
 
-@grades("egamma_optimal")
+@grades("egamma_optimal", points=2)
 def test_egamma_optimal_threshold_set_and_nonprivate_value(egamma_optimal):
     "threshold_set = {x : p(x) >= gamma q(x)} in increasing order; nonprivate_value = sum (p - gamma q)_+."
     for p, q in PAIRS:
@@ -158,8 +159,9 @@ def test_egamma_optimal_channel_releases_the_bit(egamma_optimal):
 
 @grades("egamma_optimal", points=2)
 def test_egamma_optimal_edge_cases(egamma_optimal):
-    "eps = inf gives the non-private value; p = q gives (1-gamma)_+; eps = 0 gives (1-gamma)_+."
+    "eps = inf gives the non-private value; p = q gives (1-gamma)_+; eps = 0 gives (1-gamma)_+; gamma < 0 is refused."
     p, q = PAIRS[0]
+    assert refused(egamma_optimal, p, q, 1.0, gamma=-1.0) == "ValueError", "gamma = -1 must be refused"
     assert math.isclose(egamma_optimal(p, q, np.inf, gamma=1.0).value, 0.5 * np.abs(p - q).sum(), rel_tol=1e-12)
     for gamma in (0.5, 2.0):
         assert math.isclose(egamma_optimal(p, p, 1.0, gamma=gamma).value, max(1 - gamma, 0), abs_tol=1e-15)

@@ -46,7 +46,8 @@ def test_randomized_response_entries_are_the_closed_form(randomized_response):
 
 @grades("randomized_response")
 def test_randomized_response_is_exactly_eps_ldp_and_no_better(randomized_response):
-    "Rows sum to 1, the channel is eps-LDP, and its worst log-ratio is eps itself."
+    "Rows sum to 1, the channel is eps-LDP, and its worst log-ratio is eps itself; a negative eps is refused."
+    assert refused(randomized_response, 3, -1.0) == "ValueError", "eps = -1 must be refused"
     for k, eps in [(2, 0.5), (5, 1.5), (3, 4.0)]:
         Q = np.asarray(randomized_response(k, eps), dtype=float)
         assert np.allclose(Q.sum(axis=1), 1.0, rtol=0, atol=1e-12)
@@ -80,10 +81,12 @@ def test_is_ldp_agrees_with_the_worst_ratio_of_random_channels(is_ldp):
         assert not is_ldp(Q, 0.99 * worst), f"a channel with worst log-ratio {worst:.3f} is not {0.99 * worst:.3f}-LDP"
 
 
-@grades("is_ldp")
+@grades("is_ldp", points=2)
 def test_is_ldp_with_zero_entries(is_ldp):
-    "A column with both zero and positive entries is eps-LDP only for eps = inf; an all-zero column is harmless."
+    """A column with both zero and positive entries is eps-LDP only for eps = inf; an all-zero column is harmless;
+    a negative eps is refused."""
     Q = np.array([[0.5, 0.5, 0.0], [0.0, 0.5, 0.5]])
+    assert refused(is_ldp, Q, -1.0) == "ValueError", "eps = -1 must be refused"
     assert not is_ldp(Q, 50.0)
     assert is_ldp(Q, np.inf)
     R = np.array([[0.25, 0.75, 0.0], [0.5, 0.5, 0.0]])
@@ -142,8 +145,10 @@ def probability_pairs():
 
 @grades("divergence", points=2)
 def test_divergence_known_values(divergence):
-    "KL, TV and chi^2 of (1/2, 1/2) against (9/10, 1/10), and E_gamma, from the definitions."
+    """KL, TV and chi^2 of (1/2, 1/2) against (9/10, 1/10), and E_gamma, from the definitions; an unknown kind is
+    refused."""
     u, v = [0.5, 0.5], [0.9, 0.1]
+    assert refused(divergence, u, v, kind="no such divergence") == "ValueError", "an unknown kind must be refused"
     assert math.isclose(divergence(u, v, kind="kl"), 0.5 * math.log(0.5 / 0.9) + 0.5 * math.log(0.5 / 0.1),
                         rel_tol=1e-12)
     assert math.isclose(divergence(u, v, kind="tv"), 0.4, rel_tol=1e-12)
@@ -153,8 +158,8 @@ def test_divergence_known_values(divergence):
 
 @grades("divergence", points=2, hidden=True)
 def test_divergence_kl_tv_chi2_against_mpmath(divergence):
-    "KL, TV and chi^2 of a few pairs, against 50-digit values of the definitions."
-    for u, v in probability_pairs():
+    "KL, TV and chi^2 of a few pairs, one with a zero mass in u, against 50-digit values of the definitions."
+    for u, v in [*probability_pairs(), (np.array([0.5, 0.0, 0.5]), np.array([0.2, 0.3, 0.5]))]:
         for kind in ("kl", "tv", "chi2"):
             got = divergence(u, v, kind=kind)
             assert math.isclose(got, mp_divergence(u, v, kind), rel_tol=1e-9), f"{kind} of {u}, {v}"

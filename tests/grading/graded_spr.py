@@ -68,9 +68,11 @@ def check_channel(mech, k, eps, kind="kl", p=None, q=None, **params):
 # ----------------------------------------------------------------------------------------- divergence_optimal
 @grades("divergence_optimal", points=2)
 def test_divergence_optimal_achieves_its_value_and_beats_simple_partitions(divergence_optimal):
-    "The eps-LDP channel achieves the value, which beats one block per symbol and the split at p >= q."
+    """The eps-LDP channel achieves the value, which beats one block per symbol and the split at p >= q; a negative
+    eps is refused."""
     for p, q in PAIRS:
-        for eps in (0.5, 2.0):
+        assert refused(divergence_optimal, p, q, -1.0) in ("ValueError", "TypeError"), "eps = -1 was accepted"
+        for eps in (0.5, 2.0, np.inf):
             mech = divergence_optimal(p, q, eps, divergence="kl")
             check_channel(mech, p.size, eps, "kl", p, q)
             singletons = spr_mechanism(p, q, eps, [[x] for x in range(p.size)]).value
@@ -82,7 +84,7 @@ def test_divergence_optimal_achieves_its_value_and_beats_simple_partitions(diver
 def test_divergence_optimal_beats_every_partition(divergence_optimal):
     "KL, chi^2, Hellinger, E_gamma: the value is the best over all partitions, and the channel achieves it."
     for p, q in PAIRS:
-        for eps in (0.5, 2.0):
+        for eps in (0.5, 2.0, 5.0, np.inf):
             mech = divergence_optimal(p, q, eps, divergence="kl")
             check_channel(mech, p.size, eps, "kl", p, q)
             best = best_by_brute_force(p, q, eps)
@@ -127,7 +129,7 @@ def test_divergence_optimal_at_eps_zero_and_infinity(divergence_optimal):
     assert math.isclose(mech.value, 0.5 * np.abs(p - q).sum(), rel_tol=1e-9)
 
 
-@grades("divergence_optimal", hidden=True)
+@grades("divergence_optimal", points=2, hidden=True)
 def test_divergence_optimal_rejects_bad_input(divergence_optimal):
     "Lengths that differ, a negative eps, masses that are not a distribution, NaN: ValueError or TypeError."
     p, q = PAIRS[0]
@@ -138,18 +140,21 @@ def test_divergence_optimal_rejects_bad_input(divergence_optimal):
 # ------------------------------------------------------------------------------------------------ spr_channel
 @grades("spr_channel", points=2)
 def test_spr_channel_example(spr_channel):
-    "Blocks {0, 3}, {1}, {2, 4} at eps = log 2: 2/4 for the own block, 1/4 for each other."
+    """Blocks {0, 3}, {1}, {2, 4} at eps = log 2: 2/4 for the own block, 1/4 for each other; overlapping blocks are
+    refused."""
     channel = np.asarray(spr_channel([(0, 3), (1,), (2, 4)], 5, math.log(2.0)), dtype=float)
     expected = np.array([[0.5, 0.25, 0.25], [0.25, 0.5, 0.25], [0.25, 0.25, 0.5], [0.5, 0.25, 0.25],
                          [0.25, 0.25, 0.5]])
     assert channel.shape == (5, 3) and np.allclose(channel, expected, rtol=1e-12, atol=0)
+    assert refused(spr_channel, [(0, 3), (1, 3), (2, 4)], 5, 1.0) in ("ValueError", "TypeError"), \
+        "overlapping blocks were accepted"
 
 
 @grades("spr_channel", points=2, hidden=True)
 def test_spr_channel_is_randomized_response_on_block_labels(spr_channel):
     "Q(j|x) = e^eps/(e^eps + s - 1) if x is in block j, else 1/(e^eps + s - 1)."
     blocks = [(0, 3), (1,), (2, 4)]
-    for eps in (0.3, 1.0, 5.0):
+    for eps in (0.3, 1.0, 5.0, np.inf):
         channel = np.asarray(spr_channel(blocks, 5, eps), dtype=float)
         assert channel.shape == (5, 3)
         assert np.allclose(channel, block_rr_channel(blocks, 5, eps), rtol=1e-12, atol=0)

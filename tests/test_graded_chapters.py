@@ -30,9 +30,10 @@ from ldpbook import assignments, grading
 from brute_force import set_partitions as _set_partitions
 
 GRADING = Path(__file__).resolve().parent / "grading"
-MODULES = ("foundations", "spr", "egamma", "sparse", "closeness", "adaptive", "chernoff")
+MODULES = ("foundations", "spr", "egamma", "sparse", "closeness", "adaptive", "chernoff", "approximate")
 NOTEBOOKS = {"foundations": "00_foundations", "spr": "01_spr", "egamma": "02_egamma", "sparse": "03_sparse_kernels",
-             "closeness": "04_closeness", "adaptive": "05_adaptivity", "chernoff": "06_chernoff"}
+             "closeness": "04_closeness", "adaptive": "05_adaptivity", "chernoff": "06_chernoff",
+             "approximate": "08_approximate"}
 
 
 # ------------------------------------------------------------------------------------ contract objects, in-process
@@ -526,9 +527,27 @@ def _resolution_as_level(result):
     return dataclasses.replace(result, resolution=int(result.resolution).bit_length() + 100)
 
 
+def _approximate_mutants():
+    from ldpbook import approximate as a
+    yield "two_output_vertices", "m* = 1/(e^eps + 1), without the factor 1 - delta", lambda eps, delta: tuple(
+        (1 / (np.exp(eps) + 1), np.exp(eps) / (np.exp(eps) + 1)) if i == 1 else v
+        for i, v in enumerate(a.two_output_vertices(eps, delta)))
+    yield "two_output_vertices", "the mirror vertex at (delta, 1)", lambda eps, delta: tuple(
+        (delta, 1.0) if i == 2 else v for i, v in enumerate(a.two_output_vertices(eps, delta)))
+    yield "two_output_vertices", "validates nothing", lambda eps, delta: (
+        (0.0, delta), ((1 - delta) / (np.exp(eps) + 1), 1 - (1 - delta) / (np.exp(eps) + 1)), (1 - delta, 1.0))
+    yield "leaky_rr_channel", "randomized response without the leak", lambda eps, delta: np.hstack((
+        np.zeros((2, 1)), a.leaky_rr_channel(eps, 0.0)[:, 1:3], np.zeros((2, 1))))
+    yield "leaky_rr_channel", "the leak added without scaling the rest by 1 - delta", lambda eps, delta: (
+        a.leaky_rr_channel(eps, delta) + np.array([[0, 1, 1, 0], [0, 1, 1, 0]]) * delta / 2)
+    yield "leaky_rr_channel", "validates nothing", lambda eps, delta: np.array(
+        [[delta, (1 - delta) / (1 + np.exp(-eps)), (1 - delta) / (1 + np.exp(eps)), 0.0],
+         [0.0, (1 - delta) / (1 + np.exp(eps)), (1 - delta) / (1 + np.exp(-eps)), delta]])
+
+
 MUTANTS = {"foundations": _foundations_mutants, "spr": _spr_mutants, "egamma": _egamma_mutants,
            "sparse": _sparse_mutants, "closeness": _closeness_mutants, "adaptive": _adaptive_mutants,
-           "chernoff": _chernoff_mutants}
+           "chernoff": _chernoff_mutants, "approximate": _approximate_mutants}
 
 
 def mutant_cases():

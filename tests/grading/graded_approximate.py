@@ -58,7 +58,7 @@ def test_two_output_vertices_lie_where_the_lines_cross(two_output_vertices):
             assert M1 == 1 and abs(second(m1, M1)) < 1e-12 and first(m1, M1) < 1e-12
 
 
-@grades("two_output_vertices", points=1)
+@grades("two_output_vertices", points=3)
 def test_two_output_vertices_refuses_bad_parameters(two_output_vertices):
     "delta outside [0, 1] or NaN, and a negative eps, are ValueErrors."
     for eps, delta in ((1.0, -0.1), (1.0, 1.5), (1.0, float("nan")), (-1.0, 0.1)):

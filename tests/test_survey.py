@@ -121,7 +121,7 @@ def test_certified_design_on_the_rand_truth_is_private_and_covers():
     Q = np.asarray(design.mechanism.channel)
     assert is_ldp(Q, 1.0, rtol=0)
     needed = sample_size(p, q, 1.0, channel=Q)
-    assert design.n >= needed and design.design_sizes == (600, 600) and design.holdout_sizes == (1400, 1400)
+    assert design.n >= needed and design.design_sizes == (500, 500) and design.holdout_sizes == (1500, 1500)
     T = design.merged
     a, b = float(p @ Q[:, T].sum(axis=1)), float(q @ Q[:, T].sum(axis=1))
     assert np_power(design.n, a, b, 0.05) >= 0.8                    # the certified n, on the true pair

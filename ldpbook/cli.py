@@ -866,9 +866,9 @@ def _design_parser(sub) -> None:
                      help="level of the survey's test (default 0.05)")
     des.add_argument("--beta", type=_number, default=0.2,
                      help="its type-II error (default 0.2: power 0.8)")
-    des.add_argument("--design-fraction", type=_number, default=0.3,
+    des.add_argument("--design-fraction", type=_number, default=0.25,
                      help="share of each pilot that designs the mechanism; the rest certifies "
-                     "it (default 0.3)")
+                     "it (default 0.25)")
     des.add_argument("--seed", type=_count(0, 2**128, "2^128"), default=0,
                      help="seed of the random split of the pilots (default 0)")
     add_output_options(des)

@@ -1067,7 +1067,7 @@ def _frozen(mask: np.ndarray) -> np.ndarray:
 
 
 def certified_design(x0: ArrayLike, x1: ArrayLike, eps: float, *, k: int, level: float = 0.05,
-                     power: float = 0.8, confidence: float = 0.95, design_fraction: float = 0.3,
+                     power: float = 0.8, confidence: float = 0.95, design_fraction: float = 0.25,
                      divergence: str | Callable = "kl", ell: int | None = None,
                      rng: int | np.random.Generator | None = 0, **params: float) -> CertifiedDesign:
     """A mechanism designed on pilot samples, with a sample size certified for the true pair.

@@ -463,7 +463,7 @@ def test_design_command(tmp_path):
                     "--confidence", "0.9", "--alpha", "0.01", "--beta", "0.1")
     assert given.returncode == 0 and given.stderr == "" and given.stdout == done.stdout
     assert out["pilot_sizes"] == [800, 700] and out["k"] == 4
-    assert out["design_sizes"] == [240, 210] and out["holdout_sizes"] == [560, 490]
+    assert out["design_sizes"] == [200, 175] and out["holdout_sizes"] == [600, 525]
     plugin = ref.plugin                                  # the Lipschitz certificate of the printed mechanism
     assert out["estimate"] == pytest.approx(plugin.estimate, rel=1e-12)
     assert out["lower_bound"] == pytest.approx(plugin.lower_bound, rel=1e-12, abs=1e-15)

@@ -21,7 +21,7 @@ from scipy.special import gammaln, rel_entr, xlogy
 
 from .chernoff import chernoff_information, chernoff_optimal
 from .egamma import egamma_optimal
-from .foundations import (as_generator, check_channel, check_divergence, check_eps, check_int,
+from .foundations import (Portable, as_generator, check_channel, check_divergence, check_eps, check_int,
                                  check_int_array, check_nonnegative, check_pair, check_real,
                                  check_real_array, is_ldp, randomized_response, readonly)
 from .spr import SPRMechanism, binary_mechanism, divergence_optimal
@@ -158,7 +158,7 @@ def _check_probability(value, name: str) -> float:
 
 # %% ../nbs/07_estimated.ipynb #est-016
 @dataclass(frozen=True, eq=False)
-class PluginDesign:
+class PluginDesign(Portable):
     """The mechanism designed on an estimated pair, and its certificate.
 
     Attributes
@@ -306,7 +306,7 @@ def plugin_optimal(x0: ArrayLike, x1: ArrayLike, eps: float, *, k: int | None = 
 
 # %% ../nbs/07_estimated.ipynb #est-022
 @dataclass(frozen=True, eq=False)
-class CertificateSimulation:
+class CertificateSimulation(Portable):
     """The coverage and regret of the certificate, per pilot size.
 
     Per pilot size (``sizes``, the same n for both samples): the fraction of pilots
@@ -570,7 +570,7 @@ def _lattice_miss(u: np.ndarray, v: np.ndarray, n: int, alpha: float) -> float:
 
 # %% ../nbs/07_estimated.ipynb #est-031
 @dataclass(frozen=True)
-class SampleSize:
+class SampleSize(Portable):
     """How many privatized outputs a level-α test needs for power 1 − β.
 
     Attributes
@@ -746,7 +746,7 @@ SAMPLE_SIZE_MECHANISMS = ("binary", "RR", "KL", "Chernoff", "E_1")
 
 
 @dataclass(frozen=True, eq=False)
-class SampleSizeComparison:
+class SampleSizeComparison(Portable):
     """Sample sizes of five mechanisms over ε, and predictions.
 
     Per ε (``eps``) and mechanism (`SAMPLE_SIZE_MECHANISMS`): ``n[name]`` the sample
@@ -846,7 +846,7 @@ DATA_FILE = "randhie_visits.csv"
 
 
 @dataclass(frozen=True, eq=False)
-class HealthVisits:
+class HealthVisits(Portable):
     """The RAND Health Insurance Experiment extract.
 
     The RAND HIE columns of `ldpbook/data/randhie_visits.csv`: ``visits`` (outpatient visits to
@@ -898,7 +898,7 @@ def load_health_visits(path: str | Path | None = None) -> HealthVisits:
 
 # %% ../nbs/07_estimated.ipynb #est-061
 @dataclass(frozen=True, eq=False)
-class CertifiedDesign:
+class CertifiedDesign(Portable):
     """A mechanism designed on part of the pilots, its sample size certified on the rest.
 
     Attributes
@@ -1186,7 +1186,7 @@ def certified_pairs() -> dict:
 
 # %% ../nbs/07_estimated.ipynb #est-076
 @dataclass(frozen=True, eq=False)
-class SurveyTestResult:
+class SurveyTestResult(Portable):
     """The outcome of a test on privatized answers.
 
     ``reject`` (the decision at ``level``), ``pvalue``, ``statistic`` (the log-likelihood

@@ -1274,6 +1274,8 @@ def survey_test(answers: ArrayLike, p: ArrayLike, q: ArrayLike, *, channel: Arra
 def _merged_mask(merged, m: int) -> np.ndarray:
     "A boolean mask of m outputs from a mask or a list of outputs; both sides non-empty."
     arr = merged if isinstance(merged, np.ndarray) else None
+    if isinstance(merged, (list, tuple)) and merged and all(isinstance(t, (bool, np.bool_)) for t in merged):
+        arr = np.array(merged, dtype=bool)                  # a mask read back from JSON
     if arr is not None and arr.dtype == bool:
         if arr.shape != (m,):
             raise ValueError(f"merged must be a boolean mask of the channel's {m} outputs")

@@ -432,27 +432,34 @@ def test_no_other_module_imports_opendp_and_the_module_says_how_to_install_it():
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# The survey page (nbs/survey.md) runs as written, and its test has the level and power the page states
+# The survey page (nbs/survey.md) runs as written, and its certified n gives its test the stated power on the truth
 
 
-def test_the_survey_page_runs_and_its_test_has_the_stated_level_and_power():
+def test_the_survey_page_runs_and_its_certified_n_is_enough_on_the_true_laws():
     import pathlib
     import re
 
     page = (pathlib.Path(__file__).resolve().parents[1] / "nbs" / "survey.md").read_text(encoding="utf-8")
     blocks = re.findall(r"```python\n(.*?)```", page, re.S)
-    assert len(blocks) == 6
+    assert len(blocks) == 7
     namespace = {}
     exec(compile("\n".join(blocks), "nbs/survey.md", "exec"), namespace)
-    n, u, v, j = namespace["n"], namespace["u"], namespace["v"], namespace["j"]
-    assert namespace["outputs"].size == n and namespace["sent"] in (0, 1) and namespace["channel"].shape == (7, 2)
-    count, tie = namespace["count"], namespace["tie"]
-    assert namespace["pvalue"] == stats.binom.sf(count, n, u[j]) + tie * stats.binom.pmf(count, n, u[j])
-    # The page's randomized test rejects with probability share(c) at count c: 1 above the boundary, a part at it.
-    # Its level under the estimate of P0 and its power under that of P1, from binomial laws (not from sample_size).
+    n, channel, design = namespace["n"], namespace["channel"], namespace["design"]
+    assert isinstance(n, int) and n > 0 and namespace["outputs"].size == n
+    assert namespace["sent"] in range(channel.shape[1])
+    assert np.array_equal(channel, design.mechanism.channel)            # the loaded channel is the designed one
+    assert namespace["result"].n == n and namespace["groups"].n == 2 * n
+    # The truth: the data set's full-data frequencies. The merged outputs' mass under each, through the channel.
+    x0, x1 = namespace["x0"], namespace["x1"]
+    p, q = (np.bincount(x, minlength=7) / x.size for x in (x0, x1))
+    merged = np.asarray(design.merged, dtype=bool)
+    a, b = float(p @ channel[:, merged].sum(axis=1)), float(q @ channel[:, merged].sum(axis=1))
+    assert b > a
+    # The randomized level-0.05 test of Bin(n, a) against Bin(n, b) on the count, from binomial laws: level exactly
+    # 0.05 under the true P0 and power at least 0.8 under the true P1 at the certified n.
     counts = np.arange(n + 1)
-    above, at = stats.binom.sf(counts, n, u[j]), stats.binom.pmf(counts, n, u[j])
-    share = np.clip((0.05 - above) / np.where(at > 0, at, 1.0), 0.0, 1.0)   # P(pvalue ≤ 0.05 | count)
+    above, at = stats.binom.sf(counts, n, a), stats.binom.pmf(counts, n, a)
+    with np.errstate(over="ignore"):                      # far from the boundary the share is 0 or 1
+        share = np.clip((0.05 - above) / np.where(at > 0, at, 1.0), 0.0, 1.0)   # P(reject | count)
     assert float(np.sum(at * share)) == pytest.approx(0.05, abs=1e-12)
-    assert float(np.sum(stats.binom.pmf(counts, n, v[j]) * share)) >= 0.8
-    assert v[j] > u[j]                                      # output j is the one P1 makes more likely
+    assert float(np.sum(stats.binom.pmf(counts, n, b) * share)) >= 0.8

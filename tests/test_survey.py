@@ -344,3 +344,16 @@ def test_the_two_stage_size_covers_the_true_pair():
         short += powers[n2] < 0.8
     assert short / reps <= delta + 3 * math.sqrt(delta * (1 - delta) / reps)
     assert none < reps / 2 and short >= 1         # informative, and not so loose that it is never short
+
+
+def test_survey_test_takes_merged_as_a_mask_read_back_from_json():
+    "A mask saved with `tolist()` (a list of bools) is the same mask as the array, not a list of output numbers."
+    import json
+    Q = np.array([[0.6, 0.3, 0.1], [0.2, 0.3, 0.5], [0.1, 0.2, 0.7]])
+    p, q = np.array([0.5, 0.3, 0.2]), np.array([0.2, 0.3, 0.5])
+    answers = np.array([2, 2, 0, 1, 2, 2, 1, 0, 2, 2])
+    mask = np.array([False, False, True])
+    as_array = survey_test(answers, p, q, channel=Q, merged=mask, randomized=False)
+    as_list = survey_test(answers, p, q, channel=Q, merged=json.loads(json.dumps(mask.tolist())), randomized=False)
+    as_index = survey_test(answers, p, q, channel=Q, merged=[2], randomized=False)
+    assert as_array.pvalue == as_list.pvalue == as_index.pvalue and as_array.statistic == as_list.statistic

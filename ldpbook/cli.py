@@ -39,10 +39,10 @@ if _started_by_python:
 
 # %% auto #0
 __all__ = ['MAX_INPUT_BYTES', 'MAX_OPTIMAL_SYMBOLS', 'MAX_TABLE_ENTRIES', 'MAX_CELLS', 'MAX_RB_SAMPLE', 'MAX_ALPHABET',
-           'REPRODUCTIONS', 'SEED_HELP', 'SIGPIPE_STATUS', 'INTERRUPT_STATUS', 'UsageError', 'read_vector',
-           'format_mechanism', 'run_optimal', 'smallest_permutations', 'compact_labels', 'run_closeness',
-           'add_output_options', 'check_out', 'emit', 'run_design', 'run_survey_test', 'Reproduction', 'run_reproduce',
-           'build_parser', 'main']
+           'REPRODUCTIONS', 'COLUMN_HELP', 'SEED_HELP', 'SIGPIPE_STATUS', 'INTERRUPT_STATUS', 'UsageError',
+           'read_vector', 'format_mechanism', 'run_optimal', 'smallest_permutations', 'compact_labels', 'run_closeness',
+           'add_output_options', 'check_out', 'emit', 'deliver', 'run_design', 'run_survey_test', 'Reproduction',
+           'run_reproduce', 'build_parser', 'main']
 
 # %% ../nbs/91_cli.ipynb #c004-0ec8f773
 class UsageError(Exception):
@@ -110,10 +110,13 @@ def _numbers_from_inline(spec: str, name: str) -> array:
 
 
 # %% ../nbs/91_cli.ipynb #c107-parse-text-2
-def _numbers_from_csv(text: str, source: str) -> array:
-    "The numbers of a CSV text: one row or one column, after an optional header row of names only."
+def _numbers_from_csv(text: str, source: str, column: str | None = None) -> array:
+    """The numbers of a CSV text: one row or one column, after an optional header row of names only; or, with
+    `column` (a header name, or a number counted from 1), that column of a table."""
     reader, values = csv.reader(io.StringIO(text), strict=True), array("d")
-    widths, data_rows, header_allowed = set(), 0, True
+    widths, data_rows, header_allowed, pick = set(), 0, True, None
+    if column is not None and column.strip().isdigit() and int(column) >= 1:
+        pick = int(column) - 1
     try:
         for row in reader:
             cells = [cell.strip() for cell in row]
@@ -122,11 +125,23 @@ def _numbers_from_csv(text: str, source: str) -> array:
             numeric = [_is_number(cell) for cell in cells]
             if header_allowed and not any(numeric):
                 header_allowed = False                    # the header: names only
+                if column is not None and pick is None:
+                    if column.strip() not in cells:
+                        raise UsageError(f"{source}: --column {_shown(column)} is not a name of the header row")
+                    pick = cells.index(column.strip())
                 continue
             header_allowed = False
+            if column is not None:
+                if pick is None:
+                    raise UsageError(f"{source}: --column {_shown(column)} names a column, but the file has no "
+                                     "header row (give its number, from 1)")
+                if pick >= len(cells):
+                    raise UsageError(f"{source}: row {reader.line_num} has no column {pick + 1}")
+                cells, numeric = [cells[pick]], [numeric[pick]]
             if not all(numeric):
+                table = " (a table of several columns: choose one with --column)" if len(cells) > 1 else ""
                 raise UsageError(f"{source}: row {reader.line_num}, column {numeric.index(False) + 1} "
-                                 "is not a number")
+                                 f"is not a number{table}")
             widths.add(len(cells))
             data_rows += 1
             values.extend(map(float, cells))
@@ -169,17 +184,22 @@ def _is_existing(path: Path) -> bool:
         return False
 
 
-def read_vector(spec: str, name: str) -> np.ndarray:
-    "A vector of finite numbers from an inline list (`0.1,0.2` or `[0.1,0.2]`), a JSON file or a CSV file."
+def read_vector(spec: str, name: str, column: str | None = None) -> np.ndarray:
+    """A vector of finite numbers from an inline list (`0.1,0.2` or `[0.1,0.2]`), a JSON file or a CSV file (with
+    `column`: that column of a CSV table, by header name or by number from 1)."""
     if not spec.strip():                          # Path("") is the current folder: say what is missing instead
         raise UsageError(f"{name} is empty: give numbers (0.5,0.5 or [0.5,0.5]) or a .json / .csv file")
     path = Path(spec)
     if _is_existing(path):
         text, source = _read_text(path, name), f"{name} ({_shown(spec)})"
+        if column is not None and path.suffix.lower() == ".json":
+            raise UsageError(f"{name}: --column picks a column of a CSV file, not of {_shown(spec)}")
         values = _numbers_from_json(text, source) if path.suffix.lower() == ".json" else \
-            _numbers_from_csv(text, source)
+            _numbers_from_csv(text, source, column)
     elif path.suffix.lower() in (".json", ".csv", ".txt") or not re.search(r"[0-9]", spec):
         raise UsageError(f"{name}: no such file: {_shown(spec)}")
+    elif column is not None:
+        raise UsageError(f"{name}: --column picks a column of a CSV file, not of an inline list")
     else:
         values = _numbers_from_inline(spec, name)
     vector = np.frombuffer(values, dtype=float).copy() if len(values) else np.empty(0)
@@ -253,7 +273,7 @@ def run_optimal(args) -> str:
     if not float(mechanism.value) >= -1e-12:         # no divergence is negative (or NaN): refuse, do not print it
         raise UsageError("the optimal value came out negative or NaN, which no divergence is: these parameters are "
                          "beyond what float64 evaluates reliably")
-    return format_mechanism(mechanism, args.format, args.eps, args.divergence)
+    return deliver(args, format_mechanism(mechanism, args.format, args.eps, args.divergence))
 
 # %% ../nbs/91_cli.ipynb #c009-5caaa4fc
 MAX_TABLE_ENTRIES = 10**7          # (B + 1) × cells of the relabelled-count table: about 0.7 GB of working memory
@@ -343,7 +363,8 @@ def _cell_labels(v: np.ndarray, args, name: str) -> np.ndarray:
 def run_closeness(args) -> str:
     "The `closeness` subcommand: only the ε-DP decision is printed."
     from ldpbook.closeness import dp_permutation_test
-    x, y = read_vector(args.x, "X"), read_vector(args.y, "Y")
+    check_out(args)
+    x, y = read_vector(args.x, "X", args.column), read_vector(args.y, "Y", args.column)
     cells = args.labels if args.labels is not None else args.kappa
     if min(x.size, y.size) < 2:
         raise UsageError("X and Y need at least 2 observations each")
@@ -360,9 +381,13 @@ def run_closeness(args) -> str:
         release = "a reproducible run with a fixed --seed: NOT an eps-DP release"
     else:
         release = "the eps-DP release"
-    return "\n".join([f"reject: {result.reject}   ({release})",
-                      f"settings: eps={args.eps:g} alpha={args.alpha:g} statistic={args.statistic} cells={cells} "
-                      f"permutations={args.n_permutations} n_x={x.size} n_y={y.size}"])
+    report = {"reject": bool(result.reject), "release": release, "eps": _json_number(args.eps), "alpha": args.alpha,
+              "statistic": args.statistic, "cells": cells, "permutations": args.n_permutations,
+              "n_x": int(x.size), "n_y": int(y.size)}
+    return emit(args, report, lambda r: "\n".join([
+        f"reject: {r['reject']}   ({r['release']})",
+        f"settings: eps={args.eps:g} alpha={args.alpha:g} statistic={args.statistic} cells={cells} "
+        f"permutations={args.n_permutations} n_x={x.size} n_y={y.size}"]))
 
 # %% ../nbs/91_cli.ipynb #c151-design
 MAX_ALPHABET = 10**6        # the largest alphabet of `design` (its channel has k rows)
@@ -392,10 +417,10 @@ def _sample_size_json(design, args) -> dict:
             "n_plugin_for": "the estimated pair (p_hat, q_hat) of the whole pilots: not certified"}
 
 
-def add_output_options(parser) -> None:
+def add_output_options(parser, default: str = "json") -> None:
     "The `--format json|text` and `--out FILE` options of a subcommand that answers with a report."
-    parser.add_argument("--format", choices=("json", "text"), default="json",
-                        help="json (default) or a readable text summary")
+    parser.add_argument("--format", choices=("json", "text"), default=default,
+                        help=f"json or a readable text summary (default {default})")
     parser.add_argument("--out", default=None, metavar="FILE",
                         help="write the answer to FILE instead of standard output")
 
@@ -408,7 +433,11 @@ def check_out(args) -> None:
 
 def emit(args, report: dict, text: Callable[[dict], str]) -> str:
     "The answer of a subcommand in --format, written to --out when given (then a one-line note)."
-    answer = json.dumps(report, indent=2, allow_nan=False) if args.format == "json" else text(report)
+    return deliver(args, json.dumps(report, indent=2, allow_nan=False) if args.format == "json" else text(report))
+
+
+def deliver(args, answer: str) -> str:
+    "`answer` for standard output, or written to --out when given (then a one-line note for standard output)."
     if args.out is None:
         return answer
     try:
@@ -425,8 +454,8 @@ def run_design(args) -> str:
     for name in ("alpha", "beta"):
         if not 0 < getattr(args, name) < 1:
             raise UsageError(f"--{name} must lie in the open interval (0, 1)")
-    x0 = _symbols(read_vector(args.x0, "X0"), "X0")
-    x1 = _symbols(read_vector(args.x1, "X1"), "X1")
+    x0 = _symbols(read_vector(args.x0, "X0", args.column), "X0")
+    x1 = _symbols(read_vector(args.x1, "X1", args.column), "X1")
     params = {"gamma": args.gamma} if args.gamma is not None else {}
     if args.renyi_order is not None:
         params["alpha"] = args.renyi_order
@@ -512,13 +541,13 @@ def run_survey_test(args) -> str:
     if args.test == "np":
         channel = _read_channel(args.channel)
         p, q = (_check_distribution(read_vector(s, n), n) for s, n in ((args.p, "--p"), (args.q, "--q")))
-        answers = _symbols(read_vector(args.answers, "ANSWERS"), "ANSWERS")
+        answers = _symbols(read_vector(args.answers, "ANSWERS", args.column), "ANSWERS")
         merged = None if args.merged is None else _symbols(read_vector(args.merged, "--merged"), "--merged")
         result = survey_test(answers, p, q, channel=channel, merged=merged, level=args.level,
                              randomized=not args.deterministic, rng=args.seed)
     else:
-        a = _symbols(read_vector(args.answers_a, "A"), "A")
-        b = _symbols(read_vector(args.answers_b, "B"), "B")
+        a = _symbols(read_vector(args.answers_a, "A", args.column), "A")
+        b = _symbols(read_vector(args.answers_b, "B", args.column), "B")
         result = two_group_test(a, b, outputs=args.outputs, level=args.level,
                                 n_permutations=args.permutations, rng=args.seed)
     return emit(args, _test_report(result), _test_text)
@@ -548,6 +577,7 @@ def _survey_test_parser(sub) -> None:
                         help="tables drawn for more than two outputs (default 9999)")
     for parser in (np_, groups):
         parser.add_argument("--level", type=_number, default=0.05, help="the test's level (default 0.05)")
+        parser.add_argument("--column", default=None, help=COLUMN_HELP)
         parser.add_argument("--seed", type=_count(0, 2**128, "2^128"), default=None,
                             help="seed of the test's own randomness (default: fresh)")
         add_output_options(parser)
@@ -811,9 +841,13 @@ def _optimal_parser(sub) -> None:
     opt.add_argument("--format", choices=("json", "csv"), default="json",
                      help='output format (default json; JSON has no infinity: an infinite value is written as the '
                           'string "Infinity", in CSV as inf)')
+    opt.add_argument("--out", default=None, metavar="FILE",
+                     help="write the answer to FILE instead of standard output")
     opt.set_defaults(run=run_optimal)
 
 # %% ../nbs/91_cli.ipynb #c134-build-parser-2
+COLUMN_HELP = ("the column of a CSV table holding the data: its header name, or its number counted from 1 "
+               "(default: the file holds one column or one row)")
 SEED_HELP = ("fix the test's randomness, for reproducible research runs on non-private data only: with a known seed "
              "the released decision is a deterministic function of the data and is NOT eps-DP "
              "(default: fresh entropy from the operating system, as a private release needs)")
@@ -835,6 +869,8 @@ def _closeness_parser(sub) -> None:
                           f"{MAX_TABLE_ENTRIES:.0e} bounds the memory)")
     clo.add_argument("--alpha", type=_number, default=0.05, help="level in (0, 1), at least 1/(B+1) (default 0.05)")
     clo.add_argument("--seed", type=_count(0, 2**128, "2^128"), default=None, help=SEED_HELP)
+    clo.add_argument("--column", default=None, help=COLUMN_HELP)
+    add_output_options(clo, default="text")
     clo.set_defaults(run=run_closeness)
 
 # %% ../nbs/91_cli.ipynb #c134a-design-parser
@@ -871,6 +907,7 @@ def _design_parser(sub) -> None:
                      "it (default 0.25)")
     des.add_argument("--seed", type=_count(0, 2**128, "2^128"), default=0,
                      help="seed of the random split of the pilots (default 0)")
+    des.add_argument("--column", default=None, help=COLUMN_HELP)
     add_output_options(des)
     des.set_defaults(run=run_design)
 
@@ -886,10 +923,17 @@ def _reproduce_parser(sub) -> None:
     rep.set_defaults(run=run_reproduce)
 
 
+def _version() -> str:
+    "The package's version (settings.ini's, written into ldpbook/__init__.py)."
+    from ldpbook import __version__
+    return __version__
+
+
 def build_parser() -> argparse.ArgumentParser:
     "The `ldpbook` argument parser with its five subcommands."
     parser = _OneLineErrors(prog="ldpbook", description="Optimal local-privacy mechanisms and private "
                                      "hypothesis tests, from the command line.")
+    parser.add_argument("--version", action="version", version=f"ldpbook {_version()}")
     sub = parser.add_subparsers(dest="command", required=True,
                                 metavar="{optimal,closeness,design,survey-test,reproduce}")
     _optimal_parser(sub), _closeness_parser(sub), _design_parser(sub), _survey_test_parser(sub)

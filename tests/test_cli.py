@@ -643,3 +643,68 @@ def test_ctrl_c_that_python_cannot_deliver_still_ends_quietly(monkeypatch, capsy
     status = main(["optimal", "--p", "0.5,0.5", "--q", "0.2,0.8", "--eps", "1"])
     out, err = capsys.readouterr()
     assert (status, out, err) == (130, "", "")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# One vocabulary on the command line: --version, --column for tables, --format/--out on every subcommand that answers
+
+
+def test_version_prints_the_package_version():
+    from ldpbook import __version__
+    done = ldpbook("--version")
+    assert done.returncode == 0 and done.stdout.strip() == f"ldpbook {__version__}"
+
+
+@pytest.fixture(scope="module")
+def table(tmp_path_factory):
+    "A survey's export: several columns, a header, the answers in `visits` (the second column)."
+    path = tmp_path_factory.mktemp("table") / "export.csv"
+    rows = ["id,visits,group"] + [f"{i},{v},{'ab'[i % 2]}" for i, v in enumerate([0, 3, 1, 2, 0, 1, 2, 2, 1, 0] * 3)]
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+def test_column_picks_the_data_of_a_table_by_name_or_number(forked, table, tmp_path):
+    column = tmp_path / "visits.csv"
+    column.write_text("visits\n" + "\n".join(map(str, [0, 3, 1, 2, 0, 1, 2, 2, 1, 0] * 3)) + "\n")
+    plain = forked("survey-test", "groups", column, column)
+    assert plain.returncode == 0, plain.stderr
+    for pick in ("visits", "2"):
+        done = forked("survey-test", "groups", table, table, "--column", pick)
+        assert done.returncode == 0 and done.stdout == plain.stdout, (pick, done.stderr)
+    design = forked("design", table, table, "--k", "4", "--eps", "1", "--column", "visits")
+    assert design.returncode == 0, design.stderr
+    assert json.loads(design.stdout)["k"] == 4
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--column", "nope"], "--column nope is not a name of the header row"),
+    (["--column", "9"], "has no column 9"),
+    ([], "choose one with --column"),
+])
+def test_a_table_without_the_right_column_is_refused_clearly(forked, table, args, says):
+    done = forked("closeness", table, table, "--eps", "1", "--labels", "4", *args)
+    assert_one_line_error(done, "closeness")
+    assert says in done.stderr
+
+
+def test_column_is_refused_where_there_is_no_table(forked):
+    done = forked("closeness", "0.1,0.2,0.3", "0.4,0.5,0.6", "--eps", "1", "--column", "1")
+    assert_one_line_error(done, "closeness")
+    assert "--column picks a column of a CSV file" in done.stderr
+
+
+def test_closeness_and_optimal_answer_in_json_and_to_a_file(forked, table, tmp_path):
+    done = forked("closeness", table, table, "--eps", "1", "--labels", "4", "--column", "visits", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert set(report) >= {"reject", "release", "eps", "alpha", "n_x", "n_y"} and report["n_x"] == 30
+    text = forked("closeness", table, table, "--eps", "1", "--labels", "4", "--column", "visits")
+    assert text.stdout.startswith("reject: ")                       # text stays the default of closeness
+    out = tmp_path / "mechanism.json"
+    done = forked("optimal", "--p", "0.5,0.5", "--q", "0.2,0.8", "--eps", "1", "--out", out)
+    assert done.returncode == 0 and done.stdout.strip() == f"wrote {out}"
+    assert sorted(json.loads(out.read_text())["partition"]) == [[0], [1]]
+    missing = forked("closeness", table, table, "--eps", "1", "--labels", "4", "--column", "visits",
+                     "--out", tmp_path / "no" / "such" / "r.json")
+    assert_one_line_error(missing, "closeness")

@@ -14,9 +14,8 @@ from numpy.typing import ArrayLike
 from scipy.special import expit
 
 from .foundations import (MAX_FINITE_EPS, LinearFree, Portable, check_channel, check_divergence, check_eps,
-                                 check_int, check_pair, check_real, check_real_array, divergence_from_sum, divergence_terms,
-                                 privacy_defect,
-                                 readonly, _at_most_exp, _capped)
+                                 check_int, check_pair, check_real, check_real_array, divergence_from_sum,
+                                 divergence_terms, privacy_defect, readonly, _at_most_exp, _capped)
 from .spr import PartitionMechanism, _group_masses, _lr_order
 from .spr import divergence_optimal as spr_divergence_optimal
 

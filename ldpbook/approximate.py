@@ -245,6 +245,14 @@ class ApproxMechanism(PartitionMechanism):
     divergence: object = "kl"
     params: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
 
+
+# Saved to JSON, an (ε, δ) mechanism states both and is checked by `is_approx_ldp` on loading; its channel is saved
+# as it is (no construction rebuilds it).
+from .foundations import _register_construction, _register_guarantee
+_register_construction(ApproxMechanism, None, None)
+_register_guarantee(ApproxMechanism, ("delta",), lambda Q, eps, delta: is_approx_ldp(Q, eps, delta),
+                    "is_approx_ldp(channel, eps, delta)")
+
 # %% ../nbs/08_approximate.ipynb #apx-021
 def _renyi_keyword() -> str:
     "The name foundations gives the Rényi order among a divergence's parameters ('alpha', or 'renyi_order')."

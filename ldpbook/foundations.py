@@ -1239,8 +1239,24 @@ def _decode(x: object, where: str) -> object:
 # %% ../nbs/00_foundations.ipynb #portable-3
 def _register_construction(cls: type, describe: Callable, build: Callable) -> None:
     """Declare the exact construction of the channels of a mechanism class (and its subclasses): `describe(obj)`
-    gives JSON data (e.g. a partition, k and ε), `build(data, obj)` the channel from it (or a ValueError)."""
-    _CONSTRUCTIONS[cls] = (describe, build)
+    gives JSON data (e.g. a partition, k and ε), `build(data, obj)` the channel from it (or a ValueError).
+    `None, None` declares that the class has none: its channel is saved as it is and checked on loading."""
+    _CONSTRUCTIONS[cls] = None if describe is None else (describe, build)
+
+
+_GUARANTEES = {}                    # mechanism class -> (fields, check, text): a guarantee beyond ε-LDP's
+
+
+def _register_guarantee(cls: type, fields: tuple, check: Callable, text: str) -> None:
+    """Declare that the mechanisms of `cls` guarantee more than ε-LDP: the `fields` (e.g. ("delta",)) are saved
+    beside ε, and `check(channel, eps, *values)` decides the guarantee exactly (`text` names it in the file)."""
+    _GUARANTEES[cls] = (tuple(fields), check, text)
+
+
+def _guarantee(cls: type) -> tuple:
+    "The (fields, check, text) of `cls`'s guarantee: ε-LDP, decided by `is_ldp(Q, eps, rtol=0)`, unless registered."
+    default = ((), lambda Q, eps: is_ldp(Q, eps, rtol=0), "is_ldp(channel, eps, rtol=0)")
+    return next((_GUARANTEES[base] for base in cls.__mro__ if base in _GUARANTEES), default)
 
 
 def _construction(cls: type):
@@ -1265,9 +1281,13 @@ def _encode_result(obj: object, where: str) -> dict:
            "fields": {f.name: _encode(getattr(obj, f.name), f"{where}.{f.name}") for f in dataclasses.fields(obj)}}
     if _is_mechanism(obj):
         eps = _guaranteed_eps(obj)
-        if not is_ldp(obj.channel, eps, rtol=0):
-            raise ValueError(f"{where}: the channel is not ε-LDP at the ε it states; it cannot be saved as private")
-        out["guarantee"] = {"eps": _encode(eps, where), "check": "is_ldp(channel, eps, rtol=0)"}
+        names, check, text = _guarantee(cls)
+        values = [getattr(obj, name) for name in names]
+        if not check(obj.channel, eps, *values):
+            private = "ε-LDP at the ε" if not names else f"private at the ε and {', '.join(names)}"
+            raise ValueError(f"{where}: the channel is not {private} it states; it cannot be saved as private")
+        out["guarantee"] = {"eps": _encode(eps, where), **{n: _encode(v, where) for n, v in zip(names, values)},
+                            "check": text}
         if _construction(cls) is not None:
             out["construction"] = _construction(cls)[0](obj)
     return out
@@ -1302,6 +1322,10 @@ def _decode_result(x: dict, where: str) -> object:
     return obj
 
 
+def _missing(where: str, name: str):
+    raise ValueError(f"text: {where} is a mechanism without the {name} it guarantees")
+
+
 def _check_loaded_mechanism(obj: object, x: dict, where: str) -> None:
     "Refuse a loaded mechanism unless its ε, its exact ε-LDP check and its construction all agree."
     guarantee = x.get("guarantee")
@@ -1311,9 +1335,16 @@ def _check_loaded_mechanism(obj: object, x: dict, where: str) -> None:
     if getattr(obj, "eps", eps) != eps:
         raise ValueError(f"text: {where}: the mechanism's eps differs from the eps it guarantees "
                          "(the file was changed)")
+    names, check, _ = _guarantee(type(obj))
+    values = [_decode(guarantee[n], where) if n in guarantee else _missing(where, n) for n in names]
+    for name, value in zip(names, values):
+        if getattr(obj, name) != value:
+            raise ValueError(f"text: {where}: the mechanism's {name} differs from the {name} it guarantees "
+                             "(the file was changed)")
     Q = check_channel(obj.channel, name=f"{where}.channel")
-    if not is_ldp(Q, eps, rtol=0):
-        raise ValueError(f"text: {where}: the channel is not ε-LDP at the ε it guarantees (the file was changed)")
+    if not check(Q, eps, *values):
+        private = "ε-LDP at the ε" if not names else f"private at the ε and {', '.join(names)}"
+        raise ValueError(f"text: {where}: the channel is not {private} it guarantees (the file was changed)")
     construction = _construction(type(obj))
     if construction is not None:
         if "construction" not in x:

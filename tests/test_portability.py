@@ -239,10 +239,20 @@ def test_a_saved_mechanism_states_its_guarantee_and_samples_the_same_law(name):
     guaranteed = from_json(json.dumps({"format": "ldpbook result", "schema": 1,
                                        "result": {"tuple": [saved["guarantee"]["eps"]]}}))[0]
     assert guaranteed == (foundations.ldp_epsilon(mech.channel) if eps is None else eps)
+    approximate = "delta" in saved["guarantee"]             # an (ε, δ) mechanism (nbs/08_approximate.ipynb)
+    assert approximate == (name == "ApproxMechanism")
     for loaded in (load_mechanism(to_json(mech)), pickle.loads(pickle.dumps(mech))):
-        assert is_ldp(loaded.channel, guaranteed, rtol=0)
+        if approximate:
+            from ldpbook.approximate import is_approx_ldp
+            assert loaded.delta == mech.delta and is_approx_ldp(loaded.channel, guaranteed, mech.delta)
+            assert not is_ldp(loaded.channel, guaranteed, rtol=0)    # δ is what lets it release more
+        else:
+            assert is_ldp(loaded.channel, guaranteed, rtol=0)
         assert np.array_equal(loaded.channel, mech.channel)
-        if hasattr(mech, "partition") and hasattr(mech, "sample"):
+        if approximate:                                       # no construction: the stored channel is the law
+            x = np.arange(mech.channel.shape[0]).repeat(50)
+            assert np.array_equal(loaded.sample(x, rng=11), privatize(x, mech.channel, rng=11))
+        elif hasattr(mech, "partition") and hasattr(mech, "sample"):
             truth = _independent_channel(mech)                    # the law every release must follow
             assert "construction" in saved and np.array_equal(loaded.channel, truth)
             x = np.arange(mech.channel.shape[0]).repeat(50)
@@ -395,3 +405,22 @@ def test_a_mechanism_whose_channel_is_not_a_channel_is_refused():
                                             "writeable": False}
     with pytest.raises(ValueError, match="result.channel: every row must sum to 1"):
         from_json(json.dumps(saved))
+
+
+def test_an_approximate_mechanism_that_claims_a_smaller_delta_is_refused():
+    "(ε, δ) mechanisms are saved with their δ and loaded only if the channel meets it (is_approx_ldp, exact)."
+    from ldpbook.approximate import divergence_optimal as approx_optimal
+    mech = approx_optimal(P, Q, 1.0, delta=0.01, divergence="kl", ell=2)
+    saved = json.loads(to_json(mech))
+    assert load_mechanism(json.dumps(saved)).delta == 0.01
+    with pytest.raises(ValueError, match="not private at the ε and delta it states"):
+        to_json(dataclasses.replace(mech, delta=0.001))            # the channel needs δ = 0.01
+    smaller = foundations._encode(0.001, "delta")
+    one_side = copy.deepcopy(saved)
+    one_side["result"]["guarantee"]["delta"] = smaller             # the file's guarantee is not the fields' δ
+    with pytest.raises(ValueError, match="delta differs from the delta it guarantees"):
+        load_mechanism(json.dumps(one_side))
+    both = copy.deepcopy(one_side)
+    both["result"]["fields"]["delta"] = smaller                    # both changed: the exact check refuses it
+    with pytest.raises(ValueError, match="not private at the ε and delta it guarantees"):
+        load_mechanism(json.dumps(both))

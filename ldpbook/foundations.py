@@ -97,9 +97,73 @@ def _refuse_masked(a: ArrayLike, name: str) -> None:
             raise ValueError(f"{name} has {hidden} masked entr{'y' if hidden == 1 else 'ies'}: a masked entry is "
                              "not data; drop those entries (a.compressed()) or fill them first")
 
+# %% ../nbs/00_foundations.ipynb #valid-rules-frames
+def _pandas_kind(a: object) -> str | None:
+    "'frame', 'series' or None: a pandas DataFrame, a Series or Index, or anything else (pandas is not imported)."
+    if not type(a).__module__.startswith("pandas"):
+        return None
+    names = {c.__name__ for c in type(a).__mro__}
+    return "frame" if "DataFrame" in names else "series" if names & {"Series", "Index"} else None
+
+
+def _column(a: ArrayLike, name: str, column: object = None) -> ArrayLike:
+    """The values of a pandas Series, or of the column(s) `column` of a DataFrame, as a numpy array; anything else
+    unchanged. A missing value (NA, NaN, None) is refused with how many and where (positions, never values)."""
+    kind = _pandas_kind(a)
+    if kind is None:
+        if column is not None:
+            raise TypeError(f"column selects a column of a pandas DataFrame; {name} is a {type(a).__name__}")
+        return a
+    if kind == "frame":
+        if column is None:
+            raise ValueError(f"{name} is a DataFrame with {a.shape[1]} column(s): choose the data with column='name' "
+                             f"(or pass one column, {name}=frame['name'])")
+        chosen = list(column) if isinstance(column, (list, tuple)) else [column]
+        absent = [c for c in chosen if not any(c is k or c == k for k in a.columns)]
+        if absent or len(set(map(repr, chosen))) < len(chosen):
+            shown = repr(absent[0])[:40] if absent else "a repeated name"
+            raise ValueError(f"column must name distinct columns of {name}; {shown} is not one of its "
+                             f"{a.shape[1]} columns")
+        a = a[chosen if isinstance(column, (list, tuple)) else column]
+    elif column is not None:
+        raise TypeError(f"column selects a column of a pandas DataFrame; {name} is a {type(a).__name__}")
+    missing = np.flatnonzero(np.asarray(a.isna()).reshape(len(a), -1).any(axis=1))
+    if missing.size:
+        where = ", ".join(map(str, missing[:5])) + (", ..." if missing.size > 5 else "")
+        raise ValueError(f"{name} has {missing.size} missing value(s) (NA) in row(s) at position(s) {where}: "
+                         "drop or impute them first")
+    dtypes = list(a.dtypes) if kind == "frame" and a.ndim == 2 else [a.dtype]
+    numpy_dtypes = [getattr(t, "numpy_dtype", None) for t in dtypes]      # nullable Int64, Float64, boolean
+    if all(t is not None for t in numpy_dtypes) and len(set(numpy_dtypes)) == 1:
+        return a.to_numpy(dtype=numpy_dtypes[0])
+    return a.to_numpy()
+
+
+def _whole_numbers(arr: np.ndarray, name: str) -> np.ndarray:
+    """A float column of whole numbers as int64 (pandas stores an integer column that held NA, or a CSV column
+    written as 1.0, as float64); a fraction, NaN or inf, or a number beyond 64 bits is refused."""
+    bad = ~np.isfinite(arr) | (arr != np.floor(arr)) | (np.abs(arr) >= 2.0 ** 63)
+    if bad.any():
+        raise TypeError(f"{name} must hold integers: {int(bad.sum())} of its float entries are not whole numbers")
+    return arr.astype(np.int64)
+
+
+def _like_input(out: np.ndarray, a: object, column: object = None) -> object:
+    """`out`, one result per record of `a`, as a pandas Series (a DataFrame for several columns) on the index of `a`
+    when `a` was a pandas object, so that the records stay aligned (a FunctionTransformer keeps the index)."""
+    kind = _pandas_kind(a)
+    if kind is None or (kind == "series" and not hasattr(a, "index")):
+        return out
+    import pandas as pd                                   # already loaded: `a` is a pandas object
+    if kind == "frame" and isinstance(column, (list, tuple)):
+        return pd.DataFrame(out, index=a.index, columns=list(column))
+    return pd.Series(out, index=a.index, name=column if kind == "frame" else a.name)
+
 # %% ../nbs/00_foundations.ipynb #a68c7d86
-def _as_float_array(a: ArrayLike, name: str) -> np.ndarray:
-    "Convert to a float array or raise a TypeError naming the argument (booleans and strings are not numbers)."
+def _as_float_array(a: ArrayLike, name: str, column: object = None) -> np.ndarray:
+    """Convert to a float array or raise a TypeError naming the argument (booleans and strings are not numbers);
+    a pandas Series or a DataFrame's `column` is read by `_column`."""
+    a = _column(a, name, column)
     _refuse_masked(a, name)
     if _not_numbers(a):
         raise TypeError(f"{name} must be an array of real numbers; booleans and strings are not numbers")
@@ -194,9 +258,11 @@ def check_real(x: float, name: str, *, low: float = -np.inf, high: float = np.in
     return x
 
 
-def check_real_array(a: ArrayLike, name: str, *, ndim: int | None = None, allow_inf: bool = False) -> np.ndarray:
-    "A float array of real numbers (no NaN; finite unless `allow_inf`), with `ndim` dimensions if given."
-    arr, ndim = _as_float_array(a, name), None if ndim is None else check_int(ndim, "ndim")
+def check_real_array(a: ArrayLike, name: str, *, ndim: int | None = None, allow_inf: bool = False,
+                     column: object = None) -> np.ndarray:
+    """A float array of real numbers (no NaN; finite unless `allow_inf`), with `ndim` dimensions if given; a pandas
+    Series, or the `column` of a DataFrame, is read without its missing values (refused)."""
+    arr, ndim = _as_float_array(a, name, column), None if ndim is None else check_int(ndim, "ndim")
     if np.isnan(arr).any() or (not allow_inf and np.isinf(arr).any()):
         raise ValueError(f"{name} must hold {'' if allow_inf else 'finite '}numbers (found NaN or inf)")
     if ndim is not None and arr.ndim != ndim:
@@ -204,9 +270,11 @@ def check_real_array(a: ArrayLike, name: str, *, ndim: int | None = None, allow_
     return arr
 
 
-def check_int_array(a: ArrayLike, name: str, *, ndim: int | None = None) -> np.ndarray:
-    "An int64 array of integers (no bools, floats or integers beyond 64 bits), with `ndim` dimensions if given."
+def check_int_array(a: ArrayLike, name: str, *, ndim: int | None = None, column: object = None) -> np.ndarray:
+    """An int64 array of integers (no bools, floats or integers beyond 64 bits), with `ndim` dimensions if given. A
+    pandas Series or the `column` of a DataFrame may also hold whole-number floats (no NA: refused, with where)."""
     ndim = None if ndim is None else check_int(ndim, "ndim")
+    frame, a = _pandas_kind(a), _column(a, name, column)
     _refuse_masked(a, name)
     try:
         arr = np.asarray(a)
@@ -214,6 +282,8 @@ def check_int_array(a: ArrayLike, name: str, *, ndim: int | None = None) -> np.n
         raise TypeError(f"{name} must be an array of integers (same length in every row)") from None
     if arr.size == 0 and arr.dtype == float and not isinstance(a, np.ndarray):
         arr = arr.astype(np.int64)                        # an empty list: numpy's float64 is no dtype of the data
+    if frame and arr.dtype.kind == "f":
+        arr = _whole_numbers(arr, name)
     if arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer) or arr.dtype == np.uint64:
         raise TypeError(f"{name} must be an array of 64-bit integers, got dtype {arr.dtype}")
     if ndim is not None and arr.ndim != ndim:
@@ -221,6 +291,7 @@ def check_int_array(a: ArrayLike, name: str, *, ndim: int | None = None) -> np.n
     return arr.astype(np.int64)
 
 
+# %% ../nbs/00_foundations.ipynb #valid-rules-objects
 def check_callable(f: Callable, name: str) -> Callable:
     "A callable (a function, a class, an object with __call__)."
     if not callable(f):
@@ -1024,9 +1095,9 @@ def randomized_response(k: int, eps: float) -> np.ndarray:
     return _capped(Q, eps) if k > 1 else Q          # rounding: keep ≤ e^ε·other exactly
 
 # %% ../nbs/00_foundations.ipynb #c024-7b653bc5
-def _check_symbols(x: ArrayLike, k: int, name: str = "x") -> np.ndarray:
-    "Validate an integer array of symbols in [0, k)."
-    arr = check_int_array(x, name)
+def _check_symbols(x: ArrayLike, k: int, name: str = "x", column: object = None) -> np.ndarray:
+    "Validate an integer array of symbols in [0, k) (a pandas Series or a DataFrame's `column` too)."
+    arr = check_int_array(x, name, column=column)
     if arr.size and (arr.min() < 0 or arr.max() >= k):
         raise ValueError(f"{name} must contain symbols in [0, {k})")
     return arr
@@ -1055,31 +1126,36 @@ def _privatize_old_order(first, second) -> bool:
 @reordered(("Q", "x", "rng"), lambda args, kwargs: len(args) >= 2 and _privatize_old_order(*args[:2]),
            "privatize(x, Q, rng=...)")
 @moved_to_keywords("rng")
-def privatize(x: ArrayLike, Q: ArrayLike, *, rng: np.random.Generator | int | None = None) -> np.ndarray:
+def privatize(x: ArrayLike, Q: ArrayLike, *, rng: np.random.Generator | int | None = None,
+              column: object = None) -> np.ndarray:
     """Draw one output of channel `Q` for each input symbol in `x` (any shape); returns an int array like `x`.
 
     Parameters
     ----------
-    x : array_like of int
-        The private symbols, in [0, k), any shape.
+    x : array_like of int, pandas Series or DataFrame
+        The private symbols, in [0, k), any shape; a pandas Series (whole-number floats and nullable integers
+        accepted, NA refused), or a DataFrame with `column`.
     Q : array_like
         The k×m channel (rows sum to 1).
     rng : numpy.random.Generator, int or None
         The randomness (a Generator, a seed, or None for fresh entropy; keyword-only).
+    column : label or list of labels, optional
+        The column(s) of a DataFrame `x` holding the symbols (keyword-only; required for a DataFrame).
 
     Returns
     -------
     np.ndarray
         One output symbol in [0, m) per entry of `x`, of the shape of `x`: output y with probability exactly
-        Q(y|x) / Σ_y' Q(y'|x), in real arithmetic (see `_exact_draws`).
+        Q(y|x) / Σ_y' Q(y'|x), in real arithmetic (see `_exact_draws`). For a pandas input, a Series on its index
+        (a DataFrame for a list of columns), so a scikit-learn FunctionTransformer keeps the records aligned.
 
     Notes
     -----
     The pre-0.2.0 order `privatize(Q, x, rng)` is recognised (a 2-D channel first) and still works in 0.2.0, with
     a DeprecationWarning."""
     Q = check_channel(Q)
-    x = _check_symbols(x, Q.shape[0])
-    return _exact_draws(Q, x.ravel(), as_generator(rng)).reshape(x.shape)
+    symbols = _check_symbols(x, Q.shape[0], column=column)
+    return _like_input(_exact_draws(Q, symbols.ravel(), as_generator(rng)).reshape(symbols.shape), x, column)
 
 # %% ../nbs/00_foundations.ipynb #exact-draws
 _GRID = 2.0 ** -53          # numpy's Generator.random() returns K·2^-53, K uniform on 0 … 2^53 − 1

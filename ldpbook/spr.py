@@ -251,10 +251,12 @@ class PartitionMechanism(Portable):
         return self.channel.shape[1]
 
     @moved_to_keywords("rng")
-    def sample(self, x: ArrayLike, *, rng: np.random.Generator | int | None = None) -> np.ndarray:
+    def sample(self, x: ArrayLike, *, rng: np.random.Generator | int | None = None,
+               column: object = None) -> np.ndarray:
         """Privatize input symbols `x` (integers in [0, k)): one output label per input. With ``rng=None`` the noise
-        comes from fresh entropy, as a private release must; a fixed seed makes the output a function of `x`."""
-        return privatize(Q=self.channel, x=x, rng=rng)
+        comes from fresh entropy, as a private release must; a fixed seed makes the output a function of `x`. A
+        pandas Series (or a DataFrame's `column`) gives a Series on its index, as `privatize` does."""
+        return privatize(Q=self.channel, x=x, rng=rng, column=column)
 
 
 @dataclass(frozen=True, eq=False)

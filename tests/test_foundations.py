@@ -512,8 +512,9 @@ def test_public_api_has_type_hints_and_keyword_only_options():
     from ldpbook import foundations
     assert "moved_to_keywords" not in foundations.__all__ and "renamed" not in foundations.__all__
     params = list(inspect.signature(privatize).parameters)
-    assert params == ["x", "Q", "rng"] and inspect.signature(privatize).parameters["rng"].kind is \
-        inspect.Parameter.KEYWORD_ONLY
+    assert params == ["x", "Q", "rng", "column"]
+    assert all(inspect.signature(privatize).parameters[name].kind is inspect.Parameter.KEYWORD_ONLY
+               for name in ("rng", "column"))
     for func in (divergence, perspective, divergence_terms, divergence_from_sum):
         assert inspect.signature(func).parameters["kind"].kind is inspect.Parameter.KEYWORD_ONLY
 

@@ -398,6 +398,42 @@ def reordered(old_names: tuple, is_old: Callable, new_form: str, since: str = "0
     return decorate
 
 
+# %% ../nbs/00_foundations.ipynb #renamed-keywords
+def renamed_keywords(since: str = "0.3.0", **old_to_new: str) -> Callable:
+    """Decorator for a function whose keyword arguments were renamed (`old=new`): a call with an old name still works
+    for one version, passed on under the new name, and raises a DeprecationWarning saying how to write it."""
+    def decorate(func):
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            for old, new in old_to_new.items():
+                if old in kwargs:
+                    if new in kwargs:
+                        raise TypeError(f"{func.__name__}() got both {new}= and its old name {old}=")
+                    warnings.warn(f"ldpbook {since}: {func.__name__}({old}=...) is deprecated; write {new}=...",
+                                  DeprecationWarning, stacklevel=2)
+                    kwargs[new] = kwargs.pop(old)
+            return func(*args, **kwargs)
+        return wrapper
+    return decorate
+
+
+def _renamed_parameter(params: dict, old: str, new: str, what: str, since: str = "0.3.0") -> dict:
+    """`params` with the old name `old` of a divergence parameter replaced by `new`, with a DeprecationWarning that
+    points at the caller's line outside the package (the parameters pass through several functions first)."""
+    if new in params:
+        raise TypeError(f"{what} is given twice: {new}= and its old name {old}=")
+    warnings.warn(f"ldpbook {since}: {old}= for {what} is deprecated; write {new}=...", DeprecationWarning,
+                  stacklevel=_outside_stacklevel())
+    return {(new if name == old else name): value for name, value in params.items()}
+
+
+def _outside_stacklevel() -> int:
+    "The `stacklevel` for a `warnings.warn` in the caller that names the first caller outside the ldpbook package."
+    frame, level = sys._getframe(1), 1                  # level 1: the function that warns
+    while frame is not None and frame.f_globals.get("__name__", "").startswith("ldpbook."):
+        frame, level = frame.f_back, level + 1
+    return level
+
 # %% ../nbs/00_foundations.ipynb #exact-ratio
 def _log_ratio(u: np.ndarray, v: np.ndarray) -> np.ndarray:
     """log(u/v) for u, v > 0 to a few ulps relative: log1p((u − v)/v) where u − v is exact (within a factor 2),
@@ -618,7 +654,7 @@ def check_divergence(kind: str | Callable, params: dict) -> dict:
     "Validate a divergence kind and its parameters; return the parameters with defaults filled in."
     if not isinstance(params, dict):
         raise TypeError(f"params must be a dict of divergence parameters, got {type(params).__name__}")
-    allowed = {"egamma": {"gamma"}, "renyi": {"alpha"}}
+    allowed = {"egamma": {"gamma"}, "renyi": {"renyi_order"}}
     if isinstance(kind, LinearFree):
         if params:
             raise _unexpected_keywords(params, (), "a LinearFree divergence (its growth at infinity is the field "
@@ -637,6 +673,8 @@ def check_divergence(kind: str | Callable, params: dict) -> dict:
     if not isinstance(kind, str) or kind not in DIVERGENCE_KINDS:
         shown = repr(kind) if isinstance(kind, str) and len(kind) <= 40 else type(kind).__name__   # never data
         raise ValueError(f"divergence kind must be one of {DIVERGENCE_KINDS} or a callable f, got {shown}")
+    if kind == "renyi" and "alpha" in params:                     # the Rényi order's name before 0.3.0
+        params = _renamed_parameter(params, "alpha", "renyi_order", "the Rényi order")
     needed = allowed.get(kind, set())
     extra = set(params) - needed
     if extra:
@@ -647,9 +685,10 @@ def check_divergence(kind: str | Callable, params: dict) -> dict:
     if kind == "egamma":
         check_eps(params["gamma"], name="gamma")
     if kind == "renyi":
-        alpha = check_eps(params["alpha"], name="alpha")
+        alpha = check_eps(params["renyi_order"], name="renyi_order")
         if alpha == 0 or alpha == 1:
-            raise ValueError(f"alpha must be positive and different from 1 (use kind='kl' for alpha=1), got {alpha}")
+            raise ValueError(f"renyi_order must be positive and different from 1 (use kind='kl' for order 1), "
+                             f"got {alpha}")
     return dict(params)
 
 
@@ -728,7 +767,7 @@ def perspective(u: ArrayLike, v: ArrayLike, *, kind: str | Callable = "kl", chec
     check : bool
         Validate the arguments (keyword-only; False for internal callers that already did).
     **params : float
-        `gamma` for 'egamma', `alpha` for 'renyi', `f_slope_at_inf` for a callable f.
+        `gamma` for 'egamma', `renyi_order` for 'renyi', `f_slope_at_inf` for a callable f.
 
     Returns
     -------
@@ -763,7 +802,7 @@ def perspective(u: ArrayLike, v: ArrayLike, *, kind: str | Callable = "kl", chec
             return np.where(root > 0, ((u - v) / np.where(root > 0, root, 1.0)) ** 2, 0.0)
         if kind == "egamma":
             return np.maximum(u - params["gamma"] * v, 0.0)
-    return _renyi_terms(u, v, params["alpha"])
+    return _renyi_terms(u, v, params["renyi_order"])
 
 # %% ../nbs/00_foundations.ipynb #f6034334
 @moved_to_keywords("kind")
@@ -777,7 +816,7 @@ def divergence_from_sum(total: ArrayLike, *, kind: str | Callable = "kl", **para
     kind : str or callable
         The divergence kind, as in `perspective` (keyword-only).
     **params : float
-        The kind's parameters (`alpha` for 'renyi').
+        The kind's parameters (`renyi_order` for 'renyi').
 
     Returns
     -------
@@ -787,7 +826,7 @@ def divergence_from_sum(total: ArrayLike, *, kind: str | Callable = "kl", **para
     total = check_real_array(total, "total", allow_inf=True)
     if not isinstance(kind, str) or kind != "renyi":
         return total if total.ndim else float(total)
-    alpha = params["alpha"]
+    alpha = params["renyi_order"]
     x = (alpha - 1.0) * total
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.log1p(np.maximum(x, -1.0)) / (alpha - 1.0)
@@ -858,10 +897,10 @@ def _far_ratio_terms(u, v, diff, body, big, params) -> np.ndarray:
         return body
     lu, lv = np.log(np.where(big, u, 1.0)), np.log(np.where(big, v, 1.0))
     with np.errstate(over="ignore"):
-        if "alpha" not in params:
+        if "renyi_order" not in params:
             far = u * (lu - lv) - diff
         else:
-            a = params["alpha"]
+            a = params["renyi_order"]
             far = (np.exp(a * lu + (1 - a) * lv) - v - a * diff) / (a - 1)
     return np.where(big, far, body)
 
@@ -890,7 +929,7 @@ def divergence_terms(u: ArrayLike, v: ArrayLike, diff: ArrayLike, *, kind: str |
     check : bool
         Validate the arguments (keyword-only; False for internal callers that already did).
     **params : float
-        `gamma` for 'egamma', `alpha` for 'renyi', `f_slope_at_inf` for a callable f.
+        `gamma` for 'egamma', `renyi_order` for 'renyi', `f_slope_at_inf` for a callable f.
 
     Returns
     -------
@@ -928,7 +967,7 @@ def divergence_terms(u: ArrayLike, v: ArrayLike, diff: ArrayLike, *, kind: str |
         elif kind == "kl":
             body, at_inf = v * _phi(t, 1.0, r), np.inf
         elif kind == "renyi":
-            a = params["alpha"]
+            a = params["renyi_order"]
             body, at_inf = v * _phi(t, a, r), (np.inf if a > 1 else a / (1 - a))
         elif isinstance(kind, LinearFree):
             body, at_inf = v * kind.terms(np.where(np.isfinite(t), t, 0.0)), kind.slope_at_inf
@@ -960,7 +999,8 @@ def _log_renyi_cross(u, v, alpha) -> float:
     return float(top + np.log(np.exp(logs - top).sum()))
 
 # %% ../nbs/00_foundations.ipynb #5515907d
-def renyi_from_parts(total: ArrayLike, log_cross: ArrayLike, alpha: float) -> np.ndarray:
+@renamed_keywords(alpha="renyi_order")
+def renyi_from_parts(total: ArrayLike, log_cross: ArrayLike, renyi_order: float) -> np.ndarray:
     """Rényi divergence log Σ_α/(α − 1), Σ_α = Σ_y u^α v^(1−α), from both of its forms: D_{f_α} = Σ_y v f̄_α(u/v)
     (Σ_α = 1 + (α − 1)D_{f_α}, accurate when Σ_α is near 1) and log Σ_α = `log_cross` (accurate when Σ_α is far
     from 1, also beyond float range).
@@ -971,16 +1011,16 @@ def renyi_from_parts(total: ArrayLike, log_cross: ArrayLike, alpha: float) -> np
         D_{f_α}, the sum of the linear-free Rényi terms.
     log_cross : array_like
         log Σ u^α v^(1−α) (broadcastable with `total`).
-    alpha : float
-        The order α > 0, α ≠ 1.
+    renyi_order : float
+        The order α > 0, α ≠ 1 (called `alpha` before 0.3.0).
 
     Returns
     -------
     np.ndarray
         The Rényi divergence of order α (0-D for scalar inputs)."""
-    alpha = check_real(alpha, "alpha", low=0, open_low=True)
+    alpha = check_real(renyi_order, "renyi_order", low=0, open_low=True)
     if alpha == 1:
-        raise ValueError("alpha must differ from 1")
+        raise ValueError("renyi_order must differ from 1")
     total, log_cross = check_real_array(total, "total", allow_inf=True), check_real_array(log_cross, "log_cross",
                                                                                           allow_inf=True)
     x = (alpha - 1) * total
@@ -1003,7 +1043,7 @@ def divergence(u: ArrayLike, v: ArrayLike, *, kind: str | Callable = "kl", **par
     kind : str or callable
         One of `DIVERGENCE_KINDS`, a convex callable f, or a `LinearFree` (keyword-only; 'kl' by default).
     **params : float
-        `gamma` for 'egamma', `alpha` for 'renyi', `f_slope_at_inf` for a callable f.
+        `gamma` for 'egamma', `renyi_order` for 'renyi', `f_slope_at_inf` for a callable f.
 
     Returns
     -------
@@ -1014,7 +1054,7 @@ def divergence(u: ArrayLike, v: ArrayLike, *, kind: str | Callable = "kl", **par
     diff = _minus_product(u, params["gamma"], v) if kind == "egamma" else u - v
     total = float(divergence_terms(u, v, diff, kind=kind, check=False, **params).sum())
     if kind == "renyi":
-        alpha = params["alpha"]
+        alpha = params["renyi_order"]
         with np.errstate(over="ignore", invalid="ignore"):
             log_cross = _log_renyi_cross(u, v, alpha)
         if np.isnan(log_cross) or log_cross == np.inf and not np.any((u > 0) & (v == 0)):

@@ -127,7 +127,7 @@ def _column(a: ArrayLike, name: str, column: object = None) -> ArrayLike:
         a = a[chosen if isinstance(column, (list, tuple)) else column]
     elif column is not None:
         raise TypeError(f"column selects a column of a pandas DataFrame; {name} is a {type(a).__name__}")
-    missing = np.flatnonzero(np.asarray(a.isna()).reshape(len(a), -1).any(axis=1))
+    missing = np.flatnonzero(np.asarray(a.isna()).reshape(len(a), -1).any(axis=1)) if len(a) else np.zeros(0, int)
     if missing.size:
         where = ", ".join(map(str, missing[:5])) + (", ..." if missing.size > 5 else "")
         raise ValueError(f"{name} has {missing.size} missing value(s) (NA) in row(s) at position(s) {where}: "

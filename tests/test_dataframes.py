@@ -214,3 +214,13 @@ def test_bin_samples_reads_columns_and_keeps_the_index():
         bin_samples(frame, 4)
     with pytest.raises(ValueError, match=r"x has 1 missing value\(s\) \(NA\) in row\(s\) at position\(s\) 2"):
         bin_samples(pd.Series([0.1, 0.2, None]), 4)
+
+
+def test_empty_columns_are_no_data_not_a_crash():
+    "An empty Series or column releases an empty Series, as an empty list releases an empty array."
+    y = privatize(pd.Series([], dtype="int64", name="answer"), R, rng=0)
+    assert isinstance(y, pd.Series) and y.size == 0 and y.name == "answer"
+    z = privatize(pd.DataFrame({"a": pd.Series([], dtype="Int64")}), R, column="a", rng=0)
+    assert isinstance(z, pd.Series) and z.size == 0 and z.name == "a"
+    with pytest.raises(ValueError, match="x must hold at least one point"):
+        bin_samples(pd.Series([], dtype=float), 2)

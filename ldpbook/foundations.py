@@ -699,11 +699,11 @@ def _unexpected_keywords(extra, allowed, what: str) -> TypeError:
     known = set(allowed) | _public_keywords()
     parts = []
     for name in sorted(str(n)[:40] for n in extra):
-        close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.75)
+        close = difflib.get_close_matches(name, sorted(known - {name}), n=1, cutoff=0.75)
         parts.append(repr(name) + (f" (did you mean {close[0]!r}?)" if close else ""))
     takes = ", ".join(sorted(allowed)) or "none"
-    return TypeError(f"unexpected keyword argument {', '.join(parts)}: no option of this call, and not a parameter of "
-                     f"{what} (its parameters: {takes})")
+    return TypeError(f"unexpected keyword argument {', '.join(parts)}: no option of this call, and not among the "
+                     f"params of {what} (its parameters: {takes})")
 
 
 def _public_keywords() -> set:

@@ -254,22 +254,13 @@ _register_guarantee(ApproxMechanism, ("delta",), lambda Q, eps, delta: is_approx
                     "is_approx_ldp(channel, eps, delta)")
 
 # %% ../nbs/08_approximate.ipynb #apx-021
-def _renyi_keyword() -> str:
-    "The name foundations gives the Rényi order among a divergence's parameters ('alpha', or 'renyi_order')."
-    try:
-        check_divergence("renyi", {"renyi_order": 2.0})
-        return "renyi_order"
-    except TypeError:
-        return "alpha"
-
-
 def _objective(divergence, gamma, renyi_order) -> dict:
     "The validated parameters of the objective: `gamma` for 'egamma', `renyi_order` for 'renyi', none otherwise."
     if isinstance(divergence, str) and divergence == "renyi" and renyi_order is None:
         raise ValueError("divergence 'renyi' needs the parameter renyi_order=")
     params = {} if gamma is None else {"gamma": gamma}
     if renyi_order is not None:
-        params[_renyi_keyword()] = renyi_order
+        params["renyi_order"] = renyi_order
     return check_divergence(divergence, params)
 
 
@@ -409,17 +400,17 @@ def _mp_terms(u, v, kind, params):
         elif kind == "hellinger":
             total += (mp.sqrt(a) - mp.sqrt(b)) ** 2
         elif b == 0:
-            total += 0 if a == 0 else mp.inf if kind != "renyi" or params[_renyi_keyword()] > 1 else \
-                a * params[_renyi_keyword()] / (1 - params[_renyi_keyword()])
+            total += 0 if a == 0 else mp.inf if kind != "renyi" or params["renyi_order"] > 1 else \
+                a * params["renyi_order"] / (1 - params["renyi_order"])
         elif kind == "kl":
             total += (a * mp.log(a / b) if a > 0 else 0) - a + b
         elif kind == "chi2":
             total += (a - b) ** 2 / b
         else:
-            r = mp.mpf(params[_renyi_keyword()])
+            r = mp.mpf(params["renyi_order"])
             total += (a ** r * b ** (1 - r) - b - r * (a - b)) / (r - 1)
     if kind == "renyi" and total != mp.inf:
-        r = mp.mpf(params[_renyi_keyword()])
+        r = mp.mpf(params["renyi_order"])
         return mp.log(1 + (r - 1) * total) / (r - 1)
     return total
 

@@ -442,7 +442,7 @@ class _Search:
         if self.all_partitions is not None:
             partition = self.all_partitions.best(lam)
         else:
-            partition = _optimal_blocks(self.p, self.q, self.eps, "renyi", {"alpha": float(lam)}, self.ell,
+            partition = _optimal_blocks(self.p, self.q, self.eps, "renyi", {"renyi_order": float(lam)}, self.ell,
                                         self.warm)[1]
         self.calls += 1
         pair = self.consider(partition)

@@ -17,8 +17,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .foundations import (
-    MAX_DENSE_ENTRIES, Portable, as_generator, check_eps, check_int, check_int_array, check_iterable, check_real,
-    check_real_array, moved_to_keywords, renamed, seed_sequence)
+    MAX_DENSE_ENTRIES, Portable, _like_input, as_generator, check_eps, check_int, check_int_array, check_iterable,
+    check_real, check_real_array, moved_to_keywords, renamed, seed_sequence)
 
 # %% auto #0
 __all__ = ['RATE_TERMS', 'STATISTICS', 'SENSITIVITY', 'MinimaxSeparation', 'minimax_separation', 'SampleComplexity',
@@ -770,45 +770,86 @@ def _floor_times_exact(x: np.ndarray, kappa: int) -> np.ndarray:
     label[far] = high[far] >> np.minimum(s[far] - 64, 63).astype(np.uint64)
     return np.minimum(label.astype(np.int64), kappa - 1)           # < 2^63, since kappa x <= kappa
 
+# %% ../nbs/04_closeness.ipynb #ch4-028-bounds
+def _to_unit_cube(arr: np.ndarray, bounds: tuple | None, clip: bool) -> np.ndarray:
+    """Points (N, d) of the box [lo, hi] mapped to [0, 1]^d by (x − lo)/(hi − lo), after clipping them to the box if
+    `clip`; points outside it are otherwise refused (counted, never shown). No bounds: the box is [0, 1]^d."""
+    lo, hi = (0.0, 1.0) if bounds is None else _check_bounds(bounds, arr.shape[1])
+    if not isinstance(clip, (bool, np.bool_)):
+        raise TypeError(f"clip must be True or False, got {type(clip).__name__}")
+    if clip:
+        arr = np.clip(arr, lo, hi)
+    outside = int(np.count_nonzero(((arr < lo) | (arr > hi)).any(axis=1)))
+    if outside:                                                            # no data values shown
+        box = "[0, 1]^d" if bounds is None else "the box bounds=(lo, hi)"
+        raise ValueError(f"x must lie in {box}: {outside} of {arr.shape[0]} points are outside. Give public bounds "
+                         "(fixed before seeing the data, never its own min and max, which would leak it) with "
+                         "bounds=(lo, hi), and clip=True to clip the points outside to them")
+    return arr if bounds is None else (arr - lo) / (hi - lo)              # in [0, 1]: rounding is monotone
+
+
+def _check_bounds(bounds: object, d: int) -> tuple:
+    "Public bounds (lo, hi): two numbers, or two arrays of d numbers (one per coordinate), finite, with lo < hi."
+    if not isinstance(bounds, (tuple, list)) or len(bounds) != 2:
+        raise TypeError("bounds must be a pair (lo, hi) of numbers or of arrays of d numbers")
+    lo, hi = (check_real_array(b, f"bounds[{i}]") for i, b in enumerate(bounds))
+    if lo.ndim > 1 or hi.ndim > 1 or lo.size not in (1, d) or hi.size not in (1, d):
+        raise ValueError(f"bounds must be numbers or arrays of d = {d} numbers (one per coordinate)")
+    with np.errstate(over="ignore"):
+        if not (np.all(lo < hi) and np.all(np.isfinite(hi - lo))):
+            raise ValueError("bounds must have lo < hi, with a finite width hi − lo")
+    return lo, hi
+
 # %% ../nbs/04_closeness.ipynb #ch4-028
-def bin_samples(x: ArrayLike, kappa: int) -> np.ndarray:
-    """Labels of the cubes of side 1/kappa of [0, 1]^d containing each point.
+def bin_samples(x: ArrayLike, kappa: int, *, bounds: tuple | None = None, clip: bool = False,
+                column: object = None) -> np.ndarray:
+    """Labels of the cubes of side 1/kappa of [0, 1]^d (or of the public box `bounds`) containing each point.
 
     Parameters
     ----------
-    x : array_like of float, shape (N,) or (N, d)
-        Points of [0, 1]^d (N ≥ 1); a 1-D array is N points in [0, 1].
+    x : array_like of float, shape (N,) or (N, d), pandas Series or DataFrame
+        Points of [0, 1]^d (N ≥ 1), or of the box `bounds`; a 1-D array is N points in [0, 1]. A pandas Series,
+        or the `column` (a list of columns for d > 1) of a DataFrame; NA is refused.
     kappa : int
         Resolution κ ≥ 1 (cells per axis).
+    bounds : (lo, hi), optional
+        Public bounds of the data (numbers, or arrays of d numbers), keyword-only: the box [lo, hi] is cut into the
+        cells instead of [0, 1]^d. They must not depend on the data (its own min and max would leak it): take them
+        from the instrument's range or the survey's design. Without bounds the points must lie in [0, 1]^d.
+    clip : bool
+        Clip points outside the box to its faces (keyword-only; the private way to bin unbounded data); without it
+        a point outside is refused (a ValueError counting them, never showing one).
+    column : label or list of labels, optional
+        The column(s) of a DataFrame `x` (keyword-only).
 
     Returns
     -------
     numpy.ndarray of int64, shape (N,)
         Row-major cell labels in [0, κ^d): coordinate a contributes min(floor(κ x_a), κ - 1) κ^(d-1-a).
-        Exact: floor(κ x_a) is that of the real value of the double x_a, not of a rounded product.
+        Exact: floor(κ x_a) is that of the real value of the double x_a (with bounds: of the double
+        (x_a − lo)/(hi − lo)), not of a rounded product.
     """
     kappa = check_int(kappa, "kappa", 1)
-    arr = check_real_array(x, "x", allow_inf=True)
+    arr = check_real_array(x, "x", allow_inf=True, column=column)
     if arr.ndim == 1:
         arr = arr[:, None]
     if arr.ndim != 2:
         raise ValueError(f"x must have shape (N,) or (N, d), got {np.shape(x)}")
     if arr.shape[0] == 0 or arr.shape[1] == 0:
         raise ValueError(f"x must hold at least one point with at least one coordinate, got shape {np.shape(x)}")
-    if arr.min() < 0.0 or arr.max() > 1.0:
-        raise ValueError("x must lie in [0, 1]^d: some coordinates are outside")     # no data values shown
-    d = arr.shape[1]
+    arr, d = _to_unit_cube(arr, bounds, clip), arr.shape[1]
     if kappa > 1 and (d >= 63 or kappa ** d >= 2 ** 63):
         raise ValueError(f"kappa^d = {kappa}^{d} cells do not fit in int64 labels")
-    x = arr.ravel()
-    if float(kappa) == kappa:                 # kappa is a double: fl(kappa x) has the floor of kappa x ...
-        product = x * float(kappa)
+    u = arr.ravel()
+    if float(kappa) == kappa:                 # kappa is a double: fl(kappa u) has the floor of kappa u ...
+        product = u * float(kappa)
         index = product.astype(np.int64)
         ties = np.flatnonzero(index == product)          # ... unless it is an integer: decide those exactly
-        index[ties] = _floor_times_exact(x[ties], kappa)
+        index[ties] = _floor_times_exact(u[ties], kappa)
     else:                                     # kappa above 2^53 and not a double: every point exactly
-        index = _floor_times_exact(x, kappa)
-    return index.reshape(arr.shape) @ (kappa ** np.arange(d - 1, -1, -1, dtype=np.int64))
+        index = _floor_times_exact(u, kappa)
+    labels = index.reshape(arr.shape) @ (kappa ** np.arange(d - 1, -1, -1, dtype=np.int64))
+    return _like_input(labels, x, None if isinstance(column, (list, tuple)) else column)    # pandas: on x's index
 
 # %% ../nbs/04_closeness.ipynb #ch4-028a
 def binned_rate_terms(kappa: ArrayLike, N: ArrayLike, eps: ArrayLike, s: float, d: int) -> np.ndarray:

@@ -97,7 +97,7 @@ def divergence_constants(
             )  # else E_γ is constant on ε-LDP outputs
             return (0.5, 0.5 * gamma) if inside else (0.0, 0.0)
         if divergence == "renyi":
-            return _renyi_constants(eps, params["alpha"])
+            return _renyi_constants(eps, params["renyi_order"])
         return _chord_constants(divergence, eps)
 
 # %% ../nbs/07_estimated.ipynb #est-008
@@ -119,7 +119,7 @@ def output_lipschitz(
         `LinearFree`) the constants are bounded by chord slopes of f just outside
         [e^{−ε}, e^{ε}], an upper bound for a convex f.
     **params : float
-        ``gamma`` for 'egamma', ``alpha`` for 'renyi'.
+        ``gamma`` for 'egamma', ``renyi_order`` for 'renyi'.
 
     Returns
     -------

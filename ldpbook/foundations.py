@@ -97,9 +97,73 @@ def _refuse_masked(a: ArrayLike, name: str) -> None:
             raise ValueError(f"{name} has {hidden} masked entr{'y' if hidden == 1 else 'ies'}: a masked entry is "
                              "not data; drop those entries (a.compressed()) or fill them first")
 
+# %% ../nbs/00_foundations.ipynb #valid-rules-frames
+def _pandas_kind(a: object) -> str | None:
+    "'frame', 'series' or None: a pandas DataFrame, a Series or Index, or anything else (pandas is not imported)."
+    if not type(a).__module__.startswith("pandas"):
+        return None
+    names = {c.__name__ for c in type(a).__mro__}
+    return "frame" if "DataFrame" in names else "series" if names & {"Series", "Index"} else None
+
+
+def _column(a: ArrayLike, name: str, column: object = None) -> ArrayLike:
+    """The values of a pandas Series, or of the column(s) `column` of a DataFrame, as a numpy array; anything else
+    unchanged. A missing value (NA, NaN, None) is refused with how many and where (positions, never values)."""
+    kind = _pandas_kind(a)
+    if kind is None:
+        if column is not None:
+            raise TypeError(f"column selects a column of a pandas DataFrame; {name} is a {type(a).__name__}")
+        return a
+    if kind == "frame":
+        if column is None:
+            raise ValueError(f"{name} is a DataFrame with {a.shape[1]} column(s): choose the data with column='name' "
+                             f"(or pass one column, {name}=frame['name'])")
+        chosen = list(column) if isinstance(column, (list, tuple)) else [column]
+        absent = [c for c in chosen if not any(c is k or c == k for k in a.columns)]
+        if absent or len(set(map(repr, chosen))) < len(chosen):
+            shown = repr(absent[0])[:40] if absent else "a repeated name"
+            raise ValueError(f"column must name distinct columns of {name}; {shown} is not one of its "
+                             f"{a.shape[1]} columns")
+        a = a[chosen if isinstance(column, (list, tuple)) else column]
+    elif column is not None:
+        raise TypeError(f"column selects a column of a pandas DataFrame; {name} is a {type(a).__name__}")
+    missing = np.flatnonzero(np.asarray(a.isna()).reshape(len(a), -1).any(axis=1)) if len(a) else np.zeros(0, int)
+    if missing.size:
+        where = ", ".join(map(str, missing[:5])) + (", ..." if missing.size > 5 else "")
+        raise ValueError(f"{name} has {missing.size} missing value(s) (NA) in row(s) at position(s) {where}: "
+                         "drop or impute them first")
+    dtypes = list(a.dtypes) if kind == "frame" and a.ndim == 2 else [a.dtype]
+    numpy_dtypes = [getattr(t, "numpy_dtype", None) for t in dtypes]      # nullable Int64, Float64, boolean
+    if all(t is not None for t in numpy_dtypes) and len(set(numpy_dtypes)) == 1:
+        return a.to_numpy(dtype=numpy_dtypes[0])
+    return a.to_numpy()
+
+
+def _whole_numbers(arr: np.ndarray, name: str) -> np.ndarray:
+    """A float column of whole numbers as int64 (pandas stores an integer column that held NA, or a CSV column
+    written as 1.0, as float64); a fraction, NaN or inf, or a number beyond 64 bits is refused."""
+    bad = ~np.isfinite(arr) | (arr != np.floor(arr)) | (np.abs(arr) >= 2.0 ** 63)
+    if bad.any():
+        raise TypeError(f"{name} must hold integers: {int(bad.sum())} of its float entries are not whole numbers")
+    return arr.astype(np.int64)
+
+
+def _like_input(out: np.ndarray, a: object, column: object = None) -> object:
+    """`out`, one result per record of `a`, as a pandas Series (a DataFrame for several columns) on the index of `a`
+    when `a` was a pandas object, so that the records stay aligned (a FunctionTransformer keeps the index)."""
+    kind = _pandas_kind(a)
+    if kind is None or (kind == "series" and not hasattr(a, "index")):
+        return out
+    import pandas as pd                                   # already loaded: `a` is a pandas object
+    if kind == "frame" and isinstance(column, (list, tuple)):
+        return pd.DataFrame(out, index=a.index, columns=list(column))
+    return pd.Series(out, index=a.index, name=column if kind == "frame" else a.name)
+
 # %% ../nbs/00_foundations.ipynb #a68c7d86
-def _as_float_array(a: ArrayLike, name: str) -> np.ndarray:
-    "Convert to a float array or raise a TypeError naming the argument (booleans and strings are not numbers)."
+def _as_float_array(a: ArrayLike, name: str, column: object = None) -> np.ndarray:
+    """Convert to a float array or raise a TypeError naming the argument (booleans and strings are not numbers);
+    a pandas Series or a DataFrame's `column` is read by `_column`."""
+    a = _column(a, name, column)
     _refuse_masked(a, name)
     if _not_numbers(a):
         raise TypeError(f"{name} must be an array of real numbers; booleans and strings are not numbers")
@@ -194,9 +258,11 @@ def check_real(x: float, name: str, *, low: float = -np.inf, high: float = np.in
     return x
 
 
-def check_real_array(a: ArrayLike, name: str, *, ndim: int | None = None, allow_inf: bool = False) -> np.ndarray:
-    "A float array of real numbers (no NaN; finite unless `allow_inf`), with `ndim` dimensions if given."
-    arr, ndim = _as_float_array(a, name), None if ndim is None else check_int(ndim, "ndim")
+def check_real_array(a: ArrayLike, name: str, *, ndim: int | None = None, allow_inf: bool = False,
+                     column: object = None) -> np.ndarray:
+    """A float array of real numbers (no NaN; finite unless `allow_inf`), with `ndim` dimensions if given; a pandas
+    Series, or the `column` of a DataFrame, is read without its missing values (refused)."""
+    arr, ndim = _as_float_array(a, name, column), None if ndim is None else check_int(ndim, "ndim")
     if np.isnan(arr).any() or (not allow_inf and np.isinf(arr).any()):
         raise ValueError(f"{name} must hold {'' if allow_inf else 'finite '}numbers (found NaN or inf)")
     if ndim is not None and arr.ndim != ndim:
@@ -204,9 +270,11 @@ def check_real_array(a: ArrayLike, name: str, *, ndim: int | None = None, allow_
     return arr
 
 
-def check_int_array(a: ArrayLike, name: str, *, ndim: int | None = None) -> np.ndarray:
-    "An int64 array of integers (no bools, floats or integers beyond 64 bits), with `ndim` dimensions if given."
+def check_int_array(a: ArrayLike, name: str, *, ndim: int | None = None, column: object = None) -> np.ndarray:
+    """An int64 array of integers (no bools, floats or integers beyond 64 bits), with `ndim` dimensions if given. A
+    pandas Series or the `column` of a DataFrame may also hold whole-number floats (no NA: refused, with where)."""
     ndim = None if ndim is None else check_int(ndim, "ndim")
+    frame, a = _pandas_kind(a), _column(a, name, column)
     _refuse_masked(a, name)
     try:
         arr = np.asarray(a)
@@ -214,6 +282,8 @@ def check_int_array(a: ArrayLike, name: str, *, ndim: int | None = None) -> np.n
         raise TypeError(f"{name} must be an array of integers (same length in every row)") from None
     if arr.size == 0 and arr.dtype == float and not isinstance(a, np.ndarray):
         arr = arr.astype(np.int64)                        # an empty list: numpy's float64 is no dtype of the data
+    if frame and arr.dtype.kind == "f":
+        arr = _whole_numbers(arr, name)
     if arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer) or arr.dtype == np.uint64:
         raise TypeError(f"{name} must be an array of 64-bit integers, got dtype {arr.dtype}")
     if ndim is not None and arr.ndim != ndim:
@@ -221,6 +291,7 @@ def check_int_array(a: ArrayLike, name: str, *, ndim: int | None = None) -> np.n
     return arr.astype(np.int64)
 
 
+# %% ../nbs/00_foundations.ipynb #valid-rules-objects
 def check_callable(f: Callable, name: str) -> Callable:
     "A callable (a function, a class, an object with __call__)."
     if not callable(f):
@@ -326,6 +397,42 @@ def reordered(old_names: tuple, is_old: Callable, new_form: str, since: str = "0
         return wrapper
     return decorate
 
+
+# %% ../nbs/00_foundations.ipynb #renamed-keywords
+def renamed_keywords(since: str = "0.3.0", **old_to_new: str) -> Callable:
+    """Decorator for a function whose keyword arguments were renamed (`old=new`): a call with an old name still works
+    for one version, passed on under the new name, and raises a DeprecationWarning saying how to write it."""
+    def decorate(func):
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            for old, new in old_to_new.items():
+                if old in kwargs:
+                    if new in kwargs:
+                        raise TypeError(f"{func.__name__}() got both {new}= and its old name {old}=")
+                    warnings.warn(f"ldpbook {since}: {func.__name__}({old}=...) is deprecated; write {new}=...",
+                                  DeprecationWarning, stacklevel=2)
+                    kwargs[new] = kwargs.pop(old)
+            return func(*args, **kwargs)
+        return wrapper
+    return decorate
+
+
+def _renamed_parameter(params: dict, old: str, new: str, what: str, since: str = "0.3.0") -> dict:
+    """`params` with the old name `old` of a divergence parameter replaced by `new`, with a DeprecationWarning that
+    points at the caller's line outside the package (the parameters pass through several functions first)."""
+    if new in params:
+        raise TypeError(f"{what} is given twice: {new}= and its old name {old}=")
+    warnings.warn(f"ldpbook {since}: {old}= for {what} is deprecated; write {new}=...", DeprecationWarning,
+                  stacklevel=_outside_stacklevel())
+    return {(new if name == old else name): value for name, value in params.items()}
+
+
+def _outside_stacklevel() -> int:
+    "The `stacklevel` for a `warnings.warn` in the caller that names the first caller outside the ldpbook package."
+    frame, level = sys._getframe(1), 1                  # level 1: the function that warns
+    while frame is not None and frame.f_globals.get("__name__", "").startswith("ldpbook."):
+        frame, level = frame.f_back, level + 1
+    return level
 
 # %% ../nbs/00_foundations.ipynb #exact-ratio
 def _log_ratio(u: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -547,7 +654,7 @@ def check_divergence(kind: str | Callable, params: dict) -> dict:
     "Validate a divergence kind and its parameters; return the parameters with defaults filled in."
     if not isinstance(params, dict):
         raise TypeError(f"params must be a dict of divergence parameters, got {type(params).__name__}")
-    allowed = {"egamma": {"gamma"}, "renyi": {"alpha"}}
+    allowed = {"egamma": {"gamma"}, "renyi": {"renyi_order"}}
     if isinstance(kind, LinearFree):
         if params:
             raise _unexpected_keywords(params, (), "a LinearFree divergence (its growth at infinity is the field "
@@ -566,6 +673,8 @@ def check_divergence(kind: str | Callable, params: dict) -> dict:
     if not isinstance(kind, str) or kind not in DIVERGENCE_KINDS:
         shown = repr(kind) if isinstance(kind, str) and len(kind) <= 40 else type(kind).__name__   # never data
         raise ValueError(f"divergence kind must be one of {DIVERGENCE_KINDS} or a callable f, got {shown}")
+    if kind == "renyi" and "alpha" in params:                     # the Rényi order's name before 0.3.0
+        params = _renamed_parameter(params, "alpha", "renyi_order", "the Rényi order")
     needed = allowed.get(kind, set())
     extra = set(params) - needed
     if extra:
@@ -576,9 +685,10 @@ def check_divergence(kind: str | Callable, params: dict) -> dict:
     if kind == "egamma":
         check_eps(params["gamma"], name="gamma")
     if kind == "renyi":
-        alpha = check_eps(params["alpha"], name="alpha")
+        alpha = check_eps(params["renyi_order"], name="renyi_order")
         if alpha == 0 or alpha == 1:
-            raise ValueError(f"alpha must be positive and different from 1 (use kind='kl' for alpha=1), got {alpha}")
+            raise ValueError(f"renyi_order must be positive and different from 1 (use kind='kl' for order 1), "
+                             f"got {alpha}")
     return dict(params)
 
 
@@ -589,11 +699,11 @@ def _unexpected_keywords(extra, allowed, what: str) -> TypeError:
     known = set(allowed) | _public_keywords()
     parts = []
     for name in sorted(str(n)[:40] for n in extra):
-        close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.75)
+        close = difflib.get_close_matches(name, sorted(known - {name}), n=1, cutoff=0.75)
         parts.append(repr(name) + (f" (did you mean {close[0]!r}?)" if close else ""))
     takes = ", ".join(sorted(allowed)) or "none"
-    return TypeError(f"unexpected keyword argument {', '.join(parts)}: no option of this call, and not a parameter of "
-                     f"{what} (its parameters: {takes})")
+    return TypeError(f"unexpected keyword argument {', '.join(parts)}: no option of this call, and not among the "
+                     f"params of {what} (its parameters: {takes})")
 
 
 def _public_keywords() -> set:
@@ -657,7 +767,7 @@ def perspective(u: ArrayLike, v: ArrayLike, *, kind: str | Callable = "kl", chec
     check : bool
         Validate the arguments (keyword-only; False for internal callers that already did).
     **params : float
-        `gamma` for 'egamma', `alpha` for 'renyi', `f_slope_at_inf` for a callable f.
+        `gamma` for 'egamma', `renyi_order` for 'renyi', `f_slope_at_inf` for a callable f.
 
     Returns
     -------
@@ -692,7 +802,7 @@ def perspective(u: ArrayLike, v: ArrayLike, *, kind: str | Callable = "kl", chec
             return np.where(root > 0, ((u - v) / np.where(root > 0, root, 1.0)) ** 2, 0.0)
         if kind == "egamma":
             return np.maximum(u - params["gamma"] * v, 0.0)
-    return _renyi_terms(u, v, params["alpha"])
+    return _renyi_terms(u, v, params["renyi_order"])
 
 # %% ../nbs/00_foundations.ipynb #f6034334
 @moved_to_keywords("kind")
@@ -706,7 +816,7 @@ def divergence_from_sum(total: ArrayLike, *, kind: str | Callable = "kl", **para
     kind : str or callable
         The divergence kind, as in `perspective` (keyword-only).
     **params : float
-        The kind's parameters (`alpha` for 'renyi').
+        The kind's parameters (`renyi_order` for 'renyi').
 
     Returns
     -------
@@ -716,7 +826,7 @@ def divergence_from_sum(total: ArrayLike, *, kind: str | Callable = "kl", **para
     total = check_real_array(total, "total", allow_inf=True)
     if not isinstance(kind, str) or kind != "renyi":
         return total if total.ndim else float(total)
-    alpha = params["alpha"]
+    alpha = params["renyi_order"]
     x = (alpha - 1.0) * total
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.log1p(np.maximum(x, -1.0)) / (alpha - 1.0)
@@ -787,10 +897,10 @@ def _far_ratio_terms(u, v, diff, body, big, params) -> np.ndarray:
         return body
     lu, lv = np.log(np.where(big, u, 1.0)), np.log(np.where(big, v, 1.0))
     with np.errstate(over="ignore"):
-        if "alpha" not in params:
+        if "renyi_order" not in params:
             far = u * (lu - lv) - diff
         else:
-            a = params["alpha"]
+            a = params["renyi_order"]
             far = (np.exp(a * lu + (1 - a) * lv) - v - a * diff) / (a - 1)
     return np.where(big, far, body)
 
@@ -819,7 +929,7 @@ def divergence_terms(u: ArrayLike, v: ArrayLike, diff: ArrayLike, *, kind: str |
     check : bool
         Validate the arguments (keyword-only; False for internal callers that already did).
     **params : float
-        `gamma` for 'egamma', `alpha` for 'renyi', `f_slope_at_inf` for a callable f.
+        `gamma` for 'egamma', `renyi_order` for 'renyi', `f_slope_at_inf` for a callable f.
 
     Returns
     -------
@@ -857,7 +967,7 @@ def divergence_terms(u: ArrayLike, v: ArrayLike, diff: ArrayLike, *, kind: str |
         elif kind == "kl":
             body, at_inf = v * _phi(t, 1.0, r), np.inf
         elif kind == "renyi":
-            a = params["alpha"]
+            a = params["renyi_order"]
             body, at_inf = v * _phi(t, a, r), (np.inf if a > 1 else a / (1 - a))
         elif isinstance(kind, LinearFree):
             body, at_inf = v * kind.terms(np.where(np.isfinite(t), t, 0.0)), kind.slope_at_inf
@@ -889,7 +999,8 @@ def _log_renyi_cross(u, v, alpha) -> float:
     return float(top + np.log(np.exp(logs - top).sum()))
 
 # %% ../nbs/00_foundations.ipynb #5515907d
-def renyi_from_parts(total: ArrayLike, log_cross: ArrayLike, alpha: float) -> np.ndarray:
+@renamed_keywords(alpha="renyi_order")
+def renyi_from_parts(total: ArrayLike, log_cross: ArrayLike, renyi_order: float) -> np.ndarray:
     """Rényi divergence log Σ_α/(α − 1), Σ_α = Σ_y u^α v^(1−α), from both of its forms: D_{f_α} = Σ_y v f̄_α(u/v)
     (Σ_α = 1 + (α − 1)D_{f_α}, accurate when Σ_α is near 1) and log Σ_α = `log_cross` (accurate when Σ_α is far
     from 1, also beyond float range).
@@ -900,16 +1011,16 @@ def renyi_from_parts(total: ArrayLike, log_cross: ArrayLike, alpha: float) -> np
         D_{f_α}, the sum of the linear-free Rényi terms.
     log_cross : array_like
         log Σ u^α v^(1−α) (broadcastable with `total`).
-    alpha : float
-        The order α > 0, α ≠ 1.
+    renyi_order : float
+        The order α > 0, α ≠ 1 (called `alpha` before 0.3.0).
 
     Returns
     -------
     np.ndarray
         The Rényi divergence of order α (0-D for scalar inputs)."""
-    alpha = check_real(alpha, "alpha", low=0, open_low=True)
+    alpha = check_real(renyi_order, "renyi_order", low=0, open_low=True)
     if alpha == 1:
-        raise ValueError("alpha must differ from 1")
+        raise ValueError("renyi_order must differ from 1")
     total, log_cross = check_real_array(total, "total", allow_inf=True), check_real_array(log_cross, "log_cross",
                                                                                           allow_inf=True)
     x = (alpha - 1) * total
@@ -932,7 +1043,7 @@ def divergence(u: ArrayLike, v: ArrayLike, *, kind: str | Callable = "kl", **par
     kind : str or callable
         One of `DIVERGENCE_KINDS`, a convex callable f, or a `LinearFree` (keyword-only; 'kl' by default).
     **params : float
-        `gamma` for 'egamma', `alpha` for 'renyi', `f_slope_at_inf` for a callable f.
+        `gamma` for 'egamma', `renyi_order` for 'renyi', `f_slope_at_inf` for a callable f.
 
     Returns
     -------
@@ -943,7 +1054,7 @@ def divergence(u: ArrayLike, v: ArrayLike, *, kind: str | Callable = "kl", **par
     diff = _minus_product(u, params["gamma"], v) if kind == "egamma" else u - v
     total = float(divergence_terms(u, v, diff, kind=kind, check=False, **params).sum())
     if kind == "renyi":
-        alpha = params["alpha"]
+        alpha = params["renyi_order"]
         with np.errstate(over="ignore", invalid="ignore"):
             log_cross = _log_renyi_cross(u, v, alpha)
         if np.isnan(log_cross) or log_cross == np.inf and not np.any((u > 0) & (v == 0)):
@@ -1024,9 +1135,9 @@ def randomized_response(k: int, eps: float) -> np.ndarray:
     return _capped(Q, eps) if k > 1 else Q          # rounding: keep ≤ e^ε·other exactly
 
 # %% ../nbs/00_foundations.ipynb #c024-7b653bc5
-def _check_symbols(x: ArrayLike, k: int, name: str = "x") -> np.ndarray:
-    "Validate an integer array of symbols in [0, k)."
-    arr = check_int_array(x, name)
+def _check_symbols(x: ArrayLike, k: int, name: str = "x", column: object = None) -> np.ndarray:
+    "Validate an integer array of symbols in [0, k) (a pandas Series or a DataFrame's `column` too)."
+    arr = check_int_array(x, name, column=column)
     if arr.size and (arr.min() < 0 or arr.max() >= k):
         raise ValueError(f"{name} must contain symbols in [0, {k})")
     return arr
@@ -1055,31 +1166,36 @@ def _privatize_old_order(first, second) -> bool:
 @reordered(("Q", "x", "rng"), lambda args, kwargs: len(args) >= 2 and _privatize_old_order(*args[:2]),
            "privatize(x, Q, rng=...)")
 @moved_to_keywords("rng")
-def privatize(x: ArrayLike, Q: ArrayLike, *, rng: np.random.Generator | int | None = None) -> np.ndarray:
+def privatize(x: ArrayLike, Q: ArrayLike, *, rng: np.random.Generator | int | None = None,
+              column: object = None) -> np.ndarray:
     """Draw one output of channel `Q` for each input symbol in `x` (any shape); returns an int array like `x`.
 
     Parameters
     ----------
-    x : array_like of int
-        The private symbols, in [0, k), any shape.
+    x : array_like of int, pandas Series or DataFrame
+        The private symbols, in [0, k), any shape; a pandas Series (whole-number floats and nullable integers
+        accepted, NA refused), or a DataFrame with `column`.
     Q : array_like
         The k×m channel (rows sum to 1).
     rng : numpy.random.Generator, int or None
         The randomness (a Generator, a seed, or None for fresh entropy; keyword-only).
+    column : label or list of labels, optional
+        The column(s) of a DataFrame `x` holding the symbols (keyword-only; required for a DataFrame).
 
     Returns
     -------
     np.ndarray
         One output symbol in [0, m) per entry of `x`, of the shape of `x`: output y with probability exactly
-        Q(y|x) / Σ_y' Q(y'|x), in real arithmetic (see `_exact_draws`).
+        Q(y|x) / Σ_y' Q(y'|x), in real arithmetic (see `_exact_draws`). For a pandas input, a Series on its index
+        (a DataFrame for a list of columns), so a scikit-learn FunctionTransformer keeps the records aligned.
 
     Notes
     -----
     The pre-0.2.0 order `privatize(Q, x, rng)` is recognised (a 2-D channel first) and still works in 0.2.0, with
     a DeprecationWarning."""
     Q = check_channel(Q)
-    x = _check_symbols(x, Q.shape[0])
-    return _exact_draws(Q, x.ravel(), as_generator(rng)).reshape(x.shape)
+    symbols = _check_symbols(x, Q.shape[0], column=column)
+    return _like_input(_exact_draws(Q, symbols.ravel(), as_generator(rng)).reshape(symbols.shape), x, column)
 
 # %% ../nbs/00_foundations.ipynb #exact-draws
 _GRID = 2.0 ** -53          # numpy's Generator.random() returns K·2^-53, K uniform on 0 … 2^53 − 1

@@ -371,7 +371,10 @@ def _inputs_or_alphabet(mechanism: SparseKernelMechanism, inputs) -> np.ndarray:
         if mechanism.inputs is None:
             raise ValueError("inputs must be given for a mechanism on all of ℤ")
         inputs = mechanism.inputs
-    return check_int_array(inputs, "inputs").ravel()
+    inputs = check_int_array(inputs, "inputs").ravel()
+    if inputs.size == 0:
+        raise ValueError("inputs must hold at least one input")
+    return inputs
 
 
 def _materialise(mechanism: SparseKernelMechanism, inputs: np.ndarray) -> KernelChannel:

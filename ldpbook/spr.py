@@ -126,7 +126,7 @@ def block_score(mass_p: ArrayLike, mass_q: ArrayLike, mass_diff: ArrayLike, eps:
     divergence : str, LinearFree or callable, keyword-only
         The divergence kind, as in `divergence_optimal`.
     **params
-        Divergence parameters (``gamma=`` for E_γ, ``alpha=`` for Rényi).
+        Divergence parameters (``gamma=`` for E_γ, ``renyi_order=`` for Rényi).
 
     Returns
     -------
@@ -168,7 +168,7 @@ def _underflow_scores(U, V, scores, logw, kind, params, K=0.0):
         elif kind == "chi2":
             fixed = np.where(V == 0, np.exp(2 * lu - lv), scores)
         else:
-            a = params["alpha"]
+            a = params["renyi_order"]
             cross = np.exp(lu + (a - 1) * (lu - lv - (K if kind == "renyi" else 0.0)))   # u (r e^{−K})^{α−1}
             fixed = -cross if kind == "renyi-cross" else cross - np.exp(-(a - 1) * K) * (a * U + (1 - a) * V)
             fixed = np.where(K > 0, fixed, fixed / (a - 1))           # scaled scores carry the factor α − 1
@@ -189,7 +189,7 @@ def _values_from_blocks(A, B, Dd, inst, n, w, c, kind, params, logw=None):
     total = np.bincount(inst, terms, minlength=n) / denom
     if kind != "renyi":
         return total
-    a = params["alpha"]
+    a = params["renyi_order"]
     lu, lv = _log_args(U, V, logw[inst])
     with np.errstate(invalid="ignore"):
         logs = np.where(np.isneginf(lu), -np.inf, lu + (a - 1) * (lu - lv))    # no cancellation for huge α
@@ -200,7 +200,7 @@ def _values_from_blocks(A, B, Dd, inst, n, w, c, kind, params, logw=None):
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         log_cross = finite_top + np.log(np.bincount(inst, np.exp(logs - finite_top[inst]), minlength=n))
     log_cross = np.where(np.isfinite(top), log_cross, top) - np.log(denom)
-    return renyi_from_parts(total, log_cross, alpha=a)
+    return renyi_from_parts(total, log_cross, renyi_order=a)
 
 # %% ../nbs/01_spr.ipynb #0b406ef1
 @moved_to_keywords("divergence")
@@ -251,10 +251,12 @@ class PartitionMechanism(Portable):
         return self.channel.shape[1]
 
     @moved_to_keywords("rng")
-    def sample(self, x: ArrayLike, *, rng: np.random.Generator | int | None = None) -> np.ndarray:
+    def sample(self, x: ArrayLike, *, rng: np.random.Generator | int | None = None,
+               column: object = None) -> np.ndarray:
         """Privatize input symbols `x` (integers in [0, k)): one output label per input. With ``rng=None`` the noise
-        comes from fresh entropy, as a private release must; a fixed seed makes the output a function of `x`."""
-        return privatize(Q=self.channel, x=x, rng=rng)
+        comes from fresh entropy, as a private release must; a fixed seed makes the output a function of `x`. A
+        pandas Series (or a DataFrame's `column`) gives a Series on its index, as `privatize` does."""
+        return privatize(Q=self.channel, x=x, rng=rng, column=column)
 
 
 @dataclass(frozen=True, eq=False)
@@ -481,7 +483,7 @@ def divergence_optimal(p: ArrayLike, q: ArrayLike, eps: float, *, divergence: st
         refused with an error; `divergence_optimal_values` still returns the value there.
     divergence : str, LinearFree or callable, keyword-only
         Any kind accepted by `ldpbook.foundations.divergence` ('tv', 'kl', 'chi2', 'hellinger',
-        'egamma' with ``gamma=``, 'renyi' with ``alpha=``), a `foundations.LinearFree` form φ(t) = f̄(1 + t)
+        'egamma' with ``gamma=``, 'renyi' with ``renyi_order=``), a `foundations.LinearFree` form φ(t) = f̄(1 + t)
         (exact at the edges, like the named kinds), or a convex f with f(1) = 0. A plain f is evaluated at the
         rounded ratios u/v: the value is accurate only to about 1e-16 times the size of the block terms, so a
         value far below that (small ε, or p and q differing only in tiny masses) is round-off.
@@ -1057,7 +1059,7 @@ def _renyi_scale(a, b, w, c, kind, params, logw):
     u e^{(α−1)(log r − K)}, without the factor 1/(α − 1) (which would take them below the float range for
     α = 1e300): no cancellation between huge terms for any α."""
     n = a.shape[0]
-    if kind != "renyi" or params["alpha"] <= 1:
+    if kind != "renyi" or params["renyi_order"] <= 1:
         return np.zeros(n)
 
     def ends(x):                                                  # prefix and suffix sums, and the groups
@@ -1067,7 +1069,7 @@ def _renyi_scale(a, b, w, c, kind, params, logw):
     lu, lv = _log_args(u, v, logw[:, None])
     with np.errstate(invalid="ignore"):
         logr = np.where(np.isfinite(lu) & np.isfinite(lv), lu - lv, 0.0)
-    return np.maximum(0.0, logr.max(axis=1) - 300.0 / (params["alpha"] - 1))
+    return np.maximum(0.0, logr.max(axis=1) - 300.0 / (params["renyi_order"] - 1))
 
 # %% ../nbs/01_spr.ipynb #fde4a905
 def _scores(U, V, D, w, kind, params, K, logw):
@@ -1075,15 +1077,15 @@ def _scores(U, V, D, w, kind, params, K, logw):
     except for Rényi with α > 1 at scale K > 0 (scores times (α−1)e^{−(α−1)K}) and for the internal objective
     'renyi-cross' (−u^α v^{1−α}, minimised Σ_α for α < 1 when Σ_α is far below 1)."""
     if kind == "renyi-cross":
-        a = params["alpha"]
+        a = params["renyi_order"]
         both = (U > 0) & (V > 0)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             lu, lv = np.log(np.where(both, U, 1.0)), np.log(np.where(both, V, 1.0))
             plain = np.where(both, -np.exp(lv + a * (lu - lv)), 0.0)
     else:
         plain = divergence_terms(U, V, D, kind=kind, check=False, **params)
-    if kind == "renyi" and params["alpha"] > 1 and np.any(K > 0):
-        a = params["alpha"]
+    if kind == "renyi" and params["renyi_order"] > 1 and np.any(K > 0):
+        a = params["renyi_order"]
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             lu, lv = np.log(U), np.log(V)
             scaled = np.exp(lu + (a - 1) * (lu - lv - K)) - np.exp(-(a - 1) * K) * (V + a * D)
@@ -1643,8 +1645,8 @@ def _optimise(batch, ell, warm=None, workspace=None, blocks=None):
         over = np.flatnonzero(cuts.sum(axis=1) - 1 > ell)
         if over.size:
             cuts[over] = _layered(batch.take(over), ell)
-    if batch.kind == "renyi" and batch.params["alpha"] < 1:
-        far = np.flatnonzero((batch.params["alpha"] - 1) * _partition_ratios(batch, cuts) < -0.5)
+    if batch.kind == "renyi" and batch.params["renyi_order"] < 1:
+        far = np.flatnonzero((batch.params["renyi_order"] - 1) * _partition_ratios(batch, cuts) < -0.5)
         if far.size:
             cross = batch.take(far, kind="renyi-cross")
             cross_ratio, cross_cuts = _solve(cross)
@@ -1733,8 +1735,8 @@ def _engine_solution(p, q, eps, divergence, params, ell, state=None):
     if state is not None:
         state["cuts"] = free
     cuts = np.flatnonzero(all_cuts[0])
-    if divergence == "renyi" and params["alpha"] < 1 and \
-            (params["alpha"] - 1) * _partition_ratios(batch, _cuts_row(cuts, batch)) < -0.5:
+    if divergence == "renyi" and params["renyi_order"] < 1 and \
+            (params["renyi_order"] - 1) * _partition_ratios(batch, _cuts_row(cuts, batch)) < -0.5:
         batch = batch.take([0], kind="renyi-cross")
     cuts = _merge_ties(batch, cuts)
     value = float(_values_from_cuts(batch.a, batch.b, batch.d, batch.w, batch.c, _cuts_row(cuts, batch),

@@ -192,8 +192,8 @@ def test_fixed_lambda_agrees_with_kov_lp(seed):
     rng = np.random.default_rng(300 + seed)
     p, q = random_pair(rng, 6)
     for eps, lam in ((0.4, 0.3), (2.0, 0.5), (5.0, 0.85)):
-        lp = kov_lp(p, q, eps, divergence="renyi", alpha=lam).value * (1 - lam)
-        part = divergence_optimal(p, q, eps, divergence="renyi", alpha=lam).partition
+        lp = kov_lp(p, q, eps, divergence="renyi", renyi_order=lam).value * (1 - lam)
+        part = divergence_optimal(p, q, eps, divergence="renyi", renyi_order=lam).partition
         u, v = mp_spr_outputs(p, q, eps, part)
         assert abs(float(mp_exponent(u, v, lam)) - lp) <= 1e-8 * lp
 
@@ -207,7 +207,7 @@ def test_certificate_never_beaten_by_a_fine_grid(seed):
     best = chernoff_optimal(p, q, eps)
     seen = set()
     for lam in np.linspace(0.005, 0.995, 199):
-        seen.add(divergence_optimal(p, q, eps, divergence="renyi", alpha=lam).partition)
+        seen.add(divergence_optimal(p, q, eps, divergence="renyi", renyi_order=lam).partition)
     values = [spr_chernoff_information(p, q, eps, part).value for part in seen]
     assert max(values) <= best.upper_bound
     assert max(values) <= best.value * (1 + 1e-12)
@@ -555,7 +555,7 @@ def test_few_groups_oracle_is_the_best_contiguous_partition():
             H = lambda part: -_log_affinity(_spr_pair(p, q, eps, part), lam)
             best = max(H(part) for part in contiguous_partitions(groups, null) if len(part) <= ell)
             picked = H(oracle.best(lam))
-            dp = H(divergence_optimal(p, q, eps, divergence="renyi", alpha=lam, ell=ell).partition)
+            dp = H(divergence_optimal(p, q, eps, divergence="renyi", renyi_order=lam, ell=ell).partition)
             assert picked >= best - 1e-12 * abs(best) - 1e-300, (trial, lam)
             assert picked >= dp - 1e-12 * abs(dp) - 1e-300, (trial, lam)
 

@@ -104,7 +104,7 @@ def test_optimal_from_files_csv_output_budget_and_parameters(forked, tmp_path):
                    "--divergence", "renyi", "--alpha", "2", "--ell", "2", "--format", "csv")
     assert done.returncode == 0, done.stderr
     comment, table = done.stdout.split("\n", 1)
-    ref = divergence_optimal([0.5, 0.2, 0.2, 0.1], [0.1, 0.2, 0.3, 0.4], 2.0, divergence="renyi", ell=2, alpha=2.0)
+    ref = divergence_optimal([0.5, 0.2, 0.2, 0.1], [0.1, 0.2, 0.3, 0.4], 2.0, divergence="renyi", ell=2, renyi_order=2.0)
     assert f"value={ref.value!r}" in comment
     rows = list(csv.reader(io.StringIO(table)))
     assert rows[0] == ["symbol", "output_0", "output_1"]

@@ -79,3 +79,71 @@ def test_too_many_positional_arguments_are_still_a_type_error():
         foundations.is_ldp(K, 1.0, 1e-6, 3)
     with pytest.raises(TypeError, match="multiple values"):
         foundations.is_ldp(K, 1.0, 1e-6, rtol=1e-6)
+
+
+# ---- 0.3.0: the Rényi order is `renyi_order` in every design call; `alpha` stays the test level ----
+
+def _old_renyi_calls():
+    "(name, call with alpha=, the same call with renyi_order=) for every public entry the Rényi order passes through."
+    from ldpbook import estimated
+    u, v = P, Q
+    calls = [
+        ("divergence", lambda **o: foundations.divergence(u, v, kind="renyi", **o)),
+        ("perspective", lambda **o: foundations.perspective(u, v, kind="renyi", **o)),
+        ("divergence_terms", lambda **o: foundations.divergence_terms(u, v, u - v, kind="renyi", **o)),
+        ("divergence_from_sum", lambda **o: foundations.divergence_from_sum(0.25, kind="renyi", **o)),
+        ("check_divergence", lambda **o: foundations.check_divergence("renyi", dict(o))),
+        ("divergence_optimal", lambda **o: spr.divergence_optimal(u, v, 1.0, divergence="renyi", ell=2, **o)),
+        ("divergence_optimal_values", lambda **o: spr.divergence_optimal_values([u], [v], [1.0], divergence="renyi",
+                                                                                **o)),
+        ("kov_lp", lambda **o: spr.kov_lp(u, v, 1.0, divergence="renyi", **o)),
+        ("spr_mechanism", lambda **o: spr.spr_mechanism(u, v, 1.0, ((0, 1), (2, 3)), divergence="renyi", **o)),
+        ("divergence_constants", lambda **o: estimated.divergence_constants(1.0, divergence="renyi", **o)),
+    ]
+    return calls
+
+
+@pytest.mark.parametrize("order", [0.5, 3.0])
+@pytest.mark.parametrize("name, call", _old_renyi_calls(), ids=[c[0] for c in _old_renyi_calls()])
+def test_alpha_as_the_renyi_order_warns_and_agrees(name, call, order):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                              # the new form does not warn
+        after = call(renyi_order=order)
+    with pytest.warns(DeprecationWarning, match=r"ldpbook 0\.3\.0: alpha= for the Rényi order is deprecated; "
+                                                r"write renyi_order=") as record:
+        before = call(alpha=order)
+    assert same(before, after), name
+    assert len(record) == 1 and record[0].filename == __file__      # once, and at the caller's line
+    with pytest.raises(TypeError, match="renyi_order= and its old name alpha="):
+        call(alpha=order, renyi_order=order)
+
+
+def test_renyi_from_parts_keyword_renamed():
+    after = foundations.renyi_from_parts(0.25, np.log(1.25), renyi_order=2.0)
+    with pytest.warns(DeprecationWarning, match=r"ldpbook 0\.3\.0: renyi_from_parts\(alpha=\.\.\.\) is deprecated; "
+                                                r"write renyi_order=\.\.\.") as record:
+        before = foundations.renyi_from_parts(0.25, np.log(1.25), alpha=2.0)
+    assert before == after == pytest.approx(np.log(1.25)) and record[0].filename == __file__
+    with pytest.raises(TypeError, match="got both renyi_order= and its old name alpha="):
+        foundations.renyi_from_parts(0.25, 0.0, alpha=2.0, renyi_order=2.0)
+
+
+def test_alpha_is_still_refused_where_it_never_was_the_renyi_order():
+    "Only the Rényi divergence had `alpha`: for KL it is an unexpected keyword, as before."
+    with pytest.raises(TypeError, match="unexpected keyword argument 'alpha'"):
+        foundations.divergence(P, Q, kind="kl", alpha=2.0)
+
+
+def test_the_test_level_keeps_its_name():
+    "The level of a test stays `alpha` (the issue allows `level` or `alpha`): no warning."
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        closeness.dp_permutation_test([0, 1, 0, 1], [1, 0, 1, 1], 1.0, k=2, alpha=0.2, n_permutations=9, rng=1)
+
+
+def test_a_misspelled_renyi_order_names_the_keyword_and_its_correction():
+    for call in (lambda: foundations.divergence(P, Q, kind="renyi", renyi_ordr=2.0),
+                 lambda: spr.divergence_optimal(P, Q, 1.0, divergence="renyi", renyiorder=2.0)):
+        with pytest.raises(TypeError, match=r"unexpected keyword argument '(renyi_ordr|renyiorder)' "
+                                            r"\(did you mean 'renyi_order'\?\)"):
+            call()

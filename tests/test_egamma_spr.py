@@ -96,8 +96,8 @@ def test_renyi_optimum_of_the_dp_is_the_true_optimum(alpha):
         k = int(rng.integers(2, 7))
         p, q = rng.dirichlet(np.ones(k)), rng.dirichlet(np.ones(k))
         eps = float(rng.choice([0.3, 1.0, 3.0, 6.0]))
-        mech = spr.divergence_optimal(p, q, eps, divergence="renyi", alpha=alpha)
-        direct = divergence(mech.channel.T @ p, mech.channel.T @ q, kind="renyi", alpha=alpha)
+        mech = spr.divergence_optimal(p, q, eps, divergence="renyi", renyi_order=alpha)
+        direct = divergence(mech.channel.T @ p, mech.channel.T @ q, kind="renyi", renyi_order=alpha)
         assert rel_diff(direct, mech.value) <= 1e-9
         order = list(np.argsort(p / q))
         best = 0.0
@@ -106,10 +106,10 @@ def test_renyi_optimum_of_the_dp_is_the_true_optimum(alpha):
             Q = np.full((k, s), 1 / (np.exp(eps) + s - 1))
             for j, block in enumerate(blocks):
                 Q[block, j] = np.exp(eps) / (np.exp(eps) + s - 1)
-            best = max(best, divergence(Q.T @ p, Q.T @ q, kind="renyi", alpha=alpha))
+            best = max(best, divergence(Q.T @ p, Q.T @ q, kind="renyi", renyi_order=alpha))
         assert rel_diff(best, mech.value) <= 1e-9
-        assert rel_diff(spr.kov_lp(p, q, eps, divergence="renyi", alpha=alpha).value, mech.value) <= 1e-9
+        assert rel_diff(spr.kov_lp(p, q, eps, divergence="renyi", renyi_order=alpha).value, mech.value) <= 1e-9
         for _ in range(20):
             A = np.exp(rng.uniform(0, eps / 2, (k, 4))) * rng.exponential(size=4)
             Q = A / A.sum(axis=1, keepdims=True)
-            assert divergence(Q.T @ p, Q.T @ q, kind="renyi", alpha=alpha) <= mech.value * (1 + 1e-12)
+            assert divergence(Q.T @ p, Q.T @ q, kind="renyi", renyi_order=alpha) <= mech.value * (1 + 1e-12)

@@ -41,10 +41,10 @@ KINDS = [
     ("egamma", {"gamma": 1.0}),
     ("egamma", {"gamma": 1.5}),
     ("egamma", {"gamma": 3.0}),
-    ("renyi", {"alpha": 0.3}),
-    ("renyi", {"alpha": 0.5}),
-    ("renyi", {"alpha": 2.0}),
-    ("renyi", {"alpha": 4.0}),
+    ("renyi", {"renyi_order": 0.3}),
+    ("renyi", {"renyi_order": 0.5}),
+    ("renyi", {"renyi_order": 2.0}),
+    ("renyi", {"renyi_order": 4.0}),
 ]
 F = {
     "kl": lambda t: t * math.log(t),
@@ -120,7 +120,7 @@ def test_constants_against_numerical_oscillation(kind, params, eps):
 def test_renyi_constants_in_mpmath(alpha):
     "D_α changes along a two-output path no faster than the constants allow."
     eps = 1.3
-    a, b = divergence_constants(eps, divergence="renyi", alpha=alpha)
+    a, b = divergence_constants(eps, divergence="renyi", renyi_order=alpha)
     w = mp.e**eps / (1 + mp.e**eps)
 
     def renyi(pu, pv):
@@ -167,7 +167,7 @@ def test_lipschitz_edges():
     assert output_lipschitz(np.inf, divergence="tv") == (0.5, 0.5)
     assert output_lipschitz(np.inf) == (np.inf, np.inf)
     for alpha in (0.5, 2.0):                    # Rényi without privacy: unbounded, never NaN
-        assert output_lipschitz(np.inf, divergence="renyi", alpha=alpha) == (np.inf, np.inf)
+        assert output_lipschitz(np.inf, divergence="renyi", renyi_order=alpha) == (np.inf, np.inf)
     assert output_lipschitz(1.0, divergence="egamma", gamma=3.0) == (
         0.0,
         0.0,
@@ -367,7 +367,7 @@ def test_bad_inputs():
     cases = [
         (lambda: output_lipschitz(-1.0), ValueError, "eps"),
         (lambda: output_lipschitz(1.0, divergence="nope"), ValueError, "divergence"),
-        (lambda: output_lipschitz(1.0, divergence="renyi"), ValueError, "alpha"),
+        (lambda: output_lipschitz(1.0, divergence="renyi"), ValueError, "renyi_order"),
         (lambda: output_lipschitz(1.0, 2.0), TypeError, "positional"),
         (lambda: plugin_optimal(x.astype(float), x, 1.0), TypeError, "x0"),
         (lambda: plugin_optimal(x, np.array([True, False]), 1.0), TypeError, "x1"),
@@ -591,7 +591,7 @@ def test_constants_are_sharp_in_the_limit(kind, params, eps):
     for p2, q2 in [(inward_p, q), (p, inward_q), (inward_p, inward_q)]:
         change = abs(divergence(p @ Q, q @ Q, kind=kind, **params) - divergence(p2 @ Q, q2 @ Q, kind=kind, **params))
         ratios.append(change / (Lp * np.abs(p - p2).sum() + Lq * np.abs(q - q2).sum()))
-    if kind == "renyi" and params["alpha"] > 1:
+    if kind == "renyi" and params["renyi_order"] > 1:
         assert max(ratios) < 0.9
     else:
         assert all(abs(r - 1) < 1e-5 for r in ratios), ratios

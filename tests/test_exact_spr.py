@@ -83,8 +83,8 @@ class Ref:
             if v == 0:
                 if u == 0:
                     return mpmath.mpf(0)
-                if kind == "renyi" and self.params["alpha"] < 1:
-                    a = mpmath.mpf(self.params["alpha"])
+                if kind == "renyi" and self.params["renyi_order"] < 1:
+                    a = mpmath.mpf(self.params["renyi_order"])
                     return a * u / (1 - a)
                 if callable(kind):
                     return u * 1                                  # tri: f'(∞) = 1, f'(1) = 0
@@ -96,7 +96,7 @@ class Ref:
             if kind == "kl":
                 body = r * mpmath.log(r) - t if r > 0 else mpmath.mpf(1)
             elif kind == "renyi":
-                a = mpmath.mpf(self.params["alpha"])
+                a = mpmath.mpf(self.params["renyi_order"])
                 body = (r ** a - 1 - a * t) / (a - 1)
             else:
                 body = tri(r)
@@ -129,7 +129,7 @@ class Ref:
             total = mpmath.fsum(scores) / denom
             if self.kind != "renyi":
                 return total
-            a = mpmath.mpf(self.params["alpha"])
+            a = mpmath.mpf(self.params["renyi_order"])
             x = (a - 1) * total
             if abs(x) <= mpmath.mpf(1) / 2:
                 return mpmath.log1p(x) / (a - 1)
@@ -187,9 +187,9 @@ def draw_kind(rng, name):
     if name == "egamma":
         return "egamma", {"gamma": float(rng.choice([0.0, rng.uniform(0, 1), 1.0, 10 ** rng.uniform(0, 6)]))}
     if name == "renyi-low":
-        return "renyi", {"alpha": float(rng.choice([rng.uniform(0.001, 1), 1 - 10 ** rng.uniform(-9, -1)]))}
+        return "renyi", {"renyi_order": float(rng.choice([rng.uniform(0.001, 1), 1 - 10 ** rng.uniform(-9, -1)]))}
     if name == "renyi-high":
-        return "renyi", {"alpha": float(rng.choice([1 + 10 ** rng.uniform(-9, 0), 10 ** rng.uniform(0.1, 3)]))}
+        return "renyi", {"renyi_order": float(rng.choice([1 + 10 ** rng.uniform(-9, 0), 10 ** rng.uniform(0.1, 3)]))}
     if name == "callable":
         return tri, {"f_slope_at_inf": 1.0}
     return name, {}
@@ -362,7 +362,7 @@ def test_kov_lp_agrees_with_the_reference(name):
         k = int(rng.integers(2, 6))
         p, q = rng.dirichlet(np.full(k, 0.5)), rng.dirichlet(np.full(k, 0.5))
         eps = float(10 ** rng.uniform(-6, 1.3))
-        kind, params = draw_kind(rng, name) if name != "renyi-high" else ("renyi", {"alpha": 3.0})
+        kind, params = draw_kind(rng, name) if name != "renyi-high" else ("renyi", {"renyi_order": 3.0})
         best, _ = reference_optimum(p, q, eps, kind, params)
         assert _close(kov_lp(p, q, eps, divergence=kind, **params).value, best, 2e-9), (eps, params)
 
@@ -377,7 +377,7 @@ def test_large_partition_admits_no_improving_single_boundary_move(k, name):
     p[rng.integers(k, size=5)] = 1e-200
     p /= p.sum()
     eps = 2.0 if name != "hellinger" else 0.05
-    kind, params = ("renyi", {"alpha": 0.4}) if name == "renyi-low" else (name, {})
+    kind, params = ("renyi", {"renyi_order": 0.4}) if name == "renyi-low" else (name, {})
     mech = divergence_optimal(p, q, eps, divergence=kind, **params)
     ref = Ref(p, q, eps, kind, params)
     ref.eps_float = eps
@@ -503,7 +503,7 @@ def test_kov_lp_accepts_linear_free():
         assert _close(kov_lp(p, q, eps, divergence=lf).value, best, 2e-9), eps
 
 
-@pytest.mark.parametrize("kind, params", [("kl", {}), ("renyi", {"alpha": 3.0}), ("renyi", {"alpha": 0.5}),
+@pytest.mark.parametrize("kind, params", [("kl", {}), ("renyi", {"renyi_order": 3.0}), ("renyi", {"renyi_order": 0.5}),
                                           ("chi2", {}), ("hellinger", {})])
 @pytest.mark.parametrize("eps", [700.0, 705.0, 708.0, 708.39])
 def test_largest_eps_with_subnormal_masses(kind, params, eps):
@@ -524,8 +524,8 @@ def test_largest_eps_with_subnormal_masses(kind, params, eps):
 ZERO_EPS = [math.inf, 50.0, 300.0, 700.0]
 N_ZERO_PAIRS = 24 if LONG else 4
 ZERO_KINDS = [("tv", {}), ("kl", {}), ("chi2", {}), ("hellinger", {}), ("egamma", {"gamma": 0.5}),
-              ("egamma", {"gamma": 4.0}), ("renyi", {"alpha": 0.5}), ("renyi", {"alpha": 2.0}),
-              ("renyi", {"alpha": 300.0}), (tri, {"f_slope_at_inf": 1.0}), ("lf-kl", None), ("lf-chi2", None)]
+              ("egamma", {"gamma": 4.0}), ("renyi", {"renyi_order": 0.5}), ("renyi", {"renyi_order": 2.0}),
+              ("renyi", {"renyi_order": 300.0}), (tri, {"f_slope_at_inf": 1.0}), ("lf-kl", None), ("lf-chi2", None)]
 
 
 def zero_mass_pairs(n, seed):
@@ -613,6 +613,6 @@ def test_the_reported_infinite_optimum():
     p = [7.724761962890625e-05, 0.03512382507324219, 0.07765388488769531, 0.0, 0.8871450424194336]
     q = [0.0, 0.0075664520263671875, 0.0001220703125, 0.9923114776611328, 0.0]
     for ell in (2, 3, None):
-        mech = divergence_optimal(p, q, math.inf, divergence="renyi", alpha=300.0, ell=ell)
+        mech = divergence_optimal(p, q, math.inf, divergence="renyi", renyi_order=300.0, ell=ell)
         assert mech.value == math.inf
         assert any(sum(q[x] for x in b) == 0 < sum(p[x] for x in b) for b in mech.partition)

@@ -16,7 +16,7 @@ from ldpbook.foundations import (DIVERGENCE_KINDS, as_generator, check_channel, 
                                  perspective, privacy_defect, privatize, randomized_response)
 
 KINDS = [("tv", {}), ("kl", {}), ("chi2", {}), ("hellinger", {}), ("egamma", {"gamma": 1.7}),
-         ("egamma", {"gamma": 0.4}), ("renyi", {"alpha": 2.5}), ("renyi", {"alpha": 0.5})]
+         ("egamma", {"gamma": 0.4}), ("renyi", {"renyi_order": 2.5}), ("renyi", {"renyi_order": 0.5})]
 
 
 def random_distribution(rng, k, zeros=False):
@@ -57,7 +57,7 @@ def closed_form(u, v, kind, params):
         if kind == "egamma":
             return np.sum(np.maximum(u - params["gamma"] * v, 0))
         if kind == "renyi":
-            a = params["alpha"]
+            a = params["renyi_order"]
             s = (u > 0) & (v > 0)
             if a > 1 and np.any((v == 0) & (u > 0)):
                 return np.inf
@@ -110,15 +110,15 @@ def test_zero_mass_conventions():
     u, v = np.array([0.5, 0.5, 0.0]), np.array([0.5, 0.0, 0.5])
     assert divergence(u, v, kind="kl") == np.inf
     assert divergence(u, v, kind="chi2") == np.inf
-    assert divergence(u, v, kind="renyi", alpha=2.0) == np.inf
+    assert divergence(u, v, kind="renyi", renyi_order=2.0) == np.inf
     assert divergence(u, v, kind="tv") == pytest.approx(0.5)
     assert divergence(u, v, kind="hellinger") == pytest.approx(1.0)
     assert divergence(u, v, kind="egamma", gamma=3.0) == pytest.approx(0.5)
     # disjoint supports: Rényi of order < 1 is infinite too, through the monotone map at total = 1/(1-alpha)
-    assert divergence([1.0, 0.0], [0.0, 1.0], kind="renyi", alpha=0.5) == np.inf
+    assert divergence([1.0, 0.0], [0.0, 1.0], kind="renyi", renyi_order=0.5) == np.inf
     # nearly disjoint supports: the direct form keeps precision where the sum of f_alpha terms would cancel
     tiny = 1e-300
-    got = divergence([1 - tiny, tiny], [tiny, 1 - tiny], kind="renyi", alpha=0.5)
+    got = divergence([1 - tiny, tiny], [tiny, 1 - tiny], kind="renyi", renyi_order=0.5)
     assert got == pytest.approx(-2 * np.log(2 * np.sqrt(tiny)), rel=1e-12)
     # 0·f(0/0) = 0 : a symbol with no mass under either law changes nothing
     assert divergence([0.3, 0.7, 0.0], [0.6, 0.4, 0.0], kind="kl") == \
@@ -139,7 +139,7 @@ def test_perspective_is_homogeneous_and_elementwise():
 
 def test_divergence_from_sum_is_identity_except_renyi():
     assert divergence_from_sum(0.25, kind="kl") == 0.25
-    assert divergence_from_sum(0.25, kind="renyi", alpha=2.0) == pytest.approx(np.log(1.25))
+    assert divergence_from_sum(0.25, kind="renyi", renyi_order=2.0) == pytest.approx(np.log(1.25))
 
 
 @settings(max_examples=200, deadline=None)
@@ -358,16 +358,16 @@ def test_bad_divergence_arguments():
         divergence(u, u, kind="kullback")
     with pytest.raises(ValueError, match="gamma="):
         divergence(u, u, kind="egamma")
-    with pytest.raises(ValueError, match="alpha="):
+    with pytest.raises(ValueError, match="renyi_order="):
         divergence(u, u, kind="renyi")
     with pytest.raises(ValueError, match="gamma must be non-negative"):
         divergence(u, u, kind="egamma", gamma=-1.0)
-    with pytest.raises(ValueError, match="alpha must be positive and different from 1"):
-        divergence(u, u, kind="renyi", alpha=1.0)
-    with pytest.raises(ValueError, match="alpha must be non-negative"):
-        divergence(u, u, kind="renyi", alpha=-2.0)
-    with pytest.raises(ValueError, match="alpha must not be NaN"):
-        divergence(u, u, kind="renyi", alpha=np.nan)
+    with pytest.raises(ValueError, match="renyi_order must be positive and different from 1"):
+        divergence(u, u, kind="renyi", renyi_order=1.0)
+    with pytest.raises(ValueError, match="renyi_order must be non-negative"):
+        divergence(u, u, kind="renyi", renyi_order=-2.0)
+    with pytest.raises(ValueError, match="renyi_order must not be NaN"):
+        divergence(u, u, kind="renyi", renyi_order=np.nan)
     with pytest.raises(TypeError, match="unexpected keyword"):
         divergence(u, u, kind="kl", gamma=2.0)
     with pytest.raises(ValueError, match="same length"):
@@ -464,7 +464,7 @@ def test_new_forms_do_not_warn():
         privatize(np.array([[0, 1], [2, 0]]), Q, rng=1)
         privatize([0, 1, 2], Q.tolist(), rng=1)
         divergence([0.5, 0.5], [0.3, 0.7])
-        divergence([0.5, 0.5], [0.3, 0.7], kind="renyi", alpha=2.0)
+        divergence([0.5, 0.5], [0.3, 0.7], kind="renyi", renyi_order=2.0)
         perspective([0.5, 0.5], [0.3, 0.7], kind="egamma", gamma=2.0)
         divergence_terms([0.5], [0.3], [0.2], kind="chi2", check=False)
 
@@ -512,8 +512,9 @@ def test_public_api_has_type_hints_and_keyword_only_options():
     from ldpbook import foundations
     assert "moved_to_keywords" not in foundations.__all__ and "renamed" not in foundations.__all__
     params = list(inspect.signature(privatize).parameters)
-    assert params == ["x", "Q", "rng"] and inspect.signature(privatize).parameters["rng"].kind is \
-        inspect.Parameter.KEYWORD_ONLY
+    assert params == ["x", "Q", "rng", "column"]
+    assert all(inspect.signature(privatize).parameters[name].kind is inspect.Parameter.KEYWORD_ONLY
+               for name in ("rng", "column"))
     for func in (divergence, perspective, divergence_terms, divergence_from_sum):
         assert inspect.signature(func).parameters["kind"].kind is inspect.Parameter.KEYWORD_ONLY
 
@@ -560,4 +561,4 @@ def test_kl_and_renyi_terms_where_u_over_v_log_overflows(v_small):
         kl = mpmath.fsum(a * mpmath.log(a / b) - (a - b) for a, b in zip(U, V))
         cross = mpmath.fsum(a ** 3 * b ** -2 for a, b in zip(U, V))
     assert divergence(u, v, kind="kl") == pytest.approx(float(kl), rel=1e-13)
-    assert divergence(u, v, kind="renyi", alpha=3.0) == pytest.approx(float(mpmath.log(cross) / 2), rel=1e-13)
+    assert divergence(u, v, kind="renyi", renyi_order=3.0) == pytest.approx(float(mpmath.log(cross) / 2), rel=1e-13)

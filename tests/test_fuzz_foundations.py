@@ -24,8 +24,8 @@ vectors = st.one_of(
     st.just([[0.5, 0.5]]), st.just([True, False]), st.just(["0.5", "0.5"]), st.just([0.5, 0.5 + 1e-3j]),
     st.just(np.array([0.5, np.nan])), st.just(np.array([1.0, -0.0])), st.just([1e-300, 1.0]))
 kinds = st.sampled_from([("kl", {}), ("tv", {}), ("chi2", {}), ("hellinger", {}), ("egamma", {"gamma": 2.0}),
-                         ("egamma", {"gamma": -1.0}), ("renyi", {"alpha": 0.5}), ("renyi", {"alpha": 1.0}),
-                         ("renyi", {"alpha": 1000.0}), ("renyi", {"alpha": True}), ("bogus", {}),
+                         ("egamma", {"gamma": -1.0}), ("renyi", {"renyi_order": 0.5}), ("renyi", {"renyi_order": 1.0}),
+                         ("renyi", {"renyi_order": 1000.0}), ("renyi", {"renyi_order": True}), ("bogus", {}),
                          ("kl", {"gamma": 1.0}), ("egamma", {"gamma": "2"})])
 OK = (ValueError, TypeError)
 

@@ -26,8 +26,8 @@ pairs = st.one_of(
     st.just(([True, False], [False, True])), st.just((["0.5", "0.5"], ["0.2", "0.8"])),
     st.just(([0.5, 0.5], [0.2, 0.3, 0.5])), st.just(([1.0], [1.0])), st.just(([1e-300, 1.0], [1.0, 1e-300])))
 kinds = st.sampled_from([("kl", {}), ("tv", {}), ("chi2", {}), ("hellinger", {}), ("egamma", {"gamma": 1e6}),
-                         ("egamma", {"gamma": 0.0}), ("renyi", {"alpha": 0.01}), ("renyi", {"alpha": 1000.0}),
-                         ("renyi", {"alpha": 0.0}), ("nope", {}), ("kl", {"alpha": 2.0})])
+                         ("egamma", {"gamma": 0.0}), ("renyi", {"renyi_order": 0.01}), ("renyi", {"renyi_order": 1000.0}),
+                         ("renyi", {"renyi_order": 0.0}), ("nope", {}), ("kl", {"alpha": 2.0})])
 budgets = st.one_of(st.none(), st.integers(-1, 8), st.just(True), st.just(2.0), st.just("2"))
 
 

@@ -54,7 +54,7 @@ def _examples():
     srr = lambda: sparse.sparse_randomized_response(4, 1.0)
     return {
         "LinearFree": lambda: LinearFree(_phi, name="chi2"),
-        "SPRMechanism": lambda: spr.divergence_optimal(P, Q, 1.0, divergence="renyi", alpha=2.0),
+        "SPRMechanism": lambda: spr.divergence_optimal(P, Q, 1.0, divergence="renyi", renyi_order=2.0),
         "KOVSolution": lambda: spr.kov_lp(P, Q, 1.0),
         "JointRangeCandidates": lambda: spr.joint_range(P, Q, 1.0),
         "Figure5Panel": lambda: spr.figure5_data(eps=(1.0,), n=200)[0],
@@ -373,8 +373,8 @@ def test_what_is_not_a_result_is_refused_with_a_type_error():
 def test_a_process_pool_returns_a_mechanism_that_samples_the_same_channel():
     from ldpbook.spr import divergence_optimal, spr_channel
     with concurrent.futures.ProcessPoolExecutor(max_workers=1) as pool:
-        mech = pool.submit(divergence_optimal, P, Q, 1.0, divergence="renyi", alpha=2.0).result(timeout=120)
-    here = divergence_optimal(P, Q, 1.0, divergence="renyi", alpha=2.0)
+        mech = pool.submit(divergence_optimal, P, Q, 1.0, divergence="renyi", renyi_order=2.0).result(timeout=120)
+    here = divergence_optimal(P, Q, 1.0, divergence="renyi", renyi_order=2.0)
     assert mech.partition == here.partition and mech.params == here.params and mech.value == here.value
     truth = spr_channel(here.partition, P.size, 1.0)
     assert np.array_equal(mech.channel, truth) and not mech.channel.flags.writeable

@@ -192,7 +192,7 @@ def test_renyi_of_a_large_order_between_close_distributions(alpha):
             u, v = on_a_dyadic_grid(u), on_a_dyadic_grid(v / v.sum())
             a = mp.mpf(alpha)
             want = mp.log(sum(mp.mpf(float(x)) ** a * mp.mpf(float(y)) ** (1 - a) for x, y in zip(u, v))) / (a - 1)
-            got = divergence(u, v, kind="renyi", alpha=alpha)
+            got = divergence(u, v, kind="renyi", renyi_order=alpha)
             assert abs(mp.mpf(got) - want) <= 1e-13 * abs(want), (alpha, got, float(want))
 
 
@@ -222,7 +222,7 @@ def test_renyi_perspective_of_close_masses(alpha):
     "(a^α b^(1−α) − b)/(α − 1) for a ≈ b: the difference of the rounded power and b lost up to all but two digits."
     a = np.array([0.3 + 1e-13, 0.7 * (1 + 3e-9), 1e-200 * (1 + 1e-12), 0.3, 1e-300])
     b = np.array([0.3, 0.7, 1e-200, 0.7, 0.5])
-    got = perspective(a, b, kind="renyi", alpha=alpha)
+    got = perspective(a, b, kind="renyi", renyi_order=alpha)
     L = mp.mpf(alpha)
     for x, y, g in zip(a, b, got):
         want = (mp.mpf(float(x)) ** L * mp.mpf(float(y)) ** (1 - L) - mp.mpf(float(y))) / (L - 1)

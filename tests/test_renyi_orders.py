@@ -37,11 +37,11 @@ def close(x, ref):
 
 def test_the_issue_cases():
     for alpha in (1e50, 1e100, 1e300):
-        value = divergence_optimal([.5, .5], [1, 0], 1.0, divergence="renyi", alpha=alpha).value
+        value = divergence_optimal([.5, .5], [1, 0], 1.0, divergence="renyi", renyi_order=alpha).value
         assert abs(value - 0.6201145069582775) <= 1e-12           # log((1 + e)/2): the limit α → ∞
     p = np.array([.4, .3, .2, .1])
-    one = divergence_optimal(p, p[::-1], 20.0, divergence="renyi", alpha=1e300).value
-    many = divergence_optimal_values(p[None], p[::-1][None], 20.0, divergence="renyi", alpha=1e300)[0, 0]
+    one = divergence_optimal(p, p[::-1], 20.0, divergence="renyi", renyi_order=1e300).value
+    many = divergence_optimal_values(p[None], p[::-1][None], 20.0, divergence="renyi", renyi_order=1e300)[0, 0]
     assert close(one, brute_force(p, p[::-1], 20.0, 1e300)) and close(many, brute_force(p, p[::-1], 20.0, 1e300))
 
 
@@ -53,7 +53,7 @@ def test_every_order_agrees_with_the_brute_force(alpha):
         p, q = rng.dirichlet(np.full(k, 0.5)), rng.dirichlet(np.full(k, 0.5))
         for eps in (0.1, 1.0, 20.0):
             ref = brute_force(p, q, eps, alpha)
-            one = divergence_optimal(p, q, eps, divergence="renyi", alpha=alpha).value
-            many = divergence_optimal_values(p[None], q[None], eps, divergence="renyi", alpha=alpha)[0, 0]
+            one = divergence_optimal(p, q, eps, divergence="renyi", renyi_order=alpha).value
+            many = divergence_optimal_values(p[None], q[None], eps, divergence="renyi", renyi_order=alpha)[0, 0]
             assert close(one, ref), (alpha, trial, eps, one, float(ref))
             assert close(many, ref), (alpha, trial, eps, many, float(ref))

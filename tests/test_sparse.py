@@ -761,3 +761,12 @@ def test_range_defect_on_the_integer_line_holds_few_laws_in_memory():
     for h in (1, 57, 200):            # the same values as the closed form (22), both orders
         assert result.totals[h - 1] == pytest.approx(truncated_additive_defect(
             lambda k: np.exp(-np.abs(k) / 50.0), 5000, 0.5, h).total, rel=1e-12)
+
+
+def test_no_inputs_is_refused_by_name():
+    "A channel or a pure epsilon over an empty list of inputs has no meaning: a ValueError naming `inputs`."
+    mech = sparse_randomized_response(3, 1.0)
+    for call in (lambda: mech.channel([]), lambda: mech.channel(np.zeros((0, 2), dtype=int)),
+                 lambda: mech.pure_epsilon([])):
+        with pytest.raises(ValueError, match="inputs must hold at least one input"):
+            call()

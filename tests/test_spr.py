@@ -9,7 +9,7 @@ from ldpbook.spr import (KOV_MAX_K, binary_mechanism, divergence_optimal, diverg
 from ldpbook import spr as spr_module
 
 DIVERGENCES = [("kl", {}), ("tv", {}), ("chi2", {}), ("hellinger", {}), ("egamma", {"gamma": 1.7}),
-               ("egamma", {"gamma": 0.6}), ("renyi", {"alpha": 0.5}), ("renyi", {"alpha": 2.5})]
+               ("egamma", {"gamma": 0.6}), ("renyi", {"renyi_order": 0.5}), ("renyi", {"renyi_order": 2.5})]
 IDS = [k + "".join(f"-{v}" for v in p.values()) for k, p in DIVERGENCES]
 
 
@@ -316,7 +316,7 @@ def test_bad_ell_and_divergence():
         divergence_optimal(p, q, 1.0, divergence="js")
     with pytest.raises(ValueError, match="gamma"):
         divergence_optimal(p, q, 1.0, divergence="egamma")
-    with pytest.raises(ValueError, match="alpha"):
+    with pytest.raises(ValueError, match="renyi_order"):
         divergence_optimal_values([p], [q], [1.0], divergence="renyi")
     with pytest.raises(TypeError, match="unexpected keyword"):
         divergence_optimal(p, q, 1.0, divergence="kl", gamma=2.0)
@@ -526,11 +526,11 @@ def _same_mechanism(a, b):
 def test_old_names_warn_and_agree_with_the_new_ones():
     from ldpbook.spr import optimal_mechanism, optimal_values
     p, q = np.array([0.5, 0.2, 0.2, 0.1]), np.array([0.1, 0.2, 0.3, 0.4])
-    new = divergence_optimal(p, q, 2.0, divergence="renyi", ell=2, alpha=2.0)
+    new = divergence_optimal(p, q, 2.0, divergence="renyi", ell=2, renyi_order=2.0)
     with pytest.warns(DeprecationWarning, match="ldpbook 0.2.0: optimal_mechanism is deprecated; use divergence_opt"):
-        assert _same_mechanism(optimal_mechanism(p, q, 2.0, divergence="renyi", ell=2, alpha=2.0), new)
+        assert _same_mechanism(optimal_mechanism(p, q, 2.0, divergence="renyi", ell=2, renyi_order=2.0), new)
     with pytest.warns(DeprecationWarning, match="ldpbook") as caught:            # 0.1's positional form
-        assert _same_mechanism(optimal_mechanism(p, q, 2.0, "renyi", 2, alpha=2.0), new)
+        assert _same_mechanism(optimal_mechanism(p, q, 2.0, "renyi", 2, renyi_order=2.0), new)
     assert any("write divergence=..., ell=..." in str(w.message) for w in caught)
     grid = [0.5, 3.0]
     V = divergence_optimal_values(p[None], q[None], grid, divergence="hellinger", ell=2)
@@ -556,8 +556,8 @@ def test_options_passed_by_position_warn_and_agree():
             a = old()
         assert _same_mechanism(a, new())
     with pytest.warns(DeprecationWarning, match="ldpbook"):
-        lp = kov_lp(p, q, 1.0, "renyi", alpha=3.0)
-    assert lp.value == kov_lp(p, q, 1.0, divergence="renyi", alpha=3.0).value
+        lp = kov_lp(p, q, 1.0, "renyi", renyi_order=3.0)
+    assert lp.value == kov_lp(p, q, 1.0, divergence="renyi", renyi_order=3.0).value
     with pytest.warns(DeprecationWarning, match="ldpbook"):
         M = interval_scores(p, q, 1.0, "hellinger")
     assert np.array_equal(M, interval_scores(p, q, 1.0, divergence="hellinger"))

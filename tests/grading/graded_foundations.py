@@ -130,7 +130,7 @@ def mp_divergence(u, v, kind, **params):
         if kind == "egamma":
             return float(sum(max(a - params["gamma"] * b, 0) for a, b in zip(u, v)))
         if kind == "renyi":
-            alpha = mpmath.mpf(params["alpha"])
+            alpha = mpmath.mpf(params["renyi_order"])
             return float(mpmath.log(sum(a ** alpha * b ** (1 - alpha) for a, b in zip(u, v))) / (alpha - 1))
     raise AssertionError(kind)
 
@@ -167,14 +167,14 @@ def test_divergence_kl_tv_chi2_against_mpmath(divergence):
 
 @grades("divergence", hidden=True)
 def test_divergence_with_parameters(divergence):
-    "E_gamma with gamma= and Renyi with alpha=, against 50-digit values."
+    "E_gamma with gamma= and Renyi with renyi_order=, against 50-digit values."
     for u, v in probability_pairs():
         for gamma in (0.5, 1.0, 2.0):
             got = divergence(u, v, kind="egamma", gamma=gamma)
             assert math.isclose(got, mp_divergence(u, v, "egamma", gamma=gamma), rel_tol=1e-9, abs_tol=1e-15)
         for alpha in (0.5, 2.0, 3.0):
-            got = divergence(u, v, kind="renyi", alpha=alpha)
-            assert math.isclose(got, mp_divergence(u, v, "renyi", alpha=alpha), rel_tol=1e-9)
+            got = divergence(u, v, kind="renyi", renyi_order=alpha)
+            assert math.isclose(got, mp_divergence(u, v, "renyi", renyi_order=alpha), rel_tol=1e-9)
 
 
 @grades("divergence")

@@ -119,7 +119,7 @@ def divergence(u, v, kind="kl", **params):
         if kind == "egamma":
             return float(np.maximum(u - params["gamma"] * v, 0).sum())
         if kind == "renyi":
-            a = params["alpha"]
+            a = params["renyi_order"]
             return float(np.log((u ** a * v ** (1 - a)).sum()) / (a - 1))
         if np.any((u > 0) & (v == 0)):
             return float("inf")

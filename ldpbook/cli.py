@@ -211,12 +211,15 @@ def read_vector(spec: str, name: str, column: str | None = None) -> np.ndarray:
 
 # %% ../nbs/91_cli.ipynb #c007-d33d673b
 def _divergence_params(args) -> dict:
-    "The divergence's extra parameter from the command line (gamma for egamma, alpha for renyi)."
+    "The divergence's extra parameter from the command line (gamma for egamma, renyi_order for renyi)."
     params = {}
     if args.gamma is not None:
         params["gamma"] = args.gamma
-    if args.alpha is not None:
-        params["alpha"] = args.alpha
+    order = getattr(args, "renyi_order", None)
+    if order is None:
+        order = args.alpha                        # the old name of the option, in `optimal`
+    if order is not None:
+        params["renyi_order"] = order
     return params
 
 
@@ -351,9 +354,11 @@ def _cell_labels(v: np.ndarray, args, name: str) -> np.ndarray:
         if ((v < 0) | (v >= args.labels) | (v != np.floor(v))).any():
             raise UsageError(f"{name}: with --labels K every value must be a whole number in [0, K)")
         return v.astype(np.int64)
+    if args.bounds is not None:                   # public bounds: the box is binned, points beyond it clipped
+        return bin_samples(v, args.kappa, bounds=args.bounds, clip=True)
     if ((v < 0) | (v > 1)).any():
-        raise UsageError(f"{name}: every point must lie in [0, 1] (rescale the data, or give cell labels "
-                         "with --labels K)")
+        raise UsageError(f"{name}: every point must lie in [0, 1] (give public bounds fixed before seeing the data "
+                         "with --bounds LO,HI, never its own min and max, or cell labels with --labels K)")
     return bin_samples(v, args.kappa)
 
 
@@ -458,7 +463,7 @@ def run_design(args) -> str:
     x1 = _symbols(read_vector(args.x1, "X1", args.column), "X1")
     params = {"gamma": args.gamma} if args.gamma is not None else {}
     if args.renyi_order is not None:
-        params["alpha"] = args.renyi_order
+        params["renyi_order"] = args.renyi_order
     k = args.k if args.k is not None else int(max(x0.max(), x1.max())) + 1
     design = certified_design(x0, x1, args.eps, k=k, level=args.alpha, power=1 - args.beta,
                               confidence=args.confidence, design_fraction=args.design_fraction,
@@ -833,7 +838,8 @@ def _optimal_parser(sub) -> None:
     opt.add_argument("--eps", required=True, type=_number, help="privacy level eps >= 0 (inf allowed)")
     opt.add_argument("--divergence", default="kl", help="tv, kl, chi2, hellinger, egamma, renyi (default kl)")
     opt.add_argument("--gamma", type=_number, default=None, help="gamma for --divergence egamma")
-    opt.add_argument("--alpha", type=_number, default=None, help="alpha for --divergence renyi")
+    opt.add_argument("--renyi-order", type=_number, default=None, help="the order for --divergence renyi")
+    opt.add_argument("--alpha", type=_number, default=None, help="the order's old name (deprecated: --renyi-order)")
     opt.add_argument("--ell", type=_count(1, 2**31), default=None, help="output budget 1 <= ell <= k (default: none)")
     opt.add_argument("--max-symbols", type=_count(1, 2**31), default=MAX_OPTIMAL_SYMBOLS, metavar="K",
                      help=f"refuse alphabets larger than K (default {MAX_OPTIMAL_SYMBOLS:.0e}, about half a minute; "
@@ -846,6 +852,18 @@ def _optimal_parser(sub) -> None:
     opt.set_defaults(run=run_optimal)
 
 # %% ../nbs/91_cli.ipynb #c134-build-parser-2
+def _bounds(text: str) -> tuple:
+    "LO,HI for --bounds: two finite numbers with LO < HI."
+    parts = text.split(",")
+    try:
+        lo, hi = (float(part) for part in parts) if len(parts) == 2 else (math.nan, math.nan)
+    except ValueError:
+        lo = hi = math.nan
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+        raise argparse.ArgumentTypeError("expected two finite numbers LO,HI with LO < HI")
+    return lo, hi
+
+
 COLUMN_HELP = ("the column of a CSV table holding the data: its header name, or its number counted from 1 "
                "(default: the file holds one column or one row)")
 SEED_HELP = ("fix the test's randomness, for reproducible research runs on non-private data only: with a known seed "
@@ -870,6 +888,9 @@ def _closeness_parser(sub) -> None:
     clo.add_argument("--alpha", type=_number, default=0.05, help="level in (0, 1), at least 1/(B+1) (default 0.05)")
     clo.add_argument("--seed", type=_count(0, 2**128, "2^128"), default=None, help=SEED_HELP)
     clo.add_argument("--column", default=None, help=COLUMN_HELP)
+    clo.add_argument("--bounds", type=_bounds, default=None, metavar="LO,HI",
+                     help="public bounds of the data, fixed before seeing it (an instrument's range, never the "
+                          "data's own min and max): [LO, HI] is binned and points beyond it are clipped")
     add_output_options(clo, default="text")
     clo.set_defaults(run=run_closeness)
 

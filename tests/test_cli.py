@@ -708,3 +708,24 @@ def test_closeness_and_optimal_answer_in_json_and_to_a_file(forked, table, tmp_p
     missing = forked("closeness", table, table, "--eps", "1", "--labels", "4", "--column", "visits",
                      "--out", tmp_path / "no" / "such" / "r.json")
     assert_one_line_error(missing, "closeness")
+
+
+def test_closeness_bins_data_on_public_bounds_and_says_so_when_they_are_missing(forked, tmp_path):
+    ages = tmp_path / "ages.csv"
+    ages.write_text("age\n" + "\n".join(map(str, [23, 45, 67, 89, 12, 34, 56, 78, 101, -3])) + "\n")
+    done = forked("closeness", ages, ages, "--eps", "1", "--bounds", "0,100", "--kappa", "4", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["n_x"] == 10                      # 101 and -3 are clipped, not dropped
+    missing = forked("closeness", ages, ages, "--eps", "1")
+    assert_one_line_error(missing, "closeness", secrets=("101", "-3"))
+    assert "--bounds LO,HI, never its own min and max" in missing.stderr and "rescale" not in missing.stderr
+    for bad in ("5,1", "0", "0,inf", "a,b"):
+        assert_one_line_error(forked("closeness", ages, ages, "--eps", "1", "--bounds", bad), "closeness")
+
+
+def test_the_renyi_order_has_its_own_option_and_the_old_one_still_works(forked):
+    new = forked("optimal", "--p", "0.5,0.3,0.2", "--q", "0.2,0.3,0.5", "--eps", "1", "--divergence", "renyi",
+                 "--renyi-order", "2")
+    old = forked("optimal", "--p", "0.5,0.3,0.2", "--q", "0.2,0.3,0.5", "--eps", "1", "--divergence", "renyi",
+                 "--alpha", "2")
+    assert new.returncode == old.returncode == 0 and new.stdout == old.stdout and new.stderr == old.stderr == ""

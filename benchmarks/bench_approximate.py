@@ -14,27 +14,12 @@ Times are CPU seconds per call (time.process_time, best of a few repeats); the L
 contender's (relative difference printed).
 """
 import argparse
-import time
 
 import numpy as np
 from scipy.optimize import linprog
 
 from ldpbook.approximate import divergence_optimal
-
-
-def cpu_per_call(fn, min_time=0.2, repeats=3):
-    "Best-of-`repeats` CPU seconds per call, each repeat looping until `min_time` CPU seconds have passed."
-    best = np.inf
-    for _ in range(repeats):
-        n, start = 0, time.process_time()
-        while True:
-            out = fn()
-            n += 1
-            spent = time.process_time() - start
-            if spent >= min_time:
-                break
-        best = min(best, spent / n)
-    return best, out
+from timing import cpu_per_call
 
 
 def tv_lp(p, q, eps, delta):

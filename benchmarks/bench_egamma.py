@@ -13,28 +13,13 @@ Times are CPU seconds per call (time.process_time, best of a few repeats), less 
 shared machine; every baseline's value is checked against the closed form (relative difference printed).
 """
 import argparse
-import time
 
 import numpy as np
 
 from ldpbook.egamma import egamma_closed_form, egamma_lp, egamma_optimal
 from ldpbook.foundations import divergence
 from ldpbook.spr import kov_lp, divergence_optimal
-
-
-def cpu_per_call(fn, min_time=0.2, repeats=3):
-    "Best-of-`repeats` CPU seconds per call, each repeat looping until `min_time` CPU seconds have passed."
-    best = np.inf
-    for _ in range(repeats):
-        n, start = 0, time.process_time()
-        while True:
-            out = fn()
-            n += 1
-            spent = time.process_time() - start
-            if spent >= min_time:
-                break
-        best = min(best, spent / n)
-    return best, out
+from timing import cpu_per_call
 
 
 def instance(k, seed):

@@ -6,7 +6,7 @@ thread, a thread pool, `re.compile`, `functools` and `itertools`, numpy's whole 
 time, brute force through the functions the release gives (`spr_mechanism`, `sort_by_likelihood_ratio`,
 `randomized_response`), a different algorithm (every set partition, not only the contiguous ones; cut positions
 as bit masks), files in /tmp. Used by tests/test_grading_honest.py (full marks, and `check` agrees with the course)
-and by tests/test_grading_batch.py (the 100-submission batch).
+and by tests/grading_batch.py (the 100-submission batch).
 """
 import textwrap
 

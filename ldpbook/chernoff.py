@@ -973,3 +973,7 @@ def bayes_error(u: ArrayLike, v: ArrayLike, n: int, *, reps: int = 4000,
     log_error = math.log(0.5) + n * _log_affinity(pair, info.lam) + math.log(mean)
     return BayesErrorEstimate(log_error=log_error, exponent=-log_error / n,
                               relative_se=float(weights.std(ddof=1) / (mean * math.sqrt(reps))))
+
+# %% ../nbs/06_chernoff.ipynb #hint-keywords-end
+from ldpbook.foundations import _hint_keywords
+_hint_keywords(globals())          # last in the module: a misspelled keyword names its correction

@@ -1315,3 +1315,7 @@ def _cell_values_fast(u: np.ndarray, v: np.ndarray, n_x: int, n_y: int) -> np.nd
 
 
 _occupied_counts, _cell_values = _occupied_counts_fast, _cell_values_fast
+
+# %% ../nbs/04_closeness.ipynb #hint-keywords-end
+from ldpbook.foundations import _hint_keywords
+_hint_keywords(globals())          # last in the module: a misspelled keyword names its correction

@@ -609,3 +609,7 @@ def lr_distance_optimal(p: ArrayLike, q: ArrayLike, eps: float, *, r: float = 2.
 
 # %% ../nbs/02_egamma.ipynb #ef1a6e3a
 lr_distance_bound = renamed(moved_to_keywords("r")(lr_distance_optimal), "lr_distance_bound")
+
+# %% ../nbs/02_egamma.ipynb #hint-keywords-end
+from ldpbook.foundations import _hint_keywords
+_hint_keywords(globals())          # last in the module: a misspelled keyword names its correction

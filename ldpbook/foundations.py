@@ -413,6 +413,7 @@ def renamed_keywords(since: str = "0.3.0", **old_to_new: str) -> Callable:
                                   DeprecationWarning, stacklevel=2)
                     kwargs[new] = kwargs.pop(old)
             return func(*args, **kwargs)
+        wrapper._old_keywords = frozenset(old_to_new)      # still accepted: see `_hint_keywords`
         return wrapper
     return decorate
 
@@ -433,6 +434,46 @@ def _outside_stacklevel() -> int:
     while frame is not None and frame.f_globals.get("__name__", "").startswith("ldpbook."):
         frame, level = frame.f_back, level + 1
     return level
+
+# %% ../nbs/00_foundations.ipynb #hint-keywords
+def _hint_keywords(namespace: dict) -> None:
+    """Wrap, in place, the public functions and methods of the module whose globals are `namespace` so that an unknown
+    keyword raises a TypeError naming it and the closest parameter of the function."""
+    home = namespace["__name__"]
+    for name, obj in list(namespace.items()):
+        if name.startswith("_") or getattr(obj, "__module__", None) != home:
+            continue
+        if inspect.isfunction(obj):
+            namespace[name] = _with_keyword_hint(obj)
+        elif inspect.isclass(obj):
+            for attr, member in list(vars(obj).items()):
+                if attr.startswith("_"):
+                    continue
+                if inspect.isfunction(member):
+                    setattr(obj, attr, _with_keyword_hint(member))
+                elif isinstance(member, (classmethod, staticmethod)):
+                    setattr(obj, attr, type(member)(_with_keyword_hint(member.__func__)))
+
+
+def _with_keyword_hint(func: Callable) -> Callable:
+    "`func`, checking the names of its keyword arguments first (unchanged if it takes `**kwargs` or is wrapped already)."
+    params = inspect.signature(func).parameters.values()
+    if getattr(func, "_keyword_hint", False) or any(p.kind is p.VAR_KEYWORD for p in params):
+        return func
+    named = frozenset(p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
+    accepted = named | getattr(func, "_old_keywords", frozenset())
+
+    @functools.wraps(func)
+    def checked(*args, **kwargs):
+        if kwargs and not accepted.issuperset(kwargs):
+            parts = []
+            for bad in sorted(set(kwargs) - accepted):
+                close = difflib.get_close_matches(bad, sorted(named), n=1, cutoff=0.6)
+                parts.append(repr(bad[:40]) + (f" (did you mean {close[0]!r}?)" if close else ""))
+            raise TypeError(f"{func.__qualname__}() got an unexpected keyword argument {', '.join(parts)}")
+        return func(*args, **kwargs)
+    checked._keyword_hint = True
+    return checked
 
 # %% ../nbs/00_foundations.ipynb #exact-ratio
 def _log_ratio(u: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -1540,3 +1581,6 @@ def load_mechanism(text: str | bytes) -> object:
     if not _is_mechanism(result):
         raise TypeError(f"text holds a {type(result).__name__}, not a mechanism (no channel)")
     return result
+
+# %% ../nbs/00_foundations.ipynb #hint-keywords-end
+_hint_keywords(globals())          # last in the module: a misspelled keyword names its correction

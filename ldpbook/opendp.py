@@ -134,3 +134,7 @@ def survey_questions(mechanisms: Sequence, *, rng: np.random.Generator | int | N
             stability_map=lambda d_in: check_int(d_in, "d_in"))
         questions.append(answer >> mechanism_measurement(mechanism, rng=fixed))
     return tuple(questions)
+
+# %% ../nbs/94_opendp.ipynb #hint-keywords-end
+from ldpbook.foundations import _hint_keywords
+_hint_keywords(globals())          # last in the module: a misspelled keyword names its correction

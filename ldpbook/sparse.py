@@ -1062,3 +1062,7 @@ def table_one(radii: Iterable[int] = range(0, 12), *, eps: float = 1.0, H: int =
     rr = sweep_radius(lambda t: sparse_randomized_response(t, eps), radii, eps, H)
     sk = sweep_radius(lambda r: truncated_skellam(mu, r), radii, eps, H)
     return rr, sk
+
+# %% ../nbs/03_sparse_kernels.ipynb #hint-keywords-end
+from ldpbook.foundations import _hint_keywords
+_hint_keywords(globals())          # last in the module: a misspelled keyword names its correction

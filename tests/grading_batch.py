@@ -137,3 +137,10 @@ if __name__ == "__main__":
         print(os.getloadavg(), result["times"])
         print(result["scores2"].stderr)
         print("scores equal with --jobs 1 and 2:", result["scores2"].stdout == result["scores1"].stdout)
+        for check in (test_the_batch_is_graded_fed_back_and_exported_within_budget, test_scores_do_not_depend_on_jobs,
+                      test_honest_submissions_earn_every_point_and_the_others_do_not):
+            try:
+                check(result)
+                print("PASS", check.__name__)
+            except AssertionError as failure:
+                print("FAIL", check.__name__, str(failure)[:300])

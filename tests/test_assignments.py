@@ -236,6 +236,8 @@ def test_make_errors_are_one_line_with_exit_code_2(tmp_path, capsys, tests_file)
     a_file.write_text("")
     for args, word in [(("--functions", " , "), "functions"), (("--functions", "spr_channel", "--name", "a b"), "name"),
                        (("--functions", "spr_channel", "--timeout", "0"), "timeout"),
+                       (("--functions", "spr_channel", "--budget", "-5"), "budget"),
+                       (("--functions", "spr_channel", "--budget", "inf"), "budget"),
                        (("--functions", "spr_channel", "--tests", tmp_path / "none.py"), "none.py")]:
         run = command(capsys, "make", CHAPTER1, "--course", tmp_path / "c", *args)
         assert run.returncode == 2 and word in run.stderr and run.stderr.count("\n") == 1, (args, run.stderr)

@@ -10,6 +10,7 @@ import difflib
 import importlib
 import importlib.util
 import json
+import marshal
 import os
 import re
 import shutil
@@ -631,8 +632,9 @@ def _runnable(source: str) -> str:
 def student_code(repaired) -> tuple[str, dict]:
     """The code that grading runs in the student's process: the solution cells, the cells the student added and
     the given cells of the (repaired) notebook, in order, each run on its own so that an error in one cell leaves
-    the others' definitions in place (with postponed annotations, as the chapters' modules have). Returns the
-    code and, by solution `grade_id`, the syntax errors found."""
+    the others' definitions in place (with postponed annotations, as the chapters' modules have). Each cell goes
+    compiled here (marshal), so that the child of each test need not compile it again; a cell with a syntax error
+    goes as source, to fail there. Returns the code and, by solution `grade_id`, the syntax errors found."""
     cells, errors = [], {}
     for index, cell in enumerate(repaired.cells):
         meta = _meta(cell)
@@ -642,14 +644,16 @@ def student_code(repaired) -> tuple[str, dict]:
         label = meta.get("grade_id", f"added cell {index}")
         source = _runnable(cell.source)
         try:
-            compile(source, label, "exec", __future__.annotations.compiler_flag)
+            compiled = marshal.dumps(compile(source, label, "exec", __future__.annotations.compiler_flag,
+                                             dont_inherit=True, optimize=0))
         except SyntaxError as err:
-            errors[label] = f"SyntaxError in {label} (line {err.lineno}): {err.msg}"
-        cells.append((label, source))
-    code = ("import __future__\n"
-            f"for _cell, _source in {cells!r}:\n"
+            errors[label], compiled = f"SyntaxError in {label} (line {err.lineno}): {err.msg}", None
+        cells.append((label, source, compiled))
+    code = ("import __future__, marshal as _marshal\n"
+            f"for _cell, _source, _compiled in {cells!r}:\n"
             "    try:\n"
-            "        exec(compile(_source, _cell, 'exec', __future__.annotations.compiler_flag), globals())\n"
+            "        exec(_marshal.loads(_compiled) if _compiled else\n"
+            "             compile(_source, _cell, 'exec', __future__.annotations.compiler_flag), globals())\n"
             "    except BaseException as _error:\n"
             "        print(f'{_cell}: {type(_error).__name__}: {_error}')\n")
     return code, errors

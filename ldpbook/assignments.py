@@ -10,6 +10,7 @@ import difflib
 import importlib
 import importlib.util
 import json
+import marshal
 import os
 import re
 import shutil
@@ -426,11 +427,18 @@ def chapter_cells(nb, stubbed, with_checks: bool = False) -> list:
     return cells
 
 # %% ../nbs/90_assignments.ipynb #74984e8b
+def _default_budget(timeout: float, functions) -> float:
+    "The default time budget of a submission: three timeouts for each assigned function."
+    return 3.0 * timeout * len(functions)
+
+
 def instructions(name: str, chapter: str, module: str, plan: dict, given: dict, points: dict, timeout: float,
-                 hidden: int, withheld=()) -> str:
+                 hidden: int, withheld=(), budget: float | None = None) -> str:
     "The instructions cell: what to write, what is given, how it is graded and how to check it."
     rows = "\n".join(f"| `{f}` | {', '.join(f'`{h}`' for h in plan[f]) or '—'} | "
                      f"{', '.join(f'`{h}`' for h in given[f]) or '—'} | {points[f]} |" for f in plan)
+    share = (f", and each function {budget / len(plan):g} s in all (its calls, and loading your code before each "
+             f"of its tests)") if budget else ""
     kept = (f"Withheld, since they would answer the assignment (their bodies are removed too; write them or do "
             f"without them): {', '.join(f'`{w}`' for w in withheld)}.\n\n") if withheld else ""
     return textwrap.dedent(f"""\
@@ -447,8 +455,8 @@ def instructions(name: str, chapter: str, module: str, plan: dict, given: dict, 
         {{kept}}**Grading.** Your solution cells, with the given code of the course's copy (editing the given
         code changes nothing), run in a separate process in which `ldpbook.{module}` cannot be imported; the tests
         under *Graded tests* run in the grader and call your functions there, each test one function. {hidden} of
-        the tests are hidden: they run only when the course grades. A call may take at most {timeout:g} s. A
-        function that crashes, hangs or is missing scores zero and costs no other function its points.
+        the tests are hidden: they run only when the course grades. A call may take at most {timeout:g} s{share}.
+        A function that crashes, hangs or is missing scores zero and costs no other function its points.
 
         **Check your work** before you submit: `python -m ldpbook.assignments check {chapter}.ipynb` runs the
         visible tests on your code the same way and prints a table per function (exit code 0 when all pass).
@@ -501,7 +509,7 @@ def _store_tests(test_file: Path, course: Path, name: str, manifest: dict) -> Pa
 
 # %% ../nbs/90_assignments.ipynb #c008-fe448c5f
 def make_assignment(notebook, functions, course, *, name=None, hidden_tests=False, with_checks=False,
-                    timeout=10.0, tests=None, give=()) -> Path:
+                    timeout=10.0, budget=None, tests=None, give=()) -> Path:
     """Write an nbgrader source assignment made from a chapter into `course/source/<name>/`.
 
     Each function in `functions` (and each private helper only it uses) keeps its signature and docstring, with
@@ -510,7 +518,9 @@ def make_assignment(notebook, functions, course, *, name=None, hidden_tests=Fals
     *Graded tests* section holds one graded cell per test of `tests` (default: the project's
     `tests/grading/graded_<module>.py`), hidden ones only with `hidden_tests`. Refuses a visible test whose helpers
     compute an assigned function (`answering_helpers`) unless named in `give`. The test file goes to
-    `course/source/.grading/<name>/`. Returns the source notebook's path.
+    `course/source/.grading/<name>/`. A call may take `timeout` seconds and a submission's code `budget` seconds
+    in all, an equal share per function (default: `_default_budget`, three timeouts per function). Returns the
+    source notebook's path.
     """
     notebook, course = Path(notebook), _course_folder(course, create=True)
     if not notebook.is_file():
@@ -521,6 +531,7 @@ def make_assignment(notebook, functions, course, *, name=None, hidden_tests=Fals
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_\-]*", name):
         raise ValueError("name: use letters, digits, '_' and '-' only (it becomes a folder and a gradebook key)")
     timeout = _positive_number(timeout, "timeout")
+    budget = _default_budget(timeout, wanted) if budget is None else _positive_number(budget, "budget")
     test_file = Path(tests) if tests is not None else chapter_tests(_find_repo(notebook.parent), module)
     graded = [t for t in graded_tests(test_file, wanted) if hidden_tests or not t.hidden]
     untested = [f for f in wanted if not any(t.function == f for t in graded)]
@@ -546,7 +557,7 @@ def make_assignment(notebook, functions, course, *, name=None, hidden_tests=Fals
     course.mkdir(parents=True, exist_ok=True)
     write_config(course)
     head = nbformat.v4.new_markdown_cell(instructions(name, notebook.stem, module, plan, given, points, timeout,
-                                                      sum(t.hidden for t in graded), withheld))
+                                                      sum(t.hidden for t in graded), withheld, budget))
     head.metadata.update(_nbgrader_metadata("instructions", locked=True))
     setup_cell = nbformat.v4.new_code_cell(_SETUP_HEAD + "\n" + setup)
     setup_cell.metadata.update(_nbgrader_metadata("tests-setup", locked=True))
@@ -559,7 +570,7 @@ def make_assignment(notebook, functions, course, *, name=None, hidden_tests=Fals
     _store_tests(test_file, course, name, {"notebook": notebook.stem, "module": module, "functions": wanted,
                                            "helpers": plan, "withheld": withheld, "given_on_purpose": give,
                                            "tests": test_file.name, "hidden_tests": bool(hidden_tests),
-                                           "timeout": timeout})
+                                           "timeout": timeout, "budget": budget})
     return folder / notebook.name
 
 
@@ -621,8 +632,9 @@ def _runnable(source: str) -> str:
 def student_code(repaired) -> tuple[str, dict]:
     """The code that grading runs in the student's process: the solution cells, the cells the student added and
     the given cells of the (repaired) notebook, in order, each run on its own so that an error in one cell leaves
-    the others' definitions in place (with postponed annotations, as the chapters' modules have). Returns the
-    code and, by solution `grade_id`, the syntax errors found."""
+    the others' definitions in place (with postponed annotations, as the chapters' modules have). Each cell goes
+    compiled here (marshal), so that the child of each test need not compile it again; a cell with a syntax error
+    goes as source, to fail there. Returns the code and, by solution `grade_id`, the syntax errors found."""
     cells, errors = [], {}
     for index, cell in enumerate(repaired.cells):
         meta = _meta(cell)
@@ -632,14 +644,16 @@ def student_code(repaired) -> tuple[str, dict]:
         label = meta.get("grade_id", f"added cell {index}")
         source = _runnable(cell.source)
         try:
-            compile(source, label, "exec", __future__.annotations.compiler_flag)
+            compiled = marshal.dumps(compile(source, label, "exec", __future__.annotations.compiler_flag,
+                                             dont_inherit=True, optimize=0))
         except SyntaxError as err:
-            errors[label] = f"SyntaxError in {label} (line {err.lineno}): {err.msg}"
-        cells.append((label, source))
-    code = ("import __future__\n"
-            f"for _cell, _source in {cells!r}:\n"
+            errors[label], compiled = f"SyntaxError in {label} (line {err.lineno}): {err.msg}", None
+        cells.append((label, source, compiled))
+    code = ("import __future__, marshal as _marshal\n"
+            f"for _cell, _source, _compiled in {cells!r}:\n"
             "    try:\n"
-            "        exec(compile(_source, _cell, 'exec', __future__.annotations.compiler_flag), globals())\n"
+            "        exec(_marshal.loads(_compiled) if _compiled else\n"
+            "             compile(_source, _cell, 'exec', __future__.annotations.compiler_flag), globals())\n"
             "    except BaseException as _error:\n"
             "        print(f'{_cell}: {type(_error).__name__}: {_error}')\n")
     return code, errors
@@ -716,7 +730,8 @@ def grade_notebook(course, assignment: str, student: str, manifest: dict) -> dic
             with warnings.catch_warnings():          # a grader without the sandbox is said in `scores`, once
                 warnings.simplefilter("ignore")
                 outcomes = run_graded(store / manifest["tests"], code, functions, blocked=blocked,
-                                      hidden_paths=_hidden_paths(course), timeout=manifest["timeout"])
+                                      hidden_paths=_hidden_paths(course), timeout=manifest["timeout"],
+                                      budget=manifest.get("budget"))
         except Exception as err:                 # the harness itself failed: nothing passes, and the reason says why
             failure = f"the grader failed: {type(err).__name__}: {err}"
     found = {(o.function, o.name): o for o in outcomes}
@@ -1068,13 +1083,14 @@ class CheckRow:
 EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_ERROR = 0, 1, 2, 3
 
 # %% ../nbs/90_assignments.ipynb #6de791f2
-def check(notebook, timeout: float = 10.0) -> list[CheckRow]:
+def check(notebook, timeout: float = 10.0, budget: float | None = None) -> list[CheckRow]:
     """Grade a student's own notebook as the course grades it, on its visible tests: its solution, added and given
     cells run in a separate process where the assigned functions' modules cannot be imported, and the visible
     tests (the graded cells' code, with the set-up cell above them) call its functions from here.
 
-    Returns one row per function (PASS if all its visible tests pass, else FAIL with the first failure) and one
-    ERROR row per cell that does not compile."""
+    A call may take `timeout` seconds and the code `budget` seconds in all, an equal share per function, as at
+    grading (default: `_default_budget`). Returns one row per function (PASS if all its visible tests pass, else
+    FAIL with the first failure) and one ERROR row per cell that does not compile."""
     import tempfile
     notebook = Path(notebook)
     nb = nbformat.read(notebook, as_version=4)
@@ -1084,13 +1100,15 @@ def check(notebook, timeout: float = 10.0) -> list[CheckRow]:
     if not tests:
         raise ValueError(f"notebook: {notebook.name} has no visible graded tests (is it an assignment?)")
     functions = sorted({_meta(c)["grade_id"].split("-", 1)[0] for c in tests})
+    budget = _default_budget(timeout, functions) if budget is None else _positive_number(budget, "budget")
     code, syntax = student_code(nb)
     with tempfile.TemporaryDirectory() as folder:
         test_file = Path(folder) / "visible_tests.py"
         test_file.write_text("\n\n\n".join([setup, *(c.source for c in tests)]) + "\n")
         with warnings.catch_warnings():          # a student's own machine need not have the sandbox
             warnings.simplefilter("ignore")
-            outcomes = run_graded(test_file, code, functions, blocked=blocked_modules(functions), timeout=timeout)
+            outcomes = run_graded(test_file, code, functions, blocked=blocked_modules(functions), timeout=timeout,
+                                  budget=budget)
     rows = []
     for function in functions:
         mine = [o for o in outcomes if o.function == function]
@@ -1139,6 +1157,9 @@ def main(argv=None) -> int:
                                                  "though they compute what an assigned function computes")
     make.add_argument("--tests", default=None, help="the graded test file (default: tests/grading/graded_<module>.py)")
     make.add_argument("--timeout", type=float, default=10.0, help="seconds per call of a student's function")
+    make.add_argument("--budget", type=float, default=None,
+                      help="seconds of a submission's code in all, shared equally by the functions "
+                           "(default: three timeouts per function)")
     grade = sub.add_parser("autograde", help="grade every submission with the harness, into nbgrader's gradebook")
     grade.add_argument("name", help="the assignment name")
     grade.add_argument("--course", required=True, help="the nbgrader course folder")
@@ -1157,6 +1178,7 @@ def main(argv=None) -> int:
     chk = sub.add_parser("check", help="run the visible tests on your notebook as the grader would")
     chk.add_argument("notebook", help="the assignment notebook")
     chk.add_argument("--timeout", type=float, default=10.0, help="seconds per call (default 10)")
+    chk.add_argument("--budget", type=float, default=None, help="seconds in all (default: 3 timeouts per function)")
     args = parser.parse_args(argv)
     try:
         return _COMMANDS[args.command](args)
@@ -1168,7 +1190,7 @@ def main(argv=None) -> int:
 def _make_command(args) -> int:
     target = make_assignment(args.chapter, args.functions, args.course, name=args.name, give=args.give,
                              hidden_tests=args.hidden_tests, with_checks=args.with_checks, timeout=args.timeout,
-                             tests=args.tests)
+                             budget=args.budget, tests=args.tests)
     manifest = json.loads((Path(args.course) / "source" / GRADING / target.parent.name /
                            f"{target.stem}.json").read_text())
     if manifest["withheld"]:
@@ -1230,7 +1252,7 @@ def _check_command(args) -> int:
         nbformat.read(path, as_version=4)
     except Exception as err:                      # not JSON, not a notebook
         raise ValueError(f"notebook: {path} is not a readable notebook ({type(err).__name__})") from None
-    rows = check(path, timeout=args.timeout)
+    rows = check(path, timeout=args.timeout, budget=args.budget)
     print(check_table(path.name, rows))
     return check_exit_code(rows)
 

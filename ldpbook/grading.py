@@ -10,6 +10,7 @@ import glob
 import importlib.util
 import inspect
 import json
+import math
 import os
 import re
 import reprlib
@@ -661,6 +662,18 @@ def _how_it_ended(pid: int) -> str:
     return "closed its pipe"
 
 
+def _call_message(function: str, args: tuple, kwargs: dict) -> dict:
+    "The request to call `function` (TypeError if an argument cannot be sent)."
+    room = [LIMITS["items"], LIMITS["bytes"] // 2]
+    try:
+        message = {"call": function, "args": _encode(list(args), room),
+                   "kwargs": _encode(dict(kwargs), room)}
+    except TransportError as error:
+        why = f"an argument for {function} cannot be sent: {error}"
+        raise TypeError(why) from None
+    return message | {"nonce": secrets.token_hex(16)}
+
+
 def _well_formed(reply: dict, nonce: str) -> bool:
     "A reply to the request with this token, of one of the known kinds."
     keys = set(reply) - {"nonce"}
@@ -752,9 +765,10 @@ def _kill(process: subprocess.Popen, uid: int | None = None) -> None:
 class _Child:
     "The grader's end of one student process, started for one test, killed after."
 
-    def __init__(self, box: _Box, config: dict, timeout: float, zygote=None):
+    def __init__(self, box: _Box, config: dict, budget: _Budget, zygote=None):
         "A fresh interpreter, or a fork of `zygote` (else `_ZygoteLost`)."
-        self.timeout, self.failure, self.zygote, self.ended = timeout, "", zygote, ""
+        self.budget, self.failure, self.zygote, self.ended = budget, "", zygote, ""
+        self.function = config["functions"][0]
         nonce, self.process, self.scratch = secrets.token_hex(16), None, None
         if zygote is not None:
             self.requests, self.replies, output = zygote.fork(config, nonce)
@@ -765,39 +779,34 @@ class _Child:
         os.set_blocking(self.requests, False)
         self.sink = _Sink(output)
         if zygote is None:
-            self._exchange(None, _STARTUP, "the start")
-            self.loaded = self._exchange(dict(config, nonce=nonce), timeout, "loading")
+            self._exchange(None, "the start")
+            self.loaded = self._exchange(dict(config, nonce=nonce), "loading")
         else:
-            self.loaded = self._exchange(None, timeout, "loading", nonce)
+            self.loaded = self._exchange(None, "loading", nonce)
 
     def call(self, function: str, args: tuple, kwargs: dict) -> dict:
         "The child's reply to one call: {'value': node}, {'raised': [type, text]}."
         if self.failure:
             raise SubmissionFailure(self.failure)
-        budget = [LIMITS["items"], LIMITS["bytes"] // 2]
-        try:
-            message = {"call": function, "args": _encode(list(args), budget),
-                       "kwargs": _encode(dict(kwargs), budget)}
-        except TransportError as error:
-            why = f"an argument for {function} cannot be sent: {error}"
-            raise TypeError(why) from None
-        message["nonce"] = secrets.token_hex(16)
-        return self._exchange(message, self.timeout, "the call")
+        return self._exchange(_call_message(function, args, kwargs), "the call")
 
-    def _exchange(self, message: dict, seconds: float, what: str,
-                  nonce: str = "") -> dict:
-        deadline = time.monotonic() + seconds
+    def _exchange(self, message: dict, what: str, nonce: str = "") -> dict:
+        "The reply to `message`, within the time `what` may take (`_Budget.allow`)."
+        seconds, late = self.budget.allow(self.function, what)
+        start = time.monotonic()
         try:
             if message is not None:
-                _send(self.requests, message, deadline)
-            reply = _receive(self.replies, deadline)
+                _send(self.requests, message, start + seconds)
+            reply = _receive(self.replies, start + seconds)
         except TimeoutError:
-            self.fail(f"{what} did not finish within {seconds:g} s (timeout)")
+            self.fail(late)
         except (EOFError, OSError):
             self.fail(f"the submission's process {self._how_it_ended()} during {what}")
         except (TransportError, ValueError, RecursionError, MemoryError):
             self.fail(f"the submission's process sent a malformed message during "
                       f"{what}")
+        finally:
+            self.budget.spend(self.function, what, time.monotonic() - start)
         if not _well_formed(reply, message["nonce"] if message else nonce):
             self.fail(f"the submission's process sent a forged reply during {what}")
         return reply
@@ -889,11 +898,19 @@ def _short(value) -> str:
 _NOT_PRELOADED = frozenset({"antigravity", "this", "__hello__", "__phello__"})
 
 
-def _imports(tree: ast.AST, depth: int = 0) -> set:
-    """The absolute imports in `tree` (`import a.b`, `from a import b`: a, a.b), also
-    in code that it keeps in string literals to execute (as a notebook's cells)."""
-    names = set()
-    for node in ast.walk(tree):
+def _imports(tree: ast.AST, functions=(), depth: int = 0) -> set:
+    """The absolute imports that loading `tree` runs (`import a.b`, `from a import b`:
+    a, a.b), and those in the bodies of `functions` (the graded ones, which every
+    test calls); also in code that it keeps in string literals to execute (as a
+    notebook's cells). Other functions import what they need when they are called."""
+    names, todo = set(), [(tree, False)]
+    while todo:
+        node, called = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            called = called or getattr(node, "name", None) in functions
+            if not called:
+                continue
+        todo.extend((child, called) for child in ast.iter_child_nodes(node))
         if isinstance(node, ast.Import):
             names |= {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
@@ -901,16 +918,17 @@ def _imports(tree: ast.AST, depth: int = 0) -> set:
         elif depth < 2 and isinstance(node, ast.Constant) and \
                 type(node.value) is str and "import" in node.value:
             try:
-                names |= _imports(_parse(node.value), depth + 1)
+                names |= _imports(_parse(node.value), functions, depth + 1)
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 pass
     return names
 
 
-def _preload(code: str) -> list:
-    "Import the modules that `code` names, once, in the zygote; errors are ignored."
+def _preload(code: str, functions=()) -> list:
+    """Import the modules that loading `code` or calling `functions` imports (`_imports`),
+    once, in the zygote; errors are ignored."""
     try:
-        names = _imports(_parse(code))
+        names = _imports(_parse(code), functions)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
     imported = []
@@ -929,7 +947,7 @@ def _zygote_main(channel: int, config: dict) -> None:
     """Import what the code needs and compile it, then fork a child per test. Runs
     none of the student's code, and only alone in a PID namespace of its own."""
     alone = _processes() == []
-    imported = _preload(config["code"]) if alone else []
+    imported = _preload(config["code"], config["functions"]) if alone else []
     try:
         code = compile(config["code"], "<submission>", "exec")
     except BaseException as error:
@@ -1225,6 +1243,34 @@ class _Zygote:
         shutil.rmtree(self.scratch, ignore_errors=True)
 
 
+# %% ../nbs/93_grading.ipynb #grading-budget
+class _Budget:
+    """The time a submission's code may take: `timeout` seconds for each loading and
+    call, and `seconds` in all (None: no bound), in equal shares for the graded
+    `functions`; the loadings and calls of a function's tests draw on its share."""
+
+    def __init__(self, timeout: float, seconds: float | None, functions):
+        self.timeout, self.seconds = timeout, seconds
+        self.share = math.inf if seconds is None else seconds / len(functions)
+        self.left = dict.fromkeys(functions, self.share)
+
+    def allow(self, function: str, what: str) -> tuple:
+        "(the seconds `what` of `function` may take, the reason if it takes longer)"
+        if what == "the start":          # the interpreter's, not the code's time
+            return _STARTUP, f"the start did not finish within {_STARTUP:g} s (timeout)"
+        if self.left[function] >= self.timeout:
+            late = f"{what} did not finish within {self.timeout:g} s (timeout)"
+            return self.timeout, late
+        return max(self.left[function], 0.0), f"{what} ran out of {self.share_of(function)}"
+
+    def spend(self, function: str, what: str, seconds: float) -> None:
+        if what != "the start":
+            self.left[function] -= seconds
+
+    def share_of(self, function: str) -> str:
+        return (f"{function}'s share of the time budget ({self.share:.3g} s of the "
+                f"submission's {self.seconds:g} s)")
+
 # %% ../nbs/93_grading.ipynb #grading-import-tests
 _IMPORT_LOCK, _PROFILE_LOCK = threading.Lock(), threading.Lock()
 _PROFILE_USERS = [0, None]     # runs under the grading profile; the profile before
@@ -1307,7 +1353,7 @@ def _graded_tests(module: types.ModuleType, functions) -> list:
     return [test for _, _, test in sorted(tests, key=lambda item: item[:2])]
 
 # %% ../nbs/93_grading.ipynb #grading-run-test
-def _run_test(box: _Box, test, config: dict, timeout: float, zygote):
+def _run_test(box: _Box, test, config: dict, budget: _Budget, zygote):
     """Run one test against a fresh child (forked from `zygote` while it lives);
     the outcome, whatever the child did."""
     function, points, hidden = test.__grades__
@@ -1317,10 +1363,10 @@ def _run_test(box: _Box, test, config: dict, timeout: float, zygote):
         config = dict(config, functions=[function])
         if zygote is not None and zygote.alive:
             try:
-                child = _Child(box, config, timeout, zygote)
+                child = _Child(box, config, budget, zygote)
             except _ZygoteLost:
                 pass
-        child = child or _Child(box, config, timeout)
+        child = child or _Child(box, config, budget)
         if "raised" in child.loaded:
             kind, message = child.loaded["raised"]
             reason = f"the submission failed to load: {kind}: {message}"
@@ -1351,20 +1397,24 @@ def _run_test(box: _Box, test, config: dict, timeout: float, zygote):
         output=child.sink.text() if show else "", isolation=box.isolation)
 
 
-def _run_tests(box: _Box, tests, config: dict, timeout: float, zygote) -> list:
+def _run_tests(box: _Box, tests, config: dict, budget: _Budget, zygote) -> list:
     """`_run_test` for each test, except that a timeout is paid once: after a call
-    of a function timed out, its later tests fail without running; after the code
-    did not load in time, every later test does."""
+    of a function timed out, or spent the function's share of the budget, its later
+    tests fail without running; after the code did not load in time, every later
+    test does."""
     outcomes, spent = [], {}
     for test in tests:
         function, points, hidden = test.__grades__
         where = spent.get(function, spent.get(None))
         if where is None:
-            outcome = _run_test(box, test, config, timeout, zygote)
+            outcome = _run_test(box, test, config, budget, zygote)
             if re.fullmatch(r"(loading|the call) did not finish within \S+ s \(timeout\)",
                             outcome.reason):
                 spent[None if outcome.reason.startswith("loading") else function] = \
                     f"{outcome.reason} in {outcome.name}"
+            elif budget.left[function] <= 0:
+                spent[function] = (f"{budget.share_of(function)} was spent by "
+                                   f"{outcome.name}")
         else:
             outcome = TestOutcome(function, test.__name__, points, hidden, False,
                                   f"not run: {where}"[:300], isolation=box.isolation)
@@ -1373,19 +1423,21 @@ def _run_tests(box: _Box, tests, config: dict, timeout: float, zygote) -> list:
 
 # %% ../nbs/93_grading.ipynb #grading-run-graded
 def run_graded(test_file, code: str, functions, *, blocked=None, hidden_paths=(),
-               timeout: float = 10.0, memory_mb: int = 2048,
-               sandbox: str = "auto") -> list[TestOutcome]:
+               timeout: float = 10.0, budget: float | None = None,
+               memory_mb: int = 2048, sandbox: str = "auto") -> list[TestOutcome]:
     """Grade `code` (the student's source) with the `@grades` tests in `test_file`
     that grade one of `functions`; one `TestOutcome` per test, in the file's order.
 
     Each test gets a fresh child process that runs `code` (in the sandbox, forked
     from a zygote that imported the modules `code` names once); the test runs here
     and calls the student's function through a proxy, each call within `timeout`
-    seconds. The child cannot import `blocked` (default:
-    `default_blocked(functions)`) nor, in the sandbox, read `hidden_paths`, the
-    project or the grader's files; it has `memory_mb` of address space. `sandbox`:
-    'auto' (bubblewrap when it works, otherwise a plain process and a
-    `GradingWarning`), 'bubblewrap' (refuse to run without it) or 'none'.
+    seconds. `budget` seconds (None: no bound) bound the code's time in all: each
+    graded function has an equal share for its tests' loadings and calls, and its
+    later tests fail unrun once the share is spent. The child cannot import
+    `blocked` (default: `default_blocked(functions)`) nor, in the sandbox, read
+    `hidden_paths`, the project or the grader's files; it has `memory_mb` of address
+    space. `sandbox`: 'auto' (bubblewrap when it works, otherwise a plain process
+    and a `GradingWarning`), 'bubblewrap' (refuse to run without it) or 'none'.
     """
     test_file = Path(test_file)
     if not isinstance(code, str):
@@ -1397,6 +1449,9 @@ def run_graded(test_file, code: str, functions, *, blocked=None, hidden_paths=()
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or \
             not 0 < timeout <= 3600:
         raise ValueError("timeout must be a number of seconds in (0, 3600]")
+    if budget is not None and (isinstance(budget, bool) or not isinstance(
+            budget, (int, float)) or not 0 < budget <= 86400):
+        raise ValueError("budget must be None or a number of seconds in (0, 86400]")
     if isinstance(memory_mb, bool) or not isinstance(memory_mb, int) or \
             memory_mb < 256:
         raise ValueError("memory_mb must be an int >= 256")
@@ -1419,9 +1474,12 @@ def run_graded(test_file, code: str, functions, *, blocked=None, hidden_paths=()
     try:
         with _derandomized_hypothesis(), _test_module(test_file) as module:
             tests = _graded_tests(module, functions)
+            graded = list(dict.fromkeys(test.__grades__[0] for test in tests))
+            clock = _Budget(float(timeout), budget and float(budget),
+                            graded or functions)
             if sandboxed and tests:
-                zygote = _Zygote(box, config)
-            return _run_tests(box, tests, config, float(timeout), zygote)
+                zygote = _Zygote(box, dict(config, functions=graded))
+            return _run_tests(box, tests, config, clock, zygote)
     finally:
         if zygote is not None:
             zygote.close()

@@ -3,7 +3,9 @@ tests and their set-up cell, the assignment notebook `make` writes, the repair o
 runs, the modules kept from the student, and the `check` command. The nbgrader workflow end to end, with every
 attack, is in test_grading_e2e.py."""
 import ast
+import contextlib
 import copy
+import io
 import re
 import subprocess
 import sys
@@ -236,6 +238,8 @@ def test_make_errors_are_one_line_with_exit_code_2(tmp_path, capsys, tests_file)
     a_file.write_text("")
     for args, word in [(("--functions", " , "), "functions"), (("--functions", "spr_channel", "--name", "a b"), "name"),
                        (("--functions", "spr_channel", "--timeout", "0"), "timeout"),
+                       (("--functions", "spr_channel", "--budget", "-5"), "budget"),
+                       (("--functions", "spr_channel", "--budget", "inf"), "budget"),
                        (("--functions", "spr_channel", "--tests", tmp_path / "none.py"), "none.py")]:
         run = command(capsys, "make", CHAPTER1, "--course", tmp_path / "c", *args)
         assert run.returncode == 2 and word in run.stderr and run.stderr.count("\n") == 1, (args, run.stderr)
@@ -352,9 +356,30 @@ def test_student_code_runs_each_cell_on_its_own():
     cells[4].metadata.update(_nbgrader_metadata("f-test", grade=True, locked=True, points=1))
     code, errors = student_code(nbformat.v4.new_notebook(cells=cells))
     space = {}
-    exec(code, space)
+    with contextlib.redirect_stdout(io.StringIO()) as printed:
+        exec(code, space)
     assert space["h"]() == 2 and "g" not in space and "hidden" not in space
     assert list(errors) == ["solution-2"] and "SyntaxError" in errors["solution-2"]
+    assert printed.getvalue() == "solution-2: SyntaxError: invalid syntax (solution-2, line 1)\n" \
+                                 "added cell 3: SystemExit: 3\n"
+    assert space["f"].__code__.co_filename == "solution-1"          # a cell's code keeps its label as its file
+
+
+def test_student_code_sends_each_cell_compiled_as_the_child_would_compile_it():
+    """The cells go compiled (marshal), with the flags the child would use (postponed annotations, asserts kept),
+    so that no test's child compiles them again; a cell that does not compile goes as source."""
+    import marshal
+    sources = ("def f(x: undefined_name) -> int:\n    assert x > 0, 'x'\n    return x", "def g(:\n    pass")
+    cells = [nbformat.v4.new_code_cell(s) for s in sources]
+    code, _ = student_code(nbformat.v4.new_notebook(cells=cells))
+    listed = next(node.iter for node in ast.walk(ast.parse(code)) if isinstance(node, ast.For))
+    (first, source, compiled), (second, _, none) = ast.literal_eval(listed)
+    assert (first, source, second, none) == ("added cell 0", sources[0], "added cell 1", None)
+    space = {}
+    exec(marshal.loads(compiled), space)
+    assert space["f"].__annotations__ == {"x": "undefined_name", "return": "int"}
+    with pytest.raises(AssertionError, match="x"):
+        space["f"](-1)
 
 
 def test_the_blocked_modules_are_the_references_and_the_grader():

@@ -732,6 +732,9 @@ def test_a_malformed_graded_test_is_refused_naming_it(tmp_path):
     (dict(functions=["not a name"]), ValueError, "functions must be"),
     (dict(timeout=0), ValueError, "timeout must be"),
     (dict(timeout=float("nan")), ValueError, "timeout must be"),
+    (dict(budget=0), ValueError, "budget must be"),
+    (dict(budget=float("inf")), ValueError, "budget must be"),
+    (dict(budget=True), ValueError, "budget must be"),
     (dict(memory_mb=16), ValueError, "memory_mb must be"),
     (dict(sandbox="maybe"), ValueError, "sandbox must be"),
 ])
@@ -848,19 +851,29 @@ def test_without_bubblewrap_grading_says_why_or_refuses(monkeypatch, tmp_path):
         assert run_graded(test_file, "def f(): pass", ["f"]) == []
 
 
-def test_the_zygote_imports_what_the_code_names_also_in_code_kept_in_strings():
+def test_the_zygote_imports_what_loading_the_code_or_calling_a_graded_function_imports():
+    """Imports at the top level, also of code kept in strings (a notebook's cells), and in the graded functions'
+    bodies; not those of other functions (a figure helper's matplotlib), which import when they are called."""
     import ast
     code = '''
 import numpy.linalg, json as _json
 from scipy.optimize import linprog
 from . import sibling
-for cell in ["from scipy.special import gammaln\\nimport fractions", "an import that is prose, not code"]:
+for cell in ["from scipy.special import gammaln\\nimport fractions", "an import that is prose, not code",
+             "def g():\\n    import statistics\\n    def inner():\\n        import heapq\\n"
+             "def plot():\\n    import matplotlib.pyplot\\n"]:
     exec(cell)
+class Table:
+    import decimal
+    def draw(self):
+        import tqdm
 def f():
     import itertools
 '''
-    assert grading._imports(ast.parse(code)) == {"numpy.linalg", "json", "scipy.optimize", "scipy.optimize.linprog",
-                                                 "scipy.special", "scipy.special.gammaln", "fractions", "itertools"}
+    loaded = {"numpy.linalg", "json", "scipy.optimize", "scipy.optimize.linprog", "scipy.special",
+              "scipy.special.gammaln", "fractions", "decimal"}
+    assert grading._imports(ast.parse(code)) == loaded
+    assert grading._imports(ast.parse(code), ("f", "g")) == loaded | {"itertools", "statistics", "heapq"}
 
 
 def test_reasons_are_the_same_every_run(tmp_path):
@@ -875,3 +888,65 @@ def test_reasons_are_the_same_every_run(tmp_path):
         first, second = (run_graded(test_file, code, ["f"])[0] for _ in range(2))
     assert "<function array_equal>" in first.reason and " at 0x" not in first.reason
     assert first.reason == second.reason
+
+
+# ------------------------------------------------------------------------------------- the time budget of a submission
+HANGING = "".join(f"def hang_{n}():\n    time.sleep(3600)\n\n" for n in range(3))
+BUDGET_CODE = "import time\n\n" + HANGING + """def slow():
+    time.sleep(0.3)
+    return 1
+
+def good():
+    return 1
+"""
+BUDGET_TESTS = "from ldpbook.grading import grades\n" + "".join(f"""
+@grades("hang_{n}")
+def test_hang_{n}_first(hang_{n}):
+    assert hang_{n}() == 1
+
+@grades("hang_{n}")
+def test_hang_{n}_second(hang_{n}):
+    assert hang_{n}() == 1
+""" for n in range(3)) + """
+@grades("slow")
+def test_slow_forty_calls(slow):
+    for _ in range(40):
+        assert slow() == 1
+
+@grades("good")
+def test_good(good):
+    assert good() == 1
+"""
+
+
+def test_a_submission_whose_every_function_hangs_costs_its_budget_not_a_timeout_each(tmp_path):
+    """Three functions that never return and one whose forty calls take 0.3 s each: with a timeout of 8 s a call,
+    they cost 3 × 8 s + 12 s = 36 s without a budget. A budget of 10 s gives each of the five functions 2 s: each
+    hanging call is stopped when its function's share is spent, the function's later test fails unrun, and the
+    honest function next to them keeps its point. The time is measured, and only a generous bound asserted
+    (25 s, far below the 36 s it took before)."""
+    test_file = tmp_path / "graded_budget.py"
+    test_file.write_text(BUDGET_TESTS)
+    functions = ["hang_0", "hang_1", "hang_2", "slow", "good"]
+    start = time.monotonic()
+    outcomes = run_graded(test_file, BUDGET_CODE, functions, timeout=8, budget=10)
+    elapsed = time.monotonic() - start
+    share = "share of the time budget (2 s of the submission's 10 s)"
+    expected = [(f"test_hang_{n}_{which}", reason) for n in range(3) for which, reason in [
+        ("first", f"the call ran out of hang_{n}'s {share}"),
+        ("second", f"not run: hang_{n}'s {share} was spent by test_hang_{n}_first")]]
+    expected += [("test_slow_forty_calls", f"the call ran out of slow's {share}"), ("test_good", "")]
+    assert [(o.name, o.reason) for o in outcomes] == expected
+    assert [o.passed for o in outcomes] == [False] * 7 + [True]
+    assert elapsed < 25, f"graded in {elapsed:.1f} s"
+
+
+def test_a_budget_above_the_timeouts_leaves_the_timeout_paid_once(tmp_path):
+    "With a share above the timeout, a hanging call costs its timeout, once, with the timeout as its reason."
+    test_file = tmp_path / "graded_budget.py"
+    test_file.write_text(BUDGET_TESTS)
+    outcomes = run_graded(test_file, BUDGET_CODE, ["hang_0", "good"], timeout=1, budget=60)
+    assert [(o.name, o.passed, o.reason) for o in outcomes] == [
+        ("test_hang_0_first", False, "the call did not finish within 1 s (timeout)"),
+        ("test_hang_0_second", False, "not run: the call did not finish within 1 s (timeout) in test_hang_0_first"),
+        ("test_good", True, "")]

@@ -4,9 +4,10 @@ them. `python tests/test_grading_mutants.py` prints the table that the teachers'
 shows, and writes it to tests/grading/mutation_table.json.
 
 A chapter with a file tests/grading/mutants_<module>.py (SPR, foundations, E_gamma) has its mutants graded as
-submissions, by `run_graded` in the sandbox with every test, hidden ones too. The other chapters (sparse kernels,
-closeness, adaptivity, Chernoff) use the mutants of tests/test_graded_chapters.py, run in this process through the
-harness's data-only codec (`test_graded_chapters.run`): the same verdicts, without a process per test.
+submissions, by `run_graded` in the sandbox with every test, hidden ones too. Every chapter also has the mutants of
+tests/test_graded_chapters.py, run in this process through the harness's data-only codec
+(`test_graded_chapters.points_kept`): the same verdicts, without a process per test; the table holds them too (the
+chapter's own function once per chapter, from the sandbox where the chapter has a suite there).
 """
 import importlib.util
 import json
@@ -22,7 +23,7 @@ from ldpbook.grading import run_graded
 GRADING = Path(__file__).resolve().parent / "grading"
 TABLE = GRADING / "mutation_table.json"
 SUITES = sorted(path.stem.removeprefix("mutants_") for path in GRADING.glob("mutants_*.py"))
-IN_PROCESS = ("sparse", "closeness", "adaptive", "chernoff", "approximate")
+IN_PROCESS = ("foundations", "spr", "egamma", "sparse", "closeness", "adaptive", "chernoff", "approximate")
 
 
 def suite(module: str):
@@ -43,12 +44,9 @@ def points(module: str, function: str, code: str) -> tuple:
 
 
 def in_process_points(module: str, function, name: str) -> tuple:
-    "`points` for a function of this process, by `test_graded_chapters.run` over the tests of `name`."
+    "`points` for a function of this process, by `test_graded_chapters.points_kept` over the tests of `name`."
     import test_graded_chapters as chapters
-    mine = [(test_name, test) for test_name, test in chapters.graded_tests(module) if test.__grades__[0] == name]
-    failed = [test_name for test_name, _ in mine if chapters.run(module, test_name, function) is not None]
-    total = sum(test.__grades__[1] for _, test in mine)
-    return total - sum(test.__grades__[1] for test_name, test in mine if test_name in failed), total, failed
+    return chapters.points_kept(module, name, function)
 
 
 def table() -> list:
@@ -66,7 +64,7 @@ def table() -> list:
         warnings.simplefilter("ignore")
         for module in IN_PROCESS:
             mutants = list(chapters.MUTANTS[module]())
-            for function in dict.fromkeys(name for name, _, _ in mutants):
+            for function in dict.fromkeys(name for name, _, _ in mutants if module not in SUITES):
                 rows.append([module, function, "the chapter's own function",
                              *in_process_points(module, chapters.reference(module, function), function)])
             for function, mistake, mutant in mutants:
@@ -80,7 +78,8 @@ def rows():
 
 
 def test_every_suite_has_a_reference_and_mutants_of_each_function():
-    assert sorted(SUITES + list(IN_PROCESS)) == sorted(("foundations", "spr", "egamma", *IN_PROCESS))
+    import test_graded_chapters as chapters
+    assert set(SUITES) == {"foundations", "spr", "egamma"} and set(IN_PROCESS) == set(chapters.MODULES)
     for module in SUITES:
         mutants = suite(module)
         assert set(mutants.REFERENCE) == {function for function, _ in mutants.MUTANTS}, module

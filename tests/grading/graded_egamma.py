@@ -120,7 +120,8 @@ def test_egamma_closed_form_rejects_bad_input(egamma_closed_form):
 # ---------------------------------------------------------------------------------------------- egamma_optimal
 @grades("egamma_optimal", points=2, hidden=True)
 def test_egamma_optimal_value_and_channel(egamma_optimal):
-    "The value is the best over all partitions, and the returned eps-LDP channel achieves it."
+    """The value is the best over all partitions, and the returned eps-LDP channel achieves it; a two-output
+    channel reports 1 (its column 1) most likely exactly on threshold_set."""
     for p, q in PAIRS:
         for gamma in (0.5, 1.0, 2.0):
             for eps in (0.5, 2.0, np.inf):
@@ -132,6 +133,10 @@ def test_egamma_optimal_value_and_channel(egamma_optimal):
                 assert math.isclose(mech.value, best, rel_tol=1e-9, abs_tol=1e-14), (p, q, gamma, eps)
                 achieved = divergence(channel.T @ p, channel.T @ q, kind="egamma", gamma=gamma)
                 assert math.isclose(achieved, best, rel_tol=1e-9, abs_tol=1e-14)
+                inside = {int(x) for x in mech.threshold_set}
+                if channel.shape[1] == 2 and 0 < len(inside) < p.size:
+                    assert {x for x in range(p.size) if channel[x, 1] > channel[x, 0]} == inside, \
+                        "column 1 is the release of 1{x in threshold_set}, truthful more often than not"
 
 
 @grades("egamma_optimal", points=2)

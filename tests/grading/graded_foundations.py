@@ -73,12 +73,17 @@ def test_randomized_response_rejects_bad_input(randomized_response):
 # ---------------------------------------------------------------------------------------------------- is_ldp
 @grades("is_ldp", points=2)
 def test_is_ldp_agrees_with_the_worst_ratio_of_random_channels(is_ldp):
-    "Q is eps-LDP for eps 1% above its worst log-ratio and not for eps 1% below."
+    """Q is eps-LDP for eps 1% above its worst log-ratio and not for eps 1% below; rtol widens e^eps to
+    e^eps (1 + rtol) both ways."""
     for seed, (k, m) in enumerate([(2, 2), (3, 4), (5, 3), (4, 6)]):
         Q = random_channel(k, m, seed)
         worst = worst_log_ratio(Q)
         assert is_ldp(Q, 1.01 * worst), f"a channel with worst log-ratio {worst:.3f} is {1.01 * worst:.3f}-LDP"
         assert not is_ldp(Q, 0.99 * worst), f"a channel with worst log-ratio {worst:.3f} is not {0.99 * worst:.3f}-LDP"
+        wide, narrow = math.expm1(0.02 * worst), math.expm1(0.005 * worst)
+        assert is_ldp(Q, 0.99 * worst, rtol=wide), f"e^{0.99 * worst:.3f} (1 + {wide:.4f}) is above the worst ratio"
+        assert not is_ldp(Q, 0.99 * worst, rtol=narrow), \
+            f"e^{0.99 * worst:.3f} (1 + {narrow:.4f}) is below the worst ratio"
 
 
 @grades("is_ldp", points=2)

@@ -16,6 +16,7 @@ from ldpbook.spr import spr_mechanism            # the value of a given partitio
 
 PAIRS = [(np.array([0.4, 0.3, 0.2, 0.1]), np.array([0.1, 0.2, 0.3, 0.4])),
          (np.array([0.05, 0.3, 0.15, 0.35, 0.15]), np.array([0.3, 0.1, 0.25, 0.05, 0.3]))]
+NULL_PAIR = (np.array([0.35, 0.0, 0.15, 0.5]), np.array([0.2, 0.0, 0.6, 0.2]))     # symbol 1: p = q = 0
 
 
 def set_partitions(k):
@@ -51,7 +52,8 @@ def best_by_brute_force(p, q, eps, kind="kl", ell=None, **params):
 
 def check_channel(mech, k, eps, kind="kl", p=None, q=None, **params):
     """The mechanism's channel is a k × s eps-LDP channel, one column per block of a partition of {0..k-1}, that
-    reports its block most likely; with p, q: its value is the divergence its channel achieves."""
+    reports its block most likely; with p, q: its value is the divergence its channel achieves, and the symbols
+    with p = q = 0 are in the first block (as the docstring says)."""
     channel = np.asarray(mech.channel, dtype=float)
     blocks = [sorted(int(x) for x in block) for block in mech.partition]
     assert sorted(x for block in blocks for x in block) == list(range(k)), "the partition must cover the alphabet"
@@ -63,6 +65,8 @@ def check_channel(mech, k, eps, kind="kl", p=None, q=None, **params):
     if p is not None:
         assert math.isclose(mech.value, achieved(channel, p, q, kind, **params), rel_tol=1e-9, abs_tol=1e-15), \
             "value must be what the channel achieves"
+        null = {x for x in range(k) if p[x] == 0 and q[x] == 0}
+        assert null <= set(blocks[0]), "the symbols with p = q = 0 must be in the first block"
 
 
 # ----------------------------------------------------------------------------------------- divergence_optimal
@@ -82,13 +86,21 @@ def test_divergence_optimal_achieves_its_value_and_beats_simple_partitions(diver
 
 @grades("divergence_optimal", points=3, hidden=True)
 def test_divergence_optimal_beats_every_partition(divergence_optimal):
-    "KL, chi^2, Hellinger, E_gamma: the value is the best over all partitions, and the channel achieves it."
-    for p, q in PAIRS:
+    """KL, chi^2, Hellinger, E_gamma: the value is the best over all partitions (with at most ell blocks when ell
+    is given), and the channel achieves it; a symbol with p = q = 0 joins the first block."""
+    for p, q in [*PAIRS, NULL_PAIR]:
         for eps in (0.5, 2.0, 5.0, np.inf):
             mech = divergence_optimal(p, q, eps, divergence="kl")
             check_channel(mech, p.size, eps, "kl", p, q)
             best = best_by_brute_force(p, q, eps)
             assert math.isclose(mech.value, best, rel_tol=1e-9), f"value {mech.value} != best {best} at eps={eps}"
+    p, q = PAIRS[0]
+    for ell in (2, 3):
+        mech = divergence_optimal(p, q, 5.0, divergence="kl", ell=ell)
+        check_channel(mech, p.size, 5.0, "kl", p, q)
+        best = best_by_brute_force(p, q, 5.0, ell=ell)
+        assert len(mech.partition) <= ell, f"{len(mech.partition)} blocks with ell={ell}"
+        assert math.isclose(mech.value, best, rel_tol=1e-9), f"value {mech.value} != best {best} with ell={ell}"
     p, q = PAIRS[1]
     for kind, params in [("chi2", {}), ("hellinger", {}), ("egamma", {"gamma": 1.5})]:
         mech = divergence_optimal(p, q, 1.0, divergence=kind, **params)
@@ -152,8 +164,8 @@ def test_spr_channel_example(spr_channel):
 
 @grades("spr_channel", points=2, hidden=True)
 def test_spr_channel_is_randomized_response_on_block_labels(spr_channel):
-    "Q(j|x) = e^eps/(e^eps + s - 1) if x is in block j, else 1/(e^eps + s - 1)."
-    blocks = [(0, 3), (1,), (2, 4)]
+    "Q(j|x) = e^eps/(e^eps + s - 1) if x is in block j, else 1/(e^eps + s - 1); column j is the j-th block given."
+    blocks = [(4, 2), (0, 3), (1,)]
     for eps in (0.3, 1.0, 5.0, np.inf):
         channel = np.asarray(spr_channel(blocks, 5, eps), dtype=float)
         assert channel.shape == (5, 3)

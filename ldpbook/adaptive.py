@@ -5,19 +5,21 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
 from . import closeness
 from numpy.typing import ArrayLike
+from scipy.special import gammaln
 
 from .foundations import Portable, as_generator, check_bool_array, check_int, check_real_array, moved_to_keywords
 
 # %% auto #0
-__all__ = ['MAX_CELLS', 'SCORE_SENSITIVITY', 'MAX_SENSITIVITY', 'CENTERINGS', 'dyadic_max_level', 'alternating_density',
-           'alternating_cell_masses', 'sample_alternating', 'DyadicPartitions', 'dyadic_partitions',
-           'multiscale_statistics', 'centering_offsets', 'adaptive_scores', 'AdaptiveTestResult', 'adaptive_test',
-           'adaptive_rate_bound', 'adaptive_rate']
+__all__ = ['MAX_CELLS', 'SCALE_CELL', 'SCORE_SENSITIVITY', 'MAX_SENSITIVITY', 'CENTERINGS', 'dyadic_max_level',
+           'alternating_density', 'alternating_cell_masses', 'sample_alternating', 'DyadicPartitions',
+           'dyadic_partitions', 'multiscale_statistics', 'centering_offsets', 'adaptive_scores', 'AdaptiveTestResult',
+           'adaptive_test', 'adaptive_rate_bound', 'adaptive_rate']
 
 # %% ../nbs/05_adaptivity.ipynb #c007-9ce5fe1b
 def dyadic_max_level(n: int) -> int:
@@ -332,6 +334,55 @@ def adaptive_scores(statistics: ArrayLike, offsets: ArrayLike) -> tuple:
     centred = s - q[:, None]
     return centred.max(axis=0), centred.argmax(axis=0)
 
+# %% ../nbs/05_adaptivity.ipynb #scaled-code
+SCALE_CELL = 64      # j_0: the finest level whose cells hold at least 64 pooled points on average (adapt-def-scaled)
+
+
+def _log_comb(n, k):
+    "log C(n, k), elementwise."
+    return gammaln(n + 1) - gammaln(k + 1) - gammaln(n - k + 1)
+
+
+def _null_scales(n_x: int, n_y: int, d: int, max_level: int) -> tuple:
+    """(j_0, sigma): sigma[j] = sigma_kappa of adapt-def-scaled for kappa = 2^j, j_0 <= j <= max_level (0 elsewhere).
+
+    sigma_kappa^2 = kappa^d sum_s P(S = s) Var h(U, s - U), S ~ Bin(N_W, kappa^-d), U ~ Hyp(N_W, N_X, s); sizes s
+    of probability below e^-40 are left out, and so are the levels where every size is."""
+    n = n_x + n_y
+    j0 = min(max(1, ((n // SCALE_CELL).bit_length() - 1) // d), max_level)
+    sizes = np.arange(2, n + 1)
+    laws = {}
+    for j in range(j0, max_level + 1):
+        log_p = -j * d * math.log(2)
+        log_mass = _log_comb(n, sizes) + sizes * log_p + (n - sizes) * np.log1p(-np.exp(log_p))
+        if log_mass.max() < -40:
+            break
+        laws[j] = (sizes[log_mass >= -40], np.exp(log_mass[log_mass >= -40]))
+    needed = np.unique(np.concatenate([s for s, _ in laws.values()] or [np.zeros(0, dtype=np.int64)]))
+    u = [np.arange(max(0, s - n_y), min(s, n_x) + 1) for s in needed]       # every pair (u, s - u), one call
+    s_of = np.repeat(needed, [len(v) for v in u]).astype(np.int64)
+    u = np.concatenate(u or [np.zeros(0, dtype=np.int64)])
+    law = np.exp(_log_comb(n_x, u) + _log_comb(n_y, s_of - u) - _log_comb(n, s_of))    # U ~ Hyp(N_W, N_X, s)
+    h = closeness.rb_cell_values(u, s_of - u, n_x, n_y)
+    mean = np.bincount(s_of, law * h, n + 1) / np.maximum(np.bincount(s_of, law, n + 1), 1e-300)
+    var = np.bincount(s_of, law * (h - mean[s_of]) ** 2, n + 1) / np.maximum(np.bincount(s_of, law, n + 1), 1e-300)
+    sigma = np.zeros(max_level + 1)
+    for j, (s, mass) in laws.items():
+        sigma[j] = math.sqrt(2.0 ** (j * d) * (mass @ var[s]))
+    return j0, sigma
+
+
+@lru_cache(maxsize=8)
+def _scale_weights(n_x: int, n_y: int, d: int, max_level: int) -> np.ndarray:
+    "The weights w_kappa of the scaled maximum (adapt-def-scaled), kappa = 2^0 .. 2^max_level; public sizes only."
+    j0, sigma = _null_scales(n_x, n_y, d, max_level)
+    fine = np.arange(max_level + 1) > j0
+    weights = np.ones(max_level + 1)
+    larger = fine & (sigma > sigma[j0])                 # divided by sigma_kappa / sigma_{2^j0} where that exceeds 1
+    weights[larger] = sigma[j0] / sigma[larger]
+    weights.flags.writeable = False
+    return weights
+
 # %% ../nbs/05_adaptivity.ipynb #c026-1989cf83
 @dataclass(frozen=True, eq=False)
 class AdaptiveTestResult(closeness.DPPermutationTestResult):
@@ -353,8 +404,9 @@ def _balanced_relabellings(observed: np.ndarray, size: int, rng: np.random.Gener
 
 
 SCORE_SENSITIVITY = 8.0     # sensitivity of the centred multiscale score T (adapt-lem-sensitivity)
-MAX_SENSITIVITY = 4.0       # sensitivity of the uncentred maximum M (adapt-lem-max)
-CENTERINGS = ("permutation", "none")
+MAX_SENSITIVITY = 4.0       # sensitivity of the uncentred maximum M and the scaled maximum S (adapt-lem-max,
+                            # adapt-lem-scaled)
+CENTERINGS = ("permutation", "none", "scaled")
 
 # %% ../nbs/05_adaptivity.ipynb #c026a
 def _check_samples(x, y) -> tuple:
@@ -368,7 +420,7 @@ def _check_samples(x, y) -> tuple:
 
 
 def _check_centering(centering) -> str:
-    "One of CENTERINGS: 'permutation' (Algorithm 3, offsets o_kappa) or 'none' (the uncentred maximum)."
+    "One of CENTERINGS: 'permutation' (Algorithm 3, offsets o_kappa), 'none' or 'scaled' (uncentred maxima)."
     if not isinstance(centering, str):
         raise TypeError(f"centering must be one of {CENTERINGS}, got {type(centering).__name__}")
     if centering not in CENTERINGS:
@@ -376,19 +428,29 @@ def _check_centering(centering) -> str:
     return centering
 
 
+def _rank_statistics(partitions, n_x, n_y, n_permutations, rng) -> np.ndarray:
+    "Statistics (G, 1 + B) at every level of the observed labelling (column 0) and of B relabellings drawn from rng."
+    observed = np.r_[np.ones(n_x, dtype=bool), np.zeros(n_y, dtype=bool)]
+    rank_labellings = np.vstack([observed, _balanced_relabellings(observed, n_permutations, rng)])
+    return multiscale_statistics(partitions, rank_labellings, n_x, n_y)
+
+
 def _multiscale_scores(x, y, n_centering, n_permutations, centering_level, rng, centering="permutation") -> tuple:
     """Stages 1-2 of the test (NOT private): scores T_0 (observed) and T_1..T_B, and the arg-max level of each.
-    With centering='none' there is no centering stage: the offsets are 0 and the scores are the maxima M_b."""
-    n_x, n_y = x.shape[0], y.shape[0]
+    With centering='none' or 'scaled' there is no centering stage: the offsets are 0 and the scores are the maxima
+    M_b of the statistics, or S_b of the statistics times the weights w_kappa of adapt-def-scaled."""
+    (n_x, d), n_y = x.shape, y.shape[0]
     partitions = dyadic_partitions(np.vstack([x, y]), dyadic_max_level(min(n_x, n_y)))
-    observed = np.r_[np.ones(n_x, dtype=bool), np.zeros(n_y, dtype=bool)]
-    if centering == "none":
-        offsets = np.zeros(partitions.max_level + 1)
-    else:
-        centering = multiscale_statistics(partitions, _balanced_relabellings(observed, n_centering, rng), n_x, n_y)
-        offsets = centering_offsets(centering, level=centering_level)
-    rank_labellings = np.vstack([observed, _balanced_relabellings(observed, n_permutations, rng)])
-    return adaptive_scores(multiscale_statistics(partitions, rank_labellings, n_x, n_y), offsets)
+    offsets = np.zeros(partitions.max_level + 1)
+    if centering == "permutation":
+        observed = np.r_[np.ones(n_x, dtype=bool), np.zeros(n_y, dtype=bool)]
+        centering_labellings = _balanced_relabellings(observed, n_centering, rng)
+        offsets = centering_offsets(multiscale_statistics(partitions, centering_labellings, n_x, n_y),
+                                    level=centering_level)
+    stats = _rank_statistics(partitions, n_x, n_y, n_permutations, rng)
+    if centering == "scaled":
+        stats *= _scale_weights(n_x, n_y, d, partitions.max_level)[:, None]
+    return adaptive_scores(stats, offsets)
 
 # %% ../nbs/05_adaptivity.ipynb #c026b
 @moved_to_keywords("alpha", "n_centering", "n_permutations", "centering_level", "rng", "return_nonprivate",
@@ -405,7 +467,9 @@ def adaptive_test(x: ArrayLike, y: ArrayLike, eps: float, *, alpha: float = 0.05
     scores (sensitivity 8) is calibrated by one private permutation comparison with Laplace(16/eps) noise
     (`closeness.noisy_permutation_pvalue`). With centering='none' the score is the uncentred maximum over the
     resolutions (sensitivity 4, Laplace(8/eps): the noise of one fixed resolution); it has more power under
-    privacy (the chapter's comparison) and needs no centering stage.
+    privacy (the chapter's comparison) and needs no centering stage. centering='scaled' takes the maximum of the
+    statistics times public weights w_kappa <= 1 that depend on the sample sizes and d alone (sensitivity 4 too),
+    which damp the levels whose null spread exceeds that of the coarse levels.
 
     Parameters
     ----------
@@ -427,8 +491,9 @@ def adaptive_test(x: ArrayLike, y: ArrayLike, eps: float, *, alpha: float = 0.05
         noise. NOT private.
     return_resolution : bool
         Also return the resolution kappa attaining the observed maximum. NOT private.
-    centering : {'permutation', 'none'}
-        The centred maximum of Algorithm 3 or the uncentred maximum (`n_centering`, `centering_level` unused).
+    centering : {'permutation', 'none', 'scaled'}
+        The centred maximum of Algorithm 3, the uncentred maximum or the scaled maximum (for the last two,
+        `n_centering` and `centering_level` are unused).
     """
     eps, alpha = closeness._check_positive_eps(eps), closeness._check_alpha(alpha)
     for flag, name in ((return_nonprivate, "return_nonprivate"), (return_resolution, "return_resolution")):
@@ -486,8 +551,8 @@ def _figure3_sample(scenario, rng, n):
 
 def _figure3_test(x, y, rng, eps_values, resolutions, n_permutations, n_centering, alpha):
     """Decisions, for every eps, of the fixed-resolution RB tests of `closeness`, of the centred adaptive test
-    (Algorithm 3) and of the uncentred maximum on one data set; the statistics are computed once per test and only
-    the Laplace noise differs between the eps values."""
+    (Algorithm 3) and of the uncentred and scaled maxima on one data set; the statistics are computed once per test
+    (once for both maxima) and only the Laplace noise differs between the eps values."""
     scores = [closeness.permutation_statistics(closeness.bin_samples(x, kappa), closeness.bin_samples(y, kappa),
                                                k=kappa, n_permutations=n_permutations, rng=rng)
               for kappa in resolutions]
@@ -500,15 +565,18 @@ def _figure3_test(x, y, rng, eps_values, resolutions, n_permutations, n_centerin
                                                                sensitivity=perm.sensitivity, alpha=alpha, rng=rng))
         decisions.append(closeness.dp_permutation_decision(multiscale.statistic, multiscale.null_distribution, eps,
                                                            sensitivity=SCORE_SENSITIVITY, alpha=alpha, rng=rng))
-    # the uncentred maximum draws last from the random stream: the decisions above do not depend on it
-    maximum = adaptive_test(x, y, math.inf, alpha=alpha, n_permutations=n_permutations, rng=rng,
-                            return_nonprivate=True, centering="none")
-    uncentred = [closeness.dp_permutation_decision(maximum.statistic, maximum.null_distribution, eps,
-                                                   sensitivity=MAX_SENSITIVITY, alpha=alpha, rng=rng)
-                 for eps in eps_values]
-    n_tests = len(scores) + 1
-    return np.array([row for e, d in enumerate(uncentred)
-                     for row in decisions[e * n_tests:(e + 1) * n_tests] + [d]])
+    # the uncentred and the scaled maximum draw last from the random stream, from one set of relabellings (those
+    # of adaptive_test(..., centering="none")), the scaled maximum's noise after all others: the decisions above
+    # do not depend on them, nor the uncentred maximum's on the scaled one's
+    x, y = _check_samples(x, y)
+    partitions = dyadic_partitions(np.vstack([x, y]), dyadic_max_level(min(len(x), len(y))))
+    stats = _rank_statistics(partitions, len(x), len(y), n_permutations, rng)
+    weights = _scale_weights(len(x), len(y), x.shape[1], partitions.max_level)[:, None]
+    maxima = [closeness.dp_permutation_decision(m[0], m[1:], eps, sensitivity=MAX_SENSITIVITY, alpha=alpha, rng=rng)
+              for m in (stats.max(axis=0), (weights * stats).max(axis=0)) for eps in eps_values]
+    n_tests, n_eps = len(scores) + 1, len(eps_values)
+    return np.array([row for e in range(n_eps)
+                     for row in decisions[e * n_tests:(e + 1) * n_tests] + [maxima[e], maxima[n_eps + e]]])
 
 # %% ../nbs/05_adaptivity.ipynb #c037b
 def _figure3_setup(n, eps_values, scenarios, resolutions, n_permutations, n_centering, alpha) -> tuple:
@@ -528,7 +596,7 @@ def _figure3_setup(n, eps_values, scenarios, resolutions, n_permutations, n_cent
     test = partial(_figure3_test, eps_values=eps_values, resolutions=resolutions, n_permutations=n_permutations,
                    n_centering=n_centering, alpha=alpha)
     labels = tuple(f"{name} eps={e:g}" for e in eps_values
-                   for name in [f"kappa={k}" for k in resolutions] + ["centred max", "uncentred max"])
+                   for name in [f"kappa={k}" for k in resolutions] + ["centred max", "uncentred max", "scaled max"])
     return scenarios, labels, sample, test
 
 
@@ -547,7 +615,7 @@ def figure3_power(n_reps=200, n=1000, eps_values=(np.inf, 1.0), scenarios=((1, 0
 
     Each scenario (ω, r) draws n points from f = 1 and n from g_{ω,r} (`alternating_density`; r = 0: the null) and runs,
     on the same data, the RB permutation test of `closeness` binned at each kappa in `resolutions` and `adaptive_test`
-    with both centerings (Algorithm 3's centred maximum and the uncentred maximum), at every privacy level
+    as Algorithm 3's centred maximum, the uncentred maximum and the scaled maximum, at every privacy level
     in `eps_values` (the same statistics, fresh Laplace noise per eps). Repetitions go
     through `closeness.power_curve` (seeded per repetition, parallel with `n_jobs`); keep=True also keeps every
     repetition's decisions (see `write_figure3_data`). The paper's size is n=1000, n_reps=5000, n_permutations=199.

@@ -700,7 +700,7 @@ def read_figure3_data(path) -> tuple:
 
 # %% ../nbs/05_adaptivity.ipynb #cmp-code
 CANDIDATES = ("kappa=4", "kappa=16", "kappa=64", "centred max", "uncentred max", "shared-point offsets",
-              "level penalty", "adjacent pairs", "max over kappa <= 64", "softmax tau=10")
+              "level penalty", "adjacent pairs", "max over kappa <= 64", "softmax tau=10", "scaled max")
 
 
 def _shared_points(partitions: DyadicPartitions) -> np.ndarray:
@@ -711,9 +711,10 @@ def _shared_points(partitions: DyadicPartitions) -> np.ndarray:
     return out
 
 
-def _candidate_scores(stats, offsets, shared) -> list:
+def _candidate_scores(stats, offsets, shared, weights) -> list:
     """(scores T_0..T_B, sensitivity) of each of CANDIDATES, from the statistics (G, 1 + B) of one data set, the
-    centering offsets o_κ (G,) and Γ_κ (G,). Lifts sqrt(Γ_κ + 64) move by at most sqrt(66) - 8 between neighbours."""
+    centering offsets o_κ (G,), Γ_κ (G,) and the scaled maximum's weights w_κ (G,). Lifts sqrt(Γ_κ + 64) move by at
+    most sqrt(66) - 8 between neighbours."""
     step, lift = math.sqrt(66) - 8, np.sqrt(shared + 64.0)[:, None]
     penalty, top = 0.5 * np.sqrt(np.log1p(np.arange(stats.shape[0])))[:, None], stats.max(axis=0)
     return [(stats[2], 4.0), (stats[4], 4.0), (stats[6], 4.0),
@@ -721,20 +722,22 @@ def _candidate_scores(stats, offsets, shared) -> list:
             ((stats - 0.5 * lift).max(axis=0), 4 + 0.5 * step),
             ((stats - penalty * lift).max(axis=0), 4 + float(penalty.max()) * step),
             (((stats[1:] + stats[:-1]) / 2).max(axis=0), 4.0), (stats[:7].max(axis=0), 4.0),
-            (top + 10 * np.log(np.exp((stats - top) / 10).sum(axis=0)), 4.0)]
+            (top + 10 * np.log(np.exp((stats - top) / 10).sum(axis=0)), 4.0),
+            ((weights[:, None] * stats).max(axis=0), MAX_SENSITIVITY)]
 
 
 def _candidate_test(x, y, rng, eps_values, n_permutations, n_centering, alpha):
     """Decisions of every candidate at every eps on one data set: one centering stage and one set of rank
     relabellings shared by all candidates, fresh Laplace noise for each decision."""
-    n_x, n_y = len(x), len(y)
-    partitions = dyadic_partitions(np.vstack([_check_points(x, "x"), _check_points(y, "y")]),
-                                   dyadic_max_level(min(n_x, n_y)))
+    x, y = _check_points(x, "x"), _check_points(y, "y")
+    (n_x, d), n_y = x.shape, len(y)
+    partitions = dyadic_partitions(np.vstack([x, y]), dyadic_max_level(min(n_x, n_y)))
     observed = np.r_[np.ones(n_x, dtype=bool), np.zeros(n_y, dtype=bool)]
     centering = multiscale_statistics(partitions, _balanced_relabellings(observed, n_centering, rng), n_x, n_y)
     labellings = np.vstack([observed, _balanced_relabellings(observed, n_permutations, rng)])
     stats = multiscale_statistics(partitions, labellings, n_x, n_y)
-    scored = _candidate_scores(stats, centering_offsets(centering, level=0.2), _shared_points(partitions))
+    weights = _scale_weights(n_x, n_y, d, partitions.max_level)
+    scored = _candidate_scores(stats, centering_offsets(centering, level=0.2), _shared_points(partitions), weights)
     return np.array([closeness.dp_permutation_decision(s[0], s[1:], eps, sensitivity=delta, alpha=alpha, rng=rng)
                      for eps in eps_values for s, delta in scored])
 

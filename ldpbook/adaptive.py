@@ -346,8 +346,8 @@ def _log_comb(n, k):
 def _null_scales(n_x: int, n_y: int, d: int, max_level: int) -> tuple:
     """(j_0, sigma): sigma[j] = sigma_kappa of adapt-def-scaled for kappa = 2^j, j_0 <= j <= max_level (0 elsewhere).
 
-    sigma_kappa^2 = kappa^d sum_s P(S = s) Var h(U, s - U), S ~ Bin(N_W, kappa^-d), U ~ Hyp(N_W, N_X, s); sizes s
-    of probability below e^-40 are left out, and so are the levels where every size is."""
+    sigma_kappa^2 = kappa^d sum_s P(S = s) Var h(U, s - U), S ~ Bin(N_W, kappa^-d), U ~ Hyp(N_W, N_X, s); at each
+    level the sizes s less likely than e^-40 times the likeliest are left out (kappa^d enters in log space)."""
     n = n_x + n_y
     j0 = min(max(1, ((n // SCALE_CELL).bit_length() - 1) // d), max_level)
     sizes = np.arange(2, n + 1)
@@ -355,9 +355,8 @@ def _null_scales(n_x: int, n_y: int, d: int, max_level: int) -> tuple:
     for j in range(j0, max_level + 1):
         log_p = -j * d * math.log(2)
         log_mass = _log_comb(n, sizes) + sizes * log_p + (n - sizes) * np.log1p(-np.exp(log_p))
-        if log_mass.max() < -40:
-            break
-        laws[j] = (sizes[log_mass >= -40], np.exp(log_mass[log_mass >= -40]))
+        keep = log_mass >= log_mass.max() - 40
+        laws[j] = (sizes[keep], np.exp(log_mass[keep] - log_p))      # kappa^d P(S = s)
     needed = np.unique(np.concatenate([s for s, _ in laws.values()] or [np.zeros(0, dtype=np.int64)]))
     u = [np.arange(max(0, s - n_y), min(s, n_x) + 1) for s in needed]       # every pair (u, s - u), one call
     s_of = np.repeat(needed, [len(v) for v in u]).astype(np.int64)
@@ -368,7 +367,7 @@ def _null_scales(n_x: int, n_y: int, d: int, max_level: int) -> tuple:
     var = np.bincount(s_of, law * (h - mean[s_of]) ** 2, n + 1) / np.maximum(np.bincount(s_of, law, n + 1), 1e-300)
     sigma = np.zeros(max_level + 1)
     for j, (s, mass) in laws.items():
-        sigma[j] = math.sqrt(2.0 ** (j * d) * (mass @ var[s]))
+        sigma[j] = math.sqrt(mass @ var[s])
     return j0, sigma
 
 
@@ -458,18 +457,18 @@ def _multiscale_scores(x, y, n_centering, n_permutations, centering_level, rng, 
 def adaptive_test(x: ArrayLike, y: ArrayLike, eps: float, *, alpha: float = 0.05, n_centering: int = 199,
                   n_permutations: int = 199, centering_level: float = 0.2, rng: np.random.Generator | int | None = None,
                   return_nonprivate: bool = False, return_resolution: bool = False,
-                  centering: str = "permutation") -> AdaptiveTestResult:
+                  centering: str = "scaled") -> AdaptiveTestResult:
     """Multiscale ε-DP two-sample test for samples in [0, 1]^d that needs no smoothness parameter.
 
     The Rao-Blackwellized statistic of `closeness` is computed at every kappa = 2^j, j = 0..ceil(3 log2 N)
-    (sparsely). With centering='permutation' (Algorithm 3 of the paper) each resolution is centred by an upper
-    `centering_level` quantile of its statistic over `n_centering` relabellings, and the maximum of the centred
-    scores (sensitivity 8) is calibrated by one private permutation comparison with Laplace(16/eps) noise
-    (`closeness.noisy_permutation_pvalue`). With centering='none' the score is the uncentred maximum over the
-    resolutions (sensitivity 4, Laplace(8/eps): the noise of one fixed resolution); it has more power under
-    privacy (the chapter's comparison) and needs no centering stage. centering='scaled' takes the maximum of the
-    statistics times public weights w_kappa <= 1 that depend on the sample sizes and d alone (sensitivity 4 too),
-    which damp the levels whose null spread exceeds that of the coarse levels.
+    (sparsely), and one score per labelling is calibrated by one private permutation comparison
+    (`closeness.noisy_permutation_pvalue`). The score is, with centering='scaled' (the default), the maximum over
+    the resolutions of the statistics times public weights w_kappa <= 1 that depend on the sample sizes and d alone
+    and damp the levels whose null spread exceeds the coarse levels' (sensitivity 4, Laplace(8/eps) noise: that of
+    one fixed resolution); with centering='none', the uncentred maximum (sensitivity 4); with
+    centering='permutation' (Algorithm 3 of the paper), the maximum of the statistics centred by an upper
+    `centering_level` quantile of each over `n_centering` relabellings (sensitivity 8, Laplace(16/eps)). The
+    chapter's comparison measures the three.
 
     Parameters
     ----------
@@ -491,9 +490,9 @@ def adaptive_test(x: ArrayLike, y: ArrayLike, eps: float, *, alpha: float = 0.05
         noise. NOT private.
     return_resolution : bool
         Also return the resolution kappa attaining the observed maximum. NOT private.
-    centering : {'permutation', 'none', 'scaled'}
-        The centred maximum of Algorithm 3, the uncentred maximum or the scaled maximum (for the last two,
-        `n_centering` and `centering_level` are unused).
+    centering : {'scaled', 'permutation', 'none'}
+        The scaled maximum (the default), the centred maximum of Algorithm 3 or the uncentred maximum
+        (`n_centering` and `centering_level` are used by 'permutation' only).
     """
     eps, alpha = closeness._check_positive_eps(eps), closeness._check_alpha(alpha)
     for flag, name in ((return_nonprivate, "return_nonprivate"), (return_resolution, "return_resolution")):
@@ -557,7 +556,7 @@ def _figure3_test(x, y, rng, eps_values, resolutions, n_permutations, n_centerin
                                                k=kappa, n_permutations=n_permutations, rng=rng)
               for kappa in resolutions]
     multiscale = adaptive_test(x, y, math.inf, alpha=alpha, n_centering=n_centering, n_permutations=n_permutations,
-                               rng=rng, return_nonprivate=True)
+                               rng=rng, return_nonprivate=True, centering="permutation")
     decisions = []
     for eps in eps_values:
         for perm in scores:

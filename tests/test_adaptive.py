@@ -44,7 +44,7 @@ def test_level_nonprivate_with_ties():
     reps, alpha = 500, 0.1
     rejections = sum(
         adaptive_test(np.random.default_rng(rep).integers(0, 5, 30) / 4, np.random.default_rng(rep + 9999).integers(0, 5, 30) / 4,
-                      math.inf, alpha=alpha, n_centering=19, n_permutations=19, rng=rep,
+                      math.inf, alpha=alpha, n_centering=19, n_permutations=19, rng=10**7 + rep,
                       centering="permutation").reject
         for rep in range(reps))
     assert rejections / reps <= alpha + 3 * math.sqrt(alpha * (1 - alpha) / reps)
@@ -54,7 +54,7 @@ def test_uncentred_maximum_level_nonprivate_with_ties():
     reps, alpha = 500, 0.1
     rejections = sum(
         adaptive_test(np.random.default_rng(rep).integers(0, 5, 30) / 4, np.random.default_rng(rep + 9999).integers(0, 5, 30) / 4,
-                      math.inf, alpha=alpha, n_permutations=19, rng=rep, centering="none").reject
+                      math.inf, alpha=alpha, n_permutations=19, rng=10**7 + rep, centering="none").reject
         for rep in range(reps))
     assert rejections / reps <= alpha + 3 * math.sqrt(alpha * (1 - alpha) / reps)
 
@@ -833,7 +833,7 @@ def test_scaled_maximum_level_nonprivate_with_ties():
     rejections = sum(
         adaptive_test(np.random.default_rng(rep).integers(0, 5, 30) / 4,
                       np.random.default_rng(rep + 9999).integers(0, 5, 30) / 4,
-                      math.inf, alpha=alpha, n_permutations=19, rng=rep, centering="scaled").reject
+                      math.inf, alpha=alpha, n_permutations=19, rng=10**7 + rep, centering="scaled").reject
         for rep in range(reps))
     assert rejections / reps <= alpha + 3 * math.sqrt(alpha * (1 - alpha) / reps)
 

@@ -775,7 +775,7 @@ def test_null_scales_and_weights_against_mpmath(n_x, n_y, d):
         expected_weights.append(1.0 if j <= j0 else min(1.0, reference / float(exact[j])))
     weights = adaptive._scale_weights(n_x, n_y, d, max_level)
     assert np.allclose(weights, expected_weights, rtol=1e-9, atol=0)
-    assert not weights.flags.writeable and 0 < weights.min() and (n_x, n_y) == (6, 6) or weights.min() < 1
+    assert not weights.flags.writeable and 0 < weights.min() < 1                # read-only; some level is damped
 
 
 def test_null_scales_match_the_permutation_spread_of_uniform_data():

@@ -389,7 +389,8 @@ class AdaptiveTestResult(closeness.DPPermutationTestResult):
 
     `reject` is the eps-DP release. NOT private: `pvalue`, `statistic` and `null_distribution` (the multiscale
     scores T_0 and T_1..T_B before noise), None unless `return_nonprivate=True`; and `resolution`, the kappa
-    attaining the maximum of the observed centred scores, None unless `return_resolution=True`.
+    attaining the maximum of the observed scores (centred, uncentred or scaled), None unless
+    `return_resolution=True`.
     """
     resolution: int | None = None
 

@@ -5,19 +5,21 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
 from . import closeness
 from numpy.typing import ArrayLike
+from scipy.special import gammaln
 
 from .foundations import Portable, as_generator, check_bool_array, check_int, check_real_array, moved_to_keywords
 
 # %% auto #0
-__all__ = ['MAX_CELLS', 'SCORE_SENSITIVITY', 'MAX_SENSITIVITY', 'CENTERINGS', 'dyadic_max_level', 'alternating_density',
-           'alternating_cell_masses', 'sample_alternating', 'DyadicPartitions', 'dyadic_partitions',
-           'multiscale_statistics', 'centering_offsets', 'adaptive_scores', 'AdaptiveTestResult', 'adaptive_test',
-           'adaptive_rate_bound', 'adaptive_rate']
+__all__ = ['MAX_CELLS', 'SCALE_CELL', 'SCORE_SENSITIVITY', 'MAX_SENSITIVITY', 'CENTERINGS', 'dyadic_max_level',
+           'alternating_density', 'alternating_cell_masses', 'sample_alternating', 'DyadicPartitions',
+           'dyadic_partitions', 'multiscale_statistics', 'centering_offsets', 'adaptive_scores', 'AdaptiveTestResult',
+           'adaptive_test', 'adaptive_rate_bound', 'adaptive_rate']
 
 # %% ../nbs/05_adaptivity.ipynb #c007-9ce5fe1b
 def dyadic_max_level(n: int) -> int:
@@ -332,6 +334,54 @@ def adaptive_scores(statistics: ArrayLike, offsets: ArrayLike) -> tuple:
     centred = s - q[:, None]
     return centred.max(axis=0), centred.argmax(axis=0)
 
+# %% ../nbs/05_adaptivity.ipynb #scaled-code
+SCALE_CELL = 64      # j_0: the finest level whose cells hold at least 64 pooled points on average (adapt-def-scaled)
+
+
+def _log_comb(n, k):
+    "log C(n, k), elementwise."
+    return gammaln(n + 1) - gammaln(k + 1) - gammaln(n - k + 1)
+
+
+def _null_scales(n_x: int, n_y: int, d: int, max_level: int) -> tuple:
+    """(j_0, sigma): sigma[j] = sigma_kappa of adapt-def-scaled for kappa = 2^j, j_0 <= j <= max_level (0 elsewhere).
+
+    sigma_kappa^2 = kappa^d sum_s P(S = s) Var h(U, s - U), S ~ Bin(N_W, kappa^-d), U ~ Hyp(N_W, N_X, s); at each
+    level the sizes s less likely than e^-40 times the likeliest are left out (kappa^d enters in log space)."""
+    n = n_x + n_y
+    j0 = min(max(1, ((n // SCALE_CELL).bit_length() - 1) // d), max_level)
+    sizes = np.arange(2, n + 1)
+    laws = {}
+    for j in range(j0, max_level + 1):
+        log_p = -j * d * math.log(2)
+        log_mass = _log_comb(n, sizes) + sizes * log_p + (n - sizes) * np.log1p(-np.exp(log_p))
+        keep = log_mass >= log_mass.max() - 40
+        laws[j] = (sizes[keep], np.exp(log_mass[keep] - log_p))      # kappa^d P(S = s)
+    needed = np.unique(np.concatenate([s for s, _ in laws.values()] or [np.zeros(0, dtype=np.int64)]))
+    u = [np.arange(max(0, s - n_y), min(s, n_x) + 1) for s in needed]       # every pair (u, s - u), one call
+    s_of = np.repeat(needed, [len(v) for v in u]).astype(np.int64)
+    u = np.concatenate(u or [np.zeros(0, dtype=np.int64)])
+    law = np.exp(_log_comb(n_x, u) + _log_comb(n_y, s_of - u) - _log_comb(n, s_of))    # U ~ Hyp(N_W, N_X, s)
+    h = closeness.rb_cell_values(u, s_of - u, n_x, n_y)
+    mean = np.bincount(s_of, law * h, n + 1) / np.maximum(np.bincount(s_of, law, n + 1), 1e-300)
+    var = np.bincount(s_of, law * (h - mean[s_of]) ** 2, n + 1) / np.maximum(np.bincount(s_of, law, n + 1), 1e-300)
+    sigma = np.zeros(max_level + 1)
+    for j, (s, mass) in laws.items():
+        sigma[j] = math.sqrt(mass @ var[s])
+    return j0, sigma
+
+
+@lru_cache(maxsize=8)
+def _scale_weights(n_x: int, n_y: int, d: int, max_level: int) -> np.ndarray:
+    "The weights w_kappa of the scaled maximum (adapt-def-scaled), kappa = 2^0 .. 2^max_level; public sizes only."
+    j0, sigma = _null_scales(n_x, n_y, d, max_level)
+    fine = np.arange(max_level + 1) > j0
+    weights = np.ones(max_level + 1)
+    larger = fine & (sigma > sigma[j0])                 # divided by sigma_kappa / sigma_{2^j0} where that exceeds 1
+    weights[larger] = sigma[j0] / sigma[larger]
+    weights.flags.writeable = False
+    return weights
+
 # %% ../nbs/05_adaptivity.ipynb #c026-1989cf83
 @dataclass(frozen=True, eq=False)
 class AdaptiveTestResult(closeness.DPPermutationTestResult):
@@ -339,7 +389,8 @@ class AdaptiveTestResult(closeness.DPPermutationTestResult):
 
     `reject` is the eps-DP release. NOT private: `pvalue`, `statistic` and `null_distribution` (the multiscale
     scores T_0 and T_1..T_B before noise), None unless `return_nonprivate=True`; and `resolution`, the kappa
-    attaining the maximum of the observed centred scores, None unless `return_resolution=True`.
+    attaining the maximum of the observed scores (centred, uncentred or scaled), None unless
+    `return_resolution=True`.
     """
     resolution: int | None = None
 
@@ -353,8 +404,9 @@ def _balanced_relabellings(observed: np.ndarray, size: int, rng: np.random.Gener
 
 
 SCORE_SENSITIVITY = 8.0     # sensitivity of the centred multiscale score T (adapt-lem-sensitivity)
-MAX_SENSITIVITY = 4.0       # sensitivity of the uncentred maximum M (adapt-lem-max)
-CENTERINGS = ("permutation", "none")
+MAX_SENSITIVITY = 4.0       # sensitivity of the uncentred maximum M and the scaled maximum S (adapt-lem-max,
+                            # adapt-lem-scaled)
+CENTERINGS = ("permutation", "none", "scaled")
 
 # %% ../nbs/05_adaptivity.ipynb #c026a
 def _check_samples(x, y) -> tuple:
@@ -368,7 +420,7 @@ def _check_samples(x, y) -> tuple:
 
 
 def _check_centering(centering) -> str:
-    "One of CENTERINGS: 'permutation' (Algorithm 3, offsets o_kappa) or 'none' (the uncentred maximum)."
+    "One of CENTERINGS: 'permutation' (Algorithm 3, offsets o_kappa), 'none' or 'scaled' (uncentred maxima)."
     if not isinstance(centering, str):
         raise TypeError(f"centering must be one of {CENTERINGS}, got {type(centering).__name__}")
     if centering not in CENTERINGS:
@@ -376,19 +428,29 @@ def _check_centering(centering) -> str:
     return centering
 
 
+def _rank_statistics(partitions, n_x, n_y, n_permutations, rng) -> np.ndarray:
+    "Statistics (G, 1 + B) at every level of the observed labelling (column 0) and of B relabellings drawn from rng."
+    observed = np.r_[np.ones(n_x, dtype=bool), np.zeros(n_y, dtype=bool)]
+    rank_labellings = np.vstack([observed, _balanced_relabellings(observed, n_permutations, rng)])
+    return multiscale_statistics(partitions, rank_labellings, n_x, n_y)
+
+
 def _multiscale_scores(x, y, n_centering, n_permutations, centering_level, rng, centering="permutation") -> tuple:
     """Stages 1-2 of the test (NOT private): scores T_0 (observed) and T_1..T_B, and the arg-max level of each.
-    With centering='none' there is no centering stage: the offsets are 0 and the scores are the maxima M_b."""
-    n_x, n_y = x.shape[0], y.shape[0]
+    With centering='none' or 'scaled' there is no centering stage: the offsets are 0 and the scores are the maxima
+    M_b of the statistics, or S_b of the statistics times the weights w_kappa of adapt-def-scaled."""
+    (n_x, d), n_y = x.shape, y.shape[0]
     partitions = dyadic_partitions(np.vstack([x, y]), dyadic_max_level(min(n_x, n_y)))
-    observed = np.r_[np.ones(n_x, dtype=bool), np.zeros(n_y, dtype=bool)]
-    if centering == "none":
-        offsets = np.zeros(partitions.max_level + 1)
-    else:
-        centering = multiscale_statistics(partitions, _balanced_relabellings(observed, n_centering, rng), n_x, n_y)
-        offsets = centering_offsets(centering, level=centering_level)
-    rank_labellings = np.vstack([observed, _balanced_relabellings(observed, n_permutations, rng)])
-    return adaptive_scores(multiscale_statistics(partitions, rank_labellings, n_x, n_y), offsets)
+    offsets = np.zeros(partitions.max_level + 1)
+    if centering == "permutation":
+        observed = np.r_[np.ones(n_x, dtype=bool), np.zeros(n_y, dtype=bool)]
+        centering_labellings = _balanced_relabellings(observed, n_centering, rng)
+        offsets = centering_offsets(multiscale_statistics(partitions, centering_labellings, n_x, n_y),
+                                    level=centering_level)
+    stats = _rank_statistics(partitions, n_x, n_y, n_permutations, rng)
+    if centering == "scaled":
+        stats *= _scale_weights(n_x, n_y, d, partitions.max_level)[:, None]
+    return adaptive_scores(stats, offsets)
 
 # %% ../nbs/05_adaptivity.ipynb #c026b
 @moved_to_keywords("alpha", "n_centering", "n_permutations", "centering_level", "rng", "return_nonprivate",
@@ -396,16 +458,18 @@ def _multiscale_scores(x, y, n_centering, n_permutations, centering_level, rng, 
 def adaptive_test(x: ArrayLike, y: ArrayLike, eps: float, *, alpha: float = 0.05, n_centering: int = 199,
                   n_permutations: int = 199, centering_level: float = 0.2, rng: np.random.Generator | int | None = None,
                   return_nonprivate: bool = False, return_resolution: bool = False,
-                  centering: str = "permutation") -> AdaptiveTestResult:
+                  centering: str = "scaled") -> AdaptiveTestResult:
     """Multiscale ε-DP two-sample test for samples in [0, 1]^d that needs no smoothness parameter.
 
     The Rao-Blackwellized statistic of `closeness` is computed at every kappa = 2^j, j = 0..ceil(3 log2 N)
-    (sparsely). With centering='permutation' (Algorithm 3 of the paper) each resolution is centred by an upper
-    `centering_level` quantile of its statistic over `n_centering` relabellings, and the maximum of the centred
-    scores (sensitivity 8) is calibrated by one private permutation comparison with Laplace(16/eps) noise
-    (`closeness.noisy_permutation_pvalue`). With centering='none' the score is the uncentred maximum over the
-    resolutions (sensitivity 4, Laplace(8/eps): the noise of one fixed resolution); it has more power under
-    privacy (the chapter's comparison) and needs no centering stage.
+    (sparsely), and one score per labelling is calibrated by one private permutation comparison
+    (`closeness.noisy_permutation_pvalue`). The score is, with centering='scaled' (the default), the maximum over
+    the resolutions of the statistics times public weights w_kappa <= 1 that depend on the sample sizes and d alone
+    and damp the levels whose null spread exceeds the coarse levels' (sensitivity 4, Laplace(8/eps) noise: that of
+    one fixed resolution); with centering='none', the uncentred maximum (sensitivity 4); with
+    centering='permutation' (Algorithm 3 of the paper), the maximum of the statistics centred by an upper
+    `centering_level` quantile of each over `n_centering` relabellings (sensitivity 8, Laplace(16/eps)). The
+    chapter's comparison measures the three.
 
     Parameters
     ----------
@@ -427,8 +491,9 @@ def adaptive_test(x: ArrayLike, y: ArrayLike, eps: float, *, alpha: float = 0.05
         noise. NOT private.
     return_resolution : bool
         Also return the resolution kappa attaining the observed maximum. NOT private.
-    centering : {'permutation', 'none'}
-        The centred maximum of Algorithm 3 or the uncentred maximum (`n_centering`, `centering_level` unused).
+    centering : {'scaled', 'permutation', 'none'}
+        The scaled maximum (the default), the centred maximum of Algorithm 3 or the uncentred maximum
+        (`n_centering` and `centering_level` are used by 'permutation' only).
     """
     eps, alpha = closeness._check_positive_eps(eps), closeness._check_alpha(alpha)
     for flag, name in ((return_nonprivate, "return_nonprivate"), (return_resolution, "return_resolution")):
@@ -486,13 +551,13 @@ def _figure3_sample(scenario, rng, n):
 
 def _figure3_test(x, y, rng, eps_values, resolutions, n_permutations, n_centering, alpha):
     """Decisions, for every eps, of the fixed-resolution RB tests of `closeness`, of the centred adaptive test
-    (Algorithm 3) and of the uncentred maximum on one data set; the statistics are computed once per test and only
-    the Laplace noise differs between the eps values."""
+    (Algorithm 3) and of the uncentred and scaled maxima on one data set; the statistics are computed once per test
+    (once for both maxima) and only the Laplace noise differs between the eps values."""
     scores = [closeness.permutation_statistics(closeness.bin_samples(x, kappa), closeness.bin_samples(y, kappa),
                                                k=kappa, n_permutations=n_permutations, rng=rng)
               for kappa in resolutions]
     multiscale = adaptive_test(x, y, math.inf, alpha=alpha, n_centering=n_centering, n_permutations=n_permutations,
-                               rng=rng, return_nonprivate=True)
+                               rng=rng, return_nonprivate=True, centering="permutation")
     decisions = []
     for eps in eps_values:
         for perm in scores:
@@ -500,15 +565,18 @@ def _figure3_test(x, y, rng, eps_values, resolutions, n_permutations, n_centerin
                                                                sensitivity=perm.sensitivity, alpha=alpha, rng=rng))
         decisions.append(closeness.dp_permutation_decision(multiscale.statistic, multiscale.null_distribution, eps,
                                                            sensitivity=SCORE_SENSITIVITY, alpha=alpha, rng=rng))
-    # the uncentred maximum draws last from the random stream: the decisions above do not depend on it
-    maximum = adaptive_test(x, y, math.inf, alpha=alpha, n_permutations=n_permutations, rng=rng,
-                            return_nonprivate=True, centering="none")
-    uncentred = [closeness.dp_permutation_decision(maximum.statistic, maximum.null_distribution, eps,
-                                                   sensitivity=MAX_SENSITIVITY, alpha=alpha, rng=rng)
-                 for eps in eps_values]
-    n_tests = len(scores) + 1
-    return np.array([row for e, d in enumerate(uncentred)
-                     for row in decisions[e * n_tests:(e + 1) * n_tests] + [d]])
+    # the uncentred and the scaled maximum draw last from the random stream, from one set of relabellings (those
+    # of adaptive_test(..., centering="none")), the scaled maximum's noise after all others: the decisions above
+    # do not depend on them, nor the uncentred maximum's on the scaled one's
+    x, y = _check_samples(x, y)
+    partitions = dyadic_partitions(np.vstack([x, y]), dyadic_max_level(min(len(x), len(y))))
+    stats = _rank_statistics(partitions, len(x), len(y), n_permutations, rng)
+    weights = _scale_weights(len(x), len(y), x.shape[1], partitions.max_level)[:, None]
+    maxima = [closeness.dp_permutation_decision(m[0], m[1:], eps, sensitivity=MAX_SENSITIVITY, alpha=alpha, rng=rng)
+              for m in (stats.max(axis=0), (weights * stats).max(axis=0)) for eps in eps_values]
+    n_tests, n_eps = len(scores) + 1, len(eps_values)
+    return np.array([row for e in range(n_eps)
+                     for row in decisions[e * n_tests:(e + 1) * n_tests] + [maxima[e], maxima[n_eps + e]]])
 
 # %% ../nbs/05_adaptivity.ipynb #c037b
 def _figure3_setup(n, eps_values, scenarios, resolutions, n_permutations, n_centering, alpha) -> tuple:
@@ -528,7 +596,7 @@ def _figure3_setup(n, eps_values, scenarios, resolutions, n_permutations, n_cent
     test = partial(_figure3_test, eps_values=eps_values, resolutions=resolutions, n_permutations=n_permutations,
                    n_centering=n_centering, alpha=alpha)
     labels = tuple(f"{name} eps={e:g}" for e in eps_values
-                   for name in [f"kappa={k}" for k in resolutions] + ["centred max", "uncentred max"])
+                   for name in [f"kappa={k}" for k in resolutions] + ["centred max", "uncentred max", "scaled max"])
     return scenarios, labels, sample, test
 
 
@@ -547,7 +615,7 @@ def figure3_power(n_reps=200, n=1000, eps_values=(np.inf, 1.0), scenarios=((1, 0
 
     Each scenario (ω, r) draws n points from f = 1 and n from g_{ω,r} (`alternating_density`; r = 0: the null) and runs,
     on the same data, the RB permutation test of `closeness` binned at each kappa in `resolutions` and `adaptive_test`
-    with both centerings (Algorithm 3's centred maximum and the uncentred maximum), at every privacy level
+    as Algorithm 3's centred maximum, the uncentred maximum and the scaled maximum, at every privacy level
     in `eps_values` (the same statistics, fresh Laplace noise per eps). Repetitions go
     through `closeness.power_curve` (seeded per repetition, parallel with `n_jobs`); keep=True also keeps every
     repetition's decisions (see `write_figure3_data`). The paper's size is n=1000, n_reps=5000, n_permutations=199.
@@ -632,7 +700,7 @@ def read_figure3_data(path) -> tuple:
 
 # %% ../nbs/05_adaptivity.ipynb #cmp-code
 CANDIDATES = ("kappa=4", "kappa=16", "kappa=64", "centred max", "uncentred max", "shared-point offsets",
-              "level penalty", "adjacent pairs", "max over kappa <= 64", "softmax tau=10")
+              "level penalty", "adjacent pairs", "max over kappa <= 64", "softmax tau=10", "scaled max")
 
 
 def _shared_points(partitions: DyadicPartitions) -> np.ndarray:
@@ -643,9 +711,10 @@ def _shared_points(partitions: DyadicPartitions) -> np.ndarray:
     return out
 
 
-def _candidate_scores(stats, offsets, shared) -> list:
+def _candidate_scores(stats, offsets, shared, weights) -> list:
     """(scores T_0..T_B, sensitivity) of each of CANDIDATES, from the statistics (G, 1 + B) of one data set, the
-    centering offsets o_κ (G,) and Γ_κ (G,). Lifts sqrt(Γ_κ + 64) move by at most sqrt(66) - 8 between neighbours."""
+    centering offsets o_κ (G,), Γ_κ (G,) and the scaled maximum's weights w_κ (G,). Lifts sqrt(Γ_κ + 64) move by at
+    most sqrt(66) - 8 between neighbours."""
     step, lift = math.sqrt(66) - 8, np.sqrt(shared + 64.0)[:, None]
     penalty, top = 0.5 * np.sqrt(np.log1p(np.arange(stats.shape[0])))[:, None], stats.max(axis=0)
     return [(stats[2], 4.0), (stats[4], 4.0), (stats[6], 4.0),
@@ -653,20 +722,22 @@ def _candidate_scores(stats, offsets, shared) -> list:
             ((stats - 0.5 * lift).max(axis=0), 4 + 0.5 * step),
             ((stats - penalty * lift).max(axis=0), 4 + float(penalty.max()) * step),
             (((stats[1:] + stats[:-1]) / 2).max(axis=0), 4.0), (stats[:7].max(axis=0), 4.0),
-            (top + 10 * np.log(np.exp((stats - top) / 10).sum(axis=0)), 4.0)]
+            (top + 10 * np.log(np.exp((stats - top) / 10).sum(axis=0)), 4.0),
+            ((weights[:, None] * stats).max(axis=0), MAX_SENSITIVITY)]
 
 
 def _candidate_test(x, y, rng, eps_values, n_permutations, n_centering, alpha):
     """Decisions of every candidate at every eps on one data set: one centering stage and one set of rank
     relabellings shared by all candidates, fresh Laplace noise for each decision."""
-    n_x, n_y = len(x), len(y)
-    partitions = dyadic_partitions(np.vstack([_check_points(x, "x"), _check_points(y, "y")]),
-                                   dyadic_max_level(min(n_x, n_y)))
+    x, y = _check_points(x, "x"), _check_points(y, "y")
+    (n_x, d), n_y = x.shape, len(y)
+    partitions = dyadic_partitions(np.vstack([x, y]), dyadic_max_level(min(n_x, n_y)))
     observed = np.r_[np.ones(n_x, dtype=bool), np.zeros(n_y, dtype=bool)]
     centering = multiscale_statistics(partitions, _balanced_relabellings(observed, n_centering, rng), n_x, n_y)
     labellings = np.vstack([observed, _balanced_relabellings(observed, n_permutations, rng)])
     stats = multiscale_statistics(partitions, labellings, n_x, n_y)
-    scored = _candidate_scores(stats, centering_offsets(centering, level=0.2), _shared_points(partitions))
+    weights = _scale_weights(n_x, n_y, d, partitions.max_level)
+    scored = _candidate_scores(stats, centering_offsets(centering, level=0.2), _shared_points(partitions), weights)
     return np.array([closeness.dp_permutation_decision(s[0], s[1:], eps, sensitivity=delta, alpha=alpha, rng=rng)
                      for eps in eps_values for s, delta in scored])
 

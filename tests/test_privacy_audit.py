@@ -111,7 +111,7 @@ def adaptive_worst_log_ratio(eps, n_noise=3, seed=5) -> float:
         for _ in range(n_noise):
             z_rest = rng.laplace(size=19)
             c = [threshold(lambda z0, d=d: adaptive.adaptive_test(
-                    d, y, eps, alpha=0.05, n_centering=9, n_permutations=19,
+                    d, y, eps, alpha=0.05, n_centering=9, n_permutations=19, centering="permutation",
                     rng=controlled(np.r_[z0, z_rest], trial)).reject, z_rest, steps=45) for d in (x, x2)]
             worst = max(worst, log_ratio(*c) / eps)
     return worst

@@ -118,7 +118,7 @@ def test_centering_offsets_rejects_a_level_outside_the_open_interval(centering_o
 SAMPLE_RNG = np.random.default_rng(0)
 X, Y = SAMPLE_RNG.uniform(size=30), SAMPLE_RNG.uniform(size=30) ** 3            # different laws on [0, 1]
 X_FAR, Y_FAR = SAMPLE_RNG.uniform(size=40), SAMPLE_RNG.uniform(size=40) ** 6    # told apart by every run seen
-OPTIONS = {"n_centering": 19, "n_permutations": 19}
+OPTIONS = {"n_centering": 19, "n_permutations": 19, "centering": "permutation"}
 
 
 @grades("adaptive_test", points=2)

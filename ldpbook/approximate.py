@@ -586,8 +586,10 @@ def _bernoulli_renyi(a, b, alpha):
 
 def _top_level(m, eps, alpha, steps=1100):
     """M*(m) = max{M ≥ m : D_α(M ‖ m) ≤ ε and D_α(m ‖ M) ≤ ε} for an array of m in [0, 1], by bisection (both
-    divergences grow with M on [m, 1]; M = 1 is infeasible for m < 1), until no float is left between."""
-    lo, hi = np.array(m, dtype=float), np.ones_like(m, dtype=float)
+    divergences grow with M on [m, 1]; M = 1 is infeasible for m < 1, and M*(0) = 0), until no float is left
+    between."""
+    lo = np.array(m, dtype=float)
+    hi = np.where(lo == 0, 0.0, 1.0)
     for _ in range(steps):                                   # a bound on the steps: 2^-1100 is below every float
         mid = lo + (hi - lo) / 2
         if np.all((mid == lo) | (mid == hi)):
@@ -621,28 +623,33 @@ def _enclosures(m, M):
 # %% ../nbs/08_approximate.ipynb #apx-113
 def _renyi_two_output(p, q, eps, alpha, kind, params, rtol=1e-12, max_rounds=200):
     """The best two-output (α, ε)-Rényi-LDP channel by branch and bound on the curve M*(m), m ∈ [0, 1]. Returns
-    (best sum, bound on the sum, m, M, index of the top set, the order and the cuts of the top sets)."""
+    (best sum, bound on the sum, m, M, index of the top set, the order and the cuts of the top sets). An arc once
+    closed stays closed: the best value only grows, and splitting a neighbour only tightens its bound."""
     gamma = params.get("gamma", 1.0) if kind == "egamma" else 1.0
     order, cut_at, _, masses = _threshold_candidates(p, q, gamma)
     m = np.linspace(0.0, 1.0, 65)
     M = _top_level(m, eps, alpha)
-    vals = _curve_values(masses, m, M, kind, params)
+    vals, is_open, closed = _curve_values(masses, m, M, kind, params), np.ones(64, bool), -np.inf
     for _ in range(max_rounds):                                # each round halves the arcs still open
         (am, aM), (bm, bM) = _enclosures(m, M)
-        ends = vals.max(axis=1)
-        uppers = np.maximum.reduce((ends[:-1], ends[1:], _curve_values(masses, am, aM, kind, params).max(axis=1),
-                                    _curve_values(masses, bm, bM, kind, params).max(axis=1)))
-        split = uppers > ends.max() * (1 + rtol)
-        mids = (m[:-1][split] + m[1:][split]) / 2
-        mids = mids[(mids > m[:-1][split]) & (mids < m[1:][split])]
+        ends, i = vals.max(axis=1), np.flatnonzero(is_open)
+        upper = np.maximum.reduce((ends[i], ends[i + 1], _curve_values(masses, am[i], aM[i], kind, params).max(1),
+                                   _curve_values(masses, bm[i], bM[i], kind, params).max(1)))
+        split = upper > ends.max() * (1 + rtol)
+        closed = max(closed, upper[~split].max(initial=-np.inf))
+        mids = (m[i[split]] + m[i[split] + 1]) / 2
+        mids = mids[(mids > m[i[split]]) & (mids < m[i[split] + 1])]
         if mids.size == 0:
             break
         new_M = _top_level(mids, eps, alpha)
         keep = np.argsort(np.concatenate((m, mids)), kind="stable")
         m, M = np.concatenate((m, mids))[keep], np.concatenate((M, new_M))[keep]
         vals = np.concatenate((vals, _curve_values(masses, mids, new_M, kind, params)))[keep]
+        new = keep >= keep.size - mids.size
+        is_open = new[:-1] | new[1:]
     i, j = np.unravel_index(np.argmax(vals), vals.shape)
-    return float(vals[i, j]), float(max(uppers.max(), vals.max())), float(m[i]), float(M[i]), int(j), order, cut_at
+    bound = max(closed, upper.max(initial=-np.inf), vals.max())
+    return float(vals[i, j]), float(bound), float(m[i]), float(M[i]), int(j), order, cut_at
 
 # %% ../nbs/08_approximate.ipynb #apx-114
 def _renyi_exceeds(P, Q, eps, alpha):

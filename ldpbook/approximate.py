@@ -785,10 +785,11 @@ def renyi_ldp_optimal(p: ArrayLike, q: ArrayLike, eps: float, *, renyi_order: fl
         raise ValueError("divergence 'renyi' is not offered by renyi_ldp_optimal: renyi_order is the order of the "
                          "privacy constraint (use 'kl', 'chi2', 'hellinger', 'tv' or 'egamma')")
     params = _objective(divergence, gamma, None)
+    masses = _threshold_candidates(p, q, params.get("gamma", 1.0) if divergence == "egamma" else 1.0)[3]
+    if not np.all(np.isfinite(_curve_values(masses, [0.0, 0.5], [0.5, 1.0], divergence, params))):
+        raise ValueError("p and q: no finite bound certifies this divergence's optimum (one of them has mass where "
+                         "the other has none); use a bounded divergence such as 'hellinger' or 'tv'")
     _, upper, m, M, j, order, cut_at = _renyi_two_output(p, q, eps, alpha, divergence, params)
-    if not np.isfinite(upper):
-        raise ValueError("p and q: no finite bound certifies this divergence's optimum (p has mass where q has "
-                         "none); use a bounded divergence such as 'hellinger' or 'tv'")
     inside = np.sort(order[cut_at[j]:])
     channel = _two_level_channel(inside, p.size, _renyi_private_levels(inside, p.size, m, M, eps, alpha))
     gam = params.get("gamma", 1.0) if isinstance(divergence, str) and divergence == "egamma" else 1.0

@@ -316,12 +316,12 @@ def divergence_optimal(p: ArrayLike, q: ArrayLike, eps: float, *, delta: float,
 
     Solved exactly: δ = 0 (the SPR optimum of `ldpbook.spr`), δ = 1 or ε = ∞ (no constraint: the best
     deterministic quantizer), TV and E_γ with any budget, every divergence with ℓ = 2 outputs (the leak or the
-    leaky randomized response on a likelihood-ratio threshold set, O(k log k)), and every divergence on a
-    two-letter alphabet with any budget (ℓ ≥ 4: the four-output leaky randomized response; ℓ = 3: the best of
-    its six merges of two outputs), and ε = 0 without a budget or with ℓ > k for KL, χ², Hellinger and Rényi
-    (the identity leak: reveal x with probability δ). The other cases (k ≥ 3 and ε > 0 with a budget of three or more outputs
-    or none, for divergences other than TV and E_γ) are open: they raise NotImplementedError instead of returning a value
-    that is not known to be optimal.
+    leaky randomized response on a likelihood-ratio threshold set, O(k log k)), every divergence on a two-letter
+    alphabet with any budget (ℓ ≥ 4: the four-output leaky randomized response; ℓ = 3: the best of its six
+    merges of two outputs), and ε = 0 without a budget or with ℓ > k for KL, χ², Hellinger and Rényi (the
+    identity leak: reveal x with probability δ). The other cases (k ≥ 3 and ε > 0 with a budget of three or
+    more outputs or none, for divergences other than TV and E_γ) are open: they raise NotImplementedError
+    instead of returning a value that is not known to be optimal.
 
     Parameters
     ----------

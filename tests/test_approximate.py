@@ -413,8 +413,8 @@ def test_the_leaky_channel_is_validated_and_exactly_on_its_boundary():
 # --- two inputs with three outputs: every vertex of the polytope of 2 × 3 (ε, δ)-LDP channels, in mpmath
 
 def polytope_2x3(a):
-    """The 18 inequalities A z ≤ b (b = c0 + c1·δ) of the 2 × 3 (ε, δ)-LDP channels in the unknowns z = (Q00, Q01,
-    Q10, Q11), Q[x, 2] = 1 − Q[x, 0] − Q[x, 1]; `a` is e^ε (float or mpf)."""
+    """The 18 inequalities A z ≤ b (b = c0 + c1·δ) of the 2 × 3 (ε, δ)-LDP channels in the unknowns
+    z = (Q00, Q01, Q10, Q11), Q[x, 2] = 1 − Q[x, 0] − Q[x, 1]; `a` is e^ε (float or mpf)."""
     lift = [[1, 0, 0, 0], [0, 1, 0, 0], [-1, -1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1], [0, 0, -1, -1]]
     const = [0, 0, 1, 0, 0, 1]
     rows = [([-c for c in lift[i]], (const[i], 0)) for i in range(6)]          # Q ≥ 0
@@ -432,14 +432,12 @@ def vertices_2x3_mp(eps, delta):
     b = np.array([c0 + c1 * delta for _, (c0, c1) in rows_f])
     a_mp, d_mp = mp.exp(mp.mpf(eps)), mp.mpf(delta)
     rows_mp, _, _ = polytope_2x3(a_mp)
-    out = []
-    for active in itertools.combinations(range(18), 4):
-        M = A[list(active)]
-        if np.linalg.cond(M) > 1e13:
-            continue
-        z = np.linalg.solve(M, b[list(active)])
-        if np.any(A @ z > b + 1e-7 * (1 + np.abs(b))):
-            continue
+    out, sets = [], np.array(list(itertools.combinations(range(18), 4)))
+    regular = np.linalg.cond(A[sets]) < 1e13
+    sets = sets[regular]
+    z = np.linalg.solve(A[sets], b[sets][..., None])[..., 0]
+    near = np.all(z @ A.T <= b + 1e-7 * (1 + np.abs(b)), axis=1)
+    for active in sets[near].tolist():
         Am = mp.matrix([rows_mp[i][0] for i in active])
         bm = mp.matrix([rows_mp[i][1][0] + rows_mp[i][1][1] * d_mp for i in active])
         zm = mp.lu_solve(Am, bm)
@@ -514,7 +512,9 @@ def test_no_channel_at_eps_zero_beats_the_identity_leak():
 def mp_bern_renyi(a, b, r):
     if (a > 0 and b == 0) or (a < 1 and b == 1):
         return mp.inf
-    return mp.log((a ** r * b ** (1 - r) if a > 0 else 0) + ((1 - a) ** r * (1 - b) ** (1 - r) if a < 1 else 0)) / (r - 1)
+    first = a ** r * b ** (1 - r) if a > 0 else 0
+    second = (1 - a) ** r * (1 - b) ** (1 - r) if a < 1 else 0
+    return mp.log(first + second) / (r - 1)
 
 
 def mp_top_level(m, eps, r, steps=70):
@@ -531,7 +531,7 @@ def mp_top_level(m, eps, r, steps=70):
     return lo
 
 
-def renyi_reference(p, q, eps, alpha, kind, params, grid=60, golden=60):
+def renyi_reference(p, q, eps, alpha, kind, params, grid=40, golden=45):
     """The best two-output channel t = m + (M − m)1_S over every set S (not only top sets) with (m, M) on the
     curve or its mirror, without the chapter's search: a grid of m, then a golden-section search around the best
     grid point, all in mpmath."""
@@ -539,8 +539,10 @@ def renyi_reference(p, q, eps, alpha, kind, params, grid=60, golden=60):
     P, Qm = [mp.mpf(float(x)) for x in p], [mp.mpf(float(x)) for x in q]
     sets = [[x for x in range(len(p)) if bits >> x & 1] for bits in range(1, 2 ** len(p) - 1)]
 
+    tops = {}
+
     def value(m, S, mirror):
-        M = mp_top_level(m, e, r)
+        M = tops[m] if m in tops else tops.setdefault(m, mp_top_level(m, e, r))
         lo, hi = (1 - M, 1 - m) if mirror else (m, M)
         u1 = lo + (hi - lo) * mp.fsum(P[x] for x in S)
         v1 = lo + (hi - lo) * mp.fsum(Qm[x] for x in S)
@@ -568,8 +570,8 @@ def renyi_reference(p, q, eps, alpha, kind, params, grid=60, golden=60):
 
 def test_the_renyi_ldp_optimum_agrees_with_an_mpmath_search_over_every_set():
     rng = np.random.default_rng(24)
-    for _ in range(10):
-        k = int(rng.integers(2, 5))
+    for _ in range(8):
+        k = int(rng.integers(2, 4))
         p, q = rng.dirichlet(np.ones(k)), rng.dirichlet(np.ones(k))
         eps, alpha = float(10 ** rng.uniform(-2, 0.7)), float(rng.choice([1.5, 2.0, 5.0]))
         kind, params = [("kl", {}), ("chi2", {}), ("hellinger", {}), ("tv", {}), ("egamma", {"gamma": 1.5})][
@@ -587,7 +589,7 @@ def test_the_renyi_ldp_optimum_agrees_with_an_mpmath_search_over_every_set():
 
 def test_no_random_two_output_channel_beats_the_renyi_optimum_at_its_own_level():
     rng = np.random.default_rng(25)
-    for _ in range(40):
+    for i in range(25):
         k = int(rng.integers(2, 7))
         p, q = rng.dirichlet(np.ones(k)), rng.dirichlet(np.ones(k))
         t = rng.uniform(0.02, 0.98, size=k)
@@ -595,6 +597,8 @@ def test_no_random_two_output_channel_beats_the_renyi_optimum_at_its_own_level()
         eps = float(mp_renyi_level(Q, alpha)) * (1 + 1e-12)
         mech = renyi_ldp_optimal(p, q, eps, renyi_order=alpha, divergence="hellinger")
         assert divergence(Q.T @ p, Q.T @ q, kind="hellinger") <= mech.upper * (1 + 1e-12)
+        if i >= 6:
+            continue
         bounds = renyi_ldp_bounds(p, q, eps, renyi_order=alpha, ell=2, divergence="hellinger")
         assert bounds.lower <= mech.value * (1 + 1e-12) and mech.value <= bounds.upper * (1 + 1e-12)
 
@@ -639,7 +643,8 @@ def foundations_encode(x):
 @pytest.mark.parametrize("bad,error,words", [
     ({"renyi_order": 1.0}, ValueError, "renyi_order"), ({"renyi_order": None}, TypeError, "renyi_order"),
     ({"renyi_order": 2.0, "divergence": "renyi"}, ValueError, "renyi_order"),
-    ({"renyi_order": 2.0, "eps": -1.0}, ValueError, "eps"), ({"renyi_order": 2.0, "eps": float("nan")}, ValueError, "eps"),
+    ({"renyi_order": 2.0, "eps": -1.0}, ValueError, "eps"),
+    ({"renyi_order": 2.0, "eps": float("nan")}, ValueError, "eps"),
     ({"renyi_order": 2.0, "eps": np.inf}, ValueError, "eps"), ({"renyi_order": 2.0, "gamma": 2.0}, TypeError, "gamma"),
 ])
 def test_renyi_optimal_refuses_bad_input(bad, error, words):

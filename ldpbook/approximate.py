@@ -575,13 +575,21 @@ def renyi_ldp_bounds(p: ArrayLike, q: ArrayLike, eps: float, *, renyi_order: flo
     return RenyiBounds(lower=float(lower), upper=float(uppers[best]), delta=float(grid[best]))
 
 # %% ../nbs/08_approximate.ipynb #apx-111
-def _bernoulli_renyi(a, b, alpha):
-    "D_α((1 − a, a) ‖ (1 − b, b)) elementwise, from the stable perspective terms of `foundations`."
-    u, v = np.stack((1 - a, a)), np.stack((1 - b, b))
+def _renyi_rows(U, V, alpha):
+    """D_α(U ‖ V) along the last axis: from the stable perspective terms of `foundations` where the divergence is
+    below 1 (accurate as it tends to 0), else by a log-sum-exp of α log U + (1 − α) log V, which cannot overflow
+    (the terms' (U/V)^α can, for large α)."""
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        total = divergence_terms(u, v, np.stack((b - a, a - b)), kind="renyi", check=False,
-                                 renyi_order=alpha).sum(axis=0)
-        return divergence_from_sum(total, kind="renyi", renyi_order=alpha)
+        terms = divergence_terms(U, V, U - V, kind="renyi", check=False, renyi_order=alpha).sum(axis=-1)
+        direct = divergence_from_sum(terms, kind="renyi", renyi_order=alpha)
+        logs = np.where(U > 0, alpha * np.log(U) + (1 - alpha) * np.log(V), -np.inf)
+        far = np.logaddexp.reduce(logs, axis=-1) / (alpha - 1)
+    return np.where(np.isfinite(direct) & (direct < 1), direct, far)
+
+
+def _bernoulli_renyi(a, b, alpha):
+    "D_α((1 − a, a) ‖ (1 − b, b)) elementwise."
+    return _renyi_rows(np.stack((1 - a, a), axis=-1), np.stack((1 - b, b), axis=-1), alpha)
 
 
 def _top_level(m, eps, alpha, steps=1100):
@@ -674,8 +682,8 @@ def is_renyi_ldp(Q: ArrayLike, eps: float, *, renyi_order: float) -> bool:
     """Exact (α, ε)-Rényi-LDP check: D_α(Q(·|x) ‖ Q(·|x')) ≤ ε for all inputs x, x', in real arithmetic on the
     stored floats.
 
-    Pairs of distinct rows whose divergence is farther than 1e-8 relative from ε are decided by the stable float
-    terms of `foundations.divergence_terms`; the others in mpmath. Equal rows have divergence 0.
+    Pairs of distinct rows whose divergence is farther than 1e-8 relative from ε are decided in floats (stable
+    terms, or a log-sum-exp for large values); the others in mpmath. Equal rows have divergence 0.
 
     Parameters
     ----------
@@ -693,9 +701,7 @@ def is_renyi_ldp(Q: ArrayLike, eps: float, *, renyi_order: float) -> bool:
     Q, eps, alpha = check_channel(Q), check_eps(eps), _renyi_order(renyi_order)
     R = np.unique(Q, axis=0)
     x, y = np.nonzero(~np.eye(R.shape[0], dtype=bool))
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        terms = divergence_terms(R[x], R[y], R[x] - R[y], kind="renyi", check=False, renyi_order=alpha)
-        level = divergence_from_sum(terms.sum(axis=1), kind="renyi", renyi_order=alpha)
+    level = _renyi_rows(R[x], R[y], alpha)
     if np.any(level > eps * (1 + 1e-8) + 1e-300):
         return False
     unsure = level >= eps * (1 - 1e-8) - 1e-300

@@ -659,3 +659,20 @@ def test_renyi_optimal_refuses_an_uncertifiable_divergence_instead_of_guessing()
         renyi_ldp_optimal([0.5, 0.5, 0.0], [0.0, 0.5, 0.5], 1.0, renyi_order=2.0, divergence="kl")
     mech = renyi_ldp_optimal([0.5, 0.5, 0.0], [0.0, 0.5, 0.5], 1.0, renyi_order=2.0, divergence="hellinger")
     assert is_renyi_ldp(mech.channel, 1.0, renyi_order=2.0) and mech.value > 0
+
+
+def test_large_renyi_orders_approach_pure_ldp_from_above_without_overflow():
+    "(α, ε)-Rényi-LDP contains ε-LDP and tends to it as α → ∞; (u/v)^α overflows floats from α ≈ 700 on."
+    p, q = np.array([0.04, 0.09, 0.22, 0.47, 0.18]), np.array([0.18, 0.47, 0.22, 0.09, 0.04])
+    pure = divergence_optimal(p, q, 1.0, delta=0.0, ell=2).value
+    previous = np.inf
+    for alpha in (2.0, 10.0, 1e3, 1e6):
+        mech = renyi_ldp_optimal(p, q, 1.0, renyi_order=alpha)
+        assert pure <= mech.value <= previous and is_renyi_ldp(mech.channel, 1.0, renyi_order=alpha)
+        previous = mech.value
+    assert previous <= pure * (1 + 1e-5)
+    with mp.workdps(60):
+        Q = np.array([[0.7, 0.3], [0.3, 0.7]])
+        level = mp_renyi_level(Q, 1000.0)
+        assert is_renyi_ldp(Q, float(level) * (1 + 1e-12), renyi_order=1000.0)
+        assert not is_renyi_ldp(Q, float(level) * (1 - 1e-12), renyi_order=1000.0)

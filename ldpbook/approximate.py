@@ -629,10 +629,11 @@ def _enclosures(m, M):
     return (np.where(ok, mt, m1), np.where(ok, Mt, M2)), (np.where(ok, mt, m2), np.where(ok, Mt, M1))
 
 # %% ../nbs/08_approximate.ipynb #apx-113
-def _renyi_two_output(p, q, eps, alpha, kind, params, rtol=1e-12, max_rounds=200):
+def _renyi_two_output(p, q, eps, alpha, kind, params, rtol=1e-12, max_rounds=200, max_points=2 ** 15):
     """The best two-output (α, ε)-Rényi-LDP channel by branch and bound on the curve M*(m), m ∈ [0, 1]. Returns
     (best sum, bound on the sum, m, M, index of the top set, the order and the cuts of the top sets). An arc once
-    closed stays closed: the best value only grows, and splitting a neighbour only tightens its bound."""
+    closed stays closed: the best value only grows, and splitting a neighbour only tightens its bound. The rounds
+    and the points of the curve are bounded; the bound returned is valid however the search ends."""
     gamma = params.get("gamma", 1.0) if kind == "egamma" else 1.0
     order, cut_at, _, masses = _threshold_candidates(p, q, gamma)
     m = np.linspace(0.0, 1.0, 65)
@@ -647,7 +648,8 @@ def _renyi_two_output(p, q, eps, alpha, kind, params, rtol=1e-12, max_rounds=200
         closed = max(closed, upper[~split].max(initial=-np.inf))
         mids = (m[i[split]] + m[i[split] + 1]) / 2
         mids = mids[(mids > m[i[split]]) & (mids < m[i[split] + 1])]
-        if mids.size == 0:
+        if mids.size == 0 or m.size + mids.size > max_points:
+            closed = max(closed, upper[split].max(initial=-np.inf))
             break
         new_M = _top_level(mids, eps, alpha)
         keep = np.argsort(np.concatenate((m, mids)), kind="stable")
@@ -718,7 +720,8 @@ class RenyiLdpMechanism(PartitionMechanism):
         D_f(Qᵀp ‖ Qᵀq) achieved by `channel`.
     upper : float
         An upper bound on the optimum over two-output (α, ε)-Rényi-LDP channels, from the branch and bound:
-        within 1e-12 relative of `value`, up to the rounding of float evaluations.
+        within 1e-12 relative of `value` (up to the rounding of float evaluations) unless the search's bound on
+        the points of the curve ran out first.
     partition : tuple of tuple of int
         The blocks (complement of the threshold set, the set), in original indices.
     channel : numpy.ndarray
@@ -765,7 +768,8 @@ def _renyi_private_levels(inside, k, m, M, eps, alpha, max_steps=64):
 def renyi_ldp_optimal(p: ArrayLike, q: ArrayLike, eps: float, *, renyi_order: float,
                       divergence: str | LinearFree | Callable = "kl", gamma: float | None = None) -> RenyiLdpMechanism:
     """The best two-output (α, ε)-Rényi-LDP mechanism for testing p against q: it maximises D_f(Qᵀp ‖ Qᵀq) over
-    channels with two outputs and D_α(Q(·|x) ‖ Q(·|x')) ≤ ε for all x, x', certified to 1e-12 relative.
+    channels with two outputs and D_α(Q(·|x) ‖ Q(·|x')) ≤ ε for all x, x', certified to 1e-12 relative (`upper`
+    says how close where the search's bounded number of points ran out first).
 
     Parameters
     ----------
@@ -791,6 +795,10 @@ def renyi_ldp_optimal(p: ArrayLike, q: ArrayLike, eps: float, *, renyi_order: fl
         raise ValueError("divergence 'renyi' is not offered by renyi_ldp_optimal: renyi_order is the order of the "
                          "privacy constraint (use 'kl', 'chi2', 'hellinger', 'tv' or 'egamma')")
     params = _objective(divergence, gamma, None)
+    if eps == 0:                                   # D_α = 0 only between equal rows: the constant channel
+        channel = np.tile([1.0, 0.0], (p.size, 1))
+        return RenyiLdpMechanism(value=0.0, upper=0.0, partition=(tuple(range(p.size)),), channel=readonly(channel),
+                                 eps=eps, renyi_order=alpha, divergence=divergence, params=MappingProxyType(params))
     masses = _threshold_candidates(p, q, params.get("gamma", 1.0) if divergence == "egamma" else 1.0)[3]
     if not np.all(np.isfinite(_curve_values(masses, [0.0, 0.5], [0.5, 1.0], divergence, params))):
         raise ValueError("p and q: no finite bound certifies this divergence's optimum (one of them has mass where "

@@ -676,3 +676,14 @@ def test_large_renyi_orders_approach_pure_ldp_from_above_without_overflow():
         level = mp_renyi_level(Q, 1000.0)
         assert is_renyi_ldp(Q, float(level) * (1 + 1e-12), renyi_order=1000.0)
         assert not is_renyi_ldp(Q, float(level) * (1 - 1e-12), renyi_order=1000.0)
+
+
+def test_tiny_and_zero_renyi_levels_give_private_channels_and_a_valid_bound():
+    p, q = np.array([0.04, 0.09, 0.22, 0.47, 0.18]), np.array([0.18, 0.47, 0.22, 0.09, 0.04])
+    zero = renyi_ldp_optimal(p, q, 0.0, renyi_order=2.0)
+    assert zero.value == zero.upper == 0.0 and is_renyi_ldp(zero.channel, 0.0, renyi_order=2.0)
+    for eps in (1e-12, 1e-6):
+        mech = renyi_ldp_optimal(p, q, eps, renyi_order=2.0)
+        assert 0 < mech.value <= mech.upper and is_renyi_ldp(mech.channel, eps, renyi_order=2.0)
+        # the Rényi-LDP optimum lies below the (ε', δ) bound of the chapter's proposition
+        assert mech.value <= renyi_ldp_bounds(p, q, eps, renyi_order=2.0, ell=2).upper * (1 + 1e-9)

@@ -1,7 +1,11 @@
 """Tests of ldpbook.approximate: the exact (ε, δ) check against mpmath, the optimum against an exact enumeration in
 mpmath that does not use the chapter's theorem (every set of inputs, every vertex of the two-output polygon found
 by intersecting its lines), against linear programs, the two-input theorem by the garbling it claims, δ = 0 and
-the other edges, the privacy of the releases, and every bad-input path.
+the other edges, the privacy of the releases, and every bad-input path. The newer optima have references of their
+own: two letters with three outputs against every vertex of the polytope of 2 × 3 (ε, δ)-LDP channels (active sets
+solved in mpmath); the identity leak at ε = 0 against δ·D_f(p‖q) in mpmath and against random channels at their
+own δ; the two-output Rényi-LDP optimum against an mpmath search over every set of inputs (grid and golden
+section on the curve of the largest feasible level), with its certificate checked to bound that search.
 
 The random run has 200 instances in the default test; LDPBOOK_APPROX_FULL=1 runs 2,000."""
 import itertools

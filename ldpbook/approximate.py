@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import decimal
+import itertools
 from dataclasses import dataclass, field
 from fractions import Fraction
 from types import MappingProxyType
@@ -21,7 +22,8 @@ from .spr import divergence_optimal as spr_divergence_optimal
 
 # %% auto #0
 __all__ = ['is_approx_ldp', 'two_output_vertices', 'leaky_rr_channel', 'ApproxMechanism', 'divergence_optimal',
-           'two_output_reference', 'RenyiBounds', 'renyi_ldp_bounds']
+           'two_output_reference', 'RenyiBounds', 'renyi_ldp_bounds', 'is_renyi_ldp', 'RenyiLdpMechanism',
+           'renyi_ldp_optimal']
 
 # %% ../nbs/08_approximate.ipynb #apx-005
 def _check_delta(delta: float) -> float:
@@ -211,6 +213,35 @@ def _leaky_rr4(p, q, eps, delta, kind, params):
     total = divergence_terms(Q.T @ p, Q.T @ q, Q.T @ d, kind=kind, check=False, **params).sum()
     return total, Q
 
+# %% ../nbs/08_approximate.ipynb #apx-102
+def _merged(R, i, j):
+    """The channel R on two inputs with outputs i < j merged (at position i). The merged entries are exact sums,
+    the larger rounded down and the smaller up: no positive hockey-stick term exceeds the exact one."""
+    s = [Fraction(R[x, i]) + Fraction(R[x, j]) for x in (0, 1)]
+    col, hi = [float(v) for v in s], int(s[1] > s[0])
+    if s[0] != s[1] and Fraction(col[hi]) > s[hi]:
+        col[hi] = float(np.nextafter(col[hi], 0.0))
+    if s[0] != s[1] and Fraction(col[1 - hi]) < s[1 - hi]:
+        col[1 - hi] = float(np.nextafter(col[1 - hi], 2.0))
+    Q = np.delete(R, j, axis=1)
+    Q[:, i] = col
+    return Q
+
+
+def _binary_budget(p, q, eps, delta, kind, params):
+    """k = 2 with three outputs: the best of the six merges of two outputs of R_{ε,δ}. Returns the perspective
+    sum and the channel."""
+    R, gamma = leaky_rr_channel(eps, delta), params.get("gamma", 1.0) if kind == "egamma" else 1.0
+    best = None
+    for i, j in itertools.combinations(range(4), 2):
+        Q = _merged(R, i, j)
+        total = divergence_terms(Q.T @ p, Q.T @ q, Q.T @ (p - gamma * q), kind=kind, check=False, **params).sum()
+        if best is None or total > best[0]:
+            best = (float(total), Q)
+    if not is_approx_ldp(best[1], eps, delta):
+        raise RuntimeError("the merged channel is not exactly (eps, delta)-LDP")        # never seen
+    return best
+
 # %% ../nbs/08_approximate.ipynb #apx-020
 @dataclass(frozen=True, eq=False)
 class ApproxMechanism(PartitionMechanism):
@@ -230,7 +261,9 @@ class ApproxMechanism(PartitionMechanism):
     structure : str
         Which optimal family the channel belongs to: 'spr' (δ = 0), 'unconstrained' (δ = 1 or ε = ∞),
         'leak' (the bit 1{x ∈ S} released with probability δ, else nothing), 'leaky-rr' (the bit by randomized
-        response mixed with a δ-leak of it), or 'leaky-rr-4' (two inputs: four outputs).
+        response mixed with a δ-leak of it), 'leaky-rr-4' (two inputs: four outputs) or 'leaky-rr-3' (two inputs, three
+        outputs: two outputs of the four-output mechanism merged) or 'identity-leak' (ε = 0: x revealed with
+        probability δ, else a constant).
     divergence : str, LinearFree or callable
         The divergence kind the value refers to.
     params : mapping
@@ -283,10 +316,12 @@ def divergence_optimal(p: ArrayLike, q: ArrayLike, eps: float, *, delta: float,
 
     Solved exactly: δ = 0 (the SPR optimum of `ldpbook.spr`), δ = 1 or ε = ∞ (no constraint: the best
     deterministic quantizer), TV and E_γ with any budget, every divergence with ℓ = 2 outputs (the leak or the
-    leaky randomized response on a likelihood-ratio threshold set, O(k log k)), and every divergence on a
-    two-letter alphabet without a budget (ℓ ≥ 4: the four-output leaky randomized response). The other cases
-    (k ≥ 3 with a budget of three or more outputs, and k = 2 with ℓ = 3, for divergences other than TV and
-    E_γ) are open: they raise NotImplementedError instead of returning a value that is not known to be optimal.
+    leaky randomized response on a likelihood-ratio threshold set, O(k log k)), every divergence on a two-letter
+    alphabet with any budget (ℓ ≥ 4: the four-output leaky randomized response; ℓ = 3: the best of its six
+    merges of two outputs), and ε = 0 without a budget or with ℓ > k for KL, χ², Hellinger and Rényi (the
+    identity leak: reveal x with probability δ). The other cases (k ≥ 3 and ε > 0 with a budget of three or
+    more outputs or none, for divergences other than TV and E_γ) are open: they raise NotImplementedError
+    instead of returning a value that is not known to be optimal.
 
     Parameters
     ----------
@@ -327,12 +362,26 @@ def divergence_optimal(p: ArrayLike, q: ArrayLike, eps: float, *, delta: float,
         blocks = _threshold_blocks(inside, k)
     elif k == 2 and (ell is None or ell >= 4):
         (total, channel), name, blocks = _leaky_rr4(p, q, eps, delta, kind, params), "leaky-rr-4", ((0,), (1,))
+    elif eps == 0 and (ell is None or ell > k) and isinstance(kind, str) and kind in ("kl", "chi2", "hellinger",
+                                                                                   "renyi"):
+        (total, channel), name = _identity_leak(p, q, delta, kind, params), "identity-leak"
+        blocks = tuple((x,) for x in range(k))
+    elif k == 2 and ell == 3:
+        (total, channel), name, blocks = _binary_budget(p, q, eps, delta, kind, params), "leaky-rr-3", ((0,), (1,))
     else:
         raise NotImplementedError("the optimum under (eps, delta)-LDP with delta in (0, 1) is solved exactly only "
-                                  "for ell = 2, for TV and E_gamma, and for k = 2 with ell >= 4 or None")
+                                  "for ell = 2, for TV and E_gamma, and for k = 2")
     value = divergence_from_sum(total, kind=kind, **params)
     return ApproxMechanism(value=float(value), partition=blocks, channel=readonly(channel), eps=eps, delta=delta,
                            structure=name, divergence=kind, params=MappingProxyType(dict(params)))
+
+# %% ../nbs/08_approximate.ipynb #apx-121
+def _identity_leak(p, q, delta, kind, params):
+    "The perspective sum of L_δ = (δI | (1 − δ)1) for the pair p, q, and the channel."
+    k = p.size
+    L = np.hstack((delta * np.eye(k), np.full((k, 1), 1 - delta)))
+    d = np.concatenate((delta * (p - q), [0.0]))
+    return float(divergence_terms(L.T @ p, L.T @ q, d, kind=kind, check=False, **params).sum()), L
 
 # %% ../nbs/08_approximate.ipynb #apx-028
 def _pair_rows(k):
@@ -524,3 +573,244 @@ def renyi_ldp_bounds(p: ArrayLike, q: ArrayLike, eps: float, *, renyi_order: flo
                                  ell=ell, gamma=gamma).value for e, d in zip(levels, grid)]
     best = int(np.argmin(uppers))
     return RenyiBounds(lower=float(lower), upper=float(uppers[best]), delta=float(grid[best]))
+
+# %% ../nbs/08_approximate.ipynb #apx-111
+def _renyi_rows(U, V, alpha):
+    """D_α(U ‖ V) along the last axis: from the stable perspective terms of `foundations` where the divergence is
+    below 1 (accurate as it tends to 0), else by a log-sum-exp of α log U + (1 − α) log V, which cannot overflow
+    (the terms' (U/V)^α can, for large α)."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        terms = divergence_terms(U, V, U - V, kind="renyi", check=False, renyi_order=alpha).sum(axis=-1)
+        direct = divergence_from_sum(terms, kind="renyi", renyi_order=alpha)
+        logs = np.where(U > 0, alpha * np.log(U) + (1 - alpha) * np.log(V), -np.inf)
+        far = np.logaddexp.reduce(logs, axis=-1) / (alpha - 1)
+    return np.where(np.isfinite(direct) & (direct < 1), direct, far)
+
+
+def _bernoulli_renyi(a, b, alpha):
+    "D_α((1 − a, a) ‖ (1 − b, b)) elementwise."
+    return _renyi_rows(np.stack((1 - a, a), axis=-1), np.stack((1 - b, b), axis=-1), alpha)
+
+
+def _top_level(m, eps, alpha, steps=1100):
+    """M*(m) = max{M ≥ m : D_α(M ‖ m) ≤ ε and D_α(m ‖ M) ≤ ε} for an array of m in [0, 1], by bisection (both
+    divergences grow with M on [m, 1]; M = 1 is infeasible for m < 1, and M*(0) = 0), until no float is left
+    between."""
+    lo = np.array(m, dtype=float)
+    hi = np.where(lo == 0, 0.0, 1.0)
+    for _ in range(steps):                                   # a bound on the steps: 2^-1100 is below every float
+        mid = lo + (hi - lo) / 2
+        if np.all((mid == lo) | (mid == hi)):
+            break
+        ok = (_bernoulli_renyi(mid, m, alpha) <= eps) & (_bernoulli_renyi(m, mid, alpha) <= eps)
+        lo, hi = np.where(ok, mid, lo), np.where(ok, hi, mid)
+    return lo
+
+# %% ../nbs/08_approximate.ipynb #apx-112
+def _curve_values(masses, m, M, kind, params):
+    "The perspective sums of every top set at the level pairs (m, M) (arrays): shape (points, sets)."
+    m, M = np.asarray(m, float)[:, None], np.asarray(M, float)[:, None]
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        return _two_output_values(masses, (m, 1 - m, M, 1 - M), kind, params)
+
+
+def _enclosures(m, M):
+    """For each arc of the concave curve between consecutive points: two points that, with the arc's ends, hold
+    the arc. The apex of the triangle of the chord and the two tangent bounds (given twice), or, where rounding
+    puts the apex outside the box of the two ends, the box's other two corners."""
+    m1, m2, M1, M2 = m[:-1], m[1:], M[:-1], M[1:]
+    chord = (M2 - M1) / (m2 - m1)
+    s1 = np.concatenate(([np.inf], chord[:-1]))               # ≥ the slope at m1 from the right
+    s2 = np.concatenate((chord[1:], [0.0]))                    # ≤ the slope at m2 from the left
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mt = np.where(s1 == np.inf, m1, (M2 - M1 + s1 * m1 - s2 * m2) / (s1 - s2))
+        Mt = M2 - s2 * (m2 - mt)
+    ok = (s1 > s2) & (m1 <= mt) & (mt <= m2) & (M1 <= Mt) & (Mt <= M2)
+    return (np.where(ok, mt, m1), np.where(ok, Mt, M2)), (np.where(ok, mt, m2), np.where(ok, Mt, M1))
+
+# %% ../nbs/08_approximate.ipynb #apx-113
+def _renyi_two_output(p, q, eps, alpha, kind, params, rtol=1e-12, max_rounds=200, max_points=2 ** 15):
+    """The best two-output (α, ε)-Rényi-LDP channel by branch and bound on the curve M*(m), m ∈ [0, 1]. Returns
+    (best sum, bound on the sum, m, M, index of the top set, the order and the cuts of the top sets). An arc once
+    closed stays closed: the best value only grows, and splitting a neighbour only tightens its bound. The rounds
+    and the points of the curve are bounded; the bound returned is valid however the search ends."""
+    gamma = params.get("gamma", 1.0) if kind == "egamma" else 1.0
+    order, cut_at, _, masses = _threshold_candidates(p, q, gamma)
+    m = np.linspace(0.0, 1.0, 65)
+    M = _top_level(m, eps, alpha)
+    vals, is_open, closed = _curve_values(masses, m, M, kind, params), np.ones(64, bool), -np.inf
+    for _ in range(max_rounds):                                # each round halves the arcs still open
+        (am, aM), (bm, bM) = _enclosures(m, M)
+        ends, i = vals.max(axis=1), np.flatnonzero(is_open)
+        upper = np.maximum.reduce((ends[i], ends[i + 1], _curve_values(masses, am[i], aM[i], kind, params).max(1),
+                                   _curve_values(masses, bm[i], bM[i], kind, params).max(1)))
+        split = upper > ends.max() * (1 + rtol)
+        closed = max(closed, upper[~split].max(initial=-np.inf))
+        mids = (m[i[split]] + m[i[split] + 1]) / 2
+        mids = mids[(mids > m[i[split]]) & (mids < m[i[split] + 1])]
+        if mids.size == 0 or m.size + mids.size > max_points:
+            closed = max(closed, upper[split].max(initial=-np.inf))
+            break
+        new_M = _top_level(mids, eps, alpha)
+        keep = np.argsort(np.concatenate((m, mids)), kind="stable")
+        m, M = np.concatenate((m, mids))[keep], np.concatenate((M, new_M))[keep]
+        vals = np.concatenate((vals, _curve_values(masses, mids, new_M, kind, params)))[keep]
+        new = keep >= keep.size - mids.size
+        is_open = new[:-1] | new[1:]
+    i, j = np.unravel_index(np.argmax(vals), vals.shape)
+    bound = max(closed, upper.max(initial=-np.inf), vals.max())
+    return float(vals[i, j]), float(bound), float(m[i]), float(M[i]), int(j), order, cut_at
+
+# %% ../nbs/08_approximate.ipynb #apx-114
+def _renyi_exceeds(P, Q, eps, alpha):
+    """D_α(P ‖ Q) > ε for two rows of floats, decided in real arithmetic: Σ_y P^α Q^{1−α} against e^{(α−1)ε} in
+    mpmath, with more digits until the two sides are farther apart than the working precision's error."""
+    import mpmath as mp
+    if np.any((P > 0) & (Q == 0)):
+        return True                                            # D_α = ∞ for α > 1
+    digits = 40
+    while digits <= 2560:                                      # a bound on the iterations
+        with mp.workdps(digits + 10):
+            a = mp.mpf(alpha)
+            s = mp.fsum(mp.mpf(x) ** a * mp.mpf(y) ** (1 - a) for x, y in zip(P.tolist(), Q.tolist()) if x > 0)
+            gap = s - mp.exp((a - 1) * mp.mpf(eps))
+            if abs(gap) > mp.mpf(10) ** -digits * (s + 1):
+                return bool(gap > 0)
+        digits *= 4
+    return True                                                # undecided at 2560 digits: refused (conservative)
+
+
+def is_renyi_ldp(Q: ArrayLike, eps: float, *, renyi_order: float) -> bool:
+    """Exact (α, ε)-Rényi-LDP check: D_α(Q(·|x) ‖ Q(·|x')) ≤ ε for all inputs x, x', in real arithmetic on the
+    stored floats.
+
+    Pairs of distinct rows whose divergence is farther than 1e-8 relative from ε are decided in floats (stable
+    terms, or a log-sum-exp for large values); the others in mpmath. Equal rows have divergence 0.
+
+    Parameters
+    ----------
+    Q : array_like
+        The k×m channel (rows sum to 1 within 1e-9).
+    eps : float
+        The privacy level ε ≥ 0 (finite).
+    renyi_order : float, keyword-only
+        The order α > 1.
+
+    Returns
+    -------
+    bool
+        True if `Q` is (α, ε)-Rényi-LDP."""
+    Q, eps, alpha = check_channel(Q), check_eps(eps), _renyi_order(renyi_order)
+    R = np.unique(Q, axis=0)
+    x, y = np.nonzero(~np.eye(R.shape[0], dtype=bool))
+    level = _renyi_rows(R[x], R[y], alpha)
+    if np.any(level > eps * (1 + 1e-8) + 1e-300):
+        return False
+    unsure = level >= eps * (1 - 1e-8) - 1e-300
+    return not any(_renyi_exceeds(R[i], R[j], eps, alpha) for i, j in zip(x[unsure].tolist(), y[unsure].tolist()))
+
+# %% ../nbs/08_approximate.ipynb #apx-115
+@dataclass(frozen=True, eq=False)
+class RenyiLdpMechanism(PartitionMechanism):
+    """An optimal two-output (α, ε)-Rényi-LDP mechanism for testing p against q, with a certified bound.
+
+    Attributes
+    ----------
+    value : float
+        D_f(Qᵀp ‖ Qᵀq) achieved by `channel`.
+    upper : float
+        An upper bound on the optimum over two-output (α, ε)-Rényi-LDP channels, from the branch and bound:
+        within 1e-12 relative of `value` (up to the rounding of float evaluations) unless the search's bound on
+        the points of the curve ran out first.
+    partition : tuple of tuple of int
+        The blocks (complement of the threshold set, the set), in original indices.
+    channel : numpy.ndarray
+        The k × 2 channel x ↦ (1 − t_x, t_x) with t = m on the first block and M on the second; it passes
+        `is_renyi_ldp(channel, eps, renyi_order=renyi_order)` exactly.
+    eps : float
+        The Rényi privacy level ε.
+    renyi_order : float
+        The order α > 1 of the privacy constraint.
+    divergence : str, LinearFree or callable
+        The divergence kind the value refers to.
+    params : mapping
+        The divergence parameters (e.g. ``{'gamma': 2.0}``).
+    """
+    value: float
+    upper: float
+    partition: tuple
+    channel: np.ndarray
+    eps: float
+    renyi_order: float
+    divergence: object = "kl"
+    params: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
+
+
+# Saved to JSON, it states ε and α and is checked by `is_renyi_ldp` on loading; its channel is saved as it is.
+_register_construction(RenyiLdpMechanism, None, None)
+_register_guarantee(RenyiLdpMechanism, ("renyi_order",),
+                    lambda Q, eps, renyi_order: is_renyi_ldp(Q, eps, renyi_order=renyi_order),
+                    "is_renyi_ldp(channel, eps, renyi_order=renyi_order)")
+
+# %% ../nbs/08_approximate.ipynb #apx-116
+def _renyi_private_levels(inside, k, m, M, eps, alpha, max_steps=64):
+    """The levels (m, 1 − m, M, 1 − M), M lowered and m raised one ulp at a time until the stored two-level
+    channel passes `is_renyi_ldp` exactly (the bisection compared floats)."""
+    for _ in range(max_steps):
+        levels = (m, 1 - m, M, 1 - M)
+        if is_renyi_ldp(_two_level_channel(inside, k, levels), eps, renyi_order=alpha):
+            return levels
+        M, m = float(np.nextafter(M, 0.0)), float(np.nextafter(m, 1.0))
+        m = min(m, M)
+    raise RuntimeError("the two-level channel could not be made exactly Renyi-LDP")     # never seen
+
+
+def renyi_ldp_optimal(p: ArrayLike, q: ArrayLike, eps: float, *, renyi_order: float,
+                      divergence: str | LinearFree | Callable = "kl", gamma: float | None = None) -> RenyiLdpMechanism:
+    """The best two-output (α, ε)-Rényi-LDP mechanism for testing p against q: it maximises D_f(Qᵀp ‖ Qᵀq) over
+    channels with two outputs and D_α(Q(·|x) ‖ Q(·|x')) ≤ ε for all x, x', certified to 1e-12 relative (`upper`
+    says how close where the search's bounded number of points ran out first).
+
+    Parameters
+    ----------
+    p, q : array_like
+        The two hypotheses, probability vectors of length k.
+    eps : float
+        The Rényi privacy level ε ≥ 0 (finite).
+    renyi_order : float, keyword-only
+        The order α > 1 of the privacy constraint.
+    divergence : str, LinearFree or callable, keyword-only
+        'tv', 'kl', 'chi2', 'hellinger', 'egamma' (with `gamma`), a `foundations.LinearFree` form or a convex f
+        with f(1) = 0; not 'renyi' (`renyi_order` is the order of the constraint).
+    gamma : float, optional, keyword-only
+        The parameter of E_γ.
+
+    Returns
+    -------
+    RenyiLdpMechanism
+        ``value``, ``upper``, ``channel`` (passing `is_renyi_ldp` exactly), ``partition`` and ``sample``."""
+    p, q = check_pair(p, q)
+    eps, alpha = check_eps(eps), _renyi_order(renyi_order)
+    if isinstance(divergence, str) and divergence == "renyi":
+        raise ValueError("divergence 'renyi' is not offered by renyi_ldp_optimal: renyi_order is the order of the "
+                         "privacy constraint (use 'kl', 'chi2', 'hellinger', 'tv' or 'egamma')")
+    params = _objective(divergence, gamma, None)
+    if eps == 0:                                   # D_α = 0 only between equal rows: the constant channel
+        channel = np.tile([1.0, 0.0], (p.size, 1))
+        return RenyiLdpMechanism(value=0.0, upper=0.0, partition=(tuple(range(p.size)),), channel=readonly(channel),
+                                 eps=eps, renyi_order=alpha, divergence=divergence, params=MappingProxyType(params))
+    masses = _threshold_candidates(p, q, params.get("gamma", 1.0) if divergence == "egamma" else 1.0)[3]
+    if not np.all(np.isfinite(_curve_values(masses, [0.0, 0.5], [0.5, 1.0], divergence, params))):
+        raise ValueError("p and q: no finite bound certifies this divergence's optimum (one of them has mass where "
+                         "the other has none); use a bounded divergence such as 'hellinger' or 'tv'")
+    _, upper, m, M, j, order, cut_at = _renyi_two_output(p, q, eps, alpha, divergence, params)
+    inside = np.sort(order[cut_at[j]:])
+    channel = _two_level_channel(inside, p.size, _renyi_private_levels(inside, p.size, m, M, eps, alpha))
+    gam = params.get("gamma", 1.0) if isinstance(divergence, str) and divergence == "egamma" else 1.0
+    total = divergence_terms(channel.T @ p, channel.T @ q, channel.T @ (p - gam * q), kind=divergence,
+                             check=False, **params).sum()
+    return RenyiLdpMechanism(value=float(divergence_from_sum(total, kind=divergence, **params)),
+                             upper=float(divergence_from_sum(max(upper, total), kind=divergence, **params)),
+                             partition=_threshold_blocks(tuple(int(x) for x in inside), p.size),
+                             channel=readonly(channel), eps=eps, renyi_order=alpha, divergence=divergence,
+                             params=MappingProxyType(dict(params)))

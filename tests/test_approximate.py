@@ -1,10 +1,15 @@
 """Tests of ldpbook.approximate: the exact (ε, δ) check against mpmath, the optimum against an exact enumeration in
 mpmath that does not use the chapter's theorem (every set of inputs, every vertex of the two-output polygon found
 by intersecting its lines), against linear programs, the two-input theorem by the garbling it claims, δ = 0 and
-the other edges, the privacy of the releases, and every bad-input path.
+the other edges, the privacy of the releases, and every bad-input path. The newer optima have references of their
+own: two letters with three outputs against every vertex of the polytope of 2 × 3 (ε, δ)-LDP channels (active sets
+solved in mpmath); the identity leak at ε = 0 against δ·D_f(p‖q) in mpmath and against random channels at their
+own δ; the two-output Rényi-LDP optimum against an mpmath search over every set of inputs (grid and golden
+section on the curve of the largest feasible level), with its certificate checked to bound that search.
 
 The random run has 200 instances in the default test; LDPBOOK_APPROX_FULL=1 runs 2,000."""
 import itertools
+import json
 import os
 
 import mpmath as mp
@@ -13,9 +18,10 @@ import pytest
 from scipy.optimize import linprog
 
 from ldpbook import spr
-from ldpbook.approximate import (ApproxMechanism, divergence_optimal, is_approx_ldp, leaky_rr_channel,
-                                 renyi_ldp_bounds, two_output_reference, two_output_vertices)
-from ldpbook.foundations import divergence, privacy_defect
+from ldpbook.approximate import (ApproxMechanism, RenyiLdpMechanism, divergence_optimal, is_approx_ldp,
+                                 is_renyi_ldp, leaky_rr_channel, renyi_ldp_bounds, renyi_ldp_optimal,
+                                 two_output_reference, two_output_vertices)
+from ldpbook.foundations import divergence, load_mechanism, privacy_defect, to_json
 
 MPMATH_DPS = 40
 N_INSTANCES = 2_000 if os.environ.get("LDPBOOK_APPROX_FULL") == "1" else 200
@@ -287,10 +293,11 @@ def test_the_edges_delta_one_and_eps_infinite_admit_every_channel():
 
 
 def test_cases_without_a_theorem_are_refused_not_guessed():
-    with pytest.raises(NotImplementedError):
-        divergence_optimal([0.2, 0.3, 0.5], [0.5, 0.3, 0.2], 1.0, delta=0.1)
-    with pytest.raises(NotImplementedError):
-        divergence_optimal([0.2, 0.8], [0.5, 0.5], 1.0, delta=0.1, ell=3)
+    for eps, ell in ((1.0, None), (1.0, 3), (1.0, 5), (0.0, 3), (1e-9, None)):
+        with pytest.raises(NotImplementedError):
+            divergence_optimal([0.2, 0.3, 0.5], [0.5, 0.3, 0.2], eps, delta=0.1, ell=ell)
+    with pytest.raises(NotImplementedError):                        # ε = 0 for a plain convex f: not claimed
+        divergence_optimal([0.2, 0.3, 0.5], [0.5, 0.3, 0.2], 0.0, delta=0.1, divergence=lambda t: (t - 1) ** 2)
 
 
 def test_value_grows_with_delta_and_eps():
@@ -405,3 +412,282 @@ def test_the_leaky_channel_is_validated_and_exactly_on_its_boundary():
     for eps, delta in ((-1.0, 0.1), (1.0, 1.5), (1.0, float("nan")), (710.0, 0.1)):
         with pytest.raises(ValueError):
             leaky_rr_channel(eps, delta)
+
+
+# --- two inputs with three outputs: every vertex of the polytope of 2 × 3 (ε, δ)-LDP channels, in mpmath
+
+def polytope_2x3(a):
+    """The 18 inequalities A z ≤ b (b = c0 + c1·δ) of the 2 × 3 (ε, δ)-LDP channels in the unknowns
+    z = (Q00, Q01, Q10, Q11), Q[x, 2] = 1 − Q[x, 0] − Q[x, 1]; `a` is e^ε (float or mpf)."""
+    lift = [[1, 0, 0, 0], [0, 1, 0, 0], [-1, -1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1], [0, 0, -1, -1]]
+    const = [0, 0, 1, 0, 0, 1]
+    rows = [([-c for c in lift[i]], (const[i], 0)) for i in range(6)]          # Q ≥ 0
+    for S in ((0,), (1,), (2,), (0, 1), (0, 2), (1, 2)):
+        for x, x2 in ((0, 1), (1, 0)):
+            coef = [sum(lift[3 * x + y][j] - a * lift[3 * x2 + y][j] for y in S) for j in range(4)]
+            rows.append((coef, (-sum(const[3 * x + y] - a * const[3 * x2 + y] for y in S), 1)))
+    return rows, lift, const
+
+
+def vertices_2x3_mp(eps, delta):
+    "The vertices in mpmath: active sets found in floats, each re-solved and checked for feasibility in mpmath."
+    rows_f, lift, const = polytope_2x3(float(np.exp(eps)))
+    A = np.array([r[0] for r in rows_f], float)
+    b = np.array([c0 + c1 * delta for _, (c0, c1) in rows_f])
+    a_mp, d_mp = mp.exp(mp.mpf(eps)), mp.mpf(delta)
+    rows_mp, _, _ = polytope_2x3(a_mp)
+    out, sets = [], np.array(list(itertools.combinations(range(18), 4)))
+    regular = np.linalg.cond(A[sets]) < 1e13
+    sets = sets[regular]
+    z = np.linalg.solve(A[sets], b[sets][..., None])[..., 0]
+    near = np.all(z @ A.T <= b + 1e-7 * (1 + np.abs(b)), axis=1)
+    for active in sets[near].tolist():
+        Am = mp.matrix([rows_mp[i][0] for i in active])
+        bm = mp.matrix([rows_mp[i][1][0] + rows_mp[i][1][1] * d_mp for i in active])
+        zm = mp.lu_solve(Am, bm)
+        if all(mp.fsum(c * w for c, w in zip(coef, zm)) <= c0 + c1 * d_mp + mp.mpf(10) ** -30
+               for coef, (c0, c1) in rows_mp):
+            out.append([min(max(mp.fsum(l * w for l, w in zip(lift[i], zm)) + const[i], 0), 1) for i in range(6)])
+    return out
+
+
+def test_two_inputs_with_three_outputs_agree_with_every_vertex_of_the_polytope_in_mpmath():
+    rng = np.random.default_rng(21)
+    for _ in range(40):
+        p, q = rng.dirichlet(np.ones(2)), rng.dirichlet(np.ones(2))
+        if rng.random() < 0.2:
+            p = np.array([1.0, 0.0]) if rng.random() < 0.5 else p
+        eps, delta = float(10 ** rng.uniform(-3, np.log10(20))), float(10 ** rng.uniform(-12, np.log10(0.5)))
+        kind, params = KINDS[int(rng.integers(len(KINDS)))]
+        P, Qm = [mp.mpf(float(x)) for x in p], [mp.mpf(float(x)) for x in q]
+        ref = max(mp_value([P[0] * V[y] + P[1] * V[3 + y] for y in range(3)],
+                           [Qm[0] * V[y] + Qm[1] * V[3 + y] for y in range(3)], kind, params)
+                  for V in vertices_2x3_mp(eps, delta))
+        mech = divergence_optimal(p, q, eps, delta=delta, divergence=kind, ell=3, **params)
+        assert close(mech.value, ref), (p, q, eps, delta, kind, params, mech.value, ref)
+        assert mech.channel.shape[1] <= 3 and is_approx_ldp(mech.channel, eps, delta)
+        two = divergence_optimal(p, q, eps, delta=delta, divergence=kind, ell=2, **params).value
+        four = divergence_optimal(p, q, eps, delta=delta, divergence=kind, **params).value
+        assert two <= mech.value * (1 + 1e-12) + 1e-300 and mech.value <= four * (1 + 1e-12) + 1e-300
+
+
+def test_merged_channels_stay_exactly_private_at_extreme_parameters():
+    for eps in (1e-12, 1e-3, 1.0, 30.0, 700.0):
+        for delta in (1e-300, 1e-12, 0.3, 1 - 1e-16):
+            for p, q in (([0.3, 0.7], [0.6, 0.4]), ([1.0, 0.0], [0.5, 0.5]), ([1e-300, 1 - 1e-300], [0.5, 0.5])):
+                mech = divergence_optimal(p, q, eps, delta=delta, ell=3, divergence="hellinger")
+                assert mech.structure == "leaky-rr-3" and is_approx_ldp(mech.channel, eps, delta)
+
+
+# --- ε = 0: the identity leak
+
+def test_at_eps_zero_the_identity_leak_gives_delta_times_the_divergence_in_mpmath():
+    rng = np.random.default_rng(22)
+    for _ in range(60):
+        p, q, _, delta = random_instance(rng)
+        kind, params = KINDS[int(rng.choice([0, 1, 2, 6, 7]))]                  # kl, chi2, hellinger, renyi
+        if p.size == 2:
+            continue                                                           # two letters: R_{0,δ}
+        mech = divergence_optimal(p, q, 0.0, delta=delta, divergence=kind, **params)
+        P, Qm, d = [mp.mpf(float(x)) for x in p], [mp.mpf(float(x)) for x in q], mp.mpf(delta)
+        ref = mp_value([d * x for x in P] + [1 - d], [d * x for x in Qm] + [1 - d], kind, params)
+        assert mech.structure == "identity-leak" and close(mech.value, ref), (p, q, delta, kind, mech.value, ref)
+        assert is_approx_ldp(mech.channel, 0.0, delta)
+        assert divergence_optimal(p, q, 0.0, delta=delta, divergence=kind, ell=p.size + 1, **params).value == mech.value
+
+
+def test_no_channel_at_eps_zero_beats_the_identity_leak():
+    "The theorem's behaviour: random channels, each at its own δ (largest total variation between two rows)."
+    rng = np.random.default_rng(23)
+    for _ in range(300):
+        k, m = int(rng.integers(3, 6)), int(rng.integers(2, 8))
+        Q = rng.dirichlet(np.full(m, rng.choice([0.2, 1.0, 5.0])), size=k)
+        if rng.random() < 0.3:                                                  # the cyclic channel of the chapter
+            k, m, d = 3, 3, float(rng.uniform(0.01, 0.6))
+            Q = np.full((3, 3), 1 / 3) + d / 2 * (np.eye(3) - np.roll(np.eye(3), 1, axis=1))
+        delta = float(privacy_defect(Q, 0.0).max())
+        p, q = rng.dirichlet(np.ones(k)), rng.dirichlet(np.ones(k))
+        for kind in ("kl", "chi2", "hellinger"):
+            assert divergence(Q.T @ p, Q.T @ q, kind=kind) <= delta * divergence(p, q, kind=kind) * (1 + 1e-9)
+
+
+# --- Rényi local privacy with two outputs
+
+def mp_bern_renyi(a, b, r):
+    if (a > 0 and b == 0) or (a < 1 and b == 1):
+        return mp.inf
+    first = a ** r * b ** (1 - r) if a > 0 else 0
+    second = (1 - a) ** r * (1 - b) ** (1 - r) if a < 1 else 0
+    return mp.log(first + second) / (r - 1)
+
+
+def mp_top_level(m, eps, r, steps=70):
+    "M*(m) by bisection in mpmath (both divergences grow with M on [m, 1])."
+    lo, hi = m, mp.mpf(1)
+    if m == 0:
+        return mp.mpf(0)
+    for _ in range(steps):
+        mid = (lo + hi) / 2
+        if mp_bern_renyi(mid, m, r) <= eps and mp_bern_renyi(m, mid, r) <= eps:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def renyi_reference(p, q, eps, alpha, kind, params, grid=40, golden=45):
+    """The best two-output channel t = m + (M − m)1_S over every set S (not only top sets) with (m, M) on the
+    curve or its mirror, without the chapter's search: a grid of m, then a golden-section search around the best
+    grid point, all in mpmath."""
+    r, e = mp.mpf(alpha), mp.mpf(eps)
+    P, Qm = [mp.mpf(float(x)) for x in p], [mp.mpf(float(x)) for x in q]
+    sets = [[x for x in range(len(p)) if bits >> x & 1] for bits in range(1, 2 ** len(p) - 1)]
+
+    tops = {}
+
+    def value(m, S, mirror):
+        M = tops[m] if m in tops else tops.setdefault(m, mp_top_level(m, e, r))
+        lo, hi = (1 - M, 1 - m) if mirror else (m, M)
+        u1 = lo + (hi - lo) * mp.fsum(P[x] for x in S)
+        v1 = lo + (hi - lo) * mp.fsum(Qm[x] for x in S)
+        return mp_value([1 - u1, u1], [1 - v1, v1], kind, params)
+
+    best, arg = mp.mpf(-1), None
+    for i in range(grid + 1):
+        m = mp.mpf(i) / grid
+        for S in sets:
+            for mirror in (False, True):
+                v = value(m, S, mirror)
+                if v > best:
+                    best, arg = v, (i, S, mirror)
+    i, S, mirror = arg
+    a, b = mp.mpf(max(i - 1, 0)) / grid, mp.mpf(min(i + 1, grid)) / grid
+    g = (mp.sqrt(5) - 1) / 2
+    for _ in range(golden):
+        c, d = b - g * (b - a), a + g * (b - a)
+        if value(c, S, mirror) >= value(d, S, mirror):
+            b = d
+        else:
+            a = c
+    return max(best, value((a + b) / 2, S, mirror))
+
+
+def test_the_renyi_ldp_optimum_agrees_with_an_mpmath_search_over_every_set():
+    rng = np.random.default_rng(24)
+    for _ in range(8):
+        k = int(rng.integers(2, 4))
+        p, q = rng.dirichlet(np.ones(k)), rng.dirichlet(np.ones(k))
+        eps, alpha = float(10 ** rng.uniform(-2, 0.7)), float(rng.choice([1.5, 2.0, 5.0]))
+        kind, params = [("kl", {}), ("chi2", {}), ("hellinger", {}), ("tv", {}), ("egamma", {"gamma": 1.5})][
+            int(rng.integers(5))]
+        mech = renyi_ldp_optimal(p, q, eps, renyi_order=alpha, divergence=kind, **params)
+        ref = renyi_reference(p, q, eps, alpha, kind, params)
+        assert mech.value >= float(ref) * (1 - 1e-9) - 1e-300, (p, q, eps, alpha, kind, mech.value, ref)
+        assert float(ref) <= mech.upper * (1 + 1e-9) + 1e-300                 # the certificate bounds every channel
+        assert mech.upper <= mech.value * (1 + 1e-11) + 1e-300
+        assert is_renyi_ldp(mech.channel, eps, renyi_order=alpha)
+        u = [mp.fsum(mp.mpf(float(a)) * mp.mpf(float(c)) for a, c in zip(p, col)) for col in mech.channel.T]
+        v = [mp.fsum(mp.mpf(float(b)) * mp.mpf(float(c)) for b, c in zip(q, col)) for col in mech.channel.T]
+        assert close(mech.value, mp_value(u, v, kind, params), 1e-9)           # the value is the channel's
+
+
+def test_no_random_two_output_channel_beats_the_renyi_optimum_at_its_own_level():
+    rng = np.random.default_rng(25)
+    for i in range(25):
+        k = int(rng.integers(2, 7))
+        p, q = rng.dirichlet(np.ones(k)), rng.dirichlet(np.ones(k))
+        t = rng.uniform(0.02, 0.98, size=k)
+        Q, alpha = np.column_stack((1 - t, t)), float(rng.choice([1.5, 2.0, 10.0]))
+        eps = float(mp_renyi_level(Q, alpha)) * (1 + 1e-12)
+        mech = renyi_ldp_optimal(p, q, eps, renyi_order=alpha, divergence="hellinger")
+        assert divergence(Q.T @ p, Q.T @ q, kind="hellinger") <= mech.upper * (1 + 1e-12)
+        if i >= 6:
+            continue
+        bounds = renyi_ldp_bounds(p, q, eps, renyi_order=alpha, ell=2, divergence="hellinger")
+        assert bounds.lower <= mech.value * (1 + 1e-12) and mech.value <= bounds.upper * (1 + 1e-12)
+
+
+def test_the_exact_renyi_check_agrees_with_mpmath_at_the_boundary():
+    rng = np.random.default_rng(26)
+    decisions = 0
+    for _ in range(60):
+        k, m = (int(v) for v in rng.integers(2, 5, size=2))
+        Q, alpha = rng.dirichlet(np.full(m, 2.0), size=k), float(rng.choice([1.5, 2.0, 7.0]))
+        with mp.workdps(60):
+            level = mp_renyi_level(Q, alpha)
+            for eps in (float(level), float(np.nextafter(float(level), 0)), float(np.nextafter(float(level), 9))):
+                assert is_renyi_ldp(Q, eps, renyi_order=alpha) == (level <= eps), (Q, alpha, eps)
+                decisions += 1
+    assert decisions == 180
+    assert is_renyi_ldp(np.full((3, 2), 0.5), 0.0, renyi_order=2.0)            # equal rows: level 0
+    assert not is_renyi_ldp([[1.0, 0.0], [0.5, 0.5]], 100.0, renyi_order=2.0)   # an output only one row has
+
+
+def test_a_renyi_mechanism_is_released_saved_and_refused_when_changed():
+    mech = renyi_ldp_optimal([0.4, 0.3, 0.2, 0.1], [0.1, 0.2, 0.3, 0.4], 1.0, renyi_order=2.0)
+    assert isinstance(mech, RenyiLdpMechanism) and mech.num_outputs == 2
+    assert not is_renyi_ldp(mech.channel, 1.0 - 1e-9, renyi_order=2.0)       # the budget is used
+    loaded = load_mechanism(to_json(mech))
+    assert np.array_equal(loaded.channel, mech.channel) and loaded.renyi_order == 2.0
+    x = np.repeat(np.arange(4), 20_000)
+    counts = np.bincount(mech.sample(x, rng=3)[x == 3], minlength=2) / 20_000
+    assert abs(counts[1] - mech.channel[3, 1]) < 0.015                        # the release follows the channel
+    wider = json.loads(to_json(mech))
+    wider["result"]["guarantee"]["eps"] = foundations_encode(0.9)
+    wider["result"]["fields"]["eps"] = foundations_encode(0.9)
+    with pytest.raises(ValueError, match="not private"):
+        load_mechanism(json.dumps(wider))
+
+
+def foundations_encode(x):
+    from ldpbook import foundations
+    return foundations._encode(x, "eps")
+
+
+@pytest.mark.parametrize("bad,error,words", [
+    ({"renyi_order": 1.0}, ValueError, "renyi_order"), ({"renyi_order": None}, TypeError, "renyi_order"),
+    ({"renyi_order": 2.0, "divergence": "renyi"}, ValueError, "renyi_order"),
+    ({"renyi_order": 2.0, "eps": -1.0}, ValueError, "eps"),
+    ({"renyi_order": 2.0, "eps": float("nan")}, ValueError, "eps"),
+    ({"renyi_order": 2.0, "eps": np.inf}, ValueError, "eps"), ({"renyi_order": 2.0, "gamma": 2.0}, TypeError, "gamma"),
+])
+def test_renyi_optimal_refuses_bad_input(bad, error, words):
+    args = {"eps": 1.0, **bad}
+    eps = args.pop("eps")
+    with pytest.raises(error, match=words):
+        renyi_ldp_optimal([0.2, 0.8], [0.5, 0.5], eps, **args)
+
+
+def test_renyi_optimal_refuses_an_uncertifiable_divergence_instead_of_guessing():
+    with pytest.raises(ValueError, match="p and q"):
+        renyi_ldp_optimal([0.5, 0.5, 0.0], [0.0, 0.5, 0.5], 1.0, renyi_order=2.0, divergence="kl")
+    mech = renyi_ldp_optimal([0.5, 0.5, 0.0], [0.0, 0.5, 0.5], 1.0, renyi_order=2.0, divergence="hellinger")
+    assert is_renyi_ldp(mech.channel, 1.0, renyi_order=2.0) and mech.value > 0
+
+
+def test_large_renyi_orders_approach_pure_ldp_from_above_without_overflow():
+    "(α, ε)-Rényi-LDP contains ε-LDP and tends to it as α → ∞; (u/v)^α overflows floats from α ≈ 700 on."
+    p, q = np.array([0.04, 0.09, 0.22, 0.47, 0.18]), np.array([0.18, 0.47, 0.22, 0.09, 0.04])
+    pure = divergence_optimal(p, q, 1.0, delta=0.0, ell=2).value
+    previous = np.inf
+    for alpha in (2.0, 10.0, 1e3, 1e6):
+        mech = renyi_ldp_optimal(p, q, 1.0, renyi_order=alpha)
+        assert pure <= mech.value <= previous and is_renyi_ldp(mech.channel, 1.0, renyi_order=alpha)
+        previous = mech.value
+    assert previous <= pure * (1 + 1e-5)
+    with mp.workdps(60):
+        Q = np.array([[0.7, 0.3], [0.3, 0.7]])
+        level = mp_renyi_level(Q, 1000.0)
+        assert is_renyi_ldp(Q, float(level) * (1 + 1e-12), renyi_order=1000.0)
+        assert not is_renyi_ldp(Q, float(level) * (1 - 1e-12), renyi_order=1000.0)
+
+
+def test_tiny_and_zero_renyi_levels_give_private_channels_and_a_valid_bound():
+    p, q = np.array([0.04, 0.09, 0.22, 0.47, 0.18]), np.array([0.18, 0.47, 0.22, 0.09, 0.04])
+    zero = renyi_ldp_optimal(p, q, 0.0, renyi_order=2.0)
+    assert zero.value == zero.upper == 0.0 and is_renyi_ldp(zero.channel, 0.0, renyi_order=2.0)
+    for eps in (1e-12, 1e-6):
+        mech = renyi_ldp_optimal(p, q, eps, renyi_order=2.0)
+        assert 0 < mech.value <= mech.upper and is_renyi_ldp(mech.channel, eps, renyi_order=2.0)
+        # the Rényi-LDP optimum lies below the (ε', δ) bound of the chapter's proposition
+        assert mech.value <= renyi_ldp_bounds(p, q, eps, renyi_order=2.0, ell=2).upper * (1 + 1e-9)

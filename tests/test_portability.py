@@ -92,6 +92,7 @@ def _examples():
                                                           channel=foundations.randomized_response(4, 1.0), rng=1),
         "ApproxMechanism": lambda: approximate.divergence_optimal(P, Q, 1.0, delta=0.01, divergence="kl", ell=2),
         "RenyiBounds": lambda: approximate.renyi_ldp_bounds(P, Q, 1.0, renyi_order=2.0, ell=2),
+        "RenyiLdpMechanism": lambda: approximate.renyi_ldp_optimal(P, Q, 1.0, renyi_order=2.0),
         "GradedTest": lambda: assignments.GradedTest("divergence", "test_kl", 2, False, "def test_kl(): ..."),
         "CheckRow": lambda: assignments.CheckRow("divergence", 2, 3, 1.5, 2.0, "2/3 passed", "one failed"),
         "Call": lambda: grading.Call("divergence([0.5, 0.5], [0.2, 0.8])", "0.22"),
@@ -241,15 +242,20 @@ def test_a_saved_mechanism_states_its_guarantee_and_samples_the_same_law(name):
     assert guaranteed == (foundations.ldp_epsilon(mech.channel) if eps is None else eps)
     approximate = "delta" in saved["guarantee"]             # an (ε, δ) mechanism (nbs/08_approximate.ipynb)
     assert approximate == (name == "ApproxMechanism")
+    renyi = "renyi_order" in saved["guarantee"]              # a Rényi-LDP mechanism (nbs/08_approximate.ipynb)
+    assert renyi == (name == "RenyiLdpMechanism")
     for loaded in (load_mechanism(to_json(mech)), pickle.loads(pickle.dumps(mech))):
         if approximate:
             from ldpbook.approximate import is_approx_ldp
             assert loaded.delta == mech.delta and is_approx_ldp(loaded.channel, guaranteed, mech.delta)
             assert not is_ldp(loaded.channel, guaranteed, rtol=0)    # δ is what lets it release more
+        elif renyi:
+            from ldpbook.approximate import is_renyi_ldp
+            assert is_renyi_ldp(loaded.channel, guaranteed, renyi_order=mech.renyi_order)
         else:
             assert is_ldp(loaded.channel, guaranteed, rtol=0)
         assert np.array_equal(loaded.channel, mech.channel)
-        if approximate:                                       # no construction: the stored channel is the law
+        if approximate or renyi:                              # no construction: the stored channel is the law
             x = np.arange(mech.channel.shape[0]).repeat(50)
             assert np.array_equal(loaded.sample(x, rng=11), privatize(x, mech.channel, rng=11))
         elif hasattr(mech, "partition") and hasattr(mech, "sample"):

@@ -769,3 +769,7 @@ def write_candidate_data(path, n_reps=200, rng=2028, n_jobs=1, n=1000, eps_value
     closeness._write_decision_table(path, power, keys, ("scenario_index", "scale", "r"), ("%d", "%d", "%.10g"),
                                     labels, settings)
     return Figure3(scenarios, labels, power)
+
+# %% ../nbs/05_adaptivity.ipynb #hint-keywords-end
+from ldpbook.foundations import _hint_keywords
+_hint_keywords(globals())          # last in the module: a misspelled keyword names its correction

@@ -814,3 +814,7 @@ def renyi_ldp_optimal(p: ArrayLike, q: ArrayLike, eps: float, *, renyi_order: fl
                              partition=_threshold_blocks(tuple(int(x) for x in inside), p.size),
                              channel=readonly(channel), eps=eps, renyi_order=alpha, divergence=divergence,
                              params=MappingProxyType(dict(params)))
+
+# %% ../nbs/08_approximate.ipynb #hint-keywords-end
+from ldpbook.foundations import _hint_keywords
+_hint_keywords(globals())          # last in the module: a misspelled keyword names its correction

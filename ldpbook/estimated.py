@@ -1267,13 +1267,14 @@ def _stage_two(s0: int, h0: int, s1: int, h1: int, *, level, power, confidence) 
 
 def _stage_one(a: float, b: float, *, level, power, confidence) -> int | None:
     """The first stage's answers per group for estimated parameters a < b: the n1 that minimises
-    n1 + n2, with n2 by the normal approximation at the one-sided 1 − δ bound on b − a from n1
-    answers per group (a plan, not a certificate: any n1 fixed before the survey is valid)."""
+    n1 + n2, with n2 by the normal approximation at b − a less twice the one-sided 1 − δ margin
+    of n1 answers per group: once for the bound, once for a first stage that falls short as far
+    (a plan, not a certificate: any n1 fixed before the survey is valid)."""
     if not b > a:
         return None
     z = stats.norm.isf([level, 1 - power, 1 - confidence])
     spread, n1 = a * (1 - a) + b * (1 - b), np.unique(np.geomspace(1, 2**40, 2000).round())
-    gap = (b - a) - z[2] * np.sqrt(spread / n1)                # b − a at its lower bound
+    gap = (b - a) - 2 * z[2] * np.sqrt(spread / n1)
     with np.errstate(divide="ignore"):
         n2 = np.where(gap > 0, ((z[0] + z[1]) * np.sqrt(spread / 2) / np.where(gap > 0, gap, 1)) ** 2, np.inf)
     return int(n1[np.argmin(n1 + n2)])

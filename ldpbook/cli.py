@@ -409,7 +409,7 @@ def _symbols(values: np.ndarray, name: str) -> np.ndarray:
 
 
 def _sample_size_json(design, args) -> dict:
-    "The certified sample size (null with the reason; the first stage's size in a two-stage design) and the plug-in number."
+    "The certified sample size (null with the reason; in two stages, the first's size) and the plug-in number."
     stages = {} if not args.two_stage else {
         "stage_one": design.stage_one,
         "stage_one_for": "first-stage respondents per group; then ldpbook survey-test stage-two ANSWERS0 ANSWERS1 "
@@ -569,39 +569,6 @@ def run_survey_test(args) -> str:
     return emit(args, _test_report(result), _test_text)
 
 
-def _stage_two(args) -> str:
-    "`survey-test stage-two`: the second stage's n from the first stage's answers of both groups."
-    from ldpbook.estimated import two_stage_size
-    channel = _read_channel(args.channel)
-    merged = np.zeros(channel.shape[1], dtype=bool)
-    merged[_merged_outputs(args, channel.shape[1])] = True
-    answers = [_symbols(read_vector(s, n, args.column), n) for s, n in ((args.answers0, "ANSWERS0"),
-                                                                       (args.answers1, "ANSWERS1"))]
-    for name in ("beta", "confidence"):
-        if not 0 < getattr(args, name) < 1:
-            raise UsageError(f"--{name} must lie in the open interval (0, 1)")
-    n2 = two_stage_size(*answers, merged=merged, level=args.level, power=1 - args.beta, confidence=args.confidence)
-    report = {"n": n2, "for": f"the true pair (P0, P1), with probability >= {args.confidence:g} over the first "
-              "stage: the level test on the second stage's answers alone", "level": args.level, "beta": args.beta,
-              "first_stage": [int(a.size) for a in answers]}
-    return emit(args, report, lambda r: f"second stage: {r['n']} respondents" if r["n"] is not None
-                else "the first stage does not show that the groups differ: no second-stage n")
-
-
-def _merged_outputs(args, m: int) -> np.ndarray:
-    "--merged, or the design report's merged_outputs, as output numbers below m."
-    if args.merged is not None:
-        merged = _symbols(read_vector(args.merged, "--merged"), "--merged")
-    else:
-        data = json.loads(_read_text(Path(args.channel), "--channel"))
-        if not isinstance(data, dict) or not isinstance(data.get("merged_outputs"), list):
-            raise UsageError("--merged: give the merged outputs (the design report's merged_outputs)")
-        merged = _symbols(np.array(data["merged_outputs"], dtype=float), "--merged")
-    if merged.size == 0 or merged.max() >= m or np.unique(merged).size == m:
-        raise UsageError(f"--merged must list outputs below {m}, leaving some out")
-    return merged
-
-
 def _survey_test_parser(sub) -> None:
     st = sub.add_parser("survey-test", help="tests on the privatized answers of a survey",
                         description="Test on privatized answers: np (P0 against P1, the test the "
@@ -640,6 +607,40 @@ def _survey_test_parser(sub) -> None:
                             help="seed of the test's own randomness (default: fresh)")
         add_output_options(parser)
     st.set_defaults(run=run_survey_test)
+
+# %% ../nbs/91_cli.ipynb #c154b-stage-two
+def _stage_two(args) -> str:
+    "`survey-test stage-two`: the second stage's n from the first stage's answers of both groups."
+    from ldpbook.estimated import two_stage_size
+    channel = _read_channel(args.channel)
+    merged = np.zeros(channel.shape[1], dtype=bool)
+    merged[_merged_outputs(args, channel.shape[1])] = True
+    answers = [_symbols(read_vector(s, n, args.column), n) for s, n in ((args.answers0, "ANSWERS0"),
+                                                                       (args.answers1, "ANSWERS1"))]
+    for name in ("beta", "confidence"):
+        if not 0 < getattr(args, name) < 1:
+            raise UsageError(f"--{name} must lie in the open interval (0, 1)")
+    n2 = two_stage_size(*answers, merged=merged, level=args.level, power=1 - args.beta, confidence=args.confidence)
+    report = {"n": n2, "for": f"the true pair (P0, P1), with probability >= {args.confidence:g} over the first "
+              "stage: the level test on the second stage's answers alone", "level": args.level, "beta": args.beta,
+              "first_stage": [int(a.size) for a in answers]}
+    return emit(args, report, lambda r: f"second stage: {r['n']} respondents" if r["n"] is not None
+                else "the first stage does not show that the groups differ: no second-stage n")
+
+
+def _merged_outputs(args, m: int) -> np.ndarray:
+    "--merged, or the design report's merged_outputs, as output numbers below m."
+    if args.merged is not None:
+        merged = _symbols(read_vector(args.merged, "--merged"), "--merged")
+    else:
+        data = json.loads(_read_text(Path(args.channel), "--channel"))
+        if not isinstance(data, dict) or not isinstance(data.get("merged_outputs"), list):
+            raise UsageError("--merged: give the merged outputs (the design report's merged_outputs)")
+        merged = _symbols(np.array(data["merged_outputs"], dtype=float), "--merged")
+    if merged.size == 0 or merged.max() >= m or np.unique(merged).size == m:
+        raise UsageError(f"--merged must list outputs below {m}, leaving some out")
+    return merged
+
 
 # %% ../nbs/91_cli.ipynb #c011-99ddba62
 @dataclass(frozen=True)

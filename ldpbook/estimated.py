@@ -969,9 +969,10 @@ def _misses(a: np.ndarray, b: np.ndarray, n: int, level: float) -> np.ndarray:
 
 def _largest_n(a: np.ndarray, b: np.ndarray, level: float, power: float, worst: int = 0) -> int:
     """max(worst, the largest N(a_i, b_i)) over separated pairs (b_i > a_i). A pair whose error at
-    `worst` is within 1e-9 of 1 − power gets its own N: a pair is passed only with room to spare."""
+    `worst` is within 1e-9 of 1 − power (or not a number) gets its own N: a pair is passed only
+    with room to spare."""
     while a.size:
-        short = _misses(a, b, worst, level) > 1 - power - 1e-9 if worst else np.ones(a.size, dtype=bool)
+        short = ~(_misses(a, b, worst, level) <= 1 - power - 1e-9) if worst else np.ones(a.size, dtype=bool)
         a, b = a[short], b[short]
         if not a.size:
             break
@@ -1001,7 +1002,7 @@ def _worst_case_n(a_line: tuple, b_line: tuple, psi: float, interval: tuple, lev
     for _ in range(depth):
         u, v = a(hi), b(lo)
         more = v <= u                                   # a cell that does not separate: halve it
-        more[~more] = _misses(u[~more], v[~more], worst, level) > 1 - power - 1e-9
+        more[~more] = ~(_misses(u[~more], v[~more], worst, level) <= 1 - power - 1e-9)     # NaN: halve
         lo, hi = lo[more], hi[more]
         lo, hi = np.concatenate((lo, (lo + hi) / 2)), np.concatenate(((lo + hi) / 2, hi))
     u, v = a(hi), b(lo)

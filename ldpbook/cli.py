@@ -472,8 +472,8 @@ def run_design(args) -> str:
     k = args.k if args.k is not None else int(max(x0.max(), x1.max())) + 1
     design = certified_design(x0, x1, args.eps, k=k, level=args.alpha, power=1 - args.beta,
                               confidence=args.confidence, design_fraction=args.design_fraction,
-                              divergence=args.divergence, ell=args.ell, two_stage=args.two_stage, rng=args.seed,
-                              **params)
+                              divergence=args.divergence, ell=args.ell, ordered=args.ordered,
+                              two_stage=args.two_stage, rng=args.seed, **params)
     if args.k is None:                 # deprecated: the certificate needs k fixed in advance
         print("ldpbook design: note: without --k the alphabet is one more than the largest symbol "
               "seen, and the certified bounds assume that P0 and P1 put no mass beyond it; pass --k "
@@ -994,6 +994,8 @@ def _design_parser(sub) -> None:
     des.add_argument("--design-fraction", type=_number, default=0.25,
                      help="share of each pilot that designs the mechanism; the rest certifies "
                      "it (default 0.25)")
+    des.add_argument("--ordered", action="store_true",
+                     help="the symbols are ordered (ordinal answers): split their order into two blocks")
     des.add_argument("--two-stage", action="store_true",
                      help="design on the whole pilots and print the first stage's size per group; the "
                      "first stage's answers then size the second (ldpbook survey-test stage-two)")

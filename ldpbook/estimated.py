@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import importlib.resources
 import itertools
 import math
@@ -24,7 +25,8 @@ from .egamma import egamma_optimal
 from .foundations import (Portable, as_generator, check_channel, check_divergence, check_eps, check_int,
                                  check_int_array, check_nonnegative, check_pair, check_real,
                                  check_real_array, is_ldp, randomized_response, readonly)
-from .spr import SPRMechanism, binary_mechanism, divergence_optimal
+from .foundations import divergence as divergence_value
+from .spr import SPRMechanism, binary_mechanism, divergence_optimal, spr_mechanism
 
 # %% auto #0
 __all__ = ['MAX_TYPES', 'LATTICE_ENTRIES', 'MAX_LATTICE_ENTRIES', 'BERRY_ESSEEN', 'MAX_SAMPLE_SIZE', 'EXACT_ONLY_BELOW',
@@ -904,7 +906,8 @@ class CertifiedDesign(Portable):
     Attributes
     ----------
     mechanism : SPRMechanism
-        The optimal mechanism for the empirical laws of the design part.
+        The optimal mechanism for the empirical laws of the design part (with
+        ``ordered=True``, the best split of the symbol order into two blocks).
     n : int or None
         The certified sample size: with probability ≥ `confidence` over the pilots,
         the level-`level` test on the merged answers (below), and so the most powerful
@@ -927,7 +930,9 @@ class CertifiedDesign(Portable):
     design_sizes, holdout_sizes : tuple of int
         The sizes of the two parts of each pilot.
     plugin : PluginDesign
-        `plugin_optimal` on the design part: the Lipschitz certificate of the mechanism.
+        `plugin_optimal` on the design part: the Lipschitz certificate of the mechanism
+        (with ``ordered=True``, of the restricted mechanism: its regret bound is then the
+        optimum's upper bound less the mechanism's lower bound).
     reason : str
         Empty when n is certified, else why not.
     stage_one : int or None
@@ -1116,8 +1121,9 @@ def _plugin_n(x0, x1, eps, k, channel, settings) -> int | None:
 
 def certified_design(x0: ArrayLike, x1: ArrayLike, eps: float, *, k: int, level: float = 0.05,
                      power: float = 0.8, confidence: float = 0.95, design_fraction: float = 0.25,
-                     divergence: str | Callable = "kl", ell: int | None = None, two_stage: bool = False,
-                     rng: int | np.random.Generator | None = 0, **params: float) -> CertifiedDesign:
+                     divergence: str | Callable = "kl", ell: int | None = None, ordered: bool = False,
+                     two_stage: bool = False, rng: int | np.random.Generator | None = 0,
+                     **params: float) -> CertifiedDesign:
     """A mechanism designed on pilot samples, with a sample size certified for the true pair.
 
     Each pilot is split at random: `design_fraction` of it designs the mechanism
@@ -1139,6 +1145,10 @@ def certified_design(x0: ArrayLike, x1: ArrayLike, eps: float, *, k: int, level:
         The share of each pilot that designs the mechanism, in (0, 1) (keyword-only).
     divergence, ell, **params
         As for `plugin_optimal` (keyword-only).
+    ordered : bool
+        The symbols have a natural order (ordinal answers): design the best split of
+        0, …, k − 1 into {0, …, t − 1} and {t, …, k − 1} (keyword-only). The certificate is
+        valid either way; on ordered answers it is smaller, the block being less noisy.
     two_stage : bool
         Design on the whole pilots and leave the certificate to the survey's first stage
         (keyword-only): ``n`` is None, ``stage_one`` the first stage's answers per group,
@@ -1148,14 +1158,17 @@ def certified_design(x0: ArrayLike, x1: ArrayLike, eps: float, *, k: int, level:
         design; None: fresh entropy). The pilots are the designer's own data.
     """
     x0, x1, k, settings = _check_certified(x0, x1, k, level, power, confidence, design_fraction)
-    if not isinstance(two_stage, (bool, np.bool_)):
-        raise TypeError("two_stage must be True or False")
+    for name, flag in (("ordered", ordered), ("two_stage", two_stage)):
+        if not isinstance(flag, (bool, np.bool_)):
+            raise TypeError(f"{name} must be True or False")
     if two_stage:
-        return _two_stage_design(x0, x1, eps, k, settings, divergence=divergence, ell=ell, **params)
+        return _two_stage_design(x0, x1, eps, k, settings, divergence, ell, ordered, params)
     rng = as_generator(rng)
     (a0, b0), (a1, b1) = _split(x0, design_fraction, rng), _split(x1, design_fraction, rng)
     plugin = plugin_optimal(a0, a1, eps, k=k, divergence=divergence, confidence=confidence,
                             ell=ell, **params)
+    if ordered:
+        plugin = _ordered_design(plugin, eps, divergence, params)
     channel = np.asarray(plugin.mechanism.channel)
     T, S, a_line, b_line = _merged_block(channel, plugin.p_hat, plugin.q_hat)
     n, psi, interval, reason = _certify(S, a_line, b_line, b0, b1, **settings)
@@ -1165,6 +1178,26 @@ def certified_design(x0: ArrayLike, x1: ArrayLike, eps: float, *, k: int, level:
                            block_interval=interval, design_sizes=(a0.size, a1.size),
                            holdout_sizes=(b0.size, b1.size), plugin=plugin, reason=reason)
 
+# %% ../nbs/07_estimated.ipynb #est-066a
+def _ordered_design(plugin: PluginDesign, eps, divergence, params) -> PluginDesign:
+    """`plugin` with its mechanism replaced by the best split of the symbol order into two blocks.
+
+    Its bounds stay valid (the Lipschitz bound holds for every channel at once): the value's lower
+    bound is its estimate less the margin, the optimum's upper bound is unchanged."""
+    p_hat, q_hat, k = plugin.p_hat, plugin.q_hat, plugin.p_hat.size
+    if k == 1:
+        return plugin
+    R = randomized_response(2, eps)
+    pi, rho = np.cumsum(p_hat)[:-1], np.cumsum(q_hat)[:-1]            # P(S_t), S_t = {0, …, t − 1}
+    values = [divergence_value(R.T @ [a, 1 - a], R.T @ [b, 1 - b], kind=divergence, **params)
+              for a, b in zip(pi, rho)]
+    t = int(np.argmax(values)) + 1
+    mechanism = spr_mechanism(p_hat, q_hat, eps, [range(t), range(t, k)], divergence=divergence, **params)
+    lower = max(mechanism.value - plugin.margin, 0.0) if math.isfinite(plugin.margin) else 0.0
+    return dataclasses.replace(plugin, mechanism=mechanism, estimate=mechanism.value, lower_bound=lower,
+                               regret_bound=plugin.upper_bound - lower)
+
+
 # %% ../nbs/07_estimated.ipynb #est-070
 CERTIFIED_FIELDS = ("pair", "pilot", "rep", "n_cert", "needed", "n_plugin", "n_old", "needed_old")
 CERTIFIED_DATA = "certified_design.csv"
@@ -1172,7 +1205,7 @@ CERTIFIED_DATA = "certified_design.csv"
 
 def certified_simulation(p: ArrayLike, q: ArrayLike, eps: float, *, pair: str = "pair",
                          sizes: tuple = (500, 2000, 10_000), reps: int = 500, first: int = 0,
-                         seed: int = 0) -> list[dict]:
+                         seed: int = 0, ordered: bool = False) -> list[dict]:
     """Certified and plug-in sample sizes on simulated pilots from a known pair.
 
     Per pilot size and repetition r in [first, first + reps) (pilots from the generator
@@ -1180,14 +1213,15 @@ def certified_simulation(p: ArrayLike, q: ArrayLike, eps: float, *, pair: str = 
     `certified_design` (−1 if none) and ``needed``, the exact n its mechanism needs on
     the true pair; ``n_plugin``; ``n_old``, the number the design command printed before
     (the plug-in n of the mechanism designed on the whole pilots) and ``needed_old``,
-    what that mechanism needs on the true pair. Level 0.05, power 0.8, confidence 0.95."""
+    what that mechanism needs on the true pair. Level 0.05, power 0.8, confidence 0.95;
+    `ordered` as for `certified_design`."""
     p, q = check_pair(p, q)
     rows = []
     for size in sizes:
         for r in range(first, first + reps):
             rng = np.random.default_rng([seed, size, r])
             x0, x1 = rng.choice(p.size, size, p=p), rng.choice(p.size, size, p=q)
-            design = certified_design(x0, x1, eps, k=p.size, rng=rng)
+            design = certified_design(x0, x1, eps, k=p.size, rng=rng, ordered=ordered)
             old = plugin_optimal(x0, x1, eps, k=p.size).mechanism.channel
             p_hat, q_hat = (np.bincount(x, minlength=p.size) / size for x in (x0, x1))
             rows.append({"pair": pair, "pilot": size, "rep": r,
@@ -1210,11 +1244,13 @@ def _needed(p, q, eps, channel) -> int:
 def write_certified_data(path: str | Path, *, reps: int = 500) -> None:
     """Run `certified_simulation` on the RAND truth and the synthetic pair, write the CSV.
 
-    The file `ldpbook/data/certified_design.csv` was written by this function with the
-    default `reps` (about 15 minutes of one core)."""
+    Each truth twice: the design as it is (pair 'rand', 'synthetic') and with ``ordered=True``
+    ('rand-ordered', 'synthetic-ordered'). The file `ldpbook/data/certified_design.csv` was
+    written by this function with the default `reps` (about half an hour of one core)."""
     rows = []
-    for pair, (p, q) in certified_pairs().items():
-        rows += certified_simulation(p, q, 1.0, pair=pair, reps=reps)
+    for ordered in (False, True):
+        for pair, (p, q) in certified_pairs().items():
+            rows += certified_simulation(p, q, 1.0, pair=pair + "-ordered" * ordered, reps=reps, ordered=ordered)
     with open(path, "w", newline="", encoding="utf-8") as handle:
         writer = csv.DictWriter(handle, fieldnames=CERTIFIED_FIELDS)
         writer.writeheader(), writer.writerows(rows)
@@ -1281,9 +1317,12 @@ def _stage_one(a: float, b: float, *, level, power, confidence) -> int | None:
     return int(n1[np.argmin(n1 + n2)])
 
 
-def _two_stage_design(x0, x1, eps, k, settings, **options) -> CertifiedDesign:
+def _two_stage_design(x0, x1, eps, k, settings, divergence, ell, ordered, params) -> CertifiedDesign:
     "`certified_design(two_stage=True)`: the whole pilots design; the survey's first stage certifies."
-    plugin = plugin_optimal(x0, x1, eps, k=k, confidence=settings["confidence"], **options)
+    plugin = plugin_optimal(x0, x1, eps, k=k, confidence=settings["confidence"], divergence=divergence, ell=ell,
+                            **params)
+    if ordered:
+        plugin = _ordered_design(plugin, eps, divergence, params)
     channel = np.asarray(plugin.mechanism.channel)
     T, S, a_line, b_line = _merged_block(channel, plugin.p_hat, plugin.q_hat)
     a, b = (float(w @ channel[:, T].sum(axis=1)) for w in (plugin.p_hat, plugin.q_hat))

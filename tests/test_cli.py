@@ -547,6 +547,21 @@ def test_reproduce_certified_gives_the_shipped_rows(forked, tmp_path):
     assert rows == [row for row in read_certified_data() if row["rep"] < 10]
 
 
+def test_design_ordered_splits_the_order(forked, tmp_path):
+    "design --ordered prints a split of the symbol order, the one certified_design(ordered=True) gives."
+    from ldpbook.estimated import certified_design
+    rng = np.random.default_rng(9)
+    x0, x1 = rng.choice(5, 600, p=[0.3, 0.25, 0.2, 0.15, 0.1]), rng.choice(5, 600, p=[0.1, 0.15, 0.2, 0.25, 0.3])
+    (tmp_path / "x0.csv").write_text("\n".join(map(str, x0)))
+    (tmp_path / "x1.csv").write_text("\n".join(map(str, x1)))
+    done = forked("design", tmp_path / "x0.csv", tmp_path / "x1.csv", "--eps", "1", "--k", "5", "--ordered")
+    assert done.returncode == 0, done.stderr
+    report, ref = json.loads(done.stdout), certified_design(x0, x1, 1.0, k=5, ordered=True)
+    t = len(report["partition"][0])
+    assert report["partition"] == [list(range(t)), list(range(t, 5))] == [list(b) for b in ref.mechanism.partition]
+    assert report["sample_size"]["n"] == ref.n
+
+
 def test_design_two_stage_and_the_second_stage(forked, tmp_path):
     "design --two-stage plans the first stage; survey-test stage-two sizes the second from its answers."
     rng = np.random.default_rng(6)

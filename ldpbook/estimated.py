@@ -1063,6 +1063,35 @@ def _check_settings(level, power, confidence) -> dict:
         raise ValueError("power must exceed level (a coin flip has power = level)")
     return {"level": level, "power": power, "confidence": _check_probability(confidence, "confidence")}
 
+
+def _answers(values, name: str, m: int) -> np.ndarray:
+    "Privatized answers: a non-empty 1-D sequence (array, list, pandas Series) of outputs in [0, m)."
+    x = _check_sample(np.asarray(values) if hasattr(values, "to_numpy") else values, name)
+    if x.max() >= m:
+        raise ValueError(f"{name} must hold outputs of the channel, in [0, {m})")
+    return x
+
+
+def _merged_mask(merged, m: int) -> np.ndarray:
+    "A boolean mask of m outputs from a mask or a list of outputs; both sides non-empty."
+    arr = merged if isinstance(merged, np.ndarray) else None
+    if isinstance(merged, (list, tuple)) and merged and all(isinstance(t, (bool, np.bool_)) for t in merged):
+        arr = np.array(merged, dtype=bool)                  # a mask read back from JSON
+    if arr is not None and arr.dtype == bool:
+        if arr.shape != (m,):
+            raise ValueError(f"merged must be a boolean mask of the channel's {m} outputs")
+        T = arr.copy()
+    else:
+        idx = check_int_array(merged, "merged", ndim=1)
+        if idx.size and (idx.min() < 0 or idx.max() >= m):
+            raise ValueError(f"merged must list outputs in [0, {m})")
+        T = np.zeros(m, dtype=bool)
+        T[idx] = True
+    if T.all() or not T.any():
+        raise ValueError("merged must leave outputs on both sides")
+    return T
+
+
 # %% ../nbs/07_estimated.ipynb #est-065
 def _fisher_lower(s1: int, h1: int, s0: int, h0: int, delta: float) -> float:
     """Fisher's exact conditional lower confidence bound on the odds ratio ψ of S.
@@ -1375,14 +1404,6 @@ class SurveyTestResult(Portable):
     method: str
 
 
-def _answers(values, name: str, m: int) -> np.ndarray:
-    "Privatized answers: a non-empty 1-D sequence (array, list, pandas Series) of outputs in [0, m)."
-    x = _check_sample(np.asarray(values) if hasattr(values, "to_numpy") else values, name)
-    if x.max() >= m:
-        raise ValueError(f"{name} must hold outputs of the channel, in [0, {m})")
-    return x
-
-
 def _floored(llr: np.ndarray, n: int) -> np.ndarray:
     "Log-ratios with −∞ replaced by a value whose every sum of n terms lies below the finite ones."
     finite = llr[np.isfinite(llr)]
@@ -1443,24 +1464,6 @@ def survey_test(answers: ArrayLike, p: ArrayLike, q: ArrayLike, *, channel: Arra
     return SurveyTestResult(bool(pvalue <= level), float(pvalue), float(counts[keep] @ llr), level,
                             x.size, bool(randomized), "binomial" if keep.sum() == 2 else "types")
 
-def _merged_mask(merged, m: int) -> np.ndarray:
-    "A boolean mask of m outputs from a mask or a list of outputs; both sides non-empty."
-    arr = merged if isinstance(merged, np.ndarray) else None
-    if isinstance(merged, (list, tuple)) and merged and all(isinstance(t, (bool, np.bool_)) for t in merged):
-        arr = np.array(merged, dtype=bool)                  # a mask read back from JSON
-    if arr is not None and arr.dtype == bool:
-        if arr.shape != (m,):
-            raise ValueError(f"merged must be a boolean mask of the channel's {m} outputs")
-        T = arr.copy()
-    else:
-        idx = check_int_array(merged, "merged", ndim=1)
-        if idx.size and (idx.min() < 0 or idx.max() >= m):
-            raise ValueError(f"merged must list outputs in [0, {m})")
-        T = np.zeros(m, dtype=bool)
-        T[idx] = True
-    if T.all() or not T.any():
-        raise ValueError("merged must leave outputs on both sides")
-    return T
 
 # %% ../nbs/07_estimated.ipynb #est-078
 def two_group_test(answers_a: ArrayLike, answers_b: ArrayLike, *, outputs: int | None = None,

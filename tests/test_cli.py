@@ -537,14 +537,14 @@ def test_reproduce_writes_png_and_csv(forked, tmp_path, name):
 
 
 def test_reproduce_certified_gives_the_shipped_rows(forked, tmp_path):
-    "The quick run of `reproduce certified` is the first ten pilots per size and truth of the shipped simulation."
+    "The quick run of `reproduce certified` is the first five pilots per size, truth and design of the shipped file."
     from ldpbook.estimated import read_certified_data
     done = forked("reproduce", "certified", "--out", tmp_path, "--quiet")
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "certified.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     rows = [{key: value if key == "pair" else int(value) for key, value in row.items()}
             for row in csv.DictReader((tmp_path / "certified.csv").open())]
-    assert rows == [row for row in read_certified_data() if row["rep"] < 10]
+    assert rows == [row for row in read_certified_data() if row["rep"] < 5]
 
 
 def test_design_ordered_splits_the_order(forked, tmp_path):

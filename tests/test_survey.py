@@ -162,7 +162,7 @@ def test_certified_design_on_the_rand_truth_is_private_and_covers():
 def test_the_stored_simulation_meets_the_issue_and_reproduces():
     "The stored 500 pilots per size: coverage and ratio at 2,000 and 10,000 per population; rows recomputed live."
     rows = read_certified_data()
-    for pair in ("rand", "synthetic"):
+    for pair in ("rand", "synthetic", "rand-ordered", "synthetic-ordered"):
         for size in (500, 2000, 10_000):
             chosen = [r for r in rows if r["pair"] == pair and r["pilot"] == size]
             assert len(chosen) == 500
@@ -180,6 +180,12 @@ def test_the_stored_simulation_meets_the_issue_and_reproduces():
     p, q = certified_pairs()["synthetic"]
     live = certified_simulation(p, q, 1.0, pair="synthetic", sizes=(500,), reps=2, first=7)
     assert live == [r for r in rows if r["pair"] == "synthetic" and r["pilot"] == 500][7:9]
+    ordered = [r for r in rows if r["pair"] == "rand-ordered" and r["pilot"] == 2000]
+    ratio = np.array([r["n_cert"] / r["needed"] if r["n_cert"] > 0 else np.inf for r in ordered])
+    assert np.median(ratio) <= 3.0                     # ordered answers: the chapter's 2.87
+    p, q = certified_pairs()["rand"]
+    live = certified_simulation(p, q, 1.0, pair="rand-ordered", sizes=(2000,), reps=2, first=40, ordered=True)
+    assert live == ordered[40:42]
 
 
 @pytest.mark.parametrize("bad, message", [

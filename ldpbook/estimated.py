@@ -1275,7 +1275,7 @@ def write_certified_data(path: str | Path, *, reps: int = 500) -> None:
 
     Each truth twice: the design as it is (pair 'rand', 'synthetic') and with ``ordered=True``
     ('rand-ordered', 'synthetic-ordered'). The file `ldpbook/data/certified_design.csv` was
-    written by this function with the default `reps` (about twenty minutes of CPU, in six parts)."""
+    written by this function with the default `reps` (about twenty minutes of CPU)."""
     rows = []
     for ordered in (False, True):
         for pair, (p, q) in certified_pairs().items():

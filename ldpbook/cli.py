@@ -409,12 +409,17 @@ def _symbols(values: np.ndarray, name: str) -> np.ndarray:
 
 
 def _sample_size_json(design, args) -> dict:
-    "The certified sample size (null with the reason) and, apart, the plug-in number."
-    return {"n": design.n,
+    "The certified sample size (null with the reason; in two stages, the first's size) and the plug-in number."
+    stages = {} if not args.two_stage else {
+        "stage_one": design.stage_one,
+        "stage_one_for": "first-stage respondents per group; then ldpbook survey-test stage-two ANSWERS0 ANSWERS1 "
+                         "--channel design.json gives the second stage's n, certified for the true pair"}
+    return {"n": design.n, **stages,
             "for": f"the true pair (P0, P1), with probability >= {design.confidence:g} over the pilots",
             "alpha": args.alpha, "beta": args.beta,
             "method": "sample splitting; exact binomial power at the worst pair of the hold-out "
-                      "parts' confidence set",
+                      "parts' confidence set" if not args.two_stage else "two stages: the first stage's answers "
+                      "certify the second stage's n (exact binomial power at the worst pair of their confidence set)",
             **({} if design.n is not None else {"reason": design.reason}),
             "test": "the Neyman-Pearson test on the count of the merged outputs (ldpbook survey-test np "
                     "--merged ...)",
@@ -467,7 +472,8 @@ def run_design(args) -> str:
     k = args.k if args.k is not None else int(max(x0.max(), x1.max())) + 1
     design = certified_design(x0, x1, args.eps, k=k, level=args.alpha, power=1 - args.beta,
                               confidence=args.confidence, design_fraction=args.design_fraction,
-                              divergence=args.divergence, ell=args.ell, rng=args.seed, **params)
+                              divergence=args.divergence, ell=args.ell, ordered=args.ordered,
+                              two_stage=args.two_stage, rng=args.seed, **params)
     if args.k is None:                 # deprecated: the certificate needs k fixed in advance
         print("ldpbook design: note: without --k the alphabet is one more than the largest symbol "
               "seen, and the certified bounds assume that P0 and P1 put no mass beyond it; pass --k "
@@ -494,10 +500,13 @@ def _design_text(report: dict) -> str:
     certified = (f"n = {size['n']} respondents: the level-{size['alpha']:g} test has power >= {power:g} on the "
                  f"true pair, with probability >= {report['confidence']:g} over the pilots"
                  if size["n"] is not None else f"no certified n: {size['reason']}")
+    if size.get("stage_one") is not None:
+        certified = (f"two stages: first {size['stage_one']} respondents per group; then ldpbook survey-test "
+                     "stage-two ANSWERS0 ANSWERS1 --channel design.json gives the second stage's n")
     return "\n".join([
         f"Design for eps = {report['eps']}, k = {report['k']}: pilots {report['pilot_sizes'][0]} and "
         f"{report['pilot_sizes'][1]}, of which {report['design_sizes'][0]} and {report['design_sizes'][1]} "
-        "designed the mechanism and the rest certified it",
+        "designed the mechanism" + (" and the rest certified it" if "stage_one" not in size else ""),
         f"mechanism: {len(report['partition'])} outputs, blocks {blocks}",
         f"sample size: {certified}",
         f"plug-in number for the estimated pair (not certified): {size['n_plugin']}",
@@ -538,11 +547,13 @@ def _test_text(report: dict) -> str:
 
 # %% ../nbs/91_cli.ipynb #c154-survey-test-2
 def run_survey_test(args) -> str:
-    "The `survey-test` subcommand: the Neyman-Pearson test (np) or the two-group test (groups)."
+    "The `survey-test` subcommand: the Neyman-Pearson test (np), the two-group test (groups), the second stage's n."
     from ldpbook.estimated import survey_test, two_group_test
     check_out(args)
     if not 0 < args.level < 1:
         raise UsageError("--level must lie in the open interval (0, 1)")
+    if args.test == "stage-two":
+        return _stage_two(args)
     if args.test == "np":
         channel = _read_channel(args.channel)
         p, q = (_check_distribution(read_vector(s, n), n) for s, n in ((args.p, "--p"), (args.q, "--q")))
@@ -562,7 +573,7 @@ def _survey_test_parser(sub) -> None:
     st = sub.add_parser("survey-test", help="tests on the privatized answers of a survey",
                         description="Test on privatized answers: np (P0 against P1, the test the "
                         "design's sample size is for) or groups (do two groups answer alike?).")
-    tests = st.add_subparsers(dest="test", required=True, metavar="{np,groups}")
+    tests = st.add_subparsers(dest="test", required=True, metavar="{np,groups,stage-two}")
     np_ = tests.add_parser("np", help="the Neyman-Pearson test of P0 against P1 from the answers")
     np_.add_argument("answers", help="the answers: a .csv/.json file (or inline list) of outputs 0, 1, ...")
     np_.add_argument("--p", required=True, help="P0 over the k symbols (inline, .json or .csv)")
@@ -580,13 +591,56 @@ def _survey_test_parser(sub) -> None:
                         help="the channel's number of outputs (default: one more than the largest answer)")
     groups.add_argument("--permutations", type=_count(1, 10**7), default=9999,
                         help="tables drawn for more than two outputs (default 9999)")
-    for parser in (np_, groups):
+    two = tests.add_parser("stage-two", help="the second stage's n of a two-stage design (ldpbook design "
+                           "--two-stage) from the first stage's answers of both groups")
+    two.add_argument("answers0", help="the first stage's answers of the P0 group (file or inline list)")
+    two.add_argument("answers1", help="those of the P1 group")
+    two.add_argument("--channel", required=True, help="the report of ldpbook design --two-stage --out (or a "
+                     "JSON list of rows, with --merged)")
+    two.add_argument("--merged", default=None, help="the merged outputs (default: the report's merged_outputs)")
+    two.add_argument("--beta", type=_number, default=0.2, help="type-II error (default 0.2: power 0.8)")
+    two.add_argument("--confidence", type=_number, default=0.95, help="of the second stage's n (default 0.95)")
+    for parser in (np_, groups, two):
         parser.add_argument("--level", type=_number, default=0.05, help="the test's level (default 0.05)")
         parser.add_argument("--column", default=None, help=COLUMN_HELP)
         parser.add_argument("--seed", type=_count(0, 2**128, "2^128"), default=None,
                             help="seed of the test's own randomness (default: fresh)")
         add_output_options(parser)
     st.set_defaults(run=run_survey_test)
+
+# %% ../nbs/91_cli.ipynb #c154b-stage-two
+def _stage_two(args) -> str:
+    "`survey-test stage-two`: the second stage's n from the first stage's answers of both groups."
+    from ldpbook.estimated import two_stage_size
+    channel = _read_channel(args.channel)
+    merged = np.zeros(channel.shape[1], dtype=bool)
+    merged[_merged_outputs(args, channel.shape[1])] = True
+    answers = [_symbols(read_vector(s, n, args.column), n) for s, n in ((args.answers0, "ANSWERS0"),
+                                                                       (args.answers1, "ANSWERS1"))]
+    for name in ("beta", "confidence"):
+        if not 0 < getattr(args, name) < 1:
+            raise UsageError(f"--{name} must lie in the open interval (0, 1)")
+    n2 = two_stage_size(*answers, merged=merged, level=args.level, power=1 - args.beta, confidence=args.confidence)
+    report = {"n": n2, "for": f"the true pair (P0, P1), with probability >= {args.confidence:g} over the first "
+              "stage: the level test on the second stage's answers alone", "level": args.level, "beta": args.beta,
+              "first_stage": [int(a.size) for a in answers]}
+    return emit(args, report, lambda r: f"second stage: {r['n']} respondents" if r["n"] is not None
+                else "the first stage does not show that the groups differ: no second-stage n")
+
+
+def _merged_outputs(args, m: int) -> np.ndarray:
+    "--merged, or the design report's merged_outputs, as output numbers below m."
+    if args.merged is not None:
+        merged = _symbols(read_vector(args.merged, "--merged"), "--merged")
+    else:
+        data = json.loads(_read_text(Path(args.channel), "--channel"))
+        if not isinstance(data, dict) or not isinstance(data.get("merged_outputs"), list):
+            raise UsageError("--merged: give the merged outputs (the design report's merged_outputs)")
+        merged = _symbols(np.array(data["merged_outputs"], dtype=float), "--merged")
+    if merged.size == 0 or merged.max() >= m or np.unique(merged).size == m:
+        raise UsageError(f"--merged must list outputs below {m}, leaving some out")
+    return merged
+
 
 # %% ../nbs/91_cli.ipynb #c011-99ddba62
 @dataclass(frozen=True)
@@ -691,6 +745,18 @@ def _certificate(full, progress, out):
     return plot_certificate_simulation(sim).figure, rows
 
 
+def _certified(full, progress, out):
+    from ldpbook.estimated import (certified_pairs, certified_simulation, plot_certified_sizes,
+                                   read_certified_data, write_certified_data)
+    if full:                                  # every pilot, as the shipped ldpbook/data/certified_design.csv
+        write_certified_data(out / "certified_design.csv")
+        rows = read_certified_data(out / "certified_design.csv")
+    else:                                     # 5 pilots per size and design: the same rows as the file's first five
+        rows = [row for ordered in (False, True) for pair, (p, q) in certified_pairs().items()
+                for row in certified_simulation(p, q, 1.0, pair=pair + "-ordered" * ordered, reps=5, ordered=ordered)]
+    return plot_certified_sizes(rows).figure, rows
+
+
 def _samplesize(full, progress, out):
     from ldpbook.estimated import load_health_visits
     from ldpbook.figures import (
@@ -747,6 +813,8 @@ REPRODUCTIONS = {r.name: r for r in (
                  _chernoff),
     Reproduction("certificate", "coverage and regret of the certified plug-in design against pilot size",
                  _certificate),
+    Reproduction("certified", "certified sample size of a survey designed on pilots, against pilot size (RAND "
+                 "and a synthetic pair)", _certified),
     Reproduction("samplesize", "respondents a private survey needs, five mechanisms, RAND HIE data",
                  _samplesize),
 )}
@@ -926,6 +994,11 @@ def _design_parser(sub) -> None:
     des.add_argument("--design-fraction", type=_number, default=0.25,
                      help="share of each pilot that designs the mechanism; the rest certifies "
                      "it (default 0.25)")
+    des.add_argument("--ordered", action="store_true",
+                     help="the symbols are ordered (ordinal answers): split their order into two blocks")
+    des.add_argument("--two-stage", action="store_true",
+                     help="design on the whole pilots and print the first stage's size per group; the "
+                     "first stage's answers then size the second (ldpbook survey-test stage-two)")
     des.add_argument("--seed", type=_count(0, 2**128, "2^128"), default=0,
                      help="seed of the random split of the pilots (default 0)")
     des.add_argument("--column", default=None, help=COLUMN_HELP)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import importlib.resources
 import itertools
 import math
@@ -24,7 +25,8 @@ from .egamma import egamma_optimal
 from .foundations import (Portable, as_generator, check_channel, check_divergence, check_eps, check_int,
                                  check_int_array, check_nonnegative, check_pair, check_real,
                                  check_real_array, is_ldp, randomized_response, readonly)
-from .spr import SPRMechanism, binary_mechanism, divergence_optimal
+from .foundations import divergence as divergence_value
+from .spr import SPRMechanism, binary_mechanism, divergence_optimal, spr_mechanism
 
 # %% auto #0
 __all__ = ['MAX_TYPES', 'LATTICE_ENTRIES', 'MAX_LATTICE_ENTRIES', 'BERRY_ESSEEN', 'MAX_SAMPLE_SIZE', 'EXACT_ONLY_BELOW',
@@ -32,7 +34,7 @@ __all__ = ['MAX_TYPES', 'LATTICE_ENTRIES', 'MAX_LATTICE_ENTRIES', 'BERRY_ESSEEN'
            'output_lipschitz', 'l1_radius', 'PluginDesign', 'plugin_optimal', 'np_power', 'SampleSize',
            'sample_size_details', 'sample_size', 'HealthVisits', 'load_health_visits', 'CertifiedDesign',
            'certified_design', 'certified_simulation', 'write_certified_data', 'read_certified_data', 'certified_pairs',
-           'SurveyTestResult', 'survey_test', 'two_group_test']
+           'two_stage_size', 'SurveyTestResult', 'survey_test', 'two_group_test']
 
 # %% ../nbs/07_estimated.ipynb #est-006
 def _chord_constants(f, eps: float) -> tuple[float, float]:
@@ -904,13 +906,14 @@ class CertifiedDesign(Portable):
     Attributes
     ----------
     mechanism : SPRMechanism
-        The optimal mechanism for the empirical laws of the design part.
+        The optimal mechanism for the empirical laws of the design part (with
+        ``ordered=True``, the best split of the symbol order into two blocks).
     n : int or None
         The certified sample size: with probability ≥ `confidence` over the pilots,
         the level-`level` test on the merged answers (below), and so the most powerful
         test on all of the mechanism's answers, has power ≥ `power` on the true pair
         (P0, P1) with n respondents. None when the hold-out part certifies no n
-        (`reason` says why).
+        (`reason` says why), and in a two-stage design (`stage_one`).
     n_plugin : int or None
         The sample size for the estimated pair (p̂, q̂) of the whole pilots through
         `mechanism`: not certified (None when the estimated output laws are equal).
@@ -927,9 +930,14 @@ class CertifiedDesign(Portable):
     design_sizes, holdout_sizes : tuple of int
         The sizes of the two parts of each pilot.
     plugin : PluginDesign
-        `plugin_optimal` on the design part: the Lipschitz certificate of the mechanism.
+        `plugin_optimal` on the design part: the Lipschitz certificate of the mechanism
+        (with ``ordered=True``, of the restricted mechanism: its regret bound is then the
+        optimum's upper bound less the mechanism's lower bound).
     reason : str
         Empty when n is certified, else why not.
+    stage_one : int or None
+        A two-stage design (``two_stage=True``): the first stage's answers per group,
+        from which `two_stage_size` gives the second stage's n. None: one stage.
     """
 
     mechanism: SPRMechanism
@@ -946,6 +954,7 @@ class CertifiedDesign(Portable):
     holdout_sizes: tuple
     plugin: PluginDesign
     reason: str
+    stage_one: int | None = None
 
 # %% ../nbs/07_estimated.ipynb #est-062
 def _binary_n(a: float, b: float, level: float, power: float, start: int = 1) -> int:
@@ -955,26 +964,55 @@ def _binary_n(a: float, b: float, level: float, power: float, start: int = 1) ->
     return _smallest(lambda n: _binomial_miss(u, v, n, level), 1 - power, start=start)[0]
 
 
+def _misses(a: np.ndarray, b: np.ndarray, n: int, level: float) -> np.ndarray:
+    """Type-II errors of the level-`level` Neyman–Pearson tests of Bin(n, a_i) against Bin(n, b_i),
+    a_i < b_i, at once: reject above the count c with P_a(X > c) ≤ level, randomize at c."""
+    c = stats.binom.isf(level, n, a)
+    share = (level - stats.binom.sf(c, n, a)) / stats.binom.pmf(c, n, a)
+    return stats.binom.cdf(c - 1, n, b) + (1 - share) * stats.binom.pmf(c, n, b)
+
+
+def _largest_n(a: np.ndarray, b: np.ndarray, level: float, power: float, worst: int = 0) -> int:
+    """max(worst, the largest N(a_i, b_i)) over separated pairs (b_i > a_i). A pair whose error at
+    `worst` is within 1e-9 of 1 − power (or not a number) gets its own N: a pair is passed only
+    with room to spare."""
+    while a.size:
+        short = ~(_misses(a, b, worst, level) <= 1 - power - 1e-9) if worst else np.ones(a.size, dtype=bool)
+        a, b = a[short], b[short]
+        if not a.size:
+            break
+        i = int(np.argmax((a * (1 - a) + b * (1 - b)) / (b - a) ** 2))     # the likely worst first
+        worst = max(worst, _binary_n(float(a[i]), float(b[i]), level, power, start=worst + 1))
+        a, b = np.delete(a, i), np.delete(b, i)
+    return worst
+
+
 def _worst_case_n(a_line: tuple, b_line: tuple, psi: float, interval: tuple, level: float,
-                  power: float, cells: int = 24) -> int | None:
+                  power: float, cells: int = 24, depth: int = 6) -> int | None:
     """The largest sample size over a confidence set of two-output pairs.
 
-    Over a = a0 + a1·π, b = b0 + b1·ρ with π in `interval` and odds(ρ) ≥ ψ·odds(π): on
-    each of `cells` cells [π_i, π_{i+1}] the pair (a(π_{i+1}), b(ρ_ψ(π_i))) needs at least
-    as many (the power falls with a and rises with b). None when some cell does not
-    separate the laws (ψ ≤ 1, or π may be 0 or 1)."""
-    grid = np.linspace(interval[0], interval[1], cells + 1)
-    rho = psi * grid / (1 - grid + psi * grid)           # the least ρ of odds ratio ψ
-    a, b = a_line[0] + a_line[1] * grid[1:], b_line[0] + b_line[1] * rho[:-1]
-    if psi <= 1 or min(a_line[1], b_line[1]) <= 0 or not np.all(b > a):
+    Over a = a0 + a1·π, b = b0 + b1·ρ with π in `interval` and odds(ρ) ≥ ψ·odds(π). A cell
+    [π′, π″] is bounded by the pair (a(π″), b(ρ_ψ(π′))) (the power falls with a and rises
+    with b). Start from the largest n at the `cells` + 1 grid points (pairs of the set),
+    halve every cell whose pair needs more, `depth` times, and raise n to the cells left.
+    None when some cell does not separate the laws (ψ ≤ 1, or π may be 0 or 1)."""
+    if psi <= 1 or min(a_line[1], b_line[1]) <= 0:
         return None
-    worst, beta = 0, 1 - power
-    for i in np.argsort((a * (1 - a) + b * (1 - b)) / (b - a) ** 2)[::-1]:   # the likely worst first
-        u, v = np.array([1 - a[i], a[i]]), np.array([1 - b[i], b[i]])
-        if worst and _binomial_miss(u, v, worst, level) <= beta:   # this cell needs no more
-            continue
-        worst = _binary_n(float(a[i]), float(b[i]), level, power, start=worst + 1)
-    return worst
+    a = lambda pi: a_line[0] + a_line[1] * pi
+    b = lambda pi: b_line[0] + b_line[1] * psi * pi / (1 - pi + psi * pi)    # at ρ_ψ(π), the least ρ
+    lo, hi = (edges := np.linspace(interval[0], interval[1], cells + 1))[:-1], edges[1:]
+    if not np.all(b(edges) > a(edges)):
+        return None
+    worst = _largest_n(a(edges), b(edges), level, power)
+    for _ in range(depth):
+        u, v = a(hi), b(lo)
+        more = v <= u                                   # a cell that does not separate: halve it
+        more[~more] = ~(_misses(u[~more], v[~more], worst, level) <= 1 - power - 1e-9)     # NaN: halve
+        lo, hi = lo[more], hi[more]
+        lo, hi = np.concatenate((lo, (lo + hi) / 2)), np.concatenate(((lo + hi) / 2, hi))
+    u, v = a(hi), b(lo)
+    return _largest_n(u, v, level, power, worst) if np.all(v > u) else None
+
 
 # %% ../nbs/07_estimated.ipynb #est-063
 def _split(x: np.ndarray, fraction: float, rng) -> tuple[np.ndarray, np.ndarray]:
@@ -1014,12 +1052,45 @@ def _check_certified(x0, x1, k, level, power, confidence, fraction) -> tuple:
     if np.unique(np.concatenate((x0, x1))).size < 2:
         raise ValueError("x0 and x1 must hold two different symbols between them (one symbol "
                          "alone leaves nothing to test)")
+    _check_probability(fraction, "design_fraction")
+    return x0, x1, k, _check_settings(level, power, confidence)
+
+
+def _check_settings(level, power, confidence) -> dict:
+    "The survey test's level and power (0 < level < power < 1) and the confidence, in (0, 1)."
     level, power = _check_probability(level, "level"), _check_probability(power, "power")
     if power <= level:
         raise ValueError("power must exceed level (a coin flip has power = level)")
-    confidence = _check_probability(confidence, "confidence")
-    _check_probability(fraction, "design_fraction")
-    return x0, x1, k, {"level": level, "power": power, "confidence": confidence}
+    return {"level": level, "power": power, "confidence": _check_probability(confidence, "confidence")}
+
+
+def _answers(values, name: str, m: int) -> np.ndarray:
+    "Privatized answers: a non-empty 1-D sequence (array, list, pandas Series) of outputs in [0, m)."
+    x = _check_sample(np.asarray(values) if hasattr(values, "to_numpy") else values, name)
+    if x.max() >= m:
+        raise ValueError(f"{name} must hold outputs of the channel, in [0, {m})")
+    return x
+
+
+def _merged_mask(merged, m: int) -> np.ndarray:
+    "A boolean mask of m outputs from a mask or a list of outputs; both sides non-empty."
+    arr = merged if isinstance(merged, np.ndarray) else None
+    if isinstance(merged, (list, tuple)) and merged and all(isinstance(t, (bool, np.bool_)) for t in merged):
+        arr = np.array(merged, dtype=bool)                  # a mask read back from JSON
+    if arr is not None and arr.dtype == bool:
+        if arr.shape != (m,):
+            raise ValueError(f"merged must be a boolean mask of the channel's {m} outputs")
+        T = arr.copy()
+    else:
+        idx = check_int_array(merged, "merged", ndim=1)
+        if idx.size and (idx.min() < 0 or idx.max() >= m):
+            raise ValueError(f"merged must list outputs in [0, {m})")
+        T = np.zeros(m, dtype=bool)
+        T[idx] = True
+    if T.all() or not T.any():
+        raise ValueError("merged must leave outputs on both sides")
+    return T
+
 
 # %% ../nbs/07_estimated.ipynb #est-065
 def _fisher_lower(s1: int, h1: int, s0: int, h0: int, delta: float) -> float:
@@ -1041,18 +1112,20 @@ def _fisher_lower(s1: int, h1: int, s0: int, h0: int, delta: float) -> float:
     return math.exp(brentq(excess, -60.0, 60.0, xtol=1e-12, maxiter=200))
 
 
-def _certify(S, a_line, b_line, h0, h1, *, level, power, confidence) -> tuple:
-    """The certified n from the hold-out parts: (n or None, ψ_lo, (π_lo, π_hi), reason).
-
-    Of δ = 1 − confidence, δ/20 goes to Clopper–Pearson's interval for π = P0(S) and the
-    rest to Fisher's conditional lower bound on the odds ratio of S."""
+def _confidence_set(s0: int, h0: int, s1: int, h1: int, confidence: float) -> tuple:
+    """(ψ_lo, (π_lo, π_hi)) from s0 of h0 and s1 of h1 records in S: of δ = 1 − confidence,
+    δ/20 goes to Clopper–Pearson's interval for π = P0(S) and the rest to Fisher's
+    conditional lower bound on the odds ratio of S."""
     delta = 1 - confidence
-    s0, s1 = int(S[h0].sum()), int(S[h1].sum())
+    ci = stats.binomtest(s0, h0).proportion_ci(1 - delta / 20, method="exact")
+    return _fisher_lower(s1, h1, s0, h0, delta * 19 / 20), (float(ci.low), float(ci.high))
+
+
+def _certify(S, a_line, b_line, h0, h1, *, level, power, confidence) -> tuple:
+    "The certified n from the hold-out parts: (n or None, ψ_lo, (π_lo, π_hi), reason)."
     if min(a_line[1], b_line[1]) <= 0:
         return None, 0.0, (0.0, 1.0), "the design part shows no difference between the pilots"
-    psi = _fisher_lower(s1, h1.size, s0, h0.size, delta * 19 / 20)
-    ci = stats.binomtest(s0, h0.size).proportion_ci(1 - delta / 20, method="exact")
-    interval = (float(ci.low), float(ci.high))
+    psi, interval = _confidence_set(int(S[h0].sum()), h0.size, int(S[h1].sum()), h1.size, confidence)
     n = _worst_case_n(a_line, b_line, psi, interval, level, power)
     reason = "" if n is not None else ("the hold-out parts do not show, at this confidence, that the "
                                        "mechanism separates P0 from P1: collect larger pilots")
@@ -1066,10 +1139,20 @@ def _frozen(mask: np.ndarray) -> np.ndarray:
     return mask
 
 
+def _plugin_n(x0, x1, eps, k, channel, settings) -> int | None:
+    "The sample size of `channel` for the estimated pair of the whole pilots; None if its output laws are equal."
+    p_all, q_all = (np.bincount(x, minlength=k) / x.size for x in (x0, x1))
+    try:
+        return sample_size(p_all, q_all, eps, alpha=settings["level"], beta=1 - settings["power"], channel=channel)
+    except ValueError:
+        return None
+
+
 def certified_design(x0: ArrayLike, x1: ArrayLike, eps: float, *, k: int, level: float = 0.05,
                      power: float = 0.8, confidence: float = 0.95, design_fraction: float = 0.25,
-                     divergence: str | Callable = "kl", ell: int | None = None,
-                     rng: int | np.random.Generator | None = 0, **params: float) -> CertifiedDesign:
+                     divergence: str | Callable = "kl", ell: int | None = None, ordered: bool = False,
+                     two_stage: bool = False, rng: int | np.random.Generator | None = 0,
+                     **params: float) -> CertifiedDesign:
     """A mechanism designed on pilot samples, with a sample size certified for the true pair.
 
     Each pilot is split at random: `design_fraction` of it designs the mechanism
@@ -1091,27 +1174,58 @@ def certified_design(x0: ArrayLike, x1: ArrayLike, eps: float, *, k: int, level:
         The share of each pilot that designs the mechanism, in (0, 1) (keyword-only).
     divergence, ell, **params
         As for `plugin_optimal` (keyword-only).
+    ordered : bool
+        The symbols have a natural order (ordinal answers): design the best split of
+        0, …, k − 1 into {0, …, t − 1} and {t, …, k − 1} (keyword-only). The certificate is
+        valid either way; on ordered answers it is smaller, the block being less noisy.
+    two_stage : bool
+        Design on the whole pilots and leave the certificate to the survey's first stage
+        (keyword-only): ``n`` is None, ``stage_one`` the first stage's answers per group,
+        and `two_stage_size` the rule for the second.
     rng : int, Generator or None
         The split's randomness (keyword-only; default 0: the same pilots give the same
         design; None: fresh entropy). The pilots are the designer's own data.
     """
     x0, x1, k, settings = _check_certified(x0, x1, k, level, power, confidence, design_fraction)
+    for name, flag in (("ordered", ordered), ("two_stage", two_stage)):
+        if not isinstance(flag, (bool, np.bool_)):
+            raise TypeError(f"{name} must be True or False")
+    if two_stage:
+        return _two_stage_design(x0, x1, eps, k, settings, divergence, ell, ordered, params)
     rng = as_generator(rng)
     (a0, b0), (a1, b1) = _split(x0, design_fraction, rng), _split(x1, design_fraction, rng)
     plugin = plugin_optimal(a0, a1, eps, k=k, divergence=divergence, confidence=confidence,
                             ell=ell, **params)
+    if ordered:
+        plugin = _ordered_design(plugin, eps, divergence, params)
     channel = np.asarray(plugin.mechanism.channel)
     T, S, a_line, b_line = _merged_block(channel, plugin.p_hat, plugin.q_hat)
     n, psi, interval, reason = _certify(S, a_line, b_line, b0, b1, **settings)
-    p_all, q_all = (np.bincount(x, minlength=k) / x.size for x in (x0, x1))
-    try:
-        n_plugin = sample_size(p_all, q_all, eps, alpha=level, beta=1 - power, channel=channel)
-    except ValueError:                    # the estimated output laws are equal
-        n_plugin = None
-    return CertifiedDesign(mechanism=plugin.mechanism, n=n, n_plugin=n_plugin, **settings,
+    return CertifiedDesign(mechanism=plugin.mechanism, n=n, n_plugin=_plugin_n(x0, x1, eps, k, channel, settings),
+                           **settings,
                            merged=_frozen(T), block=_frozen(S), odds_ratio_bound=psi,
                            block_interval=interval, design_sizes=(a0.size, a1.size),
                            holdout_sizes=(b0.size, b1.size), plugin=plugin, reason=reason)
+
+# %% ../nbs/07_estimated.ipynb #est-066a
+def _ordered_design(plugin: PluginDesign, eps, divergence, params) -> PluginDesign:
+    """`plugin` with its mechanism replaced by the best split of the symbol order into two blocks.
+
+    Its bounds stay valid (the Lipschitz bound holds for every channel at once): the value's lower
+    bound is its estimate less the margin, the optimum's upper bound is unchanged."""
+    p_hat, q_hat, k = plugin.p_hat, plugin.q_hat, plugin.p_hat.size
+    if k == 1:
+        return plugin
+    R = randomized_response(2, eps)
+    pi, rho = np.cumsum(p_hat)[:-1], np.cumsum(q_hat)[:-1]            # P(S_t), S_t = {0, …, t − 1}
+    values = [divergence_value(R.T @ [a, 1 - a], R.T @ [b, 1 - b], kind=divergence, **params)
+              for a, b in zip(pi, rho)]
+    t = int(np.argmax(values)) + 1
+    mechanism = spr_mechanism(p_hat, q_hat, eps, [range(t), range(t, k)], divergence=divergence, **params)
+    lower = max(mechanism.value - plugin.margin, 0.0) if math.isfinite(plugin.margin) else 0.0
+    return dataclasses.replace(plugin, mechanism=mechanism, estimate=mechanism.value, lower_bound=lower,
+                               regret_bound=plugin.upper_bound - lower)
+
 
 # %% ../nbs/07_estimated.ipynb #est-070
 CERTIFIED_FIELDS = ("pair", "pilot", "rep", "n_cert", "needed", "n_plugin", "n_old", "needed_old")
@@ -1120,7 +1234,7 @@ CERTIFIED_DATA = "certified_design.csv"
 
 def certified_simulation(p: ArrayLike, q: ArrayLike, eps: float, *, pair: str = "pair",
                          sizes: tuple = (500, 2000, 10_000), reps: int = 500, first: int = 0,
-                         seed: int = 0) -> list[dict]:
+                         seed: int = 0, ordered: bool = False) -> list[dict]:
     """Certified and plug-in sample sizes on simulated pilots from a known pair.
 
     Per pilot size and repetition r in [first, first + reps) (pilots from the generator
@@ -1128,14 +1242,15 @@ def certified_simulation(p: ArrayLike, q: ArrayLike, eps: float, *, pair: str = 
     `certified_design` (−1 if none) and ``needed``, the exact n its mechanism needs on
     the true pair; ``n_plugin``; ``n_old``, the number the design command printed before
     (the plug-in n of the mechanism designed on the whole pilots) and ``needed_old``,
-    what that mechanism needs on the true pair. Level 0.05, power 0.8, confidence 0.95."""
+    what that mechanism needs on the true pair. Level 0.05, power 0.8, confidence 0.95;
+    `ordered` as for `certified_design`."""
     p, q = check_pair(p, q)
     rows = []
     for size in sizes:
         for r in range(first, first + reps):
             rng = np.random.default_rng([seed, size, r])
             x0, x1 = rng.choice(p.size, size, p=p), rng.choice(p.size, size, p=q)
-            design = certified_design(x0, x1, eps, k=p.size, rng=rng)
+            design = certified_design(x0, x1, eps, k=p.size, rng=rng, ordered=ordered)
             old = plugin_optimal(x0, x1, eps, k=p.size).mechanism.channel
             p_hat, q_hat = (np.bincount(x, minlength=p.size) / size for x in (x0, x1))
             rows.append({"pair": pair, "pilot": size, "rep": r,
@@ -1158,11 +1273,13 @@ def _needed(p, q, eps, channel) -> int:
 def write_certified_data(path: str | Path, *, reps: int = 500) -> None:
     """Run `certified_simulation` on the RAND truth and the synthetic pair, write the CSV.
 
-    The file `ldpbook/data/certified_design.csv` was written by this function with the
-    default `reps` (about 15 minutes of one core)."""
+    Each truth twice: the design as it is (pair 'rand', 'synthetic') and with ``ordered=True``
+    ('rand-ordered', 'synthetic-ordered'). The file `ldpbook/data/certified_design.csv` was
+    written by this function with the default `reps` (about twenty minutes of CPU)."""
     rows = []
-    for pair, (p, q) in certified_pairs().items():
-        rows += certified_simulation(p, q, 1.0, pair=pair, reps=reps)
+    for ordered in (False, True):
+        for pair, (p, q) in certified_pairs().items():
+            rows += certified_simulation(p, q, 1.0, pair=pair + "-ordered" * ordered, reps=reps, ordered=ordered)
     with open(path, "w", newline="", encoding="utf-8") as handle:
         writer = csv.DictWriter(handle, fieldnames=CERTIFIED_FIELDS)
         writer.writeheader(), writer.writerows(rows)
@@ -1184,6 +1301,90 @@ def certified_pairs() -> dict:
     synthetic = (np.array([0.35, 0.25, 0.2, 0.12, 0.08]), np.array([0.25, 0.22, 0.2, 0.18, 0.15]))
     return {"rand": rand, "synthetic": synthetic}
 
+# %% ../nbs/07_estimated.ipynb #est-073
+def plot_certified_sizes(rows: list[dict]):
+    """Plot the certified n of `certified_simulation` rows against the pilot size.
+
+    Per truth: the median and the 10–90% band over the pilots (no certificate drawn at 10^7),
+    and the n of the truth's optimal mechanism."""
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(9, 4))
+    for (pair, (p_true, q_true)), style in zip(certified_pairs().items(), ("o-", "s--")):
+        sizes = np.array(sorted({r["pilot"] for r in rows if r["pair"] == pair}))
+        cert = [np.array([r["n_cert"] if r["n_cert"] > 0 else 1e7 for r in rows     # none: drawn at 10^7
+                          if r["pair"] == pair and r["pilot"] == size]) for size in sizes]
+        low, mid, high = (np.array([np.quantile(c, t) for c in cert]) for t in (0.1, 0.5, 0.9))
+        line, = ax.loglog(sizes, mid, style, label=f"{pair}: median certified n (10-90% band)")
+        ax.fill_between(sizes, low, high, color=line.get_color(), alpha=0.15)
+        ax.axhline(sample_size(p_true, q_true, 1.0), color=line.get_color(), lw=0.8, ls=":",
+                   label=f"{pair}: n of the true optimum")
+    ax.set_xlabel("pilot size per population"), ax.set_ylabel("respondents n (10^7: no certificate)")
+    ax.set_title("Certified sample size against pilot size (ε = 1, level 0.05, power 0.8, confidence 0.95)")
+    ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.02, 0.5))
+    return ax
+
+
+# %% ../nbs/07_estimated.ipynb #est-086
+def _stage_two(s0: int, h0: int, s1: int, h1: int, *, level, power, confidence) -> int | None:
+    "The second stage's n from s0 of h0 and s1 of h1 first-stage answers in T (identity lines)."
+    psi, interval = _confidence_set(s0, h0, s1, h1, confidence)
+    return _worst_case_n((0.0, 1.0), (0.0, 1.0), psi, interval, level, power)
+
+
+def _stage_one(a: float, b: float, *, level, power, confidence) -> int | None:
+    """The first stage's answers per group for estimated parameters a < b: the n1 that minimises
+    n1 + n2, with n2 by the normal approximation at b − a less twice the one-sided 1 − δ margin
+    of n1 answers per group: once for the bound, once for a first stage that falls short as far
+    (a plan, not a certificate: any n1 fixed before the survey is valid)."""
+    if not b > a:
+        return None
+    z = stats.norm.isf([level, 1 - power, 1 - confidence])
+    spread, n1 = a * (1 - a) + b * (1 - b), np.unique(np.geomspace(1, 2**40, 2000).round())
+    gap = (b - a) - 2 * z[2] * np.sqrt(spread / n1)
+    with np.errstate(divide="ignore"):
+        n2 = np.where(gap > 0, ((z[0] + z[1]) * np.sqrt(spread / 2) / np.where(gap > 0, gap, 1)) ** 2, np.inf)
+    return int(n1[np.argmin(n1 + n2)])
+
+
+def _two_stage_design(x0, x1, eps, k, settings, divergence, ell, ordered, params) -> CertifiedDesign:
+    "`certified_design(two_stage=True)`: the whole pilots design; the survey's first stage certifies."
+    plugin = plugin_optimal(x0, x1, eps, k=k, confidence=settings["confidence"], divergence=divergence, ell=ell,
+                            **params)
+    if ordered:
+        plugin = _ordered_design(plugin, eps, divergence, params)
+    channel = np.asarray(plugin.mechanism.channel)
+    T, S, a_line, b_line = _merged_block(channel, plugin.p_hat, plugin.q_hat)
+    a, b = (float(w @ channel[:, T].sum(axis=1)) for w in (plugin.p_hat, plugin.q_hat))
+    n1 = _stage_one(a, b, **settings)
+    reason = ("two stages: survey stage_one respondents per group, then two_stage_size(...) on their "
+              "answers gives the second stage's n" if n1 is not None
+              else "the pilots show no difference between the populations through this mechanism")
+    return CertifiedDesign(mechanism=plugin.mechanism, n=None, n_plugin=_plugin_n(x0, x1, eps, k, channel, settings),
+                           **settings, merged=_frozen(T), block=_frozen(S), odds_ratio_bound=0.0,
+                           block_interval=(0.0, 1.0), design_sizes=(x0.size, x1.size), holdout_sizes=(0, 0),
+                           plugin=plugin, reason=reason, stage_one=n1)
+
+
+# %% ../nbs/07_estimated.ipynb #est-086b
+def two_stage_size(answers0: ArrayLike, answers1: ArrayLike, *, merged: ArrayLike, level: float = 0.05,
+                   power: float = 0.8, confidence: float = 0.95) -> int | None:
+    """The second stage's sample size of a two-stage survey, from its first stage's answers.
+
+    `answers0` and `answers1`: the first stage's privatized answers of the P0 and the P1 group
+    (arrays, lists or pandas Series of outputs of the channel), `merged`: the boolean mask of
+    outputs of `certified_design(..., two_stage=True)`. With probability ≥ `confidence`, the
+    level-`level` test on the count of merged outputs among n2 fresh answers — the second stage
+    alone — has power ≥ `power` on the true pair. None when the first stage does not show that
+    the groups differ at this confidence."""
+    mask = np.asarray(merged)
+    if mask.dtype != bool or mask.ndim != 1:
+        raise TypeError("merged must be a 1-D boolean mask of the channel's outputs (certified_design's merged)")
+    T = _merged_mask(mask, mask.size)
+    x0, x1 = _answers(answers0, "answers0", T.size), _answers(answers1, "answers1", T.size)
+    settings = _check_settings(level, power, confidence)
+    return _stage_two(int(T[x0].sum()), x0.size, int(T[x1].sum()), x1.size, **settings)
+
+
 # %% ../nbs/07_estimated.ipynb #est-076
 @dataclass(frozen=True, eq=False)
 class SurveyTestResult(Portable):
@@ -1201,14 +1402,6 @@ class SurveyTestResult(Portable):
     n: int
     randomized: bool
     method: str
-
-
-def _answers(values, name: str, m: int) -> np.ndarray:
-    "Privatized answers: a non-empty 1-D sequence (array, list, pandas Series) of outputs in [0, m)."
-    x = _check_sample(np.asarray(values) if hasattr(values, "to_numpy") else values, name)
-    if x.max() >= m:
-        raise ValueError(f"{name} must hold outputs of the channel, in [0, {m})")
-    return x
 
 
 def _floored(llr: np.ndarray, n: int) -> np.ndarray:
@@ -1271,24 +1464,6 @@ def survey_test(answers: ArrayLike, p: ArrayLike, q: ArrayLike, *, channel: Arra
     return SurveyTestResult(bool(pvalue <= level), float(pvalue), float(counts[keep] @ llr), level,
                             x.size, bool(randomized), "binomial" if keep.sum() == 2 else "types")
 
-def _merged_mask(merged, m: int) -> np.ndarray:
-    "A boolean mask of m outputs from a mask or a list of outputs; both sides non-empty."
-    arr = merged if isinstance(merged, np.ndarray) else None
-    if isinstance(merged, (list, tuple)) and merged and all(isinstance(t, (bool, np.bool_)) for t in merged):
-        arr = np.array(merged, dtype=bool)                  # a mask read back from JSON
-    if arr is not None and arr.dtype == bool:
-        if arr.shape != (m,):
-            raise ValueError(f"merged must be a boolean mask of the channel's {m} outputs")
-        T = arr.copy()
-    else:
-        idx = check_int_array(merged, "merged", ndim=1)
-        if idx.size and (idx.min() < 0 or idx.max() >= m):
-            raise ValueError(f"merged must list outputs in [0, {m})")
-        T = np.zeros(m, dtype=bool)
-        T[idx] = True
-    if T.all() or not T.any():
-        raise ValueError("merged must leave outputs on both sides")
-    return T
 
 # %% ../nbs/07_estimated.ipynb #est-078
 def two_group_test(answers_a: ArrayLike, answers_b: ArrayLike, *, outputs: int | None = None,

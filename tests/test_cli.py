@@ -20,6 +20,8 @@ import pytest
 
 from forked_script import ForkedScript
 from ldpbook.cli import MAX_INPUT_BYTES, REPRODUCTIONS
+from ldpbook.estimated import two_stage_size
+from ldpbook.foundations import privatize
 from ldpbook.spr import divergence_optimal
 
 SCRIPT = Path(sys.executable).with_name("ldpbook")
@@ -532,6 +534,60 @@ def test_reproduce_writes_png_and_csv(forked, tmp_path, name):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000
     rows = list(csv.DictReader(table.open()))
     assert len(rows) >= 10 and all(v != "" for v in rows[0].values())
+
+
+def test_reproduce_certified_gives_the_shipped_rows(forked, tmp_path):
+    "The quick run of `reproduce certified` is the first five pilots per size, truth and design of the shipped file."
+    from ldpbook.estimated import read_certified_data
+    done = forked("reproduce", "certified", "--out", tmp_path, "--quiet")
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "certified.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    rows = [{key: value if key == "pair" else int(value) for key, value in row.items()}
+            for row in csv.DictReader((tmp_path / "certified.csv").open())]
+    assert rows == [row for row in read_certified_data() if row["rep"] < 5]
+
+
+def test_design_ordered_splits_the_order(forked, tmp_path):
+    "design --ordered prints a split of the symbol order, the one certified_design(ordered=True) gives."
+    from ldpbook.estimated import certified_design
+    rng = np.random.default_rng(9)
+    x0, x1 = rng.choice(5, 600, p=[0.3, 0.25, 0.2, 0.15, 0.1]), rng.choice(5, 600, p=[0.1, 0.15, 0.2, 0.25, 0.3])
+    (tmp_path / "x0.csv").write_text("\n".join(map(str, x0)))
+    (tmp_path / "x1.csv").write_text("\n".join(map(str, x1)))
+    done = forked("design", tmp_path / "x0.csv", tmp_path / "x1.csv", "--eps", "1", "--k", "5", "--ordered")
+    assert done.returncode == 0, done.stderr
+    report, ref = json.loads(done.stdout), certified_design(x0, x1, 1.0, k=5, ordered=True)
+    t = len(report["partition"][0])
+    assert report["partition"] == [list(range(t)), list(range(t, 5))] == [list(b) for b in ref.mechanism.partition]
+    assert report["sample_size"]["n"] == ref.n
+
+
+def test_design_two_stage_and_the_second_stage(forked, tmp_path):
+    "design --two-stage plans the first stage; survey-test stage-two sizes the second from its answers."
+    rng = np.random.default_rng(6)
+    for name, law in (("x0", [0.1, 0.2, 0.3, 0.4]), ("x1", [0.4, 0.3, 0.2, 0.1])):
+        (tmp_path / f"{name}.csv").write_text("\n".join(map(str, rng.choice(4, 400, p=law))))
+    pilots = [tmp_path / "x0.csv", tmp_path / "x1.csv"]
+    done = forked("design", *pilots, "--eps", "1", "--k", "4", "--two-stage", "--out", tmp_path / "d.json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads((tmp_path / "d.json").read_text())
+    size = report["sample_size"]
+    assert size["n"] is None and size["stage_one"] > 0 and report["holdout_sizes"] == [0, 0]
+    text = forked("design", *pilots, "--eps", "1", "--k", "4", "--two-stage", "--format", "text")
+    assert f"first {size['stage_one']} respondents per group" in text.stdout
+    Q, T = np.array(report["channel"]), np.isin(np.arange(2), report["merged_outputs"])
+    for name, law in (("s0", [0.1, 0.2, 0.3, 0.4]), ("s1", [0.4, 0.3, 0.2, 0.1])):
+        answers = privatize(rng.choice(4, size["stage_one"], p=law), Q, rng=rng)
+        (tmp_path / f"{name}.csv").write_text("\n".join(map(str, answers)))
+    first = [tmp_path / "s0.csv", tmp_path / "s1.csv"]
+    second = forked("survey-test", "stage-two", *first, "--channel", tmp_path / "d.json")
+    assert second.returncode == 0, second.stderr
+    counts = [int(T[np.loadtxt(f, dtype=int)].sum()) for f in first]
+    n2 = json.loads(second.stdout)["n"]
+    assert n2 == two_stage_size(*(np.loadtxt(f, dtype=int) for f in first), merged=T) and n2 > 0, counts
+    for bad in (["--merged", "0,1"], ["--confidence", "1"], ["--beta", "0"]):
+        assert_one_line_error(forked("survey-test", "stage-two", *first, "--channel", tmp_path / "d.json", *bad),
+                              "survey-test")
 
 
 def test_reproduce_registry_and_unknown_name(forked):

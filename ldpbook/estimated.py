@@ -1509,3 +1509,7 @@ def _chi2(first: np.ndarray, totals: np.ndarray, n_a: int) -> np.ndarray | float
     second = totals - first
     out = ((first - expected_a) ** 2 / expected_a + (second - expected_b) ** 2 / expected_b).sum(axis=-1)
     return float(out) if np.ndim(out) == 0 else out
+
+# %% ../nbs/07_estimated.ipynb #hint-keywords-end
+from ldpbook.foundations import _hint_keywords
+_hint_keywords(globals())          # last in the module: a misspelled keyword names its correction

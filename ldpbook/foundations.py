@@ -468,7 +468,7 @@ def _with_keyword_hint(func: Callable) -> Callable:
         if kwargs and not accepted.issuperset(kwargs):
             parts = []
             for bad in sorted(set(kwargs) - accepted):
-                close = difflib.get_close_matches(bad, sorted(named), n=1, cutoff=0.6)
+                close = difflib.get_close_matches(bad, sorted(named), n=1, cutoff=0.5)
                 parts.append(repr(bad[:40]) + (f" (did you mean {close[0]!r}?)" if close else ""))
             raise TypeError(f"{func.__qualname__}() got an unexpected keyword argument {', '.join(parts)}")
         return func(*args, **kwargs)

@@ -242,8 +242,10 @@ def _json_number(value) -> float | str:
 
 
 def format_mechanism(mechanism, fmt: str, eps: float, divergence: str) -> str:
-    "The optimal mechanism as JSON or CSV text."
+    "The optimal mechanism as JSON, CSV or a readable text summary."
     channel = np.asarray(mechanism.channel)
+    if fmt == "text":
+        return _mechanism_text(mechanism, channel, eps, divergence)
     if fmt == "json":
         return json.dumps({"value": _json_number(mechanism.value), "divergence": divergence,
                            "eps": _json_number(eps), "partition": [[int(x) for x in b] for b in mechanism.partition],
@@ -260,6 +262,19 @@ def format_mechanism(mechanism, fmt: str, eps: float, divergence: str) -> str:
 
 
 
+
+
+def _mechanism_text(mechanism, channel, eps: float, divergence: str, shown: int = 20) -> str:
+    "The summary for people: the value, the blocks, and the channel's rows when there are at most `shown`."
+    lines = [f"optimal eps-LDP mechanism (SPR) for testing p against q, eps = {float(eps):g}",
+             f"{divergence} between the two laws of the output: {float(mechanism.value):.6g}",
+             f"{len(mechanism.partition)} outputs; output j is drawn most often from block j:",
+             *(f"  block {j}: symbols {' '.join(map(str, b))}" for j, b in enumerate(mechanism.partition))]
+    if channel.shape[0] > shown:
+        return "\n".join(lines + [f"({channel.shape[0]} symbols: the channel is in --format json or csv)"])
+    lines.append("channel, P(output | symbol):")
+    lines += [f"  symbol {x}: " + " ".join(f"{v:.4f}" for v in row) for x, row in enumerate(channel)]
+    return "\n".join(lines)
 
 # %% ../nbs/91_cli.ipynb #c114-optimal-3
 def run_optimal(args) -> str:
@@ -912,9 +927,9 @@ def _optimal_parser(sub) -> None:
     opt.add_argument("--max-symbols", type=_count(1, 2**31), default=MAX_OPTIMAL_SYMBOLS, metavar="K",
                      help=f"refuse alphabets larger than K (default {MAX_OPTIMAL_SYMBOLS:.0e}, about half a minute; "
                           "the time grows as K²)")
-    opt.add_argument("--format", choices=("json", "csv"), default="json",
-                     help='output format (default json; JSON has no infinity: an infinite value is written as the '
-                          'string "Infinity", in CSV as inf)')
+    opt.add_argument("--format", choices=("json", "csv", "text"), default="json",
+                     help='output format: json, csv, or a readable text summary (default json; JSON has no infinity: '
+                          'an infinite value is written as the string "Infinity", in CSV as inf)')
     opt.add_argument("--out", default=None, metavar="FILE",
                      help="write the answer to FILE instead of standard output")
     opt.set_defaults(run=run_optimal)

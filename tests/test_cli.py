@@ -113,6 +113,27 @@ def test_optimal_from_files_csv_output_budget_and_parameters(forked, tmp_path):
     assert np.array_equal(np.array(rows[1:], dtype=float)[:, 1:], ref.channel)
 
 
+def test_optimal_text_summary_for_people(forked, tmp_path):
+    p, q = [0.4, 0.3, 0.2, 0.1], [0.1, 0.2, 0.3, 0.4]
+    done = forked("optimal", "--p", "0.4,0.3,0.2,0.1", "--q", "0.1,0.2,0.3,0.4", "--eps", "1", "--format", "text")
+    assert done.returncode == 0, done.stderr
+    ref = divergence_optimal(p, q, 1.0)
+    lines = done.stdout.splitlines()
+    assert lines[1] == f"kl between the two laws of the output: {ref.value:.6g}"
+    for j, block in enumerate(ref.partition):
+        assert f"  block {j}: symbols {' '.join(map(str, block))}" in lines
+    rows = [line.split(": ")[1].split() for line in lines if line.startswith("  symbol ")]
+    assert np.allclose(np.array(rows, dtype=float), ref.channel, atol=5e-5)
+    big = np.linspace(1, 2, 30)
+    (tmp_path / "p.csv").write_text("\n".join(repr(float(v)) for v in big / big.sum()))
+    (tmp_path / "q.csv").write_text("\n".join(repr(float(v)) for v in big[::-1] / big.sum()))
+    out = tmp_path / "summary.txt"
+    done = forked("optimal", "--p", tmp_path / "p.csv", "--q", tmp_path / "q.csv", "--eps", "1", "--format", "text",
+                  "--out", out)
+    assert done.returncode == 0, done.stderr
+    assert out.read_text().rstrip().endswith("(30 symbols: the channel is in --format json or csv)")
+
+
 def test_csv_rows_columns_header_and_bom_are_read_alike(forked, tmp_path):
     files = {"row.csv": "0.1,0.4,0.2,0.3\n", "column.csv": "p\n0.1\n0.4\n\n0.2\n0.3\n",
              "bom.csv": "\ufeffp\r\n0.1\r\n0.4\r\n0.2\r\n0.3\r\n",

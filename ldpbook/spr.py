@@ -1574,12 +1574,14 @@ def _kl_dinkelbach(batch, ratio, cuts, workspace=None, cold=False, rtol=1e-14):
     return ratio, cuts
 
 # %% ../nbs/01_spr.ipynb #2616e4df
-def _solve(batch, cuts=None, workspace=None, blocks=None):
+def _solve(batch, cuts=None, workspace=None, blocks=None, certified=True):
     """Optimal ratios and block boundaries (n, n_groups+1) of optimal partitions for a batch, by Dinkelbach's
     iteration from the partitions `cuts` (e.g. optimal at a neighbouring ε; `blocks`: their `_cut_blocks`, if
     known) or from `_starting_partitions`.
     A batch of several instances on the KL kernel whose table fits the budget goes to `_kl_dinkelbach`, any
-    other to `_dinkelbach`."""
+    other to `_dinkelbach`; one instance of many groups (`_certifiable`) to `_certified_solve` (if `certified`)."""
+    if certified and _certifiable(batch):
+        return _certified_solve(batch)
     zero = batch.w == 1                   # ε = 0: every partition has the value of one block; take one block
     todo = np.flatnonzero(~zero)
     part = batch if todo.size == zero.size else batch.take(todo)
@@ -1803,6 +1805,272 @@ def _engine_values(P0, P1, eps_arr, divergence, params, ell):
         warm_blocks = found if np.array_equal(cuts, warm) else None
         out[:, idx] = values.reshape(es.size, T).T
     return out
+
+# %% ../nbs/01_spr.ipynb #spr-million-1
+_FAST_GROUPS = 20_000       # one unbudgeted instance with this many groups goes to `_certified_solve` (measured)
+_PROGRESS_GROUPS = 300_000  # and shows a progress bar from this many on (a call of several seconds)
+_ETA = 1e-14                # the certificate's relative tolerance per block (the rtol of `_dinkelbach`)
+_U = 2.0 ** -53             # the unit round-off
+
+
+def _dd_cumsum(x):
+    """Prefix sums of x ≥ 0 as hi + lo: hi the float running sum, lo the running sum of the exact rounding
+    errors of its steps (TwoSum), so that hi[j] + lo[j] is Σ_{t<j} x_t to about n²·2⁻¹⁰⁶·Σx."""
+    hi = np.concatenate(([0.0], np.cumsum(x)))
+    s, a = hi[1:], hi[:-1]
+    bp = s - a
+    err = (a - (s - bp)) + (x - bp)
+    return hi, np.concatenate(([0.0], np.cumsum(err)))
+
+
+class _Line:
+    """One instance's sorted groups as compensated prefix masses: the scores of any blocks [i, j) in O(1) each,
+    from differences (hi_j − hi_i) + (lo_j − lo_i) (each subtraction rounds once, relative to its result), with
+    the engine's kernel: `_kl_scores` where `_kl_kernel` allows it, else `_Batch.block_scores`."""
+
+    def __init__(self, batch):
+        self.batch, self.n, self.w = batch, batch.a.shape[1], float(batch.w[0])
+        self.kl = _kl_kernel(batch)
+        self.pre = [_dd_cumsum(x[0]) for x in ((batch.a, batch.b) if self.kl else (batch.a, batch.b, batch.d))]
+        self.gamma = batch.params.get("gamma", 1.0)
+
+    def masses(self, i, j):
+        "Block masses p(B), q(B) (and Σ_B(p − γq), None on the KL kernel) of the blocks [i, j)."
+        out = [(hi[j] - hi[i]) + (lo[j] - lo[i]) for hi, lo in self.pre]
+        out[0], out[1] = np.maximum(out[0], 0.0), np.maximum(out[1], 0.0)
+        return out + [None] if self.kl else out
+
+    def at(self, A, B, Dd=None):
+        "Scores of blocks with masses A, B (and differences Dd; A − γB when None)."
+        zero = np.zeros(np.shape(A), dtype=np.intp)
+        if self.kl:
+            return _kl_scores(self.batch, A, B, None, zero)
+        return self.batch.block_scores(A, B, A - self.gamma * B if Dd is None else Dd, zero)
+
+    def scores(self, i, j):
+        "Scores μ̃(i, j) of the blocks [i, j)."
+        return self.at(*self.masses(i, j))
+
+# %% ../nbs/01_spr.ipynb #spr-million-2
+def _dc_round(line, G, mu):
+    """One round C[j] = max_{i<j} G[i] + μ̃(i, j) − μ for every j ≥ 1 (with its first maximiser), by divide and
+    conquer on monotone maximisers: the middle column of a range is solved over its allowed rows, and its
+    maximiser bounds the rows of the columns left and right of it. The ranges of one level of the recursion
+    are evaluated in one call: O(n) scores a level, O(n log n) a round. Exact if the first maximisers are
+    monotone; otherwise each C[j] is still the value of a real partition, a lower bound."""
+    n = line.n
+    C, P = np.full(n + 1, -np.inf), np.zeros(n + 1, dtype=np.int64)
+    cl, ch, ol, oh = (np.array([x], dtype=np.int64) for x in (1, n, 0, n - 1))
+    while cl.size:
+        mid = (cl + ch) // 2
+        cnt = np.minimum(oh, mid - 1) - ol + 1
+        starts = np.concatenate(([0], np.cumsum(cnt)[:-1]))
+        i = np.arange(starts[-1] + cnt[-1]) - np.repeat(starts - ol, cnt)
+        val = G[i] + line.scores(i, np.repeat(mid, cnt))
+        top = np.maximum.reduceat(val, starts)
+        hit = np.flatnonzero(val == np.repeat(top, cnt))
+        seg = np.searchsorted(starts, hit, side="right") - 1
+        arg = i[hit[np.concatenate(([True], seg[1:] != seg[:-1]))]]      # the first maximiser of each range
+        C[mid], P[mid] = top - mu, arg
+        left, right = cl <= mid - 1, mid + 1 <= ch
+        cl, ch = np.concatenate((cl[left], mid[right] + 1)), np.concatenate((mid[left] - 1, ch[right]))
+        ol, oh = np.concatenate((ol[left], arg[right])), np.concatenate((arg[left], oh[right]))
+    return C, P
+
+
+def _rounds(line, mu, G, P, cnt):
+    """Bellman–Ford rounds of `_dc_round` from the values G (each that of the partition of its back-pointers P,
+    with cnt blocks) until none improves, at most n: the candidate H of the best penalised value of each prefix."""
+    for _ in range(line.n):
+        C, Pc = _dc_round(line, G, mu)
+        up = C > G
+        if not up.any():
+            break
+        G, P, cnt = np.where(up, C, G), np.where(up, Pc, P), np.where(up, cnt[Pc] + 1, cnt)
+    return G, P, cnt
+
+# %% ../nbs/01_spr.ipynb #spr-million-3
+def _corner_scores(line, i0, i1, j0, j1):
+    """The box of block masses of the rectangles i ∈ [i0, i1], j ∈ [j0, j1] (i < j), P ∈ [A_{j0} − A_{i1},
+    A_{j1} − A_{i0}] (0 if negative) and Q likewise, widened by the prefix sums' round-off, and the scores at its
+    four corners (P⁻, Q⁻), (P⁻, Q⁺), (P⁺, Q⁻), (P⁺, Q⁺)."""
+    (ha, la), (hb, lb) = line.pre[:2]
+    slack = [4 * _U * (np.abs(l).max() + h[-1]) for h, l in ((ha, la), (hb, lb))]
+    lowP = np.maximum((ha[j0] - ha[i1]) + (la[j0] - la[i1]) - slack[0], 0.0)
+    lowQ = np.maximum((hb[j0] - hb[i1]) + (lb[j0] - lb[i1]) - slack[1], 0.0)
+    highP = ((ha[j1] - ha[i0]) + (la[j1] - la[i0])) * (1 + 4 * _U) + slack[0]
+    highQ = ((hb[j1] - hb[i0]) + (lb[j1] - lb[i0])) * (1 + 4 * _U) + slack[1]
+    corners = [(P, Q) for P in (lowP, highP) for Q in (lowQ, highQ)]
+    return corners, [line.at(P, Q) for P, Q in corners]
+
+
+def _range_index(lo, hi):
+    "The indices of the ranges lo[m]..hi[m] (inclusive) one after another, where each starts, and their lengths."
+    cnt = hi - lo + 1
+    starts = np.concatenate(([0], np.cumsum(cnt)[:-1]))
+    idx = np.arange(starts[-1] + cnt[-1]) - np.repeat(starts - lo, cnt)
+    return idx, starts, cnt
+
+
+def _tilted(line, H, mu, X, rect, corners, S):
+    """The tilted test of rectangles: with θ ≈ ∇μ̃ at the box's centre (central differences; any θ is sound),
+    R = μ̃ − θ·(P, Q) is convex, so H_j − H_i + μ − μ̃(i, j) ≥ min_J φ − max_I φ + μ − max_corners R with
+    φ = H − θ·X. Closed where that is ≥ 0 by more than its round-off."""
+    i0, i1, j0, j1 = rect
+    (lowP, lowQ), (highP, highQ) = corners[0], corners[3]
+    Pc, Qc, hP, hQ = (lowP + highP) / 2, (lowQ + highQ) / 2, (highP - lowP) * 1e-6, (highQ - lowQ) * 1e-6
+    tP = (line.at(Pc + hP, Qc) - line.at(Pc - hP, Qc)) / np.where(hP > 0, 2 * hP, 1.0)
+    tQ = (line.at(Pc, Qc + hQ) - line.at(Pc, Qc - hQ)) / np.where(hQ > 0, 2 * hQ, 1.0)
+    R = np.maximum.reduce([s - tP * P - tQ * Q for (P, Q), s in zip(corners, S)])
+    size = np.maximum.reduce([np.abs(s) + np.abs(tP * P) + np.abs(tQ * Q) for (P, Q), s in zip(corners, S)]) + mu
+    ends = []
+    for lo, hi, pick in ((i0, i1, np.maximum), (j0, j1, np.minimum)):
+        idx, starts, cnt = _range_index(lo, hi)
+        seg = np.repeat(np.arange(lo.size), cnt)
+        tilt = tP[seg] * X[0][idx] + tQ[seg] * X[1][idx]
+        ends.append(pick.reduceat(H[idx] - tilt, starts))
+        size += np.maximum.reduceat(np.abs(H[idx]) + np.abs(tilt), starts)
+    return ends[1] - ends[0] + mu - R >= 16 * _U * size
+
+# %% ../nbs/01_spr.ipynb #spr-million-4
+def _dyadic(H, levels, pick):
+    "pick-reductions (np.minimum or np.maximum) of H over the aligned blocks [a·2^l, (a+1)·2^l), l = 0..levels."
+    out = [np.full(1 << levels, np.inf if pick is np.minimum else -np.inf)]
+    out[0][:H.size] = H
+    for _ in range(levels):
+        out.append(pick(out[-1][0::2], out[-1][1::2]))
+    return out
+
+
+def _certify(line, H, mu, eta=_ETA):
+    """The cells (i, j), i < j, where μ̃(i, j) ≤ H_j − H_i + μ + τ_ij is not proved (τ_ij = η(|μ̃(i, j)| + μ) +
+    2u(|H_i| + |H_j| + μ)), and the number of rectangles opened, by a quadtree over the aligned dyadic rectangles
+    of the (i, j) plane: a rectangle is closed when the largest corner score of its mass box is at most
+    min_J H − max_I H + μ + τ, or when `_tilted` proves it; otherwise it is split in four. A single cell is
+    compared with its own score."""
+    n = line.n
+    L = max(1, int(np.ceil(np.log2(n + 1))))
+    low, high, big = _dyadic(H, L, np.minimum), _dyadic(H, L, np.maximum), _dyadic(np.abs(H), L, np.maximum)
+    X = [hi + lo for hi, lo in line.pre[:2]]
+    a, b, opened = np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64), 0
+    for l in range(L, -1, -1):                                   # NaN bounds (∞ − ∞) stay open
+        s = 1 << l
+        i0, i1 = a * s, np.minimum(a * s + s - 1, n - 1)
+        j0, j1 = np.maximum(b * s, i0 + 1), np.minimum(b * s + s - 1, n)
+        live = (i0 <= i1) & (j0 <= j1)
+        a, b, i0, i1, j0, j1 = a[live], b[live], i0[live], i1[live], j0[live], j1[live]
+        if l > 0:
+            corners, S = _corner_scores(line, i0, i1, j0, j1)
+            top = np.maximum.reduce(S)
+        else:                                                    # single cells: their own scores
+            top = line.scores(i0, j0)
+        with np.errstate(invalid="ignore"):
+            tau = eta * (np.abs(top) + mu) + 2 * _U * (big[l][a] + big[l][b] + mu) - 8 * _U * np.abs(top)
+            still = ~(top <= low[l][b] - high[l][a] + mu + tau)
+        if l > 0 and still.any():
+            sub = np.flatnonzero(still)
+            still[sub[_tilted(line, H, mu, X, [x[sub] for x in (i0, i1, j0, j1)],
+                              [(P[sub], Q[sub]) for P, Q in corners], [x[sub] for x in S])]] = False
+        opened += int(still.sum())
+        a, b = a[still], b[still]
+        if l > 0:
+            a, b = np.concatenate((2 * a, 2 * a, 2 * a + 1, 2 * a + 1)), np.concatenate((2 * b, 2 * b + 1) * 2)
+    return np.column_stack((a, b)), opened
+
+# %% ../nbs/01_spr.ipynb #spr-million-5
+def _repair(line, H, P, cnt, mu, cells):
+    """Make H exact where the certificate failed: each column j of an open cell gets its exact maximum
+    max_{i<j} H_i + μ̃(i, j) − μ over all i < j (in increasing j, so that a repaired column serves the later
+    ones), then `_rounds` carries the new values forward. Returns H, P, cnt and the number of columns redone."""
+    H, P, cnt = H.copy(), P.copy(), cnt.copy()
+    columns = np.unique(cells[:, 1])
+    for j in columns.tolist():
+        val = H[:j] + line.scores(np.arange(j), np.full(j, j))
+        t = int(np.argmax(val))
+        if val[t] - mu > H[j]:
+            H[j], P[j], cnt[j] = val[t] - mu, t, cnt[t] + 1
+    H, P, cnt = _rounds(line, mu, H, P, cnt)
+    return H, P, cnt, columns.size
+
+
+def _cuts_from_pointers(P, n):
+    "The block boundaries (a boolean (1, n + 1) row) of the partition of back-pointers P, walked back from n."
+    cuts, at, back = np.zeros((1, n + 1), dtype=bool), n, P.tolist()
+    cuts[0, n] = True
+    while at > 0:
+        at = back[at]
+        cuts[0, at] = True
+    return cuts
+
+
+def _coarse_start(batch, chunks=1024):
+    """Where the certified engine starts: the optimal partition, found by `_solve`, of the instance whose groups
+    are merged into `chunks` runs of consecutive groups, as block boundaries of the full instance."""
+    n = batch.a.shape[1]
+    edges = np.unique(np.linspace(0, n, chunks + 1).astype(np.int64))
+    a, b, d = (np.add.reduceat(x, edges[:-1], axis=1) for x in (batch.a, batch.b, batch.d))
+    merged = _Batch(a, b, d, batch.w, batch.c, batch.kind, batch.params, logw=batch.logw)
+    _, coarse = _solve(merged, certified=False)
+    cuts = np.zeros((1, n + 1), dtype=bool)
+    cuts[0, edges[np.flatnonzero(coarse[0])]] = True
+    return cuts
+
+# %% ../nbs/01_spr.ipynb #spr-million-6
+def _certifiable(batch):
+    "Whether `_solve` hands the batch to `_certified_solve`: one instance of many groups, 0 < ε < ∞, no Σ_α kind."
+    return batch.w.size == 1 and batch.a.shape[1] >= _FAST_GROUPS and 0 < batch.w[0] < 1 and \
+        batch.kind != "renyi-cross"
+
+
+def _certified_solve(batch, stats=None, rtol=1e-14, repairs=3):
+    """Dinkelbach's iteration on one instance with `_rounds` as the parametric solver, from `_coarse_start`. The
+    pass that finds no better partition is certified by `_certify` (open cells repaired by `_repair`, at most
+    `repairs` times), and the certificate's round-off term must stay below 1e-13 of the ratio; otherwise (or
+    with infinite scores) the O(n²) passes of `_solve` finish from the best partition found. Returns ratios (1,) and boundaries
+    (1, n + 1), as `_solve` does; `stats` (a dict) receives the passes, rectangles opened, open cells, repaired
+    columns and whether the last resort ran."""
+    from tqdm.auto import tqdm
+    line, stats = _Line(batch), {} if stats is None else stats
+    n, w, kernel = line.n, line.w, (_kl_scores if line.kl else None)
+    stats.update(passes=0, opened=0, open_cells=0, repaired_columns=0, fallback=False)
+    cuts = _coarse_start(batch)
+    rho, H, better = float(_partition_ratios(batch, cuts, kernel)[0]), None, False
+    with tqdm(desc=f"certified SPR, {n} groups", unit="pass", disable=n < _PROGRESS_GROUPS, leave=False) as bar:
+        for _ in range(n + 1):                                # ρ increases strictly: no partition twice
+            if H is None:
+                mu = rho * w
+                H = np.concatenate(([0.0], line.scores(np.zeros(n, dtype=np.int64), np.arange(1, n + 1)) - mu))
+                P, cnt = np.zeros(n + 1, dtype=np.int64), np.minimum(np.arange(n + 1), 1)
+            else:
+                H, mu = H - (rho * w - mu) * cnt, rho * w      # the same partitions under the new penalty
+            H, P, cnt = _rounds(line, mu, H, P, cnt)
+            stats["passes"] += 1
+            if not (np.isfinite(H).all() and np.isfinite(rho)):  # infinite scores (Rényi, huge α): below
+                break
+            bar.update()
+            for attempt in range(repairs + 1):
+                new_cuts = _cuts_from_pointers(P, n)
+                new = float(_partition_ratios(batch, new_cuts, kernel)[0])
+                better = new > rho + rtol * abs(rho) + 1e-300 and bool(np.any(new_cuts != cuts))
+                if better:
+                    break
+                cells, opened = _certify(line, H, mu)
+                stats["opened"], stats["open_cells"] = stats["opened"] + opened, stats["open_cells"] + len(cells)
+                if not len(cells):
+                    rounding = 2 * _U * (2 * np.abs(H).max() + mu) * n / (1 + (n - 1) * w)
+                    if rounding <= 1e-13 * abs(rho):
+                        return np.array([rho]), cuts
+                    break
+                columns = np.unique(cells[:, 1]).size
+                if attempt == repairs or columns * n > 40_000_000 + 64 * n:      # a bounded repair, else below
+                    break
+                H, P, cnt, _ = _repair(line, H, P, cnt, mu, cells)
+                stats["repaired_columns"] += columns
+            if not better:
+                break
+            rho, cuts = new, new_cuts
+    stats["fallback"] = True                                  # the last resort: O(n²) passes from here
+    return _solve(batch, cuts, certified=False)
 
 # %% ../nbs/01_spr.ipynb #f71dcde7
 _ENGINES["divergence_optimal"] = _engine_solution          # from here on (and in the package) the public API

@@ -1832,11 +1832,13 @@ class _Line:
         self.batch, self.n, self.w = batch, batch.a.shape[1], float(batch.w[0])
         self.kl = _kl_kernel(batch)
         self.pre = [_dd_cumsum(x[0]) for x in ((batch.a, batch.b) if self.kl else (batch.a, batch.b, batch.d))]
+        self.rows = np.column_stack([x for pair in self.pre for x in pair])     # (n + 1, 4 or 6): one gather
         self.gamma = batch.params.get("gamma", 1.0)
 
     def masses(self, i, j):
         "Block masses p(B), q(B) (and Σ_B(p − γq), None on the KL kernel) of the blocks [i, j)."
-        out = [(hi[j] - hi[i]) + (lo[j] - lo[i]) for hi, lo in self.pre]
+        diff = self.rows[j] - self.rows[i]
+        out = [diff[:, m] + diff[:, m + 1] for m in range(0, diff.shape[1], 2)]
         out[0], out[1] = np.maximum(out[0], 0.0), np.maximum(out[1], 0.0)
         return out + [None] if self.kl else out
 

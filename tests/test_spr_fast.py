@@ -162,12 +162,24 @@ def test_the_certificate_opens_little_of_the_plane():
 
 # ---------------------------------------------------------------- where the monotone maximisers fail
 
-# Found by search (random pairs, k ≤ 8, random penalties): the divide and conquer misses a maximiser
+# Found by search (51,789 random pairs with k ≤ 8 and random penalties; two hits, both at a penalty near 0, where
+# the best partitions have many blocks): the divide and conquer misses a maximiser
 NON_MONOTONE = [
+    ([0.05818119619247036, 0.027563499427652575, 0.03926320403415778, 3.5491921661516443e-06, 1.6383875418467851e-09,
+      0.205689495335921, 0.6692990541792446],
+     [0.07664520987582017, 0.02965824404587157, 0.12444277984502336, 4.40961212989535e-06, 0.1206988114677405,
+      0.2424003430784291, 0.40615020207498553],
+     1.5186277326588287, 'renyi', {'renyi_order': 0.5}, 1e-12),
+    ([0.016794219736644845, 0.0068516781286548185, 0.021795829171352154, 0.0514771924138095, 0.2291736556528074,
+      0.2531246528164317, 0.03592806598259103, 0.38485470609770855],
+     [0.054371247661090576, 0.02984456923965642, 0.34250741483781283, 0.16533288748215233, 0.014659746372508775,
+      0.11640933107174166, 0.055056242749441334, 0.22181856058559613],
+     3.906178070179102, 'renyi', {'renyi_order': 0.5}, 1e-12),
 ]
 
 
 def test_repair_fixes_a_non_monotone_candidate():
+    assert NON_MONOTONE
     for p, q, eps, kind, params, mu in NON_MONOTONE:
         line = line_of(p, q, eps, kind, params)
         H, P, cnt = candidate(line, mu)

@@ -1832,13 +1832,11 @@ class _Line:
         self.batch, self.n, self.w = batch, batch.a.shape[1], float(batch.w[0])
         self.kl = _kl_kernel(batch)
         self.pre = [_dd_cumsum(x[0]) for x in ((batch.a, batch.b) if self.kl else (batch.a, batch.b, batch.d))]
-        self.rows = np.column_stack([x for pair in self.pre for x in pair])     # (n + 1, 4 or 6): one gather
         self.gamma = batch.params.get("gamma", 1.0)
 
     def masses(self, i, j):
         "Block masses p(B), q(B) (and Σ_B(p − γq), None on the KL kernel) of the blocks [i, j)."
-        diff = self.rows[j] - self.rows[i]
-        out = [diff[:, m] + diff[:, m + 1] for m in range(0, diff.shape[1], 2)]
+        out = [(hi[j] - hi[i]) + (lo[j] - lo[i]) for hi, lo in self.pre]
         out[0], out[1] = np.maximum(out[0], 0.0), np.maximum(out[1], 0.0)
         return out + [None] if self.kl else out
 
@@ -1945,14 +1943,15 @@ def _dyadic(H, levels, pick):
 
 
 def _certify(line, H, mu, eta=_ETA):
-    """The cells (i, j), i < j, where μ̃(i, j) ≤ H_j − H_i + μ + τ_ij is not proved (τ_ij = η(|μ̃(i, j)| + μ) +
-    2u(|H_i| + |H_j| + μ)), and the number of rectangles opened, by a quadtree over the aligned dyadic rectangles
+    """The cells (i, j), i < j, where μ̃(i, j) ≤ H_j − H_i + μ + η(|μ̃(i, j)| + μ) is not proved (in real
+    arithmetic: each test leaves room for its rounding), and the number of rectangles opened, by a quadtree over
+    the aligned dyadic rectangles
     of the (i, j) plane: a rectangle is closed when the largest corner score of its mass box is at most
     min_J H − max_I H + μ + τ, or when `_tilted` proves it; otherwise it is split in four. A single cell is
     compared with its own score."""
     n = line.n
     L = max(1, int(np.ceil(np.log2(n + 1))))
-    low, high, big = _dyadic(H, L, np.minimum), _dyadic(H, L, np.maximum), _dyadic(np.abs(H), L, np.maximum)
+    low, high = _dyadic(H, L, np.minimum), _dyadic(H, L, np.maximum)
     X = [hi + lo for hi, lo in line.pre[:2]]
     a, b, opened = np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64), 0
     for l in range(L, -1, -1):                                   # NaN bounds (∞ − ∞) stay open
@@ -1967,8 +1966,9 @@ def _certify(line, H, mu, eta=_ETA):
         else:                                                    # single cells: their own scores
             top = line.scores(i0, j0)
         with np.errstate(invalid="ignore"):
-            tau = eta * (np.abs(top) + mu) + 2 * _U * (big[l][a] + big[l][b] + mu) - 8 * _U * np.abs(top)
-            still = ~(top <= low[l][b] - high[l][a] + mu + tau)
+            slack = low[l][b] - high[l][a] + mu                  # rounded by at most 2u(|slack| + μ)
+            room = eta * (np.abs(top) + mu) - 2 * _U * (np.abs(slack) + mu) - 8 * _U * np.abs(top)
+            still = ~(top <= slack + room)
         if l > 0 and still.any():
             sub = np.flatnonzero(still)
             still[sub[_tilted(line, H, mu, X, [x[sub] for x in (i0, i1, j0, j1)],
@@ -1993,6 +1993,28 @@ def _repair(line, H, P, cnt, mu, cells):
             H[j], P[j], cnt[j] = val[t] - mu, t, cnt[t] + 1
     H, P, cnt = _rounds(line, mu, H, P, cnt)
     return H, P, cnt, columns.size
+
+
+def _warm_values(line, cuts, mu):
+    """Values G, back-pointers P and block counts of partitions of every prefix that follow the partition `cuts`:
+    for the first j groups, its blocks up to its last boundary t < j, then the block [t, j). Starting the rounds
+    there, a pass needs about two rounds instead of one per block."""
+    n, c = line.n, np.flatnonzero(cuts[0])
+    ends = np.concatenate(([0.0], np.cumsum(line.scores(c[:-1], c[1:]) - mu)))    # value at each boundary
+    last = np.searchsorted(c, np.arange(1, n + 1), side="left") - 1                # its last boundary below j
+    G = np.concatenate(([0.0], ends[last] + line.scores(c[last], np.arange(1, n + 1)) - mu))
+    return G, np.concatenate(([0], c[last])), np.concatenate(([0], last + 1))
+
+
+def _within_rounding(line, H, mu, cells, eta=_ETA):
+    """Of the open cells, those whose excess μ̃(i, j) − (H_j − H_i + μ) − η(|μ̃| + μ) is within the rounding of
+    the candidate's own sums, 4u(|H_i| + |H_j| + μ) (a tight pair whose H_j = H_i + μ̃ − μ was rounded), and the
+    sum E of those allowances: no partition uses a cell twice, so E bounds what they add to any partition."""
+    i, j = cells[:, 0], cells[:, 1]
+    S = line.scores(i, j)
+    allowance = 4 * _U * (np.abs(H[i]) + np.abs(H[j]) + mu)
+    within = S - (H[j] - H[i] + mu) - eta * (np.abs(S) + mu) <= allowance
+    return within, float(allowance[within].sum())
 
 
 def _cuts_from_pointers(P, n):
@@ -2027,8 +2049,8 @@ def _certifiable(batch):
 def _certified_solve(batch, stats=None, rtol=1e-14, repairs=3):
     """Dinkelbach's iteration on one instance with `_rounds` as the parametric solver, from `_coarse_start`. The
     pass that finds no better partition is certified by `_certify` (open cells repaired by `_repair`, at most
-    `repairs` times), and the certificate's round-off term must stay below 1e-13 of the ratio; otherwise (or
-    with infinite scores) the O(n²) passes of `_solve` finish from the best partition found. Returns ratios (1,) and boundaries
+    `repairs` times), with the gap H_n − ρ(1 − w) below 1e-13 ρ; otherwise (or with infinite scores) the
+    O(n²) passes of `_solve` finish from the best partition found. Returns ratios (1,) and boundaries
     (1, n + 1), as `_solve` does; `stats` (a dict) receives the passes, rectangles opened, open cells, repaired
     columns and whether the last resort ran."""
     from tqdm.auto import tqdm
@@ -2041,8 +2063,7 @@ def _certified_solve(batch, stats=None, rtol=1e-14, repairs=3):
         for _ in range(n + 1):                                # ρ increases strictly: no partition twice
             if H is None:
                 mu = rho * w
-                H = np.concatenate(([0.0], line.scores(np.zeros(n, dtype=np.int64), np.arange(1, n + 1)) - mu))
-                P, cnt = np.zeros(n + 1, dtype=np.int64), np.minimum(np.arange(n + 1), 1)
+                H, P, cnt = _warm_values(line, cuts, mu)
             else:
                 H, mu = H - (rho * w - mu) * cnt, rho * w      # the same partitions under the new penalty
             H, P, cnt = _rounds(line, mu, H, P, cnt)
@@ -2057,10 +2078,11 @@ def _certified_solve(batch, stats=None, rtol=1e-14, repairs=3):
                 if better:
                     break
                 cells, opened = _certify(line, H, mu)
+                within, E = _within_rounding(line, H, mu, cells)
+                cells = cells[~within]
                 stats["opened"], stats["open_cells"] = stats["opened"] + opened, stats["open_cells"] + len(cells)
                 if not len(cells):
-                    rounding = 2 * _U * (2 * np.abs(H).max() + mu) * n / (1 + (n - 1) * w)
-                    if rounding <= 1e-13 * abs(rho):
+                    if H[n] - rho * (1 - w) + E <= 1e-13 * abs(rho):     # the gap g and the allowance E
                         return np.array([rho]), cuts
                     break
                 columns = np.unique(cells[:, 1]).size

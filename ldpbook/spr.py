@@ -1852,26 +1852,27 @@ class _Line:
         return self.at(*self.masses(i, j))
 
 # %% ../nbs/01_spr.ipynb #spr-million-2
-def _dc_round(line, G, mu):
-    """One round C[j] = max_{i<j} G[i] + μ̃(i, j) − μ for every j ≥ 1 (with its first maximiser), by divide and
-    conquer on monotone maximisers: the middle column of a range is solved over its allowed rows, and its
-    maximiser bounds the rows of the columns left and right of it. The ranges of one level of the recursion
-    are evaluated in one call: O(n) scores a level, O(n log n) a round. Exact if the first maximisers are
-    monotone; otherwise each C[j] is still the value of a real partition, a lower bound."""
+def _dc_round(line, G, mu, rows=None):
+    """One round C[j] = max_{i<j, i ∈ rows} G[i] + μ̃(i, j) − μ for every j past the first row (with its first
+    maximiser), by divide and conquer on monotone maximisers: the middle column of a range is solved over its
+    allowed rows, and its maximiser bounds the rows of the columns left and right of it. The ranges of one level
+    of the recursion are evaluated in one call: O(n + |rows|) scores a level. Exact if the first maximisers are
+    monotone; otherwise each C[j] is still the value of a real partition, a lower bound. `rows`: all by default."""
     n = line.n
+    rows = np.arange(n) if rows is None else rows
     C, P = np.full(n + 1, -np.inf), np.zeros(n + 1, dtype=np.int64)
-    cl, ch, ol, oh = (np.array([x], dtype=np.int64) for x in (1, n, 0, n - 1))
+    cl, ch, ol, oh = (np.array([x], dtype=np.int64) for x in (rows[0] + 1, n, 0, rows.size - 1))
     while cl.size:
         mid = (cl + ch) // 2
-        cnt = np.minimum(oh, mid - 1) - ol + 1
+        cnt = np.minimum(oh, np.searchsorted(rows, mid) - 1) - ol + 1        # positions of rows i < mid
         starts = np.concatenate(([0], np.cumsum(cnt)[:-1]))
-        i = np.arange(starts[-1] + cnt[-1]) - np.repeat(starts - ol, cnt)
+        i = rows[np.arange(starts[-1] + cnt[-1]) - np.repeat(starts - ol, cnt)]
         val = G[i] + line.scores(i, np.repeat(mid, cnt))
         top = np.maximum.reduceat(val, starts)
         hit = np.flatnonzero(val == np.repeat(top, cnt))
-        seg = np.searchsorted(starts, hit, side="right") - 1
-        arg = i[hit[np.concatenate(([True], seg[1:] != seg[:-1]))]]      # the first maximiser of each range
-        C[mid], P[mid] = top - mu, arg
+        first = hit[np.concatenate(([True], np.diff(np.searchsorted(starts, hit, side="right")) > 0))]
+        arg = first - starts + ol                                            # positions of the first maximisers
+        C[mid], P[mid] = top - mu, rows[arg]
         left, right = cl <= mid - 1, mid + 1 <= ch
         cl, ch = np.concatenate((cl[left], mid[right] + 1)), np.concatenate((mid[left] - 1, ch[right]))
         ol, oh = np.concatenate((ol[left], arg[right])), np.concatenate((arg[left], oh[right]))
@@ -1880,13 +1881,19 @@ def _dc_round(line, G, mu):
 
 def _rounds(line, mu, G, P, cnt):
     """Bellman–Ford rounds of `_dc_round` from the values G (each that of the partition of its back-pointers P,
-    with cnt blocks) until none improves, at most n: the candidate H of the best penalised value of each prefix."""
+    with cnt blocks) until none improves, at most n: the candidate H of the best penalised value of each prefix.
+    After the first round only the rows that improved in the last one can improve a column (the others were
+    tried with the same value), so a round tries only those."""
+    rows = None
     for _ in range(line.n):
-        C, Pc = _dc_round(line, G, mu)
+        C, Pc = _dc_round(line, G, mu, rows)
         up = C > G
         if not up.any():
             break
         G, P, cnt = np.where(up, C, G), np.where(up, Pc, P), np.where(up, cnt[Pc] + 1, cnt)
+        rows = np.flatnonzero(up[:line.n])
+        if not rows.size:
+            break
     return G, P, cnt
 
 # %% ../nbs/01_spr.ipynb #spr-million-3

@@ -194,7 +194,7 @@ def test_repair_fixes_a_non_monotone_candidate():
 
 def test_certified_solve_survives_a_wrong_candidate(monkeypatch):
     "Plant a candidate that only looks at the last three rows: the certificate must catch it, the result stay exact."
-    def short_sighted(line, G, mu):
+    def short_sighted(line, G, mu, rows=None):
         n = line.n
         C, P = np.full(n + 1, -np.inf), np.zeros(n + 1, dtype=np.int64)
         for j in range(1, n + 1):

@@ -467,9 +467,10 @@ def divergence_optimal(p: ArrayLike, q: ArrayLike, eps: float, *, divergence: st
 
     Sorts the alphabet by likelihood ratio (ties merged), then maximises Σ_j μ̃(B_j)/(1 + (s − 1)e^{−ε}) over
     contiguous partitions. The solver is the engine of the chapter's section "Making it fast": without a budget
-    Dinkelbach's fractional programming (a few O(k²) passes, O(k) memory when k is large), with a budget `ell`
-    smaller than the unconstrained optimum's number of blocks the paper's O(ℓk²) dynamic program; `spr_dp` is
-    the plain reference it is tested against. Scores are computed from exact block
+    Dinkelbach's fractional programming (a few O(k²) passes, O(k) memory when k is large; from 20,000 groups on,
+    divide and conquer in O(k log k) per round with a certificate of optimality, about 10 s at k = 10⁶, ε = 1),
+    with a budget `ell` smaller than the unconstrained optimum's number of blocks the paper's O(ℓk²) dynamic
+    program; `spr_dp` is the plain reference it is tested against. Scores are computed from exact block
     masses in cancellation-free forms, so the value is correct to about 1e-12 relative for every ε, including
     masses of 1e-300 (see "Exact in floating point").
 
@@ -1930,13 +1931,12 @@ def _tilted(line, H, mu, X, rect, corners, S):
     tQ = (line.at(Pc, Qc + hQ) - line.at(Pc, Qc - hQ)) / np.where(hQ > 0, 2 * hQ, 1.0)
     R = np.maximum.reduce([s - tP * P - tQ * Q for (P, Q), s in zip(corners, S)])
     size = np.maximum.reduce([np.abs(s) + np.abs(tP * P) + np.abs(tQ * Q) for (P, Q), s in zip(corners, S)]) + mu
+    size += 2 * (np.abs(H).max() + np.abs(tP) * X[0][-1] + np.abs(tQ) * X[1][-1])      # bounds |φ| on I and J
     ends = []
     for lo, hi, pick in ((i0, i1, np.maximum), (j0, j1, np.minimum)):
         idx, starts, cnt = _range_index(lo, hi)
         seg = np.repeat(np.arange(lo.size), cnt)
-        tilt = tP[seg] * X[0][idx] + tQ[seg] * X[1][idx]
-        ends.append(pick.reduceat(H[idx] - tilt, starts))
-        size += np.maximum.reduceat(np.abs(H[idx]) + np.abs(tilt), starts)
+        ends.append(pick.reduceat(H[idx] - (tP[seg] * X[0][idx] + tQ[seg] * X[1][idx]), starts))
     return ends[1] - ends[0] + mu - R >= 16 * _U * size
 
 # %% ../nbs/01_spr.ipynb #spr-million-4

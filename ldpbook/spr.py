@@ -1952,16 +1952,27 @@ def _dyadic(H, levels, pick):
 def _certify(line, H, mu, eta=_ETA):
     """The cells (i, j), i < j, where μ̃(i, j) ≤ H_j − H_i + μ + η(|μ̃(i, j)| + μ) is not proved (in real
     arithmetic: each test leaves room for its rounding), and the number of rectangles opened, by a quadtree over
-    the aligned dyadic rectangles
-    of the (i, j) plane: a rectangle is closed when the largest corner score of its mass box is at most
-    min_J H − max_I H + μ + τ, or when `_tilted` proves it; otherwise it is split in four. A single cell is
-    compared with its own score."""
-    n = line.n
-    L = max(1, int(np.ceil(np.log2(n + 1))))
-    low, high = _dyadic(H, L, np.minimum), _dyadic(H, L, np.maximum)
-    X = [hi + lo for hi, lo in line.pre[:2]]
-    a, b, opened = np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64), 0
-    for l in range(L, -1, -1):                                   # NaN bounds (∞ − ∞) stay open
+    the aligned dyadic rectangles of the (i, j) plane: a rectangle is closed when the largest corner score of its
+    mass box is at most min_J H − max_I H + μ + τ, or when `_tilted` proves it; otherwise it is split in four. A
+    single cell is compared with its own score."""
+    L = max(1, int(np.ceil(np.log2(line.n + 1))))
+    bounds = (_dyadic(H, L, np.minimum), _dyadic(H, L, np.maximum), [hi + lo for hi, lo in line.pre[:2]])
+    cells, opened = _descend(line, H, mu, eta, bounds, np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64), L)
+    return np.concatenate(cells) if cells else np.zeros((0, 2), dtype=np.int64), opened
+
+
+def _descend(line, H, mu, eta, bounds, a, b, top_level, chunk=1 << 15):
+    """The quadtree of `_certify` below the rectangles (a, b) of level `top_level`, level by level; a level with more
+    than `chunk` rectangles is split into runs of neighbouring rectangles, each descended on its own (its prefix
+    sums, H and scores stay in the processor's cache). Returns the open cells (a list of arrays) and the count."""
+    (low, high, X), n, found, opened = bounds, line.n, [], 0
+    for l in range(top_level, -1, -1):                           # NaN bounds (∞ − ∞) stay open
+        if a.size > chunk:
+            order = np.lexsort((b, a))
+            for part in np.array_split(order, -(-a.size // chunk)):
+                more, count = _descend(line, H, mu, eta, bounds, a[part], b[part], l, chunk)
+                found, opened = found + more, opened + count
+            return found, opened
         s = 1 << l
         i0, i1 = a * s, np.minimum(a * s + s - 1, n - 1)
         j0, j1 = np.maximum(b * s, i0 + 1), np.minimum(b * s + s - 1, n)
@@ -1984,7 +1995,7 @@ def _certify(line, H, mu, eta=_ETA):
         a, b = a[still], b[still]
         if l > 0:
             a, b = np.concatenate((2 * a, 2 * a, 2 * a + 1, 2 * a + 1)), np.concatenate((2 * b, 2 * b + 1) * 2)
-    return np.column_stack((a, b)), opened
+    return found + [np.column_stack((a, b))], opened
 
 # %% ../nbs/01_spr.ipynb #spr-million-5
 def _repair(line, H, P, cnt, mu, cells):

@@ -214,3 +214,31 @@ def test_certified_solve_survives_a_wrong_candidate(monkeypatch):
         monkeypatch.undo()
         assert stats["open_cells"] > 0
         assert abs(got - want) <= 1e-12 * abs(want)
+
+
+def adversarial_family():
+    "The instances where the certificate works hardest, as found by search: near ties, sparse pairs at large ε."
+    rng = np.random.default_rng(17)
+    k = 1000
+    for spread in (1e-3, 1e-6):                                            # every ratio within `spread` of 1
+        near = np.full(k, 1 / k) * (1 + spread * rng.uniform(-1, 1, k))
+        yield near / near.sum(), np.full(k, 1 / k), 2.0, "kl", {}
+    for alpha, eps in ((0.05, 10.0), (3.0, 10.0), (0.05, 0.1)):
+        yield rng.dirichlet(np.full(k, alpha)), rng.dirichlet(np.full(k, alpha)), eps, "kl", {}
+    for p, q, eps, kind, params, _ in NON_MONOTONE:
+        yield np.array(p), np.array(q), eps, kind, params
+
+
+@pytest.mark.parametrize("case", range(7))
+def test_certified_engine_equals_the_quadratic_program_on_the_adversarial_family(case, monkeypatch):
+    p, q, eps, kind, params = list(adversarial_family())[case]
+    monkeypatch.setattr(spr, "_FAST_GROUPS", 10 ** 9)
+    slow = divergence_optimal(p, q, eps, divergence=kind, **params)
+    monkeypatch.setattr(spr, "_FAST_GROUPS", 1)
+    fast = divergence_optimal(p, q, eps, divergence=kind, **params)
+    assert abs(fast.value - slow.value) <= 1e-12 * abs(slow.value)
+    stats = {}
+    spr._certified_solve(spr._single_batch(p, q, eps, kind, params), stats)
+    assert not stats["fallback"]                                          # certified (and repaired), not replaced
+    if case == 2:                                                         # sparse, ε = 10: the repair is needed
+        assert stats["repaired_columns"] > 0

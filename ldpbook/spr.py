@@ -1957,14 +1957,17 @@ def _dyadic(H, levels, pick):
     return out
 
 
-def _certify(line, H, mu, eta=_ETA):
+def _certify(line, H, mu, eta=_ETA, P=None):
     """The cells (i, j), i < j, where μ̃(i, j) ≤ H_j − H_i + μ + η(|μ̃(i, j)| + μ) is not proved (in real
     arithmetic: each test leaves room for its rounding), and the number of rectangles opened, by a quadtree over
     the aligned dyadic rectangles of the (i, j) plane: a rectangle is closed when the largest corner score of its
     mass box is at most min_J H − max_I H + μ + τ, or when `_tilted` proves it; otherwise it is split in four. A
-    single cell is compared with its own score."""
+    single cell is compared with its own score. With the candidate's back-pointers P, a rectangle that may hold a
+    tight cell (P_j ∈ I for some j ∈ J, judged by the range of P over J) skips the tilted test, which cannot
+    close it, and is split at once."""
     L = max(1, int(np.ceil(np.log2(line.n + 1))))
-    bounds = (_dyadic(H, L, np.minimum), _dyadic(H, L, np.maximum), [hi + lo for hi, lo in line.pre[:2]])
+    bounds = (_dyadic(H, L, np.minimum), _dyadic(H, L, np.maximum), [hi + lo for hi, lo in line.pre[:2]],
+              None if P is None else (_dyadic(P, L, np.minimum), _dyadic(P, L, np.maximum)))
     cells, opened = _descend(line, H, mu, eta, bounds, np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64), L)
     return np.concatenate(cells) if cells else np.zeros((0, 2), dtype=np.int64), opened
 
@@ -1973,7 +1976,7 @@ def _descend(line, H, mu, eta, bounds, a, b, top_level, chunk=1 << 15):
     """The quadtree of `_certify` below the rectangles (a, b) of level `top_level`, level by level; a level with more
     than `chunk` rectangles is split into runs of neighbouring rectangles, each descended on its own (its prefix
     sums, H and scores stay in the processor's cache). Returns the open cells (a list of arrays) and the count."""
-    (low, high, X), n, found, opened = bounds, line.n, [], 0
+    (low, high, X, ptr), n, found, opened = bounds, line.n, [], 0
     for l in range(top_level, -1, -1):                           # NaN bounds (∞ − ∞) stay open
         if a.size > chunk:
             order = np.lexsort((b, a))
@@ -1995,8 +1998,10 @@ def _descend(line, H, mu, eta, bounds, a, b, top_level, chunk=1 << 15):
             slack = low[l][b] - high[l][a] + mu                  # rounded by at most 2u(|slack| + μ)
             room = eta * (np.abs(top) + mu) - 2 * _U * (np.abs(slack) + mu) - 8 * _U * np.abs(top)
             still = ~(top <= slack + room)
-        if l > 0 and still.any():
-            sub = np.flatnonzero(still)
+        sub = np.flatnonzero(still) if l > 0 else still[:0]
+        if sub.size and ptr is not None:                         # no tilted test where a tight cell may lie
+            sub = sub[(ptr[0][l][b[sub]] > i1[sub]) | (ptr[1][l][b[sub]] < i0[sub])]
+        if sub.size:
             still[sub[_tilted(line, H, mu, X, [x[sub] for x in (i0, i1, j0, j1)],
                               [(P[sub], Q[sub]) for P, Q in corners], [x[sub] for x in S])]] = False
         opened += int(still.sum())
@@ -2103,7 +2108,7 @@ def _certified_solve(batch, stats=None, rtol=1e-14, repairs=3):
                 better = new > rho + rtol * abs(rho) + 1e-300 and bool(np.any(new_cuts != cuts))
                 if better:
                     break
-                cells, opened = _certify(line, H, mu)
+                cells, opened = _certify(line, H, mu, P=P)
                 within, E = _within_rounding(line, H, mu, cells)
                 cells = cells[~within]
                 stats["opened"], stats["open_cells"] = stats["opened"] + opened, stats["open_cells"] + len(cells)

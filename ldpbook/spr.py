@@ -467,9 +467,10 @@ def divergence_optimal(p: ArrayLike, q: ArrayLike, eps: float, *, divergence: st
 
     Sorts the alphabet by likelihood ratio (ties merged), then maximises Σ_j μ̃(B_j)/(1 + (s − 1)e^{−ε}) over
     contiguous partitions. The solver is the engine of the chapter's section "Making it fast": without a budget
-    Dinkelbach's fractional programming (a few O(k²) passes, O(k) memory when k is large), with a budget `ell`
-    smaller than the unconstrained optimum's number of blocks the paper's O(ℓk²) dynamic program; `spr_dp` is
-    the plain reference it is tested against. Scores are computed from exact block
+    Dinkelbach's fractional programming (a few O(k²) passes, O(k) memory when k is large; from 5,000 groups on,
+    divide and conquer in O(k log k) per round with a certificate of optimality, about 10 s at k = 10⁶, ε = 1),
+    with a budget `ell` smaller than the unconstrained optimum's number of blocks the paper's O(ℓk²) dynamic
+    program; `spr_dp` is the plain reference it is tested against. Scores are computed from exact block
     masses in cancellation-free forms, so the value is correct to about 1e-12 relative for every ε, including
     masses of 1e-300 (see "Exact in floating point").
 
@@ -1574,12 +1575,14 @@ def _kl_dinkelbach(batch, ratio, cuts, workspace=None, cold=False, rtol=1e-14):
     return ratio, cuts
 
 # %% ../nbs/01_spr.ipynb #2616e4df
-def _solve(batch, cuts=None, workspace=None, blocks=None):
+def _solve(batch, cuts=None, workspace=None, blocks=None, certified=True):
     """Optimal ratios and block boundaries (n, n_groups+1) of optimal partitions for a batch, by Dinkelbach's
     iteration from the partitions `cuts` (e.g. optimal at a neighbouring ε; `blocks`: their `_cut_blocks`, if
     known) or from `_starting_partitions`.
     A batch of several instances on the KL kernel whose table fits the budget goes to `_kl_dinkelbach`, any
-    other to `_dinkelbach`."""
+    other to `_dinkelbach`; one instance of many groups (`_certifiable`) to `_certified_solve` (if `certified`)."""
+    if certified and _certifiable(batch):
+        return _certified_solve(batch)
     zero = batch.w == 1                   # ε = 0: every partition has the value of one block; take one block
     todo = np.flatnonzero(~zero)
     part = batch if todo.size == zero.size else batch.take(todo)
@@ -1803,6 +1806,326 @@ def _engine_values(P0, P1, eps_arr, divergence, params, ell):
         warm_blocks = found if np.array_equal(cuts, warm) else None
         out[:, idx] = values.reshape(es.size, T).T
     return out
+
+# %% ../nbs/01_spr.ipynb #spr-million-1
+_FAST_GROUPS = 5_000        # one unbudgeted instance with this many groups goes to `_certified_solve`
+                            # (measured: faster than the O(k²) passes from 2,000 to 5,000 groups on)
+_PROGRESS_GROUPS = 300_000  # and shows a progress bar from this many on (a call of several seconds)
+_ETA = 1e-14                # the certificate's relative tolerance per block (the rtol of `_dinkelbach`)
+_U = 2.0 ** -53             # the unit round-off
+
+
+def _dd_cumsum(x):
+    """Prefix sums of x ≥ 0 as hi + lo: hi the float running sum, lo the running sum of the exact rounding
+    errors of its steps (TwoSum), so that hi[j] + lo[j] is Σ_{t<j} x_t to about n²·2⁻¹⁰⁶·Σx."""
+    hi = np.concatenate(([0.0], np.cumsum(x)))
+    s, a = hi[1:], hi[:-1]
+    bp = s - a
+    err = (a - (s - bp)) + (x - bp)
+    return hi, np.concatenate(([0.0], np.cumsum(err)))
+
+
+class _Line:
+    """One instance's sorted groups as compensated prefix masses: the scores of any blocks [i, j) in O(1) each,
+    from differences (hi_j − hi_i) + (lo_j − lo_i) (each subtraction rounds once, relative to its result), with
+    the engine's kernel: `_kl_scores` where `_kl_kernel` allows it, else `_Batch.block_scores`."""
+
+    def __init__(self, batch):
+        self.batch, self.n, self.w = batch, batch.a.shape[1], float(batch.w[0])
+        self.kl = _kl_kernel(batch)
+        self.pre = [_dd_cumsum(x[0]) for x in ((batch.a, batch.b) if self.kl else (batch.a, batch.b, batch.d))]
+        self.gamma = batch.params.get("gamma", 1.0)
+
+    def masses(self, i, j):
+        "Block masses p(B), q(B) (and Σ_B(p − γq), None on the KL kernel) of the blocks [i, j)."
+        out = [(hi[j] - hi[i]) + (lo[j] - lo[i]) for hi, lo in self.pre]
+        out[0], out[1] = np.maximum(out[0], 0.0), np.maximum(out[1], 0.0)
+        return out + [None] if self.kl else out
+
+    def at(self, A, B, Dd=None):
+        "Scores of blocks with masses A, B (and differences Dd; A − γB when None)."
+        zero = np.zeros(np.shape(A), dtype=np.intp)
+        if self.kl:
+            return _kl_scores(self.batch, A, B, None, zero)
+        return self.batch.block_scores(A, B, A - self.gamma * B if Dd is None else Dd, zero)
+
+    def scores(self, i, j):
+        "Scores μ̃(i, j) of the blocks [i, j)."
+        return self.at(*self.masses(i, j))
+
+# %% ../nbs/01_spr.ipynb #spr-million-2
+def _dc_round(line, G, mu, rows=None):
+    """One round C[j] = max_{i<j, i ∈ rows} G[i] + μ̃(i, j) − μ for every j past the first row (with its first
+    maximiser), by divide and conquer on monotone maximisers: the middle column of a range is solved over its
+    allowed rows, and its maximiser bounds the rows of the columns left and right of it. The ranges of one level
+    of the recursion are evaluated in one call: O(n + |rows|) scores a level. Exact if the first maximisers are
+    monotone; otherwise each C[j] is still the value of a real partition, a lower bound. `rows`: all by default."""
+    n = line.n
+    rows = np.arange(n) if rows is None else rows
+    C, P = np.full(n + 1, -np.inf), np.zeros(n + 1, dtype=np.int64)
+    cl, ch, ol, oh = (np.array([x], dtype=np.int64) for x in (rows[0] + 1, n, 0, rows.size - 1))
+    while cl.size:
+        mid = (cl + ch) // 2
+        cnt = np.minimum(oh, np.searchsorted(rows, mid) - 1) - ol + 1        # positions of rows i < mid
+        starts = np.concatenate(([0], np.cumsum(cnt)[:-1]))
+        i = rows[np.arange(starts[-1] + cnt[-1]) - np.repeat(starts - ol, cnt)]
+        val = G[i] + line.scores(i, np.repeat(mid, cnt))
+        top = np.maximum.reduceat(val, starts)
+        hit = np.flatnonzero(val == np.repeat(top, cnt))
+        first = hit[np.concatenate(([True], np.diff(np.searchsorted(starts, hit, side="right")) > 0))]
+        arg = first - starts + ol                                            # positions of the first maximisers
+        C[mid], P[mid] = top - mu, rows[arg]
+        left, right = cl <= mid - 1, mid + 1 <= ch
+        cl, ch = np.concatenate((cl[left], mid[right] + 1)), np.concatenate((mid[left] - 1, ch[right]))
+        ol, oh = np.concatenate((ol[left], arg[right])), np.concatenate((arg[left], oh[right]))
+    return C, P
+
+
+def _rounds(line, mu, G, P, cnt):
+    """Bellman–Ford rounds of `_dc_round` from the values G (each that of the partition of its back-pointers P,
+    with cnt blocks) until none improves, at most n: the candidate H of the best penalised value of each prefix.
+    After the first round only the rows that improved in the last one can improve a column (the others were
+    tried with the same value), so a round tries only those."""
+    rows = None
+    for _ in range(line.n):
+        C, Pc = _dc_round(line, G, mu, rows)
+        up = C > G
+        if not up.any():
+            break
+        G, P, cnt = np.where(up, C, G), np.where(up, Pc, P), np.where(up, cnt[Pc] + 1, cnt)
+        rows = np.flatnonzero(up[:line.n])
+        if not rows.size:
+            break
+    return G, P, cnt
+
+# %% ../nbs/01_spr.ipynb #spr-million-3
+def _corner_scores(line, i0, i1, j0, j1):
+    """The box of block masses of the rectangles i ∈ [i0, i1], j ∈ [j0, j1] (i < j), P ∈ [A_{j0} − A_{i1},
+    A_{j1} − A_{i0}] (0 if negative) and Q likewise, widened by the prefix sums' round-off, and the scores at its
+    four corners (P⁻, Q⁻), (P⁻, Q⁺), (P⁺, Q⁻), (P⁺, Q⁺)."""
+    (ha, la), (hb, lb) = line.pre[:2]
+    slack = [4 * _U * (np.abs(l).max() + h[-1]) for h, l in ((ha, la), (hb, lb))]
+    lowP = np.maximum((ha[j0] - ha[i1]) + (la[j0] - la[i1]) - slack[0], 0.0)
+    lowQ = np.maximum((hb[j0] - hb[i1]) + (lb[j0] - lb[i1]) - slack[1], 0.0)
+    highP = ((ha[j1] - ha[i0]) + (la[j1] - la[i0])) * (1 + 4 * _U) + slack[0]
+    highQ = ((hb[j1] - hb[i0]) + (lb[j1] - lb[i0])) * (1 + 4 * _U) + slack[1]
+    corners = [(P, Q) for P in (lowP, highP) for Q in (lowQ, highQ)]
+    return corners, [line.at(P, Q) for P, Q in corners]
+
+
+def _range_index(lo, hi):
+    "The indices of the ranges lo[m]..hi[m] (inclusive) one after another, where each starts, and their lengths."
+    cnt = hi - lo + 1
+    starts = np.concatenate(([0], np.cumsum(cnt)[:-1]))
+    idx = np.arange(starts[-1] + cnt[-1]) - np.repeat(starts - lo, cnt)
+    return idx, starts, cnt
+
+
+def _tilted(line, H, mu, X, rect, corners, S, budget=1 << 21):
+    """The tilted test of rectangles: with θ ≈ ∇μ̃ at the box's centre (central differences; any θ is sound),
+    R = μ̃ − θ·(P, Q) is convex, so H_j − H_i + μ − μ̃(i, j) ≥ min_J φ − max_I φ + μ − max_corners R with
+    φ = H − θ·X. Closed where that is ≥ 0 by more than its round-off. Rectangles whose ranges hold more than
+    `budget` entries in all are tested in groups (memory O(budget), not O(rectangles × their size))."""
+    i0, i1, j0, j1 = rect
+    reads = np.cumsum(i1 - i0 + j1 - j0 + 2)
+    if reads[-1] > budget and i0.size > 1:
+        edges = np.unique(np.searchsorted(reads, np.arange(budget, reads[-1], budget)).clip(1, i0.size - 1))
+        return np.concatenate([_tilted(line, H, mu, X, [x[p] for x in rect], [(P[p], Q[p]) for P, Q in corners],
+                                       [s[p] for s in S], budget)
+                               for p in np.split(np.arange(i0.size), edges)])
+    (lowP, lowQ), (highP, highQ) = corners[0], corners[3]
+    Pc, Qc, hP, hQ = (lowP + highP) / 2, (lowQ + highQ) / 2, (highP - lowP) * 1e-6, (highQ - lowQ) * 1e-6
+    tP = (line.at(Pc + hP, Qc) - line.at(Pc - hP, Qc)) / np.where(hP > 0, 2 * hP, 1.0)
+    tQ = (line.at(Pc, Qc + hQ) - line.at(Pc, Qc - hQ)) / np.where(hQ > 0, 2 * hQ, 1.0)
+    R = np.maximum.reduce([s - tP * P - tQ * Q for (P, Q), s in zip(corners, S)])
+    size = np.maximum.reduce([np.abs(s) + np.abs(tP * P) + np.abs(tQ * Q) for (P, Q), s in zip(corners, S)]) + mu
+    size += 2 * (np.abs(H).max() + np.abs(tP) * X[0][-1] + np.abs(tQ) * X[1][-1])      # bounds |φ| on I and J
+    ends = []
+    for lo, hi, pick in ((i0, i1, np.maximum), (j0, j1, np.minimum)):
+        idx, starts, cnt = _range_index(lo, hi)
+        seg = np.repeat(np.arange(lo.size), cnt)
+        ends.append(pick.reduceat(H[idx] - (tP[seg] * X[0][idx] + tQ[seg] * X[1][idx]), starts))
+    return ends[1] - ends[0] + mu - R >= 16 * _U * size
+
+# %% ../nbs/01_spr.ipynb #spr-million-4
+def _dyadic(H, levels, pick):
+    "pick-reductions (np.minimum or np.maximum) of H over the aligned blocks [a·2^l, (a+1)·2^l), l = 0..levels."
+    out = [np.full(1 << levels, np.inf if pick is np.minimum else -np.inf)]
+    out[0][:H.size] = H
+    for _ in range(levels):
+        out.append(pick(out[-1][0::2], out[-1][1::2]))
+    return out
+
+
+def _certify(line, H, mu, eta=_ETA, P=None):
+    """The cells (i, j), i < j, where μ̃(i, j) ≤ H_j − H_i + μ + η(|μ̃(i, j)| + μ) is not proved (in real
+    arithmetic: each test leaves room for its rounding), and the number of rectangles opened, by a quadtree over
+    the aligned dyadic rectangles of the (i, j) plane: a rectangle is closed when the largest corner score of its
+    mass box is at most min_J H − max_I H + μ + τ, or when `_tilted` proves it; otherwise it is split in four. A
+    single cell is compared with its own score. With the candidate's back-pointers P, a rectangle that may hold a
+    tight cell (P_j ∈ I for some j ∈ J, judged by the range of P over J) skips the tilted test, which cannot
+    close it, and is split at once."""
+    L = max(1, int(np.ceil(np.log2(line.n + 1))))
+    bounds = (_dyadic(H, L, np.minimum), _dyadic(H, L, np.maximum), [hi + lo for hi, lo in line.pre[:2]],
+              None if P is None else (_dyadic(P, L, np.minimum), _dyadic(P, L, np.maximum)))
+    cells, opened = _descend(line, H, mu, eta, bounds, np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64), L)
+    return np.concatenate(cells) if cells else np.zeros((0, 2), dtype=np.int64), opened
+
+
+def _descend(line, H, mu, eta, bounds, a, b, top_level, chunk=1 << 15):
+    """The quadtree of `_certify` below the rectangles (a, b) of level `top_level`, level by level; a level with more
+    than `chunk` rectangles is split into runs of neighbouring rectangles, each descended on its own (its prefix
+    sums, H and scores stay in the processor's cache). Returns the open cells (a list of arrays) and the count."""
+    (low, high, X, ptr), n, found, opened = bounds, line.n, [], 0
+    for l in range(top_level, -1, -1):                           # NaN bounds (∞ − ∞) stay open
+        if a.size > chunk:
+            order = np.lexsort((b, a))
+            for part in np.array_split(order, -(-a.size // chunk)):
+                more, count = _descend(line, H, mu, eta, bounds, a[part], b[part], l, chunk)
+                found, opened = found + more, opened + count
+            return found, opened
+        s = 1 << l
+        i0, i1 = a * s, np.minimum(a * s + s - 1, n - 1)
+        j0, j1 = np.maximum(b * s, i0 + 1), np.minimum(b * s + s - 1, n)
+        live = (i0 <= i1) & (j0 <= j1)
+        a, b, i0, i1, j0, j1 = a[live], b[live], i0[live], i1[live], j0[live], j1[live]
+        if l > 0:
+            corners, S = _corner_scores(line, i0, i1, j0, j1)
+            top = np.maximum.reduce(S)
+        else:                                                    # single cells: their own scores
+            top = line.scores(i0, j0)
+        with np.errstate(invalid="ignore"):
+            slack = low[l][b] - high[l][a] + mu                  # rounded by at most 2u(|slack| + μ)
+            room = eta * (np.abs(top) + mu) - 2 * _U * (np.abs(slack) + mu) - 8 * _U * np.abs(top)
+            still = ~(top <= slack + room)
+        sub = np.flatnonzero(still) if l > 0 else still[:0]
+        if sub.size and ptr is not None:                         # no tilted test where a tight cell may lie
+            sub = sub[(ptr[0][l][b[sub]] > i1[sub]) | (ptr[1][l][b[sub]] < i0[sub])]
+        if sub.size:
+            still[sub[_tilted(line, H, mu, X, [x[sub] for x in (i0, i1, j0, j1)],
+                              [(P[sub], Q[sub]) for P, Q in corners], [x[sub] for x in S])]] = False
+        opened += int(still.sum())
+        a, b = a[still], b[still]
+        if l > 0:
+            a, b = np.concatenate((2 * a, 2 * a, 2 * a + 1, 2 * a + 1)), np.concatenate((2 * b, 2 * b + 1) * 2)
+    return found + [np.column_stack((a, b))], opened
+
+# %% ../nbs/01_spr.ipynb #spr-million-5
+def _repair(line, H, P, cnt, mu, cells):
+    """Make H exact where the certificate failed: each column j of an open cell gets its exact maximum
+    max_{i<j} H_i + μ̃(i, j) − μ over all i < j (in increasing j, so that a repaired column serves the later
+    ones), then `_rounds` carries the new values forward. Returns H, P, cnt and the number of columns redone."""
+    H, P, cnt = H.copy(), P.copy(), cnt.copy()
+    columns = np.unique(cells[:, 1])
+    for j in columns.tolist():
+        val = H[:j] + line.scores(np.arange(j), np.full(j, j))
+        t = int(np.argmax(val))
+        if val[t] - mu > H[j]:
+            H[j], P[j], cnt[j] = val[t] - mu, t, cnt[t] + 1
+    H, P, cnt = _rounds(line, mu, H, P, cnt)
+    return H, P, cnt, columns.size
+
+
+def _warm_values(line, cuts, mu):
+    """Values G, back-pointers P and block counts of partitions of every prefix that follow the partition `cuts`:
+    for the first j groups, its blocks up to its last boundary t < j, then the block [t, j). Starting the rounds
+    there, a pass needs about two rounds instead of one per block."""
+    n, c = line.n, np.flatnonzero(cuts[0])
+    ends = np.concatenate(([0.0], np.cumsum(line.scores(c[:-1], c[1:]) - mu)))    # value at each boundary
+    last = np.searchsorted(c, np.arange(1, n + 1), side="left") - 1                # its last boundary below j
+    G = np.concatenate(([0.0], ends[last] + line.scores(c[last], np.arange(1, n + 1)) - mu))
+    return G, np.concatenate(([0], c[last])), np.concatenate(([0], last + 1))
+
+
+def _within_rounding(line, H, mu, cells, eta=_ETA):
+    """Of the open cells, those whose excess μ̃(i, j) − (H_j − H_i + μ) − η(|μ̃| + μ) is within the rounding of
+    the candidate's own sums, 4u(|H_i| + |H_j| + μ) (a tight pair whose H_j = H_i + μ̃ − μ was rounded), and the
+    sum E of those allowances: no partition uses a cell twice, so E bounds what they add to any partition."""
+    i, j = cells[:, 0], cells[:, 1]
+    S = line.scores(i, j)
+    allowance = 4 * _U * (np.abs(H[i]) + np.abs(H[j]) + mu)
+    within = S - (H[j] - H[i] + mu) - eta * (np.abs(S) + mu) <= allowance
+    return within, float(allowance[within].sum())
+
+
+def _cuts_from_pointers(P, n):
+    "The block boundaries (a boolean (1, n + 1) row) of the partition of back-pointers P, walked back from n."
+    cuts, at, back = np.zeros((1, n + 1), dtype=bool), n, P.tolist()
+    cuts[0, n] = True
+    while at > 0:
+        at = back[at]
+        cuts[0, at] = True
+    return cuts
+
+
+def _coarse_start(batch, chunks=1024):
+    """Where the certified engine starts: the optimal partition, found by `_solve`, of the instance whose groups
+    are merged into `chunks` runs of consecutive groups, as block boundaries of the full instance."""
+    n = batch.a.shape[1]
+    edges = np.unique(np.linspace(0, n, chunks + 1).astype(np.int64))
+    a, b, d = (np.add.reduceat(x, edges[:-1], axis=1) for x in (batch.a, batch.b, batch.d))
+    merged = _Batch(a, b, d, batch.w, batch.c, batch.kind, batch.params, logw=batch.logw)
+    _, coarse = _solve(merged, certified=False)
+    cuts = np.zeros((1, n + 1), dtype=bool)
+    cuts[0, edges[np.flatnonzero(coarse[0])]] = True
+    return cuts
+
+# %% ../nbs/01_spr.ipynb #spr-million-6
+def _certifiable(batch):
+    "Whether `_solve` hands the batch to `_certified_solve`: one instance of many groups, 0 < ε < ∞, no Σ_α kind."
+    return batch.w.size == 1 and batch.a.shape[1] >= _FAST_GROUPS and 0 < batch.w[0] < 1 and \
+        batch.kind != "renyi-cross"
+
+
+def _certified_solve(batch, stats=None, rtol=1e-14, repairs=3):
+    """Dinkelbach's iteration on one instance with `_rounds` as the parametric solver, from `_coarse_start`. The
+    pass that finds no better partition is certified by `_certify` (open cells repaired by `_repair`, at most
+    `repairs` times), with the gap H_n − ρ(1 − w) below 1e-13 ρ; otherwise (or with infinite scores) the
+    O(n²) passes of `_solve` finish from the best partition found. Returns ratios (1,) and boundaries
+    (1, n + 1), as `_solve` does; `stats` (a dict) receives the passes, rectangles opened, open cells, repaired
+    columns and whether the last resort ran."""
+    from tqdm.auto import tqdm
+    line, stats = _Line(batch), {} if stats is None else stats
+    n, w, kernel = line.n, line.w, (_kl_scores if line.kl else None)
+    stats.update(passes=0, opened=0, open_cells=0, repaired_columns=0, fallback=False)
+    cuts = _coarse_start(batch)
+    rho, H, better = float(_partition_ratios(batch, cuts, kernel)[0]), None, False
+    with tqdm(desc=f"certified SPR, {n} groups", unit="pass", disable=n < _PROGRESS_GROUPS, leave=False) as bar:
+        for _ in range(n + 1):                                # ρ increases strictly: no partition twice
+            if H is None:
+                mu = rho * w
+                H, P, cnt = _warm_values(line, cuts, mu)
+            else:
+                H, mu = H - (rho * w - mu) * cnt, rho * w      # the same partitions under the new penalty
+            H, P, cnt = _rounds(line, mu, H, P, cnt)
+            stats["passes"] += 1
+            if not (np.isfinite(H).all() and np.isfinite(rho)):  # infinite scores (Rényi, huge α): below
+                break
+            bar.update()
+            for attempt in range(repairs + 1):
+                new_cuts = _cuts_from_pointers(P, n)
+                new = float(_partition_ratios(batch, new_cuts, kernel)[0])
+                better = new > rho + rtol * abs(rho) + 1e-300 and bool(np.any(new_cuts != cuts))
+                if better:
+                    break
+                cells, opened = _certify(line, H, mu, P=P)
+                within, E = _within_rounding(line, H, mu, cells)
+                cells = cells[~within]
+                stats["opened"], stats["open_cells"] = stats["opened"] + opened, stats["open_cells"] + len(cells)
+                if not len(cells):
+                    if H[n] - rho * (1 - w) + E <= 1e-13 * abs(rho):     # the gap g and the allowance E
+                        return np.array([rho]), cuts
+                    break
+                columns = np.unique(cells[:, 1]).size
+                if attempt == repairs or columns * n > 40_000_000 + 64 * n:      # a bounded repair, else below
+                    break
+                H, P, cnt, _ = _repair(line, H, P, cnt, mu, cells)
+                stats["repaired_columns"] += columns
+            if not better:
+                break
+            rho, cuts = new, new_cuts
+    stats["fallback"] = True                                  # the last resort: O(n²) passes from here
+    return _solve(batch, cuts, certified=False)
 
 # %% ../nbs/01_spr.ipynb #f71dcde7
 _ENGINES["divergence_optimal"] = _engine_solution          # from here on (and in the package) the public API

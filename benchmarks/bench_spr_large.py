@@ -1,0 +1,82 @@
+"""One large SPR instance: the certified divide-and-conquer engine against the O(k²) passes, in one process.
+
+`divergence_optimal` hands one unbudgeted instance with at least `ldpbook.spr._FAST_GROUPS` likelihood-ratio
+groups to `_certified_solve` (nbs/01_spr.ipynb, "A million symbols: divide and conquer, certified"); below that,
+and with this benchmark's switch, it runs the Dinkelbach passes of O(k²) scores each. Both run here on the same
+Dirichlet(1) pair at k = 10^5 (the values must agree to 1e-12), then the certified engine alone at k = 10^6,
+with the peak of the memory NumPy allocated (tracemalloc).
+
+Usage:
+    python benchmarks/bench_spr_large.py            # k = 1e5 both engines at eps = 1 and 5, k = 1e6 at eps = 1 and 5
+    python benchmarks/bench_spr_large.py --quick    # k = 1e5 at eps = 1 only, k = 1e6 skipped
+Times are CPU seconds of this process (time.process_time); wall seconds are printed beside them.
+"""
+import argparse
+import time
+import tracemalloc
+
+import numpy as np
+
+from ldpbook import spr
+from ldpbook.spr import divergence_optimal
+
+
+def timed(fn, *args, **kwargs):
+    wall, cpu = time.perf_counter(), time.process_time()
+    out = fn(*args, **kwargs)
+    return out, time.process_time() - cpu, time.perf_counter() - wall
+
+
+def quadratic(p, q, eps):
+    "divergence_optimal with the certified engine switched off: the O(k²) Dinkelbach passes."
+    saved, spr._FAST_GROUPS = spr._FAST_GROUPS, 10 ** 12
+    try:
+        return divergence_optimal(p, q, eps)
+    finally:
+        spr._FAST_GROUPS = saved
+
+
+def pair(k, seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.dirichlet(np.ones(k)), rng.dirichlet(np.ones(k))
+
+
+def versus_quadratic(eps, k=100_000):
+    "CPU seconds of the certified engine and of the O(k²) passes on one instance, and their values."
+    p, q = pair(k)
+    fast, t_fast, w_fast = timed(divergence_optimal, p, q, eps)
+    slow, t_slow, w_slow = timed(quadratic, p, q, eps)
+    rel = abs(fast.value - slow.value) / abs(slow.value)
+    assert rel <= 1e-12, f"the engines differ by {rel:.1e} at k = {k}, eps = {eps}"
+    return t_fast, t_slow, w_fast, w_slow, rel
+
+
+def million(eps, k=1_000_000):
+    "CPU seconds, wall seconds and peak NumPy memory (MB) of the certified engine at k = 10^6, and its stats."
+    p, q = pair(k, 1)
+    batch = spr._single_batch(p, q, eps, "kl", {})
+    stats = {}
+    tracemalloc.start()
+    _, cpu, wall = timed(spr._certified_solve, batch, stats)
+    peak = tracemalloc.get_traced_memory()[1] / 2 ** 20
+    tracemalloc.stop()
+    return cpu, wall, peak, stats
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+    for eps in (1.0,) if args.quick else (1.0, 5.0):
+        t_fast, t_slow, w_fast, w_slow, rel = versus_quadratic(eps)
+        print(f"k = 1e5, eps = {eps:g}: certified {t_fast:6.2f} s CPU ({w_fast:6.2f} s wall), O(k²) passes "
+              f"{t_slow:6.2f} s CPU ({w_slow:6.2f} s wall): {t_slow / t_fast:5.1f}x, relative difference {rel:.0e}")
+    if not args.quick:
+        for eps in (1.0, 5.0):
+            cpu, wall, peak, stats = million(eps)
+            print(f"k = 1e6, eps = {eps:g}: certified {cpu:6.2f} s CPU ({wall:6.2f} s wall), peak {peak:5.0f} MB; "
+                  f"{stats['passes']} passes, {stats['opened']} rectangles opened, {stats['open_cells']} open cells")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,244 @@
+"""The certified engine for one large instance (nbs/01_spr.ipynb, "A million symbols: divide and conquer,
+certified"): the divide-and-conquer candidate, the quadtree certificate, its rectangle bounds, the repair, and the
+whole solver against the O(k²) program, brute force and the 80-digit references of tests/test_exact_spr.py."""
+import itertools
+
+import numpy as np
+import pytest
+
+from ldpbook import spr
+from ldpbook.spr import divergence_optimal
+
+from test_exact_spr import KIND_IDS, _close, blocks_of, instances, reference_optimum
+
+KINDS = [("kl", {}), ("hellinger", {}), ("chi2", {}), ("tv", {}), ("egamma", {"gamma": 1.5}),
+         ("renyi", {"renyi_order": 2.0}), ("renyi", {"renyi_order": 0.5})]
+
+
+def line_of(p, q, eps, kind="kl", params=None):
+    return spr._Line(spr._single_batch(np.asarray(p, float), np.asarray(q, float), eps, kind, dict(params or {})))
+
+
+def brute_H(line, mu):
+    "H_j = max over all partitions of the first j groups of Σ(μ̃ − μ), by enumerating their cut sets (no DP)."
+    H = [0.0]
+    for j in range(1, line.n + 1):
+        best = -np.inf
+        for mask in range(2 ** (j - 1)):
+            cuts = [0] + [t for t in range(1, j) if mask >> (t - 1) & 1] + [j]
+            s = line.scores(np.array(cuts[:-1]), np.array(cuts[1:])) - mu
+            best = max(best, float(s.sum()))
+        H.append(best)
+    return np.array(H)
+
+
+def candidate(line, mu):
+    n = line.n
+    G = np.concatenate(([0.0], line.scores(np.zeros(n, dtype=np.int64), np.arange(1, n + 1)) - mu))
+    return spr._rounds(line, mu, G, np.zeros(n + 1, dtype=np.int64), np.minimum(np.arange(n + 1), 1))
+
+
+def violated(line, H, mu, eta=spr._ETA):
+    "Every cell (i, j) where the inequality fails beyond the rounding the arbiter allows, by checking all pairs."
+    i, j = np.triu_indices(line.n + 1, 1)
+    S = line.scores(i, j)
+    tau = eta * (np.abs(S) + mu) + 4 * spr._U * (np.abs(H[i]) + np.abs(H[j]) + mu)
+    bad = S > H[j] - H[i] + mu + tau
+    return set(zip(i[bad].tolist(), j[bad].tolist()))
+
+
+# ---------------------------------------------------------------- the solver against the O(k²) program
+
+@pytest.mark.parametrize("kind,params", KINDS, ids=[f"{k}-{p}" for k, p in KINDS])
+@pytest.mark.parametrize("eps", [0.3, 1.0, 5.0])
+def test_certified_solve_equals_the_quadratic_program(kind, params, eps, monkeypatch):
+    rng = np.random.default_rng([3, int(eps * 10), KINDS.index((kind, params))])
+    p, q = rng.dirichlet(np.ones(1500)), rng.dirichlet(np.ones(1500))
+    monkeypatch.setattr(spr, "_FAST_GROUPS", 10 ** 9)
+    slow = divergence_optimal(p, q, eps, divergence=kind, **params)
+    stats = {}
+    batch = spr._single_batch(p, q, eps, kind, params)
+    ratio, cuts = spr._certified_solve(batch, stats)
+    assert not stats["fallback"] and stats["open_cells"] == 0      # the certified path did the work
+    monkeypatch.setattr(spr, "_FAST_GROUPS", 1000)
+    fast = divergence_optimal(p, q, eps, divergence=kind, **params)
+    assert abs(fast.value - slow.value) <= 1e-12 * abs(slow.value)
+    assert abs(ratio[0] - spr._solve(batch.take([0]))[0][0]) <= 1e-12 * abs(ratio[0])
+
+
+def test_the_public_api_routes_large_instances_to_the_certified_engine(monkeypatch):
+    calls = []
+    real = spr._certified_solve
+    monkeypatch.setattr(spr, "_certified_solve", lambda batch, *a, **k: calls.append(1) or real(batch, *a, **k))
+    rng = np.random.default_rng(1)
+    k = spr._FAST_GROUPS
+    p, q = rng.dirichlet(np.ones(k)), rng.dirichlet(np.ones(k))
+    divergence_optimal(p, q, 2.0)
+    assert calls
+    divergence_optimal(p[:100] / p[:100].sum(), q[:100] / q[:100].sum(), 2.0)
+    assert len(calls) == 1                                   # small instances keep the O(k²) engine
+
+
+# ---------------------------------------------------------------- the 80-digit references
+
+@pytest.mark.parametrize("name", KIND_IDS)
+def test_certified_engine_is_exact_on_edge_instances(name, monkeypatch):
+    "Every edge instance of tests/test_exact_spr.py, solved by the certified engine, against the 80-digit optimum."
+    monkeypatch.setattr(spr, "_FAST_GROUPS", 1)
+    failures = []
+    for n, ((p, q), eps, kind, params) in enumerate(instances(name, 60, 21)):
+        if not eps < 708.4:
+            continue
+        best, ref = reference_optimum(p, q, eps, kind, params)
+        mech = divergence_optimal(p, q, eps, divergence=kind, **params)
+        blocks = [[x for x in b if ref.p[x] + ref.q[x] > 0] for b in blocks_of(mech)]
+        if not (_close(mech.value, best) and _close(ref.value([b for b in blocks if b]), best)):
+            failures.append((n, eps, params, float(best), mech.value))
+    assert not failures, failures[:3]
+
+
+# ---------------------------------------------------------------- the certificate and its bounds
+
+@pytest.mark.parametrize("seed", range(6))
+def test_rectangle_bounds_hold_on_every_cell(seed):
+    rng = np.random.default_rng(seed)
+    kind, params = KINDS[seed % len(KINDS)]
+    line = line_of(rng.dirichlet(np.full(40, 0.5)), rng.dirichlet(np.full(40, 0.5)), [0.2, 1.0, 6.0][seed % 3],
+                   kind, params)
+    n, mu = line.n, 0.01
+    H = candidate(line, mu)[0] + rng.normal(0, 1e-3, n + 1) * (np.arange(n + 1) > 0)
+    X = [hi + lo for hi, lo in line.pre[:2]]
+    tight = 0
+    for _ in range(40):
+        i0, j1 = sorted(rng.integers(0, n + 1, 2))
+        i1, j0 = int(rng.integers(i0, max(i0 + 1, j1))), int(rng.integers(i0 + 1, j1 + 1)) if j1 > i0 else None
+        if j0 is None or i1 >= n or j0 > j1:
+            continue
+        cells = [(i, j) for i in range(i0, i1 + 1) for j in range(j0, j1 + 1) if i < j]
+        if not cells:
+            continue
+        corners, S = spr._corner_scores(line, *(np.array([x]) for x in (i0, i1, j0, j1)))
+        top = max(float(s[0]) for s in S)
+        exact = line.scores(np.array([c[0] for c in cells]), np.array([c[1] for c in cells]))
+        assert exact.max() <= top * (1 + 1e-12) + 1e-300                     # (a): corners bound every cell
+        tight += exact.max() >= 0.5 * top
+        proved = spr._tilted(line, H, mu, X, [np.array([x]) for x in (i0, i1, j0, j1)], corners, S)[0]
+        slack = min(H[j] - H[i] + mu - s for (i, j), s in zip(cells, exact))
+        assert not proved or slack >= 0                                   # (b) proves only true inequalities
+    assert tight >= 5                                                     # the bound is not vacuous
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_the_certificate_reports_every_violated_cell(seed):
+    rng = np.random.default_rng(seed)
+    kind, params = KINDS[seed % len(KINDS)]
+    line = line_of(rng.dirichlet(np.full(9, 0.4)), rng.dirichlet(np.full(9, 0.4)), [0.5, 2.0, 8.0][seed % 3],
+                   kind, params)
+    mu = 0.3 * float(line.scores(np.array([0]), np.array([line.n]))[0]) + 1e-9
+    H = brute_H(line, mu)
+    assert violated(line, H, mu) == set()
+    cells, _ = spr._certify(line, H, mu)
+    assert spr._within_rounding(line, H, mu, cells)[0].all()             # the exact H is certified
+    planted = H.copy()
+    j = int(rng.integers(1, line.n + 1))
+    planted[j] -= 1e-6 * (1 + abs(H[j]))                                  # one prefix value too low
+    truth = violated(line, planted, mu)
+    assert truth and all(c[1] == j for c in truth)
+    cells, _ = spr._certify(line, planted, mu)
+    assert truth <= set(map(tuple, cells.tolist()))
+
+
+def test_the_certificate_opens_little_of_the_plane():
+    rng = np.random.default_rng(0)
+    k = 4000
+    line = line_of(rng.dirichlet(np.ones(k)), rng.dirichlet(np.ones(k)), 5.0)
+    batch = line.batch
+    ratio, _ = spr._solve(batch)
+    mu = float(ratio[0]) * line.w
+    H = candidate(line, mu)[0]
+    cells, opened = spr._certify(line, H, mu)
+    assert cells.size == 0 and opened < 20 * line.n                       # O(k) rectangles, not k²/2 cells
+
+
+# ---------------------------------------------------------------- where the monotone maximisers fail
+
+# Found by search (51,789 random pairs with k ≤ 8 and random penalties; two hits, both at a penalty near 0, where
+# the best partitions have many blocks): the divide and conquer misses a maximiser
+NON_MONOTONE = [
+    ([0.05818119619247036, 0.027563499427652575, 0.03926320403415778, 3.5491921661516443e-06, 1.6383875418467851e-09,
+      0.205689495335921, 0.6692990541792446],
+     [0.07664520987582017, 0.02965824404587157, 0.12444277984502336, 4.40961212989535e-06, 0.1206988114677405,
+      0.2424003430784291, 0.40615020207498553],
+     1.5186277326588287, 'renyi', {'renyi_order': 0.5}, 1e-12),
+    ([0.016794219736644845, 0.0068516781286548185, 0.021795829171352154, 0.0514771924138095, 0.2291736556528074,
+      0.2531246528164317, 0.03592806598259103, 0.38485470609770855],
+     [0.054371247661090576, 0.02984456923965642, 0.34250741483781283, 0.16533288748215233, 0.014659746372508775,
+      0.11640933107174166, 0.055056242749441334, 0.22181856058559613],
+     3.906178070179102, 'renyi', {'renyi_order': 0.5}, 1e-12),
+]
+
+
+def test_repair_fixes_a_non_monotone_candidate():
+    assert NON_MONOTONE
+    for p, q, eps, kind, params, mu in NON_MONOTONE:
+        line = line_of(p, q, eps, kind, params)
+        H, P, cnt = candidate(line, mu)
+        exact = brute_H(line, mu)
+        assert np.any(H < exact - 1e-9 * np.abs(exact))                  # the candidate is wrong here
+        cells, _ = spr._certify(line, H, mu)
+        assert cells.size                                                 # and the certificate says so
+        H2, P2, cnt2, _ = spr._repair(line, H, P, cnt, mu, cells)
+        assert np.allclose(H2, exact, rtol=1e-12, atol=1e-15)
+        assert spr._certify(line, H2, mu)[0].size == 0
+
+
+def test_certified_solve_survives_a_wrong_candidate(monkeypatch):
+    "Plant a candidate that only looks at the last three rows: the certificate must catch it, the result stay exact."
+    def short_sighted(line, G, mu, rows=None):
+        n = line.n
+        C, P = np.full(n + 1, -np.inf), np.zeros(n + 1, dtype=np.int64)
+        for j in range(1, n + 1):
+            i = np.arange(max(0, j - 3), j)
+            val = G[i] + line.scores(i, np.full(i.size, j))
+            C[j], P[j] = val.max() - mu, i[np.argmax(val)]
+        return C, P
+
+    rng = np.random.default_rng(4)
+    p, q = rng.dirichlet(np.ones(300)), rng.dirichlet(np.ones(300))
+    for eps in (1.0, 5.0):
+        batch = spr._single_batch(p, q, eps, "kl", {})
+        want = spr._solve(batch)[0][0]
+        monkeypatch.setattr(spr, "_dc_round", short_sighted)
+        stats = {}
+        got = spr._certified_solve(batch, stats)[0][0]
+        monkeypatch.undo()
+        assert stats["open_cells"] > 0
+        assert abs(got - want) <= 1e-12 * abs(want)
+
+
+def adversarial_family():
+    "The instances where the certificate works hardest, as found by search: near ties, sparse pairs at large ε."
+    rng = np.random.default_rng(17)
+    k = 1000
+    for spread in (1e-3, 1e-6):                                            # every ratio within `spread` of 1
+        near = np.full(k, 1 / k) * (1 + spread * rng.uniform(-1, 1, k))
+        yield near / near.sum(), np.full(k, 1 / k), 2.0, "kl", {}
+    for alpha, eps in ((0.05, 10.0), (3.0, 10.0), (0.05, 0.1)):
+        yield rng.dirichlet(np.full(k, alpha)), rng.dirichlet(np.full(k, alpha)), eps, "kl", {}
+    for p, q, eps, kind, params, _ in NON_MONOTONE:
+        yield np.array(p), np.array(q), eps, kind, params
+
+
+@pytest.mark.parametrize("case", range(7))
+def test_certified_engine_equals_the_quadratic_program_on_the_adversarial_family(case, monkeypatch):
+    p, q, eps, kind, params = list(adversarial_family())[case]
+    monkeypatch.setattr(spr, "_FAST_GROUPS", 10 ** 9)
+    slow = divergence_optimal(p, q, eps, divergence=kind, **params)
+    monkeypatch.setattr(spr, "_FAST_GROUPS", 1)
+    fast = divergence_optimal(p, q, eps, divergence=kind, **params)
+    assert abs(fast.value - slow.value) <= 1e-12 * abs(slow.value)
+    stats = {}
+    spr._certified_solve(spr._single_batch(p, q, eps, kind, params), stats)
+    assert not stats["fallback"]                                          # certified (and repaired), not replaced
+    if case == 2:                                                         # sparse, ε = 10: the repair is needed
+        assert stats["repaired_columns"] > 0

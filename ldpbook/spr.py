@@ -2130,3 +2130,7 @@ def _certified_solve(batch, stats=None, rtol=1e-14, repairs=3):
 # %% ../nbs/01_spr.ipynb #f71dcde7
 _ENGINES["divergence_optimal"] = _engine_solution          # from here on (and in the package) the public API
 _ENGINES["divergence_optimal_values"] = _engine_values     # calls the engine instead of the reference spr_dp
+
+# %% ../nbs/01_spr.ipynb #hint-keywords-end
+from ldpbook.foundations import _hint_keywords
+_hint_keywords(globals())          # last in the module: a misspelled keyword names its correction

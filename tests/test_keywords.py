@@ -77,16 +77,16 @@ def test_a_misspelled_keyword_is_named_with_its_correction(func, name, named):
 
 
 def test_the_check_changes_nothing_else():
-    from ldpbook.spr import divergence_optimal, PartitionMechanism
+    from ldpbook.spr import divergence_optimal, spr_channel
     from ldpbook.estimated import certified_design
-    wrapped = divergence_optimal.__wrapped__
-    assert inspect.signature(divergence_optimal) == inspect.signature(wrapped)
-    assert divergence_optimal.__doc__ == wrapped.__doc__
-    assert pickle.loads(pickle.dumps(divergence_optimal)) is divergence_optimal
+    wrapped = spr_channel.__wrapped__
+    assert inspect.signature(spr_channel) == inspect.signature(wrapped)
+    assert spr_channel.__doc__ == wrapped.__doc__
+    assert pickle.loads(pickle.dumps(spr_channel)) is spr_channel
     p, q = np.array([0.5, 0.3, 0.2]), np.array([0.2, 0.3, 0.5])
-    assert divergence_optimal(p, q, 1.0).value == wrapped(p, q, 1.0).value
     mech = divergence_optimal(p, q, 1.0)
-    assert isinstance(mech, PartitionMechanism)
+    assert np.array_equal(spr_channel(mech.partition, 3, 1.0), wrapped(mech.partition, 3, 1.0))
+    assert np.array_equal(spr_channel(partition=mech.partition, k=3, eps=1.0), mech.channel)
     with pytest.raises(TypeError, match=r"did you mean 'rng'\?"):
         mech.sample([0, 1], rgn=1)
     with pytest.raises(TypeError, match=r"'confidance' \(did you mean 'confidence'\?\)"):

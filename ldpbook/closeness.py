@@ -17,8 +17,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .foundations import (
-    MAX_DENSE_ENTRIES, Portable, _like_input, as_generator, check_eps, check_int, check_int_array, check_iterable,
-    check_real, check_real_array, moved_to_keywords, renamed, seed_sequence)
+    MAX_DENSE_ENTRIES, Portable, _like_input, _outside_stacklevel, as_generator, check_eps, check_int, check_int_array,
+    check_iterable, check_real, check_real_array, moved_to_keywords, renamed, seed_sequence)
 
 # %% auto #0
 __all__ = ['RATE_TERMS', 'STATISTICS', 'SENSITIVITY', 'MinimaxSeparation', 'minimax_separation', 'SampleComplexity',
@@ -520,7 +520,7 @@ def _check_statistic_name(statistic_name, statistic=None) -> str:
     if statistic is not None:
         warnings.warn("ldpbook 0.2.0: the argument statistic= is deprecated; write statistic_name= ('rb' or "
                       "'split'): the result's field `statistic` is the observed value", DeprecationWarning,
-                      stacklevel=4)           # the caller of the (decorated) public function
+                      stacklevel=_outside_stacklevel())
         statistic_name = statistic
     if not isinstance(statistic_name, str):
         raise TypeError(f"statistic_name must be one of {STATISTICS}, got {type(statistic_name).__name__}")

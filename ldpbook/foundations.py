@@ -337,6 +337,9 @@ def check_bool_array(a: ArrayLike, name: str, *, ndim: int | None = None) -> np.
 
 
 # %% ../nbs/00_foundations.ipynb #f1cbcd2e
+_PASS_THROUGH = set()      # the code of wrappers a warning looks past (see `_outside_stacklevel`)
+
+
 def moved_to_keywords(*names: str, since: str = "0.2.0") -> Callable:
     """Decorator for a function whose options became keyword-only: a call that passes them by position, in the old
     order `names`, still works for one version and raises a DeprecationWarning saying how to write it."""
@@ -357,9 +360,10 @@ def moved_to_keywords(*names: str, since: str = "0.2.0") -> Callable:
                         raise TypeError(f"{func.__name__}() got multiple values for argument {name!r}")
                 warnings.warn(f"ldpbook {since}: passing {', '.join(moved)} to {func.__name__} by position is "
                               f"deprecated; write {', '.join(n + '=...' for n in moved)}", DeprecationWarning,
-                              stacklevel=2)
+                              stacklevel=_outside_stacklevel())
                 kwargs.update(zip(moved, extra))
             return func(*args, **kwargs)
+        _PASS_THROUGH.add(wrapper.__code__)
         return wrapper
     return decorate
 
@@ -369,8 +373,9 @@ def renamed(func: Callable, old_name: str, since: str = "0.2.0") -> Callable:
     @functools.wraps(func)
     def old(*args, **kwargs):
         warnings.warn(f"ldpbook {since}: {old_name} is deprecated; use {func.__name__}", DeprecationWarning,
-                      stacklevel=2)
+                      stacklevel=_outside_stacklevel())
         return func(*args, **kwargs)
+    _PASS_THROUGH.add(old.__code__)
     old.__name__ = old.__qualname__ = old_name
     old.__doc__ = f"Deprecated alias of `{func.__name__}` (since ldpbook {since}); removed in the next version."
     return old
@@ -392,8 +397,9 @@ def reordered(old_names: tuple, is_old: Callable, new_form: str, since: str = "0
                 if name in kwargs:
                     raise TypeError(f"{func.__name__}() got multiple values for argument {name!r}")
             warnings.warn(f"ldpbook {since}: {func.__name__}({', '.join(old_names)}) is deprecated; write {new_form}",
-                          DeprecationWarning, stacklevel=2)
+                          DeprecationWarning, stacklevel=_outside_stacklevel())
             return func(**dict(zip(old_names, args)), **kwargs)
+        _PASS_THROUGH.add(wrapper.__code__)
         return wrapper
     return decorate
 
@@ -410,10 +416,11 @@ def renamed_keywords(since: str = "0.3.0", **old_to_new: str) -> Callable:
                     if new in kwargs:
                         raise TypeError(f"{func.__name__}() got both {new}= and its old name {old}=")
                     warnings.warn(f"ldpbook {since}: {func.__name__}({old}=...) is deprecated; write {new}=...",
-                                  DeprecationWarning, stacklevel=2)
+                                  DeprecationWarning, stacklevel=_outside_stacklevel())
                     kwargs[new] = kwargs.pop(old)
             return func(*args, **kwargs)
         wrapper._old_keywords = frozenset(old_to_new)      # still accepted: see `_hint_keywords`
+        _PASS_THROUGH.add(wrapper.__code__)
         return wrapper
     return decorate
 
@@ -429,9 +436,12 @@ def _renamed_parameter(params: dict, old: str, new: str, what: str, since: str =
 
 
 def _outside_stacklevel() -> int:
-    "The `stacklevel` for a `warnings.warn` in the caller that names the first caller outside the ldpbook package."
-    frame, level = sys._getframe(1), 1                  # level 1: the function that warns
-    while frame is not None and frame.f_globals.get("__name__", "").startswith("ldpbook."):
+    """The `stacklevel` for a `warnings.warn` that names the first caller of the warning function outside the ldpbook
+    package and past the wrappers between a caller and the function it called (`_PASS_THROUGH`: the deprecation
+    decorators above and `_hint_keywords`' check), in the package as in a chapter's notebook."""
+    frame, level = sys._getframe(2), 2                  # level 1: the function that warns; 2: its caller
+    while frame is not None and (frame.f_globals.get("__name__", "").startswith("ldpbook.")
+                                 or frame.f_code in _PASS_THROUGH):
         frame, level = frame.f_back, level + 1
     return level
 
@@ -473,6 +483,7 @@ def _with_keyword_hint(func: Callable) -> Callable:
             raise TypeError(f"{func.__qualname__}() got an unexpected keyword argument {', '.join(parts)}")
         return func(*args, **kwargs)
     checked._keyword_hint = True
+    _PASS_THROUGH.add(checked.__code__)                 # a deprecation warning inside names the caller
     return checked
 
 # %% ../nbs/00_foundations.ipynb #exact-ratio

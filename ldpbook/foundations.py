@@ -466,7 +466,7 @@ def _hint_keywords(namespace: dict) -> None:
 
 
 def _with_keyword_hint(func: Callable) -> Callable:
-    "`func`, checking the names of its keyword arguments first (unchanged if it takes `**kwargs` or is wrapped already)."
+    "`func`, checking its keyword names first (unchanged if it takes `**kwargs` or is wrapped already)."
     params = inspect.signature(func).parameters.values()
     if getattr(func, "_keyword_hint", False) or any(p.kind is p.VAR_KEYWORD for p in params):
         return func

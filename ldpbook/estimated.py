@@ -1525,7 +1525,7 @@ class MaximinDesign(Portable):
         class, evaluated exactly for the returned channel.
     upper_bound : float
         No binary ε-LDP channel has a larger worst case (up to the linear programs' tolerance, 1e-9). For TV it
-        is the exact maximin over all ε-LDP channels, binary or not ({prf:ref}`est-thm-maximin-tv`).
+        is the exact maximin over all ε-LDP channels, binary or not (proved in nbs/07_estimated.ipynb).
     channel : numpy.ndarray
         The k × 2 channel, Q(1 | x) in its second column; it passes `is_ldp(channel, eps, rtol=0)`.
     eps : float
@@ -1566,8 +1566,8 @@ _register_construction(MaximinDesign, None, None)     # a solver's channel: save
 
 # %% ../nbs/07_estimated.ipynb #est-092
 def _box_extreme(v: np.ndarray, box: np.ndarray, lowest: bool = True) -> np.ndarray:
-    """The law in the box ∩ simplex of least (largest) mean of v ({prf:ref}`est-lem-box-extreme`): from the lower
-    ends, the free mass goes to the symbols of least (largest) v first, each up to its upper end."""
+    """The law in the box ∩ simplex of least (largest) mean of v: from the lower ends, the free mass goes to the
+    symbols of least (largest) v first, each up to its upper end (a fractional knapsack)."""
     lo, hi = box
     order = np.argsort(v if lowest else -v, kind="stable")
     room = (hi - lo)[order]
@@ -1587,7 +1587,7 @@ def _worst_case(v: np.ndarray, p_box: np.ndarray, q_box: np.ndarray, divergence=
     """The worst case over the class of the binary channel Q(1|x) = v_x, and a pair (p′, q′) attaining it.
 
     The means a = p′·v and b = q′·v range independently over two intervals; the divergence of two Bernoulli laws
-    grows as a and b move apart ({prf:ref}`est-prop-maximin-search`), so the least is at the intervals' nearest
+    grows as a and b move apart, so the least is at the intervals' nearest
     ends, or at a = b if they meet."""
     p_lo, p_hi = _box_extreme(v, p_box, True), _box_extreme(v, p_box, False)
     q_lo, q_hi = _box_extreme(v, q_box, True), _box_extreme(v, q_box, False)
@@ -1609,9 +1609,9 @@ def maximin_optimal(p_box: ArrayLike, q_box: ArrayLike, eps: float, *, divergenc
 
     The class is every pair (p′, q′) with p′ in the box `p_box` and q′ in `q_box`, both laws on k symbols. For TV
     the answer is exact, one linear program, and no channel with more outputs does better
-    ({prf:ref}`est-thm-maximin-tv`). For another divergence it is certified: `value` (the returned channel's
-    worst case) and `upper_bound` (no binary channel beats it) differ by at most `rtol` relative, or the budget
-    of `max_lps` linear programs ran out (the gap is then wider: both are stated).
+    (proved in nbs/07_estimated.ipynb). For another divergence it is certified: `value` (the returned
+    channel's worst case) and `upper_bound` (no binary channel beats it) differ by at most `rtol` relative, or
+    the budget of `max_lps` linear programs ran out (the gap is then wider: both are stated).
 
     Parameters
     ----------
@@ -1713,7 +1713,7 @@ def _check_boxes(p_box, q_box):
 
 # %% ../nbs/07_estimated.ipynb #est-099
 def _maximin_search(p_box, q_box, eps, divergence, params, rtol, max_lps):
-    """Branch and bound on β = max q′·v ({prf:ref}`est-prop-maximin-search`): each probed β gives a channel (a lower
+    """Branch and bound on β = max q′·v: each probed β gives a channel (a lower
     bound) and the tangent of the concave α*(β); between probes no channel beats D⁺ at the vertices of the region
     under both tangents. Returns (upper bound, best channel, linear programs solved)."""
     def D(a, b):                                              # D⁺(a, b) = D(max(a, b), b)
@@ -1722,10 +1722,11 @@ def _maximin_search(p_box, q_box, eps, divergence, params, rtol, max_lps):
 
     floor = _maximin_lp(p_box, q_box, eps, "least")[0]        # the least max q′·v over the channels
     top = _maximin_lp(p_box, q_box, eps, "low", beta=1.0)[0]   # the largest min p′·v
-    probes, best = {}, (-math.inf, None)
+    probes, best, lps = {}, (-math.inf, None), 2
 
     def probe(beta):
-        nonlocal best
+        nonlocal best, lps
+        lps += 1
         alpha, v, slope = _maximin_lp(p_box, q_box, eps, "low", beta=beta)
         if alpha is None:                                     # infeasible by the solver's tolerance (at the floor)
             return False
@@ -1740,17 +1741,17 @@ def _maximin_search(p_box, q_box, eps, divergence, params, rtol, max_lps):
         return max(D(a1, b1), D(a2, b2), D(min(a1 + s1 * (cross - b1), a2 + s2 * (cross - b2)), cross))
 
     first = next(b for b in (floor, floor + 1e-12, floor + 1e-9 * (top - floor) + 1e-9) if probe(b))
-    for beta in np.linspace(first, max(top, first), 5)[1:]:
+    for beta in np.linspace(first, max(top, first), min(5, max_lps - 2))[1:]:     # within the budget
         probe(float(beta))
-    lps = 2 + len(probes) + (first != floor)
     while True:
         betas = sorted(probes)
-        bounds = [bound(b1, b2) for b1, b2 in zip(betas, betas[1:])] + [D(probes[betas[0]][0], floor)]
-        i = int(np.argmax(bounds[:-1]))
-        if max(bounds) - best[0] <= rtol * abs(best[0]) or lps >= max_lps or bounds[i] < max(bounds):
-            return max(bounds), best[1], lps
+        inner = [bound(b1, b2) for b1, b2 in zip(betas, betas[1:])]
+        upper = max(inner + [D(probes[betas[0]][0], floor), D(top, betas[-1])])   # the ends: by monotonicity
+        if upper - best[0] <= rtol * abs(best[0]) or lps >= max_lps or not inner or max(inner) < upper:
+            return upper, best[1], lps
+        i = int(np.argmax(inner))
         probe(0.5 * (betas[i] + betas[i + 1]))
-        lps += 1
+
 
 # %% ../nbs/07_estimated.ipynb #hint-keywords-end
 from ldpbook.foundations import _hint_keywords

@@ -11,13 +11,15 @@ import math
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 from typing import Callable
 
 import numpy as np
 from numpy.typing import ArrayLike
 from scipy import fft as sfft
+from scipy import sparse
 from scipy import stats
-from scipy.optimize import brentq
+from scipy.optimize import brentq, linprog
 from scipy.special import gammaln, rel_entr, xlogy
 
 from .chernoff import chernoff_information, chernoff_optimal
@@ -25,6 +27,7 @@ from .egamma import egamma_optimal
 from .foundations import (Portable, as_generator, check_channel, check_divergence, check_eps, check_int,
                                  check_int_array, check_nonnegative, check_pair, check_real,
                                  check_real_array, is_ldp, randomized_response, readonly)
+from .foundations import _register_construction, privatize
 from .foundations import divergence as divergence_value
 from .spr import SPRMechanism, binary_mechanism, divergence_optimal, spr_mechanism
 
@@ -34,7 +37,7 @@ __all__ = ['MAX_TYPES', 'LATTICE_ENTRIES', 'MAX_LATTICE_ENTRIES', 'BERRY_ESSEEN'
            'output_lipschitz', 'l1_radius', 'PluginDesign', 'plugin_optimal', 'np_power', 'SampleSize',
            'sample_size_details', 'sample_size', 'HealthVisits', 'load_health_visits', 'CertifiedDesign',
            'certified_design', 'certified_simulation', 'write_certified_data', 'read_certified_data', 'certified_pairs',
-           'two_stage_size', 'SurveyTestResult', 'survey_test', 'two_group_test']
+           'two_stage_size', 'SurveyTestResult', 'survey_test', 'two_group_test', 'MaximinDesign', 'maximin_optimal']
 
 # %% ../nbs/07_estimated.ipynb #est-006
 def _chord_constants(f, eps: float) -> tuple[float, float]:
@@ -1509,6 +1512,246 @@ def _chi2(first: np.ndarray, totals: np.ndarray, n_a: int) -> np.ndarray | float
     second = totals - first
     out = ((first - expected_a) ** 2 / expected_a + (second - expected_b) ** 2 / expected_b).sum(axis=-1)
     return float(out) if np.ndim(out) == 0 else out
+
+# %% ../nbs/07_estimated.ipynb #est-091
+@dataclass(frozen=True, eq=False)
+class MaximinDesign(Portable):
+    """A binary ε-LDP channel with the best worst case over a class of pairs given by coordinate boxes.
+
+    Attributes
+    ----------
+    value : float
+        The channel's worst case: the least divergence between its output laws over the pairs (p′, q′) of the
+        class, evaluated exactly for the returned channel.
+    upper_bound : float
+        No binary ε-LDP channel has a larger worst case (up to the linear programs' tolerance, 1e-9). For TV it
+        is the exact maximin over all ε-LDP channels, binary or not (proved in nbs/07_estimated.ipynb).
+    channel : numpy.ndarray
+        The k × 2 channel, Q(1 | x) in its second column; it passes `is_ldp(channel, eps, rtol=0)`.
+    eps : float
+        The privacy level.
+    p_worst, q_worst : numpy.ndarray
+        A pair of the class at which the channel's worst case is attained.
+    divergence : str or callable
+        The divergence the values refer to.
+    params : mapping
+        The divergence parameters.
+    linear_programs : int
+        How many linear programs the design solved.
+    """
+    value: float
+    upper_bound: float
+    channel: np.ndarray
+    eps: float
+    p_worst: np.ndarray
+    q_worst: np.ndarray
+    divergence: object = "tv"
+    params: MappingProxyType = dataclasses.field(default_factory=lambda: MappingProxyType({}))
+    linear_programs: int = 1
+
+    @property
+    def num_outputs(self) -> int:
+        "The number of outputs (2)."
+        return self.channel.shape[1]
+
+    def sample(self, x: ArrayLike, *, rng: np.random.Generator | int | None = None,
+               column: object = None) -> np.ndarray:
+        """Privatize input symbols `x` (integers in [0, k)) through the channel, as `privatize` does: fresh entropy
+        with ``rng=None``, as a private release must."""
+        return privatize(Q=self.channel, x=x, rng=rng, column=column)
+
+
+_register_construction(MaximinDesign, None, None)     # a solver's channel: saved as it is, checked on loading
+
+
+# %% ../nbs/07_estimated.ipynb #est-092
+def _box_extreme(v: np.ndarray, box: np.ndarray, lowest: bool = True) -> np.ndarray:
+    """The law in the box ∩ simplex of least (largest) mean of v: from the lower ends, the free mass goes to the
+    symbols of least (largest) v first, each up to its upper end (a fractional knapsack)."""
+    lo, hi = box
+    order = np.argsort(v if lowest else -v, kind="stable")
+    room = (hi - lo)[order]
+    p = lo.copy()
+    p[order] += np.clip((1.0 - math.fsum(lo)) - (np.cumsum(room) - room), 0.0, room)
+    return p
+
+
+def _at_mean(box, v, a):
+    "A law of the box ∩ simplex whose mean of v is a (a between the least and the largest)."
+    lo, hi = _box_extreme(v, box, True), _box_extreme(v, box, False)
+    span = hi @ v - lo @ v
+    return lo if span <= 0 else lo + min(max((a - lo @ v) / span, 0.0), 1.0) * (hi - lo)
+
+
+def _worst_case(v: np.ndarray, p_box: np.ndarray, q_box: np.ndarray, divergence="tv", **params) -> tuple:
+    """The worst case over the class of the binary channel Q(1|x) = v_x, and a pair (p′, q′) attaining it.
+
+    The means a = p′·v and b = q′·v range independently over two intervals; the divergence of two Bernoulli laws
+    grows as a and b move apart, so the least is at the intervals' nearest
+    ends, or at a = b if they meet."""
+    p_lo, p_hi = _box_extreme(v, p_box, True), _box_extreme(v, p_box, False)
+    q_lo, q_hi = _box_extreme(v, q_box, True), _box_extreme(v, q_box, False)
+    Q = np.column_stack((1.0 - v, v))                         # both output masses summed, neither as 1 − the other
+    if p_lo @ v > q_hi @ v:                                   # the p-interval lies above the q-interval
+        p, q = p_lo, q_hi
+    elif q_lo @ v > p_hi @ v:
+        p, q = p_hi, q_lo
+    else:                                                     # they meet: a pair with equal output laws, D(c, c)
+        c = max(p_lo @ v, q_lo @ v)
+        p, q = _at_mean(p_box, v, c), _at_mean(q_box, v, c)
+        return divergence_value(p @ Q, p @ Q, kind=divergence, **params), p, q
+    return divergence_value(p @ Q, q @ Q, kind=divergence, **params), p, q
+
+# %% ../nbs/07_estimated.ipynb #est-093
+def maximin_optimal(p_box: ArrayLike, q_box: ArrayLike, eps: float, *, divergence: str | Callable = "tv",
+                    rtol: float = 1e-4, max_lps: int = 200, **params: float) -> MaximinDesign:
+    """The binary ε-LDP channel with the best worst case over the pairs of two coordinate boxes.
+
+    The class is every pair (p′, q′) with p′ in the box `p_box` and q′ in `q_box`, both laws on k symbols. For TV
+    the answer is exact, one linear program, and no channel with more outputs does better
+    (proved in nbs/07_estimated.ipynb). For another divergence it is certified: `value` (the returned
+    channel's worst case) and `upper_bound` (no binary channel beats it) differ by at most `rtol` relative, or
+    the budget of `max_lps` linear programs ran out (the gap is then wider: both are stated).
+
+    Parameters
+    ----------
+    p_box, q_box : array_like, shape (2, k)
+        Lower and upper ends of each probability, 0 ≤ lo ≤ hi ≤ 1, Σ lo ≤ 1 ≤ Σ hi. Refused when the boxes meet
+        inside the simplex: the class then holds a pair with p′ = q′, where every channel has value 0.
+    eps : float
+        Privacy level ε ≥ 0 (finite).
+    divergence, **params
+        As for `divergence_optimal` ('tv' by default; keyword-only).
+    rtol : float
+        The relative gap at which the certified search stops, in (0, 1) (keyword-only).
+    max_lps : int
+        The most linear programs the search solves, at least 3 (keyword-only).
+    """
+    p_box, q_box = _check_boxes(p_box, q_box)
+    eps = check_eps(eps)
+    params = check_divergence(divergence, params)
+    rtol = check_real(rtol, "rtol", low=0.0, high=1.0, open_low=True, open_high=True)
+    max_lps = check_int(max_lps, "max_lps", minimum=3, maximum=10**6)
+    if eps == 0:                                              # only constant channels: every value is D(c, c)
+        upper, v, lps = -math.inf, np.full(p_box.shape[1], 0.5), 0
+    elif divergence == "tv":
+        upper, v, _ = _maximin_lp(p_box, q_box, eps, "gap")
+        lps = 1
+    else:
+        upper, v, lps = _maximin_search(p_box, q_box, eps, divergence, params, rtol, max_lps)
+    Q = readonly(_exactly_ldp(v, eps))
+    value, p, q = _worst_case(Q[:, 1], p_box, q_box, divergence, **params)
+    return MaximinDesign(value=float(value), upper_bound=float(max(upper, value)), channel=Q, eps=eps,
+                         p_worst=readonly(p), q_worst=readonly(q), divergence=divergence,
+                         params=MappingProxyType(params), linear_programs=lps)
+
+# %% ../nbs/07_estimated.ipynb #est-103
+def _maximin_lp(p_box, q_box, eps, objective, beta=None):
+    """One linear program over binary ε-LDP channels v = Q(1|·), the class's inner problems dualised.
+
+    Variables: v (k); l, h (bounds on v); α, λ, μ with α + λ − μ = v, so A = α + lo_p·λ − hi_p·μ ≤ p′·v for every
+    p′ of its box; γ, σ, ρ with γ + σ − ρ = v, so B = γ + hi_q·σ − lo_q·ρ ≥ q′·v for every q′ of its box (equality
+    at the optimum: LP duality). `objective` "gap": max A − B; "low": max A subject to B ≤ beta; "least": min B.
+    Returns (optimum, v, and for "low" the optimum's slope in beta)."""
+    (lp, up), (lq, uq) = p_box, q_box
+    k, d, x = lp.size, math.exp(-eps), np.arange(lp.size)
+    v, l, h, a, lam, mu = x, k, k + 1, k + 2, x + k + 3, x + 2 * k + 3
+    g, sig, rho, n = 3 * k + 3, x + 3 * k + 4, x + 4 * k + 4, 5 * k + 4
+    A, B = np.zeros(n), np.zeros(n)
+    A[a], A[lam], A[mu] = 1.0, lp, -up
+    B[g], B[sig], B[rho] = 1.0, uq, -lq
+    one = np.ones(k)
+    eq = sparse.coo_matrix((np.concatenate([one, one, -one, -one, one, one, -one, -one]),
+                            (np.concatenate([x, x, x, x, x + k, x + k, x + k, x + k]),
+                             np.concatenate([a + 0 * x, lam, mu, v, g + 0 * x, sig, rho, v]))), shape=(2 * k, n))
+    ub = sparse.coo_matrix((np.concatenate([one, -one, -one, one, [d, -1.0, 1.0, -d]]),
+                            (np.concatenate([x, x, x + k, x + k, [2 * k] * 2, [2 * k + 1] * 2]),
+                             np.concatenate([v, h + 0 * x, v, l + 0 * x, [h, l, h, l]]))), shape=(2 * k + 2, n))
+    b_ub = np.concatenate([np.zeros(2 * k + 1), [1.0 - d]])
+    if objective == "low":
+        ub, b_ub = sparse.vstack([ub, sparse.coo_matrix(B)]), np.append(b_ub, beta)
+    c = {"gap": B - A, "low": -A, "least": B}[objective]
+    bounds = [(0, 1)] * (k + 2) + [(None, None)] + [(0, None)] * (2 * k) + [(None, None)] + [(0, None)] * (2 * k)
+    res = linprog(c, A_ub=ub.tocsr(), b_ub=b_ub, A_eq=eq.tocsr(), b_eq=np.zeros(2 * k), bounds=bounds,
+                  method="highs")
+    if res.status != 0:
+        return None, None, None
+    slope = -res.ineqlin.marginals[-1] if objective == "low" else None     # dα*/dβ: a supergradient
+    return (-res.fun if objective != "least" else res.fun), np.clip(res.x[:k], 0.0, 1.0), slope
+
+
+def _exactly_ldp(v, eps):
+    "The binary channel [1 − v, v], mixed with the uniform one by the least step that makes it pass is_ldp exactly."
+    for tau in [0.0] + [2.0 ** -j for j in range(52, -1, -2)]:
+        w = 0.5 + (v - 0.5) * (1 - tau) if tau else v
+        Q = np.column_stack((1.0 - w, w))
+        if is_ldp(Q, eps, rtol=0):
+            return Q
+    return np.full((v.size, 2), 0.5)                          # not reached: tau = 1 is the uniform channel
+
+
+def _check_boxes(p_box, q_box):
+    "Two (2, k) boxes of laws on the same k ≥ 2 symbols, each meeting the simplex, not meeting each other there."
+    boxes = []
+    for name, box in (("p_box", p_box), ("q_box", q_box)):
+        box = check_real_array(box, name, ndim=2)
+        if box.shape[0] != 2 or box.shape[1] < 2:
+            raise ValueError(f"{name} must have shape (2, k), lower ends then upper ends, with k ≥ 2")
+        if not (np.all(box[0] >= 0) and np.all(box[0] <= box[1]) and np.all(box[1] <= 1)):
+            raise ValueError(f"{name} must satisfy 0 ≤ lower ≤ upper ≤ 1 in every coordinate")
+        if not math.fsum(box[0]) <= 1.0 <= math.fsum(box[1]):
+            raise ValueError(f"{name} holds no probability vector: its lower ends must sum to at most 1 and its "
+                             "upper ends to at least 1")
+        boxes.append(box)
+    if boxes[0].shape != boxes[1].shape:
+        raise ValueError("p_box and q_box must be boxes on the same number of symbols")
+    lo, hi = np.maximum(boxes[0][0], boxes[1][0]), np.minimum(boxes[0][1], boxes[1][1])
+    if np.all(lo <= hi) and math.fsum(lo) <= 1.0 <= math.fsum(hi):
+        raise ValueError("p_box, q_box: the boxes meet inside the simplex, so the class holds a pair with p′ = q′ "
+                         "and every channel's worst case is 0; narrow or separate them")
+    return readonly(boxes[0]), readonly(boxes[1])
+
+# %% ../nbs/07_estimated.ipynb #est-099
+def _maximin_search(p_box, q_box, eps, divergence, params, rtol, max_lps):
+    """Branch and bound on β = max q′·v: each probed β gives a channel (a lower
+    bound) and the tangent of the concave α*(β); between probes no channel beats D⁺ at the vertices of the region
+    under both tangents. Returns (upper bound, best channel, linear programs solved)."""
+    def D(a, b):                                              # D⁺(a, b) = D(max(a, b), b)
+        a = max(a, b)
+        return float(divergence_value(np.array([1 - a, a]), np.array([1 - b, b]), kind=divergence, **params))
+
+    floor = _maximin_lp(p_box, q_box, eps, "least")[0]        # the least max q′·v over the channels
+    top = _maximin_lp(p_box, q_box, eps, "low", beta=1.0)[0]   # the largest min p′·v
+    probes, best, lps = {}, (-math.inf, None), 2
+
+    def probe(beta):
+        nonlocal best, lps
+        lps += 1
+        alpha, v, slope = _maximin_lp(p_box, q_box, eps, "low", beta=beta)
+        if alpha is None:                                     # infeasible by the solver's tolerance (at the floor)
+            return False
+        probes[beta] = (alpha, max(slope, 0.0))
+        best = max(best, (_worst_case(_exactly_ldp(v, eps)[:, 1], p_box, q_box, divergence, **params)[0], v),
+                   key=lambda t: t[0])
+        return True
+
+    def bound(b1, b2):
+        (a1, s1), (a2, s2) = probes[b1], probes[b2]
+        cross = b2 if s1 <= s2 else min(max((a2 - a1 + s1 * b1 - s2 * b2) / (s1 - s2), b1), b2)
+        return max(D(a1, b1), D(a2, b2), D(min(a1 + s1 * (cross - b1), a2 + s2 * (cross - b2)), cross))
+
+    first = next(b for b in (floor, floor + 1e-12, floor + 1e-9 * (top - floor) + 1e-9) if probe(b))
+    for beta in np.linspace(first, max(top, first), min(5, max_lps - 2))[1:]:     # within the budget
+        probe(float(beta))
+    while True:
+        betas = sorted(probes)
+        inner = [bound(b1, b2) for b1, b2 in zip(betas, betas[1:])]
+        upper = max(inner + [D(probes[betas[0]][0], floor), D(top, betas[-1])])   # the ends: by monotonicity
+        if upper - best[0] <= rtol * abs(best[0]) or lps >= max_lps or not inner or max(inner) < upper:
+            return upper, best[1], lps
+        i = int(np.argmax(inner))
+        probe(0.5 * (betas[i] + betas[i + 1]))
+
 
 # %% ../nbs/07_estimated.ipynb #hint-keywords-end
 from ldpbook.foundations import _hint_keywords

@@ -1,7 +1,8 @@
 """Tests of ldpbook.estimated: the uniform Lipschitz bound against random ε-LDP channels
 and perturbations for every divergence, the l1 radii and the plug-in certificate's
 coverage by simulation, the sample size against exact arithmetic (two outputs),
-enumeration and Monte Carlo (more outputs), the shipped data set, and bad inputs."""
+enumeration and Monte Carlo (more outputs), the shipped data set, bad inputs, and the maximin design over
+coordinate boxes against a vertex program, a search over channels with more outputs and mpmath."""
 
 import itertools
 import math
@@ -12,15 +13,18 @@ from pathlib import Path
 import mpmath as mp
 import numpy as np
 import pytest
+from scipy.optimize import linprog
 
 from forked_script import ForkedScript
 from ldpbook.estimated import (
     MAX_TYPES,
     _lattice_miss,
     _types_miss,
+    _worst_case,
     divergence_constants,
     l1_radius,
     load_health_visits,
+    maximin_optimal,
     np_power,
     output_lipschitz,
     plugin_optimal,
@@ -863,3 +867,283 @@ def test_certificate_needs_the_alphabet_fixed_in_advance():
             inferred = plugin_optimal(x0, x1, eps, confidence=confidence)
         inferred_fails += chance * (inferred.upper_bound < optimum)
     assert covered >= confidence and abs(inferred_fails - 0.9**3 * 0.99**3) < 1e-12
+
+
+# ---- Robust design over coordinate boxes (maximin_optimal) ----
+
+def _box(center, width):
+    return np.array([np.clip(center - width, 0, 1), np.clip(center + width, 0, 1)])
+
+
+def _vertices(box):
+    "Every vertex of {lo ≤ p ≤ hi} ∩ simplex, by enumeration: all coordinates at an end but one."
+    lo, hi = box
+    out = []
+    for free in range(lo.size):
+        others = [x for x in range(lo.size) if x != free]
+        for ends in itertools.product((0, 1), repeat=lo.size - 1):
+            p = np.empty(lo.size)
+            p[others] = [hi[x] if e else lo[x] for x, e in zip(others, ends)]
+            p[free] = 1 - p[others].sum()
+            if lo[free] - 1e-12 <= p[free] <= hi[free] + 1e-12:
+                out.append(p)
+    return np.array(out)
+
+
+def _vertex_maximin_tv(p_box, q_box, eps):
+    "The maximin over binary channels with every pair of vertices as a cut, the eps-LDP constraints pairwise."
+    D = np.array([p - q for p in _vertices(p_box) for q in _vertices(q_box)])
+    k, e = D.shape[1], math.exp(eps)
+    unit = np.eye(k + 1)
+    rows = [r for x, y in itertools.permutations(range(k), 2) for r in (unit[x] - e * unit[y], e * unit[y] - unit[x])]
+    A = np.vstack([np.array(rows), np.column_stack((-D, np.ones(len(D))))])
+    b = np.concatenate([np.tile([0.0, e - 1], len(rows) // 2), np.zeros(len(D))])
+    res = linprog(-unit[k], A_ub=A, b_ub=b, bounds=[(0, 1)] * k + [(None, None)])
+    return -res.fun
+
+
+def _separated_classes(ks, count, seed):
+    "Random box classes that exclude p′ = q′ (the refused ones skipped), with the pair they are built around."
+    rng, out = np.random.default_rng(seed), []
+    while len(out) < count:
+        k = int(rng.choice(ks))
+        p, q = rng.dirichlet(np.ones(k)), rng.dirichlet(np.ones(k))
+        width = rng.uniform(0.005, 0.25)
+        p_box, q_box = _box(p, width), _box(q, width)
+        try:
+            maximin_optimal(p_box, q_box, 1.0)
+        except ValueError:
+            continue
+        out.append((p_box, q_box))
+    return out
+
+
+@pytest.mark.parametrize("eps", [0.3, 1.0, 3.0])
+def test_maximin_tv_equals_the_vertex_program(eps):
+    for p_box, q_box in _separated_classes((2, 3, 4), 12, seed=int(eps * 10)):
+        design = maximin_optimal(p_box, q_box, eps)
+        exact = _vertex_maximin_tv(p_box, q_box, eps)
+        assert design.value == pytest.approx(exact, abs=1e-9) and design.upper_bound == pytest.approx(exact, abs=1e-9)
+        assert is_ldp(design.channel, eps, rtol=0) and design.channel.shape == (p_box.shape[1], 2)
+
+
+def _worst_tv_lp(Q, p_box, q_box):
+    "min over the class of TV(Qᵀp′, Qᵀq′), for any channel: p′, q′ and the |·| of each output as slack variables."
+    k, m = Q.shape
+    n = 2 * k + m                                    # p′, q′, t
+    A, b = [], []
+    for y in range(m):                               # ±(Qᵀ(p′ − q′))_y ≤ t_y
+        for s in (1, -1):
+            row = np.zeros(n)
+            row[:k], row[k:2 * k], row[2 * k + y] = s * Q[:, y], -s * Q[:, y], -1
+            A.append(row)
+            b.append(0.0)
+    eq = np.zeros((2, n))
+    eq[0, :k], eq[1, k:2 * k] = 1, 1
+    c = np.concatenate([np.zeros(2 * k), 0.5 * np.ones(m)])
+    bounds = [tuple(x) for x in p_box.T] + [tuple(x) for x in q_box.T] + [(0, None)] * m
+    return linprog(c, A_ub=np.array(A), b_ub=b, A_eq=eq, b_eq=[1, 1], bounds=bounds).fun
+
+
+def _random_ldp_channel(k, m, eps, rng):
+    "A random eps-LDP channel: Q(y|x) ∝ θ_y e^{(eps/2) z_xy}, z in [0, 1] (the row sums differ by e^{eps/2} at most)."
+    Q = rng.dirichlet(np.ones(m)) * np.exp(0.5 * eps * rng.random((k, m)))
+    return Q / Q.sum(axis=1, keepdims=True)
+
+
+def test_more_outputs_do_not_beat_the_binary_maximin_tv():
+    "The theorem's second part, refuted by search if false: random and locally improved channels with 3-5 outputs."
+    rng, eps, closest = np.random.default_rng(5), 1.0, -1.0
+    for p_box, q_box in _separated_classes((3, 4, 5), 6, seed=11):
+        design, k = maximin_optimal(p_box, q_box, eps), p_box.shape[1]
+        v = design.channel[:, 1]
+        assert _worst_tv_lp(design.channel, p_box, q_box) == pytest.approx(design.value, abs=1e-9)
+        for m in (3, 4, 5):
+            split = rng.dirichlet(np.ones(m - 1))
+            Q = np.column_stack([1 - v] + [v * s for s in split])          # the optimum with outputs split
+            best = _worst_tv_lp(Q, p_box, q_box)
+            assert best == pytest.approx(design.value, abs=1e-9)
+            for _ in range(60):                                            # a local search from there
+                R = _random_ldp_channel(k, m, eps, rng)
+                trial = (1 - 0.2) * Q + 0.2 * R if rng.random() < 0.5 else R
+                value = _worst_tv_lp(trial, p_box, q_box)
+                closest = max(closest, value - design.upper_bound)
+                if value > best:
+                    Q, best = trial, value
+            assert best <= design.upper_bound + 1e-9
+    assert closest > -0.05                     # the search came near the bound, not only far below it
+
+
+def _mp_divergence(a, b, kind):
+    a, b = mp.mpf(a), mp.mpf(b)
+    if kind == "kl":
+        term = lambda u, w: 0 if u == 0 else u * mp.log(u / w)
+        return term(a, b) + term(1 - a, 1 - b)
+    return (mp.sqrt(a) - mp.sqrt(b)) ** 2 + (mp.sqrt(1 - a) - mp.sqrt(1 - b)) ** 2     # hellinger: Σ (√u − √v)²
+
+
+@pytest.mark.parametrize("kind", ["kl", "hellinger"])
+def test_the_worst_case_of_a_channel_against_a_grid_in_mpmath(kind):
+    "The corner rule of part 1: no point of a 41 × 41 grid over the two means' rectangle is lower than its value."
+    rng, separated = np.random.default_rng(21), 0
+    for p_box, q_box in _separated_classes((3, 4), 6, seed=3):
+        for _ in range(4):
+            v = rng.uniform(0.27, 0.73, p_box.shape[1])                   # eps-LDP at eps = 1
+            value = _worst_case(v, p_box, q_box, kind)[0]
+            means = [[float(x @ v) for x in _vertices(box)] for box in (p_box, q_box)]
+            grid = [np.linspace(min(m), max(m), 41) for m in means]
+            least = min(_mp_divergence(a, b, kind) for a in grid[0] for b in grid[1])
+            if max(min(means[0]), min(means[1])) <= min(max(means[0]), max(means[1])):
+                assert value == 0.0                     # the means can meet: D(c, c) = 0
+            else:                                       # the grid holds the corners: nothing below the nearest
+                assert value == pytest.approx(float(least), rel=1e-9, abs=1e-15)
+                separated += 1
+    assert separated >= 8
+
+
+@pytest.mark.parametrize("kind, params", [("kl", {}), ("hellinger", {}), ("renyi", {"renyi_order": 2.0}),
+                                          ("chi2", {}), ("egamma", {"gamma": 0.8})])
+def test_the_certified_search_brackets_every_binary_channel(kind, params):
+    "No binary channel — random, threshold (SPR) or near the optimum — has a worst case above the upper bound."
+    rng = np.random.default_rng(8)
+    lo, hi = randomized_response(2, 1.0)[1, 0], randomized_response(2, 1.0)[0, 0]
+    for p_box, q_box in _separated_classes((3, 4, 6), 5, seed=4):
+        design, k = maximin_optimal(p_box, q_box, 1.0, divergence=kind, **params), p_box.shape[1]
+        assert design.value <= design.upper_bound and design.upper_bound - design.value <= 1e-4 * design.value
+        assert is_ldp(design.channel, 1.0, rtol=0)
+        assert _worst_case(design.channel[:, 1], p_box, q_box, kind, **params)[0] == design.value
+        candidates = [np.where(np.array(bits), hi, lo) for bits in itertools.product((0, 1), repeat=k)]
+        candidates += [rng.uniform(lo, hi, k) for _ in range(40)]
+        candidates += [np.clip(design.channel[:, 1] + rng.normal(0, 0.01, k), lo, hi) for _ in range(40)]
+        for v in candidates:
+            assert _worst_case(v, p_box, q_box, kind, **params)[0] <= design.upper_bound * (1 + 1e-9)
+
+
+def test_the_search_for_kl_agrees_with_a_fine_scan_of_its_one_variable():
+    "max over β of KL(α*(β), β) by 250 programs, against the search's bracket (its 1e-4 gap)."
+    from ldpbook.estimated import _maximin_lp
+    for p_box, q_box in _separated_classes((4, 5), 3, seed=9):
+        design = maximin_optimal(p_box, q_box, 1.0, divergence="kl")
+        floor, top = _maximin_lp(p_box, q_box, 1.0, "least")[0], _maximin_lp(p_box, q_box, 1.0, "low", beta=1.0)[0]
+        scan = 0.0
+        for beta in np.linspace(floor + 1e-9, top, 250):
+            alpha = _maximin_lp(p_box, q_box, 1.0, "low", beta=beta)[0]
+            if alpha is not None and alpha > beta:
+                scan = max(scan, float(_mp_divergence(alpha, beta, "kl")))
+        assert design.value * (1 - 1e-6) <= design.upper_bound and scan <= design.upper_bound * (1 + 1e-7)
+        assert scan >= design.value * (1 - 1e-2)      # the scan's grid comes within 1% of the channel found
+
+
+def test_weakening_the_tangent_bound_is_caught():
+    "A bound from the tangents with the slopes halved undercuts a real channel's worst case: the test above bites."
+    import ldpbook.estimated as est
+    original = est._maximin_lp
+
+    def halved(*args, **kwargs):
+        value, v, slope = original(*args, **kwargs)
+        return value, v, None if slope is None else 0.5 * slope
+    p_box, q_box = _separated_classes((5,), 1, seed=2)[0]
+    honest = maximin_optimal(p_box, q_box, 1.0, divergence="kl")
+    est._maximin_lp = halved
+    try:
+        weak = maximin_optimal(p_box, q_box, 1.0, divergence="kl", rtol=1e-3)
+    finally:
+        est._maximin_lp = original
+    assert weak.upper_bound < honest.value          # a channel found beats the weakened "upper bound"
+
+
+@pytest.mark.parametrize("eps", [1e-12, 1e-3, 0.5, 5.0, 30.0, 700.0])
+def test_the_maximin_channel_is_exactly_private_at_every_eps(eps):
+    p_box, q_box = _box(np.array([0.5, 0.3, 0.2]), 0.02), _box(np.array([0.1, 0.3, 0.6]), 0.02)
+    for kind in ("tv", "kl"):
+        design = maximin_optimal(p_box, q_box, eps, divergence=kind, max_lps=40)
+        Q = design.channel
+        assert is_ldp(Q, eps, rtol=0) and design.eps == eps
+        for y in range(2):                                   # and in mpmath: max ≤ e^ε min, column by column
+            assert mp.mpf(float(Q[:, y].max())) <= mp.exp(eps) * mp.mpf(float(Q[:, y].min()))
+        assert np.allclose(Q.sum(axis=1), 1) and design.value <= design.upper_bound * (1 + 1e-9) + 1e-15
+        p, q = design.p_worst, design.q_worst
+        assert np.all(p >= p_box[0] - 1e-15) and np.all(p <= p_box[1] + 1e-15) and abs(p.sum() - 1) < 1e-12
+        assert np.all(q >= q_box[0] - 1e-15) and np.all(q <= q_box[1] + 1e-15) and abs(q.sum() - 1) < 1e-12
+    assert maximin_optimal(p_box, q_box, 0.0).value == 0.0
+
+
+def test_the_refusal_is_exactly_the_class_with_equal_laws():
+    "Part 1: refused exactly when a law lies in both boxes (a feasibility program), never otherwise."
+    rng = np.random.default_rng(13)
+    accepted = refused = 0
+    for _ in range(200):
+        k = int(rng.integers(2, 6))
+        p_box, q_box = _box(rng.dirichlet(np.ones(k)), rng.uniform(0, 0.4)), _box(rng.dirichlet(np.ones(k)),
+                                                                                    rng.uniform(0, 0.4))
+        both = np.array([np.maximum(p_box[0], q_box[0]), np.minimum(p_box[1], q_box[1])])
+        common = np.all(both[0] <= both[1]) and linprog(np.zeros(k), A_eq=np.ones((1, k)), b_eq=[1],
+                                                       bounds=list(zip(both[0], both[1]))).status == 0
+        if common:
+            with pytest.raises(ValueError, match="p_box, q_box: the boxes meet inside the simplex"):
+                maximin_optimal(p_box, q_box, 1.0)
+            refused += 1
+        else:
+            assert maximin_optimal(p_box, q_box, 1.0).value > 0
+            accepted += 1
+    assert accepted > 20 and refused > 20
+    # overlapping in every coordinate, yet separated by the sums: accepted
+    p_box = np.array([[0.3, 0.3, 0.0], [0.5, 0.5, 0.2]])
+    q_box = np.array([[0.0, 0.0, 0.5], [0.35, 0.35, 0.9]])
+    assert maximin_optimal(p_box, q_box, 1.0).value > 0
+
+
+SECRET = 0.123456789
+
+
+@pytest.mark.parametrize("args, kwargs, error, match", [
+    (([[0.1, 0.2], [0.5, 0.9], [0.1, 0.1]], [[0.5, 0.1], [0.9, 0.5]], 1.0), {}, ValueError, "p_box must have shape"),
+    (([0.1, 0.9], [[0.5, 0.1], [0.9, 0.5]], 1.0), {}, ValueError, "p_box must be a 2-D array"),
+    (([[0.6, 0.1], [0.5, 0.5]], [[0.5, 0.1], [0.9, 0.5]], 1.0), {}, ValueError, "p_box must satisfy 0 ≤ lower"),
+    (([[-0.1, 0.1], [0.5, 0.9]], [[0.5, 0.1], [0.9, 0.5]], 1.0), {}, ValueError, "p_box must satisfy 0 ≤ lower"),
+    (([[0.1, 0.1], [0.5, 0.4]], [[0.5, 0.1], [0.9, 0.5]], 1.0), {}, ValueError, "p_box holds no probability"),
+    (([[0.0, 0.5], [0.2, 1.0]], [[0.6, 0.6], [0.9, 0.9]], 1.0), {}, ValueError, "q_box holds no probability"),
+    (([[0.0, 0.6], [0.4, 1.0]], [[0.6, 0.0, 0.0], [1.0, 0.4, 0.1]], 1.0), {}, ValueError, "same number of symbols"),
+    (([[0.0, 0.5], [0.5, 1.0]], [[0.4, 0.0], [1.0, 0.6]], 1.0), {}, ValueError, "the boxes meet"),
+    (([[np.nan, 0.6], [0.4, 1.0]], [[0.6, 0.0], [1.0, 0.4]], 1.0), {}, ValueError, "p_box must hold finite"),
+    (([["a", 0.6], [0.4, 1.0]], [[0.6, 0.0], [1.0, 0.4]], 1.0), {}, TypeError, "p_box"),
+    (([[0.0, 0.6], [0.4, 1.0]], [[0.6, 0.0], [1.0, 0.4]], -1.0), {}, ValueError, "eps"),
+    (([[0.0, 0.6], [0.4, 1.0]], [[0.6, 0.0], [1.0, 0.4]], math.inf), {}, ValueError, "eps"),
+    (([[0.0, 0.6], [0.4, 1.0]], [[0.6, 0.0], [1.0, 0.4]], 1.0), {"rtol": 0.0}, ValueError, "rtol"),
+    (([[0.0, 0.6], [0.4, 1.0]], [[0.6, 0.0], [1.0, 0.4]], 1.0), {"max_lps": 2}, ValueError, "max_lps"),
+    (([[0.0, 0.6], [0.4, 1.0]], [[0.6, 0.0], [1.0, 0.4]], 1.0), {"max_lps": 5.5}, TypeError, "max_lps"),
+    (([[0.0, 0.6], [0.4, 1.0]], [[0.6, 0.0], [1.0, 0.4]], 1.0), {"divergence": "kl2"}, ValueError, "divergence"),
+    (([[0.0, 0.6], [0.4, 1.0]], [[0.6, 0.0], [1.0, 0.4]], 1.0), {"divergence": "renyi"}, ValueError, "renyi_order"),
+])
+def test_maximin_optimal_refuses_bad_input(args, kwargs, error, match):
+    with pytest.raises(error, match=match) as caught:
+        maximin_optimal(*args, **kwargs)
+    assert str(SECRET)[:6] not in str(caught.value)
+
+
+def test_a_box_message_never_shows_the_data():
+    with pytest.raises(ValueError) as caught:
+        maximin_optimal([[SECRET, 0.6], [0.1, 1.0]], [[0.6, 0.0], [1.0, SECRET]], 1.0)
+    assert "1234" not in str(caught.value)
+
+
+def test_the_maximin_design_releases_through_its_channel_and_round_trips():
+    from ldpbook.foundations import from_json
+    design = maximin_optimal([[0.0, 0.6], [0.4, 1.0]], [[0.6, 0.0], [1.0, 0.4]], 1.0, divergence="kl")
+    loaded = from_json(design.to_json())
+    assert np.array_equal(loaded.channel, design.channel) and loaded.value == design.value
+    x = np.repeat([0, 1], 20000)
+    y = design.sample(x, rng=3)
+    assert design.num_outputs == 2 and set(np.unique(y)) <= {0, 1}
+    for s in (0, 1):
+        assert abs(y[x == s].mean() - design.channel[s, 1]) < 0.015
+
+
+def test_the_search_keeps_to_its_budget_and_says_how_wide_it_left_the_gap():
+    p_box, q_box = _separated_classes((5,), 1, seed=2)[0]
+    full = maximin_optimal(p_box, q_box, 1.0, divergence="kl")
+    for budget in (3, 5, 8):
+        short = maximin_optimal(p_box, q_box, 1.0, divergence="kl", max_lps=budget)
+        assert short.linear_programs <= budget
+        assert short.value <= full.upper_bound * (1 + 1e-9) and short.upper_bound >= full.value * (1 - 1e-9)
+    assert maximin_optimal(p_box, q_box, 1.0, divergence="kl", max_lps=3).upper_bound > full.upper_bound * 1.01

@@ -90,6 +90,8 @@ def _examples():
         "CertifiedDesign": lambda: estimated.certified_design(np.tile(X, 4), np.tile(Y, 4), 1.0, k=4, rng=1),
         "SurveyTestResult": lambda: estimated.survey_test([0, 1, 3, 2, 1], P, Q,
                                                           channel=foundations.randomized_response(4, 1.0), rng=1),
+        "MaximinDesign": lambda: estimated.maximin_optimal([[0.0, 0.6], [0.4, 1.0]], [[0.6, 0.0], [1.0, 0.4]], 1.0,
+                                                           divergence="kl"),
         "ApproxMechanism": lambda: approximate.divergence_optimal(P, Q, 1.0, delta=0.01, divergence="kl", ell=2),
         "RenyiBounds": lambda: approximate.renyi_ldp_bounds(P, Q, 1.0, renyi_order=2.0, ell=2),
         "RenyiLdpMechanism": lambda: approximate.renyi_ldp_optimal(P, Q, 1.0, renyi_order=2.0),

@@ -871,3 +871,16 @@ def test_no_vertex_with_four_outputs_beats_the_mixture():
         for kind in ("kl", "chi2", "hellinger"):
             assert best_vertex_mp(V, Vf, p, q, kind) <= mp_mixture(p, q, a, delta, kind) * (1 + mp.mpf(1e-12)) \
                 + mp.mpf(1e-300)
+
+
+def test_at_eps_zero_the_best_vertex_is_the_identity_leak():
+    """The enumeration against a theorem (ε = 0, any alphabet): with k + 1 = 4 outputs the best of the 340 vertices
+    is exactly δ·D_f(p‖q), the identity leak's value, in mpmath; neither more (the theorem) nor less (L_δ is there)."""
+    a, delta = Fraction(1), Fraction(1, 10)
+    V = cdd_vertices(3, 4, a, delta)
+    assert len(V) == 340
+    Vf = np.array([[[float(v) for v in row] for row in Q] for Q in V])
+    for p, q in mixture_pairs(np.random.default_rng(5), 10):
+        for kind in ("kl", "chi2", "hellinger"):
+            best, leak = best_vertex_mp(V, Vf, p, q, kind), mp_mixture(p, q, a, delta, kind)
+            assert abs(best - leak) <= mp.mpf(1e-30) * (1 + leak), (kind, p, q)

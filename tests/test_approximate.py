@@ -6,11 +6,15 @@ own: two letters with three outputs against every vertex of the polytope of 2 ×
 solved in mpmath); the identity leak at ε = 0 against δ·D_f(p‖q) in mpmath and against random channels at their
 own δ; the two-output Rényi-LDP optimum against an mpmath search over every set of inputs (grid and golden
 section on the curve of the largest feasible level), with its certificate checked to bound that search.
+Where the chapter has no theorem (three letters, ε > 0, three or four outputs), every vertex of the polytope of
+(ε, δ)-LDP channels is listed exactly by cddlib (pycddlib, GMP rationals), the list is held to every basis solved in
+fractions and to linear programs, and no vertex may beat the mixture δ·D_f(p‖q) + (1 − δ)·V_ε in mpmath.
 
 The random run has 200 instances in the default test; LDPBOOK_APPROX_FULL=1 runs 2,000."""
 import itertools
 import json
 import os
+from fractions import Fraction
 
 import mpmath as mp
 import numpy as np
@@ -21,7 +25,7 @@ from ldpbook import spr
 from ldpbook.approximate import (ApproxMechanism, RenyiLdpMechanism, divergence_optimal, is_approx_ldp,
                                  is_renyi_ldp, leaky_rr_channel, renyi_ldp_bounds, renyi_ldp_optimal,
                                  two_output_reference, two_output_vertices)
-from ldpbook.foundations import divergence, load_mechanism, privacy_defect, to_json
+from ldpbook.foundations import divergence, divergence_terms, load_mechanism, privacy_defect, to_json
 
 MPMATH_DPS = 40
 N_INSTANCES = 2_000 if os.environ.get("LDPBOOK_APPROX_FULL") == "1" else 200
@@ -691,3 +695,192 @@ def test_tiny_and_zero_renyi_levels_give_private_channels_and_a_valid_bound():
         assert 0 < mech.value <= mech.upper and is_renyi_ldp(mech.channel, eps, renyi_order=2.0)
         # the Rényi-LDP optimum lies below the (ε', δ) bound of the chapter's proposition
         assert mech.value <= renyi_ldp_bounds(p, q, eps, renyi_order=2.0, ell=2).upper * (1 + 1e-9)
+
+
+# Every vertex of the polytope of k × ℓ (ε, δ)-LDP channels, exactly: cddlib's double description in GMP rationals
+# (pycddlib), with e^ε = a and δ rational so that every vertex is rational. The chapter compares the mixture
+# δ·D_f(p‖q) + (1 − δ)·V_ε with the best vertex; these tests hold the enumeration to an independent one and repeat
+# the comparison in mpmath.
+
+def privacy_polytope_exact(k, ell, a, delta):
+    """The k × ℓ (ε, δ)-LDP channels (entries row-major) as rows (b, A): A z ≤ b for Q ≥ 0 and for
+    Q(S|x) − a·Q(S|x') ≤ δ (every proper non-empty output set S, every ordered pair x ≠ x'), then the k
+    equalities Σ_y Q(y|x) = 1 (last). Fractions throughout."""
+    n, rows = k * ell, []
+    for i in range(n):
+        rows.append((Fraction(0), [Fraction(-1 if j == i else 0) for j in range(n)]))
+    for size in range(1, ell):
+        for S in itertools.combinations(range(ell), size):
+            for x, x2 in itertools.permutations(range(k), 2):
+                A = [Fraction(0)] * n
+                for y in S:
+                    A[x * ell + y], A[x2 * ell + y] = Fraction(1), -a
+                rows.append((delta, A))
+    equalities = [(Fraction(1), [Fraction(int(j // ell == x)) for j in range(n)]) for x in range(k)]
+    return rows, equalities
+
+
+def cdd_vertices(k, ell, a, delta):
+    "Every vertex of the polytope, as k × ℓ matrices of Fractions, by cddlib in exact rational arithmetic."
+    import cdd.gmp as cdd
+    rows, equalities = privacy_polytope_exact(k, ell, a, delta)
+    array = [[b] + [-c for c in A] for b, A in rows + equalities]
+    mat = cdd.matrix_from_array(array, lin_set=range(len(rows), len(array)), rep_type=cdd.RepType.INEQUALITY)
+    gens = cdd.copy_generators(cdd.polyhedron_from_matrix(mat)).array
+    assert all(g[0] == 1 for g in gens)                      # a polytope: vertices only, no rays
+    return [[list(map(Fraction, g[1 + x * ell:1 + (x + 1) * ell])) for x in range(k)] for g in gens]
+
+
+def exact_solve(M, b):
+    "The solution of the square system M z = b in Fractions, or None if M is singular (Gauss–Jordan)."
+    n, aug = len(M), [list(r) + [v] for r, v in zip(M, b)]
+    for col in range(n):
+        piv = next((r for r in range(col, n) if aug[r][col] != 0), None)
+        if piv is None:
+            return None
+        aug[col], aug[piv] = aug[piv], aug[col]
+        for r in range(n):
+            if r != col and aug[r][col] != 0:
+                f = aug[r][col] / aug[col][col]
+                aug[r] = [x - f * y for x, y in zip(aug[r], aug[col])]
+    return [aug[i][n] / aug[i][i] for i in range(n)]
+
+
+def exact_rank(rows):
+    "The rank of a list of rows of Fractions."
+    rows, rank = [list(r) for r in rows], 0
+    for col in range(len(rows[0]) if rows else 0):
+        piv = next((r for r in range(rank, len(rows)) if rows[r][col] != 0), None)
+        if piv is None:
+            continue
+        rows[rank], rows[piv] = rows[piv], rows[rank]
+        for r in range(rank + 1, len(rows)):
+            f = rows[r][col] / rows[rank][col]
+            rows[r] = [x - f * y for x, y in zip(rows[r], rows[rank])]
+        rank += 1
+    return rank
+
+
+def test_the_vertex_enumeration_agrees_with_every_basis_solved_exactly():
+    """Two letters, three outputs (and three letters, two outputs): every choice of active inequalities that, with
+    the equalities, determines a point, solved in Fractions; the feasible points are exactly cddlib's vertices."""
+    for k, ell, a, delta in ((2, 3, Fraction(2), Fraction(1, 10)), (2, 3, Fraction(3), Fraction(1, 2)),
+                             (3, 2, Fraction(3, 2), Fraction(1, 20))):
+        rows, equalities = privacy_polytope_exact(k, ell, a, delta)
+        free = k * ell - k
+        brute = set()
+        for chosen in itertools.combinations(rows, free):
+            z = exact_solve([A for _, A in list(chosen) + equalities], [b for b, _ in list(chosen) + equalities])
+            if z is not None and all(sum(c * v for c, v in zip(A, z)) <= b for b, A in rows):
+                brute.add(tuple(z))
+        found = {tuple(v for row in V for v in row) for V in cdd_vertices(k, ell, a, delta)}
+        assert found == brute and len(found) > 4
+
+
+def test_three_letter_vertices_are_vertices_and_no_linear_program_finds_a_point_beyond_them():
+    """Three letters, three outputs: each listed point is feasible and has k·ℓ independent active constraints
+    (exactly, in Fractions); and for random directions the linear program's maximum over the polytope (HiGHS)
+    equals the best listed vertex, so none is missing."""
+    a, delta = Fraction(2), Fraction(1, 10)
+    rows, equalities = privacy_polytope_exact(3, 3, a, delta)
+    V = cdd_vertices(3, 3, a, delta)
+    assert len(V) == 393
+    for Q in V:
+        z = [v for row in Q for v in row]
+        slack = [b - sum(c * v for c, v in zip(A, z)) for b, A in rows]
+        assert min(slack) >= 0 and all(sum(row) == 1 for row in Q)
+        assert exact_rank([A for (b, A), s in zip(rows, slack) if s == 0] + [A for _, A in equalities]) == 9
+    A_ub = np.array([[float(c) for c in A] for _, A in rows])
+    b_ub = np.array([float(b) for b, _ in rows])
+    A_eq = np.array([[float(c) for c in A] for _, A in equalities])
+    Vf = np.array([[float(v) for row in Q for v in row] for Q in V])
+    rng = np.random.default_rng(36)
+    for _ in range(60):
+        c = rng.normal(size=9)
+        res = linprog(-c, A_ub=A_ub, b_ub=b_ub, A_eq=A_eq, b_eq=np.ones(3), bounds=(None, None), method="highs")
+        assert abs(-res.fun - (Vf @ c).max()) < 1e-9
+
+
+def mixture_pairs(rng, n):
+    "Pairs on three letters: random, likelihood ratios tied, p with a zero, and p = q."
+    pairs = []
+    for i in range(n):
+        p, q = rng.dirichlet(np.ones(3)), rng.dirichlet(np.ones(3))
+        if i % 5 == 1:
+            q = p[[1, 0, 2]].copy()
+        elif i % 5 == 2:
+            q = np.array([p[0], p[1], 1.0]) / (p[0] + p[1] + 1.0)             # two symbols with equal ratios
+        elif i % 5 == 3:
+            p = np.array([0.0, p[1], p[2]]) / (p[1] + p[2])
+        elif i % 5 == 4 and i % 10 == 9:
+            q = p.copy()
+        pairs.append((p, q))
+    return pairs
+
+
+def mp_mixture(p, q, a, delta, kind):
+    "δ·D_f(p‖q) in mpmath plus (1 − δ) times the ε-LDP optimum of ldpbook.spr, ε = log a."
+    with mp.workdps(MPMATH_DPS):
+        d = mp.mpf(delta.numerator) / delta.denominator
+        whole = mp_value([mp.mpf(float(x)) for x in p], [mp.mpf(float(x)) for x in q], kind, {})
+        return d * whole + (1 - d) * mp.mpf(spr.divergence_optimal(p, q, float(np.log(float(a))),
+                                                                    divergence=kind).value)
+
+
+def best_vertex_mp(V, Vf, p, q, kind):
+    "The largest D_f at the vertices: every vertex in floats, the ones within 1e-9 of the largest in mpmath."
+    U, W = np.einsum("nky,k->ny", Vf, p), np.einsum("nky,k->ny", Vf, q)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        floats = divergence_terms(U, W, U - W, kind=kind, check=False).sum(axis=1)
+    top = np.flatnonzero(floats >= floats.max() * (1 - 1e-9) - 1e-300)
+    with mp.workdps(MPMATH_DPS):
+        P, Qm = [mp.mpf(float(x)) for x in p], [mp.mpf(float(x)) for x in q]
+        best = mp.mpf(0)
+        for i in top.tolist():
+            cols = [[mp.mpf(V[i][x][y].numerator) / V[i][x][y].denominator for x in range(3)]
+                    for y in range(len(V[i][0]))]
+            best = max(best, mp_value([mp.fsum(c * w for c, w in zip(col, P)) for col in cols],
+                                      [mp.fsum(c * w for c, w in zip(col, Qm)) for col in cols], kind, {}))
+        return best
+
+
+@pytest.mark.parametrize("a, delta", [(Fraction(2), Fraction(1, 10)), (Fraction(3), Fraction(1, 1000)),
+                                      (Fraction(3, 2), Fraction(1, 2)), (Fraction(20), Fraction(1, 20)),
+                                      (Fraction(11, 10), Fraction(1, 5))])
+def test_no_vertex_with_three_outputs_beats_the_mixture_of_the_identity_leak_and_spr(a, delta):
+    """Three letters, three outputs, every vertex in mpmath: D_f never exceeds δ·D_f(p‖q) + (1 − δ)·V_ε for KL,
+    χ² and Hellinger, and total variation reaches it (two outputs suffice for TV, and the mixture is TV's
+    optimum)."""
+    V = cdd_vertices(3, 3, a, delta)
+    Vf = np.array([[[float(v) for v in row] for row in Q] for Q in V])
+    for p, q in mixture_pairs(np.random.default_rng(int(a * 1000 + 1 / delta)), 12):
+        for kind in ("kl", "chi2", "hellinger", "tv"):
+            best, bound = best_vertex_mp(V, Vf, p, q, kind), mp_mixture(p, q, a, delta, kind)
+            assert best <= bound * (1 + mp.mpf(1e-12)) + mp.mpf(1e-300), (kind, p, q)
+            if kind == "tv":
+                assert best >= bound * (1 - mp.mpf(1e-12)) - mp.mpf(1e-300), (p, q)
+
+
+def test_no_vertex_with_four_outputs_beats_the_mixture():
+    "Three letters, four outputs (10,144 vertices at e^ε = 2, δ = 1/5), KL, χ² and Hellinger, in mpmath."
+    a, delta = Fraction(2), Fraction(1, 5)
+    V = cdd_vertices(3, 4, a, delta)
+    assert len(V) == 10144
+    Vf = np.array([[[float(v) for v in row] for row in Q] for Q in V])
+    for p, q in mixture_pairs(np.random.default_rng(44), 10):
+        for kind in ("kl", "chi2", "hellinger"):
+            assert best_vertex_mp(V, Vf, p, q, kind) <= mp_mixture(p, q, a, delta, kind) * (1 + mp.mpf(1e-12)) \
+                + mp.mpf(1e-300)
+
+
+def test_at_eps_zero_the_best_vertex_is_the_identity_leak():
+    """The enumeration against a theorem (ε = 0, any alphabet): with k + 1 = 4 outputs the best of the 340 vertices
+    is exactly δ·D_f(p‖q), the identity leak's value, in mpmath; neither more (the theorem) nor less (L_δ is there)."""
+    a, delta = Fraction(1), Fraction(1, 10)
+    V = cdd_vertices(3, 4, a, delta)
+    assert len(V) == 340
+    Vf = np.array([[[float(v) for v in row] for row in Q] for Q in V])
+    for p, q in mixture_pairs(np.random.default_rng(5), 10):
+        for kind in ("kl", "chi2", "hellinger"):
+            best, leak = best_vertex_mp(V, Vf, p, q, kind), mp_mixture(p, q, a, delta, kind)
+            assert abs(best - leak) <= mp.mpf(1e-30) * (1 + leak), (kind, p, q)

@@ -10,9 +10,9 @@ NBS    ?= nbs/
 # pytest-xdist: tests (and whole notebooks, one per worker) run on $(JOBS) processes
 XDIST  := -n $(JOBS) --dist loadfile
 
-.PHONY: book test export sync outputs lines unit notebooks portable site browser site-browser chromium bubblewrap package benchmarks benchmarks-all execute clean
+.PHONY: book test export sync outputs lines unit notebooks portable site browser site-browser chromium bubblewrap cddlib package benchmarks benchmarks-all execute clean
 
-$(STAMP): requirements-dev.txt settings.ini setup.py
+$(STAMP): requirements-dev.txt settings.ini setup.py | cddlib
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -r requirements-dev.txt -e ".[dev,distributed,teaching,opendp]"
@@ -98,6 +98,17 @@ bubblewrap:
 	   (apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq bubblewrap >/dev/null 2>&1)) || \
 	  { echo "could not install bubblewrap with apt-get"; exit 1; }; \
 	else echo "bubblewrap is missing: grading runs without its sandbox ('sudo apt-get install -y bubblewrap' adds it)"; fi
+
+# pycddlib (the approximate chapter's exact vertex enumeration, in its checks and tests only) ships only a source
+# package: it builds against cddlib and GMP (Debian's libcdd-dev and libgmp-dev), installed with apt-get as root.
+cddlib:
+	@if [ -f /usr/include/cddlib/cdd.h ] || [ -f /usr/include/cdd/cdd.h ]; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "installing cddlib with apt-get (pycddlib builds against it)"; \
+	  (apt-get install -y -qq libcdd-dev libgmp-dev >/dev/null 2>&1 || \
+	   (apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq libcdd-dev libgmp-dev >/dev/null 2>&1)) || \
+	  { echo "could not install libcdd-dev with apt-get"; exit 1; }; \
+	else echo "cddlib is missing: install it with 'sudo apt-get install -y libcdd-dev libgmp-dev' and rerun"; exit 1; fi
 
 # The PDF of the book: jupyter-book's LaTeX builder (XeLaTeX, _config.yml) into _build/latex/ldpbook.pdf, then
 # tools/check_pdf.py (every chapter, figures, theorem boxes, references resolved, no missing glyph, nothing running

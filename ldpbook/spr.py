@@ -1873,12 +1873,13 @@ def _dc_round(line, G, mu, rows=None):
     of the recursion are evaluated in one call: O(n + |rows|) scores a level. Exact if the first maximisers are
     monotone; otherwise each C[j] is still the value of a real partition, a lower bound. `rows`: all by default."""
     n = line.n
-    rows = np.arange(n) if rows is None else rows
+    every, rows = rows is None, np.arange(n) if rows is None else rows
     C, P = np.full(n + 1, -np.inf), np.zeros(n + 1, dtype=np.int64)
     cl, ch, ol, oh = (np.array([x], dtype=np.int64) for x in (rows[0] + 1, n, 0, rows.size - 1))
     while cl.size:
         mid = (cl + ch) // 2
-        cnt = np.minimum(oh, np.searchsorted(rows, mid) - 1) - ol + 1        # positions of rows i < mid
+        below = mid if every else np.searchsorted(rows, mid)                # the number of rows i < mid
+        cnt = np.minimum(oh, below - 1) - ol + 1                            # their positions ol..
         starts = np.concatenate(([0], np.cumsum(cnt)[:-1]))
         i = rows[np.arange(starts[-1] + cnt[-1]) - np.repeat(starts - ol, cnt)]
         val = G[i] + line.scores(i, np.repeat(mid, cnt))

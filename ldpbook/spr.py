@@ -1836,6 +1836,7 @@ class _Line:
         self.kl = _kl_kernel(batch)
         self.pre = [_dd_cumsum(x[0]) for x in ((batch.a, batch.b) if self.kl else (batch.a, batch.b, batch.d))]
         self.gamma = batch.params.get("gamma", 1.0)
+        self.slack = [4 * _U * (np.abs(lo).max() + hi[-1]) for hi, lo in self.pre[:2]]   # round-off of a mass
 
     def masses(self, i, j):
         "Block masses p(B), q(B) (and Σ_B(p − γq), None on the KL kernel) of the blocks [i, j)."
@@ -1917,7 +1918,7 @@ def _corner_scores(line, i0, i1, j0, j1):
     A_{j1} − A_{i0}] (0 if negative) and Q likewise, widened by the prefix sums' round-off, and the scores at its
     four corners (P⁻, Q⁻), (P⁻, Q⁺), (P⁺, Q⁻), (P⁺, Q⁺)."""
     (ha, la), (hb, lb) = line.pre[:2]
-    slack = [4 * _U * (np.abs(l).max() + h[-1]) for h, l in ((ha, la), (hb, lb))]
+    slack = line.slack
     lowP = np.maximum((ha[j0] - ha[i1]) + (la[j0] - la[i1]) - slack[0], 0.0)
     lowQ = np.maximum((hb[j0] - hb[i1]) + (lb[j0] - lb[i1]) - slack[1], 0.0)
     highP = ((ha[j1] - ha[i0]) + (la[j1] - la[i0])) * (1 + 4 * _U) + slack[0]
@@ -1952,7 +1953,8 @@ def _tilted(line, H, mu, bounds, rect, corners, S, l, budget=1 << 20):
     R = np.maximum.reduce([s - tP * P - tQ * Q for (P, Q), s in zip(corners, S)])
     size = np.maximum.reduce([np.abs(s) + np.abs(tP * P) + np.abs(tQ * Q) for (P, Q), s in zip(corners, S)]) + mu
     low, high, X, _, (A, B) = bounds
-    size += 2 * (np.abs(H).max() + np.abs(tP) * X[0][-1] + np.abs(tQ) * X[1][-1])      # bounds |φ| on I and J
+    big = max(abs(low[-1][0]), abs(high[-1][0]))                                       # max |H|
+    size += 2 * (big + np.abs(tP) * X[0][-1] + np.abs(tQ) * X[1][-1])                  # bounds |φ| on I and J
     tP, tQ, ends = tP[:, None], tQ[:, None], []
     for block, pick, other, Hm in ((i0 >> l, np.maximum, np.minimum, high[m]),
                                    (j0 >> l, np.minimum, np.maximum, low[m])):

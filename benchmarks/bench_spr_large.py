@@ -9,9 +9,13 @@ with the peak of the memory NumPy allocated (tracemalloc).
 Usage:
     python benchmarks/bench_spr_large.py            # k = 1e5 both engines at eps = 1 and 5, k = 1e6 at eps = 1 and 5
     python benchmarks/bench_spr_large.py --quick    # k = 1e5 at eps = 1 only, k = 1e6 skipped
+    git show REV:ldpbook/spr.py > /tmp/spr_rev.py
+    python benchmarks/bench_spr_large.py --against /tmp/spr_rev.py   # k = 1e6 alternating with that engine
 Times are CPU seconds of this process (time.process_time); wall seconds are printed beside them.
 """
 import argparse
+import importlib.util
+import sys
 import time
 import tracemalloc
 
@@ -51,22 +55,46 @@ def versus_quadratic(eps, k=100_000):
     return t_fast, t_slow, w_fast, w_slow, rel
 
 
-def million(eps, k=1_000_000):
-    "CPU seconds, wall seconds and peak NumPy memory (MB) of the certified engine at k = 10^6, and its stats."
+def million(eps, k=1_000_000, engine=spr):
+    """CPU seconds, wall seconds and peak NumPy memory (MB) of the certified engine at k = 10^6, and its stats
+    (`engine`: the module, this one by default)."""
     p, q = pair(k, 1)
-    batch = spr._single_batch(p, q, eps, "kl", {})
+    batch = engine._single_batch(p, q, eps, "kl", {})
     stats = {}
     tracemalloc.start()
-    _, cpu, wall = timed(spr._certified_solve, batch, stats)
+    _, cpu, wall = timed(engine._certified_solve, batch, stats)
     peak = tracemalloc.get_traced_memory()[1] / 2 ** 20
     tracemalloc.stop()
     return cpu, wall, peak, stats
 
 
+def older(path):
+    "An older ldpbook/spr.py loaded beside the package as ldpbook._spr_older (its relative imports resolve)."
+    spec = importlib.util.spec_from_file_location("ldpbook._spr_older", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def alternate(path, rounds=2):
+    "k = 10^6 at eps = 1 and 5, the older engine and this one one after the other, `rounds` times."
+    old = older(path)
+    for eps in (1.0, 5.0):
+        for _ in range(rounds):
+            for name, engine in (("older", old), ("this", spr)):
+                cpu, wall, peak, stats = million(eps, engine=engine)
+                print(f"k = 1e6, eps = {eps:g}, {name:5s} engine: {cpu:6.2f} s CPU ({wall:6.2f} s wall), "
+                      f"{stats['opened']} rectangles opened", flush=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--against", metavar="SPR_PY", help="an older ldpbook/spr.py: alternate k = 1e6 with it")
     args = parser.parse_args()
+    if args.against:
+        return alternate(args.against)
     for eps in (1.0,) if args.quick else (1.0, 5.0):
         t_fast, t_slow, w_fast, w_slow, rel = versus_quadratic(eps)
         print(f"k = 1e5, eps = {eps:g}: certified {t_fast:6.2f} s CPU ({w_fast:6.2f} s wall), O(k²) passes "

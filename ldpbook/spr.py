@@ -1813,6 +1813,7 @@ _FAST_GROUPS = 5_000        # one unbudgeted instance with this many groups goes
 _PROGRESS_GROUPS = 300_000  # and shows a progress bar from this many on (a call of several seconds)
 _ETA = 1e-14                # the certificate's relative tolerance per block (the rtol of `_dinkelbach`)
 _U = 2.0 ** -53             # the unit round-off
+_PIECES = 8                 # the tilted test reads a range of 2^l groups in aligned pieces of 2^max(0, l − 8)
 
 
 def _dd_cumsum(x):
@@ -1835,6 +1836,7 @@ class _Line:
         self.kl = _kl_kernel(batch)
         self.pre = [_dd_cumsum(x[0]) for x in ((batch.a, batch.b) if self.kl else (batch.a, batch.b, batch.d))]
         self.gamma = batch.params.get("gamma", 1.0)
+        self.slack = [4 * _U * (np.abs(lo).max() + hi[-1]) for hi, lo in self.pre[:2]]   # round-off of a mass
 
     def masses(self, i, j):
         "Block masses p(B), q(B) (and Σ_B(p − γq), None on the KL kernel) of the blocks [i, j)."
@@ -1853,6 +1855,17 @@ class _Line:
         "Scores μ̃(i, j) of the blocks [i, j)."
         return self.at(*self.masses(i, j))
 
+    def slope(self, P, Q, hP, hQ):
+        """The gradient θ = (∂μ̃/∂P, ∂μ̃/∂Q) at masses (P, Q): on the KL kernel u log(u/v), u = w + cP, v = w + cQ,
+        θ = (c(log(u/v) + 1), −cu/v) (one log); otherwise central differences with steps hP, hQ."""
+        if self.kl:
+            c = float(self.batch.c[0])
+            u, v = self.w + c * P, self.w + c * Q
+            return c * (np.log(u / v) + 1), -c * (u / v)
+        tP = (self.at(P + hP, Q) - self.at(P - hP, Q)) / np.where(hP > 0, 2 * hP, 1.0)
+        tQ = (self.at(P, Q + hQ) - self.at(P, Q - hQ)) / np.where(hQ > 0, 2 * hQ, 1.0)
+        return tP, tQ
+
 # %% ../nbs/01_spr.ipynb #spr-million-2
 def _dc_round(line, G, mu, rows=None):
     """One round C[j] = max_{i<j, i ∈ rows} G[i] + μ̃(i, j) − μ for every j past the first row (with its first
@@ -1861,12 +1874,13 @@ def _dc_round(line, G, mu, rows=None):
     of the recursion are evaluated in one call: O(n + |rows|) scores a level. Exact if the first maximisers are
     monotone; otherwise each C[j] is still the value of a real partition, a lower bound. `rows`: all by default."""
     n = line.n
-    rows = np.arange(n) if rows is None else rows
+    every, rows = rows is None, np.arange(n) if rows is None else rows
     C, P = np.full(n + 1, -np.inf), np.zeros(n + 1, dtype=np.int64)
     cl, ch, ol, oh = (np.array([x], dtype=np.int64) for x in (rows[0] + 1, n, 0, rows.size - 1))
     while cl.size:
         mid = (cl + ch) // 2
-        cnt = np.minimum(oh, np.searchsorted(rows, mid) - 1) - ol + 1        # positions of rows i < mid
+        below = mid if every else np.searchsorted(rows, mid)                # the number of rows i < mid
+        cnt = np.minimum(oh, below - 1) - ol + 1                            # their positions ol..
         starts = np.concatenate(([0], np.cumsum(cnt)[:-1]))
         i = rows[np.arange(starts[-1] + cnt[-1]) - np.repeat(starts - ol, cnt)]
         val = G[i] + line.scores(i, np.repeat(mid, cnt))
@@ -1904,7 +1918,7 @@ def _corner_scores(line, i0, i1, j0, j1):
     A_{j1} − A_{i0}] (0 if negative) and Q likewise, widened by the prefix sums' round-off, and the scores at its
     four corners (P⁻, Q⁻), (P⁻, Q⁺), (P⁺, Q⁻), (P⁺, Q⁺)."""
     (ha, la), (hb, lb) = line.pre[:2]
-    slack = [4 * _U * (np.abs(l).max() + h[-1]) for h, l in ((ha, la), (hb, lb))]
+    slack = line.slack
     lowP = np.maximum((ha[j0] - ha[i1]) + (la[j0] - la[i1]) - slack[0], 0.0)
     lowQ = np.maximum((hb[j0] - hb[i1]) + (lb[j0] - lb[i1]) - slack[1], 0.0)
     highP = ((ha[j1] - ha[i0]) + (la[j1] - la[i0])) * (1 + 4 * _U) + slack[0]
@@ -1921,40 +1935,60 @@ def _range_index(lo, hi):
     return idx, starts, cnt
 
 
-def _tilted(line, H, mu, X, rect, corners, S, budget=1 << 21):
-    """The tilted test of rectangles: with θ ≈ ∇μ̃ at the box's centre (central differences; any θ is sound),
-    R = μ̃ − θ·(P, Q) is convex, so H_j − H_i + μ − μ̃(i, j) ≥ min_J φ − max_I φ + μ − max_corners R with
-    φ = H − θ·X. Closed where that is ≥ 0 by more than its round-off. Rectangles whose ranges hold more than
-    `budget` entries in all are tested in groups (memory O(budget), not O(rectangles × their size))."""
+def _tilted(line, H, mu, bounds, rect, corners, S, l, budget=1 << 20):
+    """The tilted test of rectangles of level l: with θ = ∇μ̃ at the box's centre (`_Line.slope`; any θ is
+    sound), R = μ̃ − θ·(P, Q) is convex, so H_j − H_i + μ − μ̃(i, j) ≥ min_J φ − max_I φ + μ − max_corners R
+    with φ = H − θ·X. Closed where that is ≥ 0 by more than its round-off. I and J are read as the whole aligned
+    blocks of 2^l that hold them (a superset: the bound stays sound), in 2^min(l, `_PIECES`) pieces, each bounded
+    by its extremes of H, A and B (single entries: φ itself); at most `budget` pieces at a time."""
     i0, i1, j0, j1 = rect
-    reads = np.cumsum(i1 - i0 + j1 - j0 + 2)
-    if reads[-1] > budget and i0.size > 1:
-        edges = np.unique(np.searchsorted(reads, np.arange(budget, reads[-1], budget)).clip(1, i0.size - 1))
-        return np.concatenate([_tilted(line, H, mu, X, [x[p] for x in rect], [(P[p], Q[p]) for P, Q in corners],
-                                       [s[p] for s in S], budget)
-                               for p in np.split(np.arange(i0.size), edges)])
+    m = max(0, l - _PIECES)
+    r, step = 1 << (l - m), max(1, budget >> (l - m + 1))
+    if i0.size > step:
+        return np.concatenate([_tilted(line, H, mu, bounds, [x[p] for x in rect], [(P[p], Q[p]) for P, Q in corners],
+                                       [s[p] for s in S], l, budget)
+                               for p in (slice(t, t + step) for t in range(0, i0.size, step))])
     (lowP, lowQ), (highP, highQ) = corners[0], corners[3]
-    Pc, Qc, hP, hQ = (lowP + highP) / 2, (lowQ + highQ) / 2, (highP - lowP) * 1e-6, (highQ - lowQ) * 1e-6
-    tP = (line.at(Pc + hP, Qc) - line.at(Pc - hP, Qc)) / np.where(hP > 0, 2 * hP, 1.0)
-    tQ = (line.at(Pc, Qc + hQ) - line.at(Pc, Qc - hQ)) / np.where(hQ > 0, 2 * hQ, 1.0)
+    tP, tQ = line.slope((lowP + highP) / 2, (lowQ + highQ) / 2, (highP - lowP) * 1e-6, (highQ - lowQ) * 1e-6)
     R = np.maximum.reduce([s - tP * P - tQ * Q for (P, Q), s in zip(corners, S)])
     size = np.maximum.reduce([np.abs(s) + np.abs(tP * P) + np.abs(tQ * Q) for (P, Q), s in zip(corners, S)]) + mu
-    size += 2 * (np.abs(H).max() + np.abs(tP) * X[0][-1] + np.abs(tQ) * X[1][-1])      # bounds |φ| on I and J
-    ends = []
-    for lo, hi, pick in ((i0, i1, np.maximum), (j0, j1, np.minimum)):
-        idx, starts, cnt = _range_index(lo, hi)
-        seg = np.repeat(np.arange(lo.size), cnt)
-        ends.append(pick.reduceat(H[idx] - (tP[seg] * X[0][idx] + tQ[seg] * X[1][idx]), starts))
+    low, high, X, _, (A, B) = bounds
+    big = max(abs(low[-1][0]), abs(high[-1][0]))                                       # max |H|
+    size += 2 * (big + np.abs(tP) * X[0][-1] + np.abs(tQ) * X[1][-1])                  # bounds |φ| on I and J
+    tP, tQ, ends = tP[:, None], tQ[:, None], []
+    for block, pick, other, Hm in ((i0 >> l, np.maximum, np.minimum, high[m]),
+                                   (j0 >> l, np.minimum, np.maximum, low[m])):
+        def pieces(table):                             # the pieces of the blocks, one row each
+            return table.reshape(-1, r)[block]
+        if m == 0:
+            lin = tP * pieces(A[0][0]) + tQ * pieces(B[0][0])
+        else:                                          # θ·X is largest (smallest) at an extreme of A and of B
+            lin = (other(tP * pieces(A[0][m]), tP * pieces(A[1][m]))
+                   + other(tQ * pieces(B[0][m]), tQ * pieces(B[1][m])))
+        ends.append(pick.reduce(pieces(Hm) - lin, axis=1))
     return ends[1] - ends[0] + mu - R >= 16 * _U * size
 
+
 # %% ../nbs/01_spr.ipynb #spr-million-4
-def _dyadic(H, levels, pick):
-    "pick-reductions (np.minimum or np.maximum) of H over the aligned blocks [a·2^l, (a+1)·2^l), l = 0..levels."
-    out = [np.full(1 << levels, np.inf if pick is np.minimum else -np.inf)]
+def _dyadic(H, levels, pick, fill=None):
+    """pick-reductions (np.minimum or np.maximum) of H over the aligned blocks [a·2^l, (a+1)·2^l), l = 0..levels;
+    past its end H is padded with `fill` (by default the neutral ±∞)."""
+    out = [np.full(1 << levels, (np.inf if pick is np.minimum else -np.inf) if fill is None else fill)]
     out[0][:H.size] = H
     for _ in range(levels):
         out.append(pick(out[-1][0::2], out[-1][1::2]))
     return out
+
+
+def _tables(line, H, P=None):
+    """The levels L of the quadtree and what its tests read: the extremes of H over the aligned dyadic blocks,
+    the prefix masses X = (A, B), the extremes of the pointers P (or None) and those of A and B (padded with
+    their last values)."""
+    L = max(1, int(np.ceil(np.log2(line.n + 1))))
+    X = [hi + lo for hi, lo in line.pre[:2]]
+    return L, (_dyadic(H, L, np.minimum), _dyadic(H, L, np.maximum), X,
+               None if P is None else (_dyadic(P, L, np.minimum), _dyadic(P, L, np.maximum)),
+               [(_dyadic(x, L, np.minimum, x[-1]), _dyadic(x, L, np.maximum, x[-1])) for x in X])
 
 
 def _certify(line, H, mu, eta=_ETA, P=None):
@@ -1965,9 +1999,7 @@ def _certify(line, H, mu, eta=_ETA, P=None):
     single cell is compared with its own score. With the candidate's back-pointers P, a rectangle that may hold a
     tight cell (P_j ∈ I for some j ∈ J, judged by the range of P over J) skips the tilted test, which cannot
     close it, and is split at once."""
-    L = max(1, int(np.ceil(np.log2(line.n + 1))))
-    bounds = (_dyadic(H, L, np.minimum), _dyadic(H, L, np.maximum), [hi + lo for hi, lo in line.pre[:2]],
-              None if P is None else (_dyadic(P, L, np.minimum), _dyadic(P, L, np.maximum)))
+    L, bounds = _tables(line, H, P)
     cells, opened = _descend(line, H, mu, eta, bounds, np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64), L)
     return np.concatenate(cells) if cells else np.zeros((0, 2), dtype=np.int64), opened
 
@@ -1976,7 +2008,7 @@ def _descend(line, H, mu, eta, bounds, a, b, top_level, chunk=1 << 15):
     """The quadtree of `_certify` below the rectangles (a, b) of level `top_level`, level by level; a level with more
     than `chunk` rectangles is split into runs of neighbouring rectangles, each descended on its own (its prefix
     sums, H and scores stay in the processor's cache). Returns the open cells (a list of arrays) and the count."""
-    (low, high, X, ptr), n, found, opened = bounds, line.n, [], 0
+    (low, high, X, ptr, _), n, found, opened = bounds, line.n, [], 0
     for l in range(top_level, -1, -1):                           # NaN bounds (∞ − ∞) stay open
         if a.size > chunk:
             order = np.lexsort((b, a))
@@ -2002,8 +2034,8 @@ def _descend(line, H, mu, eta, bounds, a, b, top_level, chunk=1 << 15):
         if sub.size and ptr is not None:                         # no tilted test where a tight cell may lie
             sub = sub[(ptr[0][l][b[sub]] > i1[sub]) | (ptr[1][l][b[sub]] < i0[sub])]
         if sub.size:
-            still[sub[_tilted(line, H, mu, X, [x[sub] for x in (i0, i1, j0, j1)],
-                              [(P[sub], Q[sub]) for P, Q in corners], [x[sub] for x in S])]] = False
+            still[sub[_tilted(line, H, mu, bounds, [x[sub] for x in (i0, i1, j0, j1)],
+                              [(P[sub], Q[sub]) for P, Q in corners], [x[sub] for x in S], l)]] = False
         opened += int(still.sum())
         a, b = a[still], b[still]
         if l > 0:

@@ -20,6 +20,7 @@ if _started_by_python:        # the console script starting (not a notebook or a
 
 import argparse
 import csv
+import difflib
 import io
 import json
 import math
@@ -907,10 +908,34 @@ def _count(low: int, high: int, high_text: str = "") -> Callable:
 
 # %% ../nbs/91_cli.ipynb #c132-parser-2
 class _OneLineErrors(argparse.ArgumentParser):
-    "An argument parser whose usage errors are one line (no usage dump), exit code 2."
+    """An argument parser whose usage errors are one line (no usage dump), exit code 2; a misspelled option is answered
+    with the closest option of the subcommand given (`--confidance` → did you mean --confidence?)."""
+
+    def parse_known_args(self, args=None, namespace=None):
+        self._given = list(sys.argv[1:] if args is None else args)
+        return super().parse_known_args(args, namespace)
 
     def error(self, message):
-        self.exit(2, f"{self.prog}: error: {' '.join(message.split())} (see --help)\n")
+        message = " ".join(message.split())
+        self.exit(2, f"{self.prog}: error: {message}{self._option_hint(message)} (see --help)\n")
+
+    def _option_hint(self, message: str) -> str:
+        "'; did you mean --x?' for each unrecognised option close to an option of the subcommand named in the call."
+        if not message.startswith("unrecognized arguments:"):
+            return ""
+        parser, options = self, set()
+        for token in getattr(self, "_given", []):
+            options |= {o for a in parser._actions for o in a.option_strings if o.startswith("--")}
+            subcommands = [a.choices for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+            if subcommands and token in subcommands[0]:
+                parser = subcommands[0][token]
+        options |= {o for a in parser._actions for o in a.option_strings if o.startswith("--")}
+        hints = []
+        for word in message.split(":", 1)[1].split():
+            close = difflib.get_close_matches(word.split("=")[0], sorted(options), n=1, cutoff=0.6)
+            if word.startswith("--") and close:
+                hints.append(f"did you mean {close[0]} (for {_shown(word.split('=')[0])})?")
+        return "; " + "; ".join(hints) if hints else ""
 
 # %% ../nbs/91_cli.ipynb #c133-build-parser
 def _optimal_parser(sub) -> None:

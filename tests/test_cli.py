@@ -134,6 +134,22 @@ def test_optimal_text_summary_for_people(forked, tmp_path):
     assert out.read_text().rstrip().endswith("(30 symbols: the channel is in --format json or csv)")
 
 
+def test_a_misspelled_option_is_answered_with_the_subcommands_closest(forked):
+    cases = [(("design", "x0.csv", "x1.csv", "--k", "7", "--eps", "1", "--confidance", "0.9"), "--confidance",
+              "--confidence"),
+             (("survey-test", "groups", "a.csv", "b.csv", "--formt", "text"), "--formt", "--format"),
+             (("optimal", "--p", "0.5,0.5", "--q", "0.2,0.8", "--eps", "1", "--renyi_order=2"), "--renyi_order",
+              "--renyi-order"),
+             (("design", "x0.csv", "x1.csv", "--k", "7", "--eps", "1", "--two_stage"), "--two_stage", "--two-stage")]
+    for args, slip, meant in cases:
+        done = forked(*args)
+        assert done.returncode == 2 and done.stdout == "", args
+        assert f"did you mean {meant} (for {slip})?" in done.stderr, done.stderr
+        assert len(done.stderr.splitlines()) == 1
+    done = forked("optimal", "--p", "0.5,0.5", "--q", "0.2,0.8", "--eps", "1", "--zzz", "3")
+    assert done.returncode == 2 and "did you mean" not in done.stderr        # nothing close: no guess
+
+
 def test_csv_rows_columns_header_and_bom_are_read_alike(forked, tmp_path):
     files = {"row.csv": "0.1,0.4,0.2,0.3\n", "column.csv": "p\n0.1\n0.4\n\n0.2\n0.3\n",
              "bom.csv": "\ufeffp\r\n0.1\r\n0.4\r\n0.2\r\n0.3\r\n",

@@ -476,15 +476,18 @@ def _with_keyword_hint(func: Callable) -> Callable:
     @functools.wraps(func)
     def checked(*args, **kwargs):
         if kwargs and not accepted.issuperset(kwargs):
-            parts = []
-            for bad in sorted(set(kwargs) - accepted):
-                close = difflib.get_close_matches(bad, sorted(named), n=1, cutoff=0.5)
-                parts.append(repr(bad[:40]) + (f" (did you mean {close[0]!r}?)" if close else ""))
+            parts = [_suggested(bad, named, 0.5) for bad in sorted(set(kwargs) - accepted)]
             raise TypeError(f"{func.__qualname__}() got an unexpected keyword argument {', '.join(parts)}")
         return func(*args, **kwargs)
     checked._keyword_hint = True
     _PASS_THROUGH.add(checked.__code__)                 # a deprecation warning inside names the caller
     return checked
+
+
+def _suggested(name: str, known, cutoff: float) -> str:
+    "`name` (its first 40 characters) and, when one of `known` is close to it, '(did you mean ...?)'."
+    close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=cutoff)
+    return repr(name[:40]) + (f" (did you mean {close[0]!r}?)" if close else "")
 
 # %% ../nbs/00_foundations.ipynb #exact-ratio
 def _log_ratio(u: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -749,10 +752,7 @@ def _unexpected_keywords(extra, allowed, what: str) -> TypeError:
     with the closest keyword of the book's public functions (those of the loaded `ldpbook` modules) when one is close,
     so that a misspelling (`confidance`) points to its correction (`confidence`)."""
     known = set(allowed) | _public_keywords()
-    parts = []
-    for name in sorted(str(n)[:40] for n in extra):
-        close = difflib.get_close_matches(name, sorted(known - {name}), n=1, cutoff=0.75)
-        parts.append(repr(name) + (f" (did you mean {close[0]!r}?)" if close else ""))
+    parts = [_suggested(name, known - {name}, 0.75) for name in sorted(str(n)[:40] for n in extra)]
     takes = ", ".join(sorted(allowed)) or "none"
     return TypeError(f"unexpected keyword argument {', '.join(parts)}: no option of this call, and not among the "
                      f"params of {what} (its parameters: {takes})")

@@ -923,18 +923,17 @@ class _OneLineErrors(argparse.ArgumentParser):
         "'; did you mean --x?' for each unrecognised option close to an option of the subcommand named in the call."
         if not message.startswith("unrecognized arguments:"):
             return ""
-        parser, options = self, set()
+        parsers = [self]                                  # the parser, then each subcommand named in the call
         for token in getattr(self, "_given", []):
-            options |= {o for a in parser._actions for o in a.option_strings if o.startswith("--")}
-            subcommands = [a.choices for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+            subcommands = [a.choices for a in parsers[-1]._actions if isinstance(a, argparse._SubParsersAction)]
             if subcommands and token in subcommands[0]:
-                parser = subcommands[0][token]
-        options |= {o for a in parser._actions for o in a.option_strings if o.startswith("--")}
+                parsers.append(subcommands[0][token])
+        options = sorted({o for p in parsers for a in p._actions for o in a.option_strings if o.startswith("--")})
         hints = []
-        for word in message.split(":", 1)[1].split():
-            close = difflib.get_close_matches(word.split("=")[0], sorted(options), n=1, cutoff=0.6)
-            if word.startswith("--") and close:
-                hints.append(f"did you mean {close[0]} (for {_shown(word.split('=')[0])})?")
+        for word in (w.split("=")[0] for w in message.split(":", 1)[1].split() if w.startswith("--")):
+            close = difflib.get_close_matches(word, options, n=1, cutoff=0.6)
+            if close:
+                hints.append(f"did you mean {close[0]} (for {_shown(word)})?")
         return "; " + "; ".join(hints) if hints else ""
 
 # %% ../nbs/91_cli.ipynb #c133-build-parser

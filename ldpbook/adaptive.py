@@ -750,25 +750,85 @@ def _product_sample(scenario, rng, n, d):
 
 def write_candidate_data(path, n_reps=200, rng=2028, n_jobs=1, n=1000, eps_values=(np.inf, 1.0),
                          scales=(1, 2, 3, 4, 6, 8, 12, 16, 24, 32), n_permutations=199, n_centering=199, alpha=0.05,
-                         d=1):
-    """Run the comparison of CANDIDATES on f = 1 against g_{ω, r(ω)}, r(ω) = 0.15 + 0.05 log2(ω / 2) (ω = 1: the
-    null; for d > 1 along the first axis of [0, 1]^d), and write every decision with the root seed, as
-    `write_figure3_data` does. The fixed resolutions are kappa = 4, 16, 64 cells per axis."""
+                         d=1, family="combinations"):
+    """Run the comparison of CANDIDATES (family='combinations') or of LEVEL_CANDIDATES (family='levels') on f = 1
+    against g_{ω, r(ω)}, r(ω) = 0.15 + 0.05 log2(ω / 2) (ω = 1: the null; for d > 1 along the first axis of
+    [0, 1]^d), and write every decision with the root seed, as `write_figure3_data` does. The fixed resolutions are
+    kappa = 4, 16, 64 cells per axis."""
     from functools import partial
     scenarios = tuple((m, 0.0 if m == 1 else round(0.15 + 0.05 * math.log2(m / 2), 3)) for m in scales)
     sample = partial(_figure3_sample, n=n) if d == 1 else partial(_product_sample, n=n, d=d)
-    test = partial(_candidate_test, eps_values=eps_values, n_permutations=n_permutations, n_centering=n_centering,
-                   alpha=alpha)
+    names, test = _candidate_family(family, eps_values, n_permutations, n_centering, alpha)
     power = closeness.power_curve(test, sample, scenarios, n_reps=n_reps, rng=rng,
                                   n_jobs=n_jobs, progress=False, keep_decisions=True)
-    labels = tuple(f"{name} eps={e:g}" for e in eps_values for name in CANDIDATES)
+    labels = tuple(f"{name} eps={e:g}" for e in eps_values for name in names)
     settings = dict(n=n, d=d, n_permutations=n_permutations, n_centering=n_centering, alpha=alpha, n_reps=n_reps,
                     entropy=power.entropy, spawn_key=list(power.spawn_key),
-                    eps_values=[repr(float(e)) for e in eps_values])
+                    eps_values=[repr(float(e)) for e in eps_values], family=family)
     keys = np.column_stack([np.arange(len(scenarios)), np.array(scenarios)])
     closeness._write_decision_table(path, power, keys, ("scenario_index", "scale", "r"), ("%d", "%d", "%.10g"),
                                     labels, settings)
     return Figure3(scenarios, labels, power)
+
+# %% ../nbs/05_adaptivity.ipynb #levels-code
+LEVEL_CANDIDATES = ("kappa=4", "kappa=16", "kappa=64", "scaled max", "max of kappa=4/16/64", "scaled max kappa^d>=4",
+                    "scaled max 4<=kappa^d<=N_W", "scaled top-2 mean", "tail-scaled max")
+
+
+def _level_range(n_w: int, d: int, max_level: int) -> tuple:
+    "(j_lo, j_hi): the levels j with 4 <= kappa^d <= N_W (kappa = 2^j), clipped to 0..max_level; j_lo <= j_hi."
+    j_lo = min(-(-2 // d), max_level)
+    return j_lo, min(max((n_w.bit_length() - 1) // d, j_lo), max_level)
+
+
+def _tail_weights(n_x: int, n_y: int, d: int, max_level: int, p: float = 0.05) -> np.ndarray:
+    """Weights min(1, t_ref / t_kappa) from chi-square tails (public sizes only).
+
+    t_kappa = sigma_kappa (chi2_{k-1}(1 - p) - (k - 1)) / sqrt(2 (k - 1)) with k = kappa^d, and
+    t_ref = sigma_{2^j0} z_{1-p}; the levels below j_0 take sigma_{2^j0}."""
+    from scipy.stats import chi2, norm
+    j0, sigma = _null_scales(n_x, n_y, d, max_level)
+    j = np.arange(max_level + 1)
+    sigma = np.where(j < j0, sigma[j0], sigma)
+    dof = np.minimum(2.0 ** (d * j) - 1, 1e9)           # beyond 10^9 degrees of freedom the tail is normal
+    tail = np.zeros(max_level + 1)
+    tail[1:] = sigma[1:] * (chi2.isf(p, dof[1:]) - dof[1:]) / np.sqrt(2 * dof[1:])
+    weights, ref = np.ones(max_level + 1), sigma[j0] * norm.isf(p)
+    weights[tail > ref] = ref / tail[tail > ref]
+    return weights
+
+
+def _level_scores(stats: np.ndarray, n_x: int, n_y: int, d: int) -> list:
+    """(scores T_0..T_B, sensitivity) of each of LEVEL_CANDIDATES from the statistics (G, 1 + B) of one data set:
+    order statistics of public multiples w Z_kappa (w <= 1) over public sets of levels."""
+    top = stats.shape[0] - 1
+    scaled = _scale_weights(n_x, n_y, d, top)[:, None] * stats
+    lo, hi = _level_range(n_x + n_y, d, top)
+    kept = np.sort(scaled[lo:], axis=0)
+    return [(stats[2], 4.0), (stats[4], 4.0), (stats[6], 4.0), (scaled.max(axis=0), 4.0),
+            (stats[[2, 4, 6]].max(axis=0), 4.0), (kept[-1], 4.0), (scaled[lo:hi + 1].max(axis=0), 4.0),
+            (kept[-2:].mean(axis=0), 4.0), ((_tail_weights(n_x, n_y, d, top)[:, None] * stats).max(axis=0), 4.0)]
+
+
+def _level_test(x, y, rng, eps_values, n_permutations, alpha):
+    "Decisions of every one of LEVEL_CANDIDATES at every eps on one data set (one set of relabellings, fresh noise)."
+    x, y = _check_points(x, "x"), _check_points(y, "y")
+    (n_x, d), n_y = x.shape, len(y)
+    partitions = dyadic_partitions(np.vstack([x, y]), dyadic_max_level(min(n_x, n_y)))
+    stats = _rank_statistics(partitions, n_x, n_y, n_permutations, rng)
+    return np.array([closeness.dp_permutation_decision(s[0], s[1:], eps, sensitivity=delta, alpha=alpha, rng=rng)
+                     for eps in eps_values for s, delta in _level_scores(stats, n_x, n_y, d)])
+
+
+def _candidate_family(family, eps_values, n_permutations, n_centering, alpha) -> tuple:
+    "(names, picklable test) of the comparison `family`: 'combinations' (CANDIDATES) or 'levels' (LEVEL_CANDIDATES)."
+    from functools import partial
+    if family == "combinations":
+        return CANDIDATES, partial(_candidate_test, eps_values=eps_values, n_permutations=n_permutations,
+                                   n_centering=n_centering, alpha=alpha)
+    if family == "levels":
+        return LEVEL_CANDIDATES, partial(_level_test, eps_values=eps_values, n_permutations=n_permutations, alpha=alpha)
+    raise ValueError("family must be 'combinations' or 'levels'")
 
 # %% ../nbs/05_adaptivity.ipynb #hint-keywords-end
 from ldpbook.foundations import _hint_keywords

@@ -373,17 +373,18 @@ def test_shipped_scale_data_recomputes_and_supports_the_chapter():
 
 
 def test_shipped_candidate_data_recomputes_from_recorded_seeds():
-    "Random rows of data/adaptive_candidates.csv and data/adaptive_candidates_2d.csv, recomputed from their seeds."
+    """Random rows of data/adaptive_candidates.csv, data/adaptive_candidates_2d.csv and data/adaptive_levels.csv,
+    recomputed from their seeds."""
     import pathlib
     from functools import partial
-    from ldpbook.adaptive import CANDIDATES, _candidate_test, _figure3_sample, _product_sample, read_figure3_data
+    from ldpbook.adaptive import _candidate_family, _figure3_sample, _product_sample, read_figure3_data
     chosen = np.random.default_rng()
-    for name in ("adaptive_candidates.csv", "adaptive_candidates_2d.csv"):
+    for name in ("adaptive_candidates.csv", "adaptive_candidates_2d.csv", "adaptive_levels.csv"):
         fig, settings = read_figure3_data(pathlib.Path(__file__).resolve().parents[1] / "data" / name)
         eps_values = tuple(float(e) for e in settings["eps_values"])
-        assert fig.labels == tuple(f"{c} eps={e:g}" for e in eps_values for c in CANDIDATES)
-        test = partial(_candidate_test, eps_values=eps_values, n_permutations=settings["n_permutations"],
-                       n_centering=settings["n_centering"], alpha=settings["alpha"])
+        names, test = _candidate_family(settings.get("family", "combinations"), eps_values, settings["n_permutations"],
+                                        settings["n_centering"], settings["alpha"])
+        assert fig.labels == tuple(f"{c} eps={e:g}" for e in eps_values for c in names)
         d = settings["d"]
         sample = partial(_figure3_sample, n=settings["n"]) if d == 1 else partial(_product_sample, n=settings["n"], d=d)
         rows = [(int(chosen.integers(len(fig.scenarios))), int(chosen.integers(settings["n_reps"])))]
@@ -739,6 +740,47 @@ def test_scaled_maximum_sensitivity_exhaustive(d):
             worst = max(worst, float(np.abs(_scaled_maxima(z_new, n_x, all_labellings)[0] - base).max()))
     assert worst <= 4 + 1e-9 and worst > 2
     assert (weights.min() < 1) == (d == 1) and weights.max() == 1
+
+
+@pytest.mark.parametrize("d", [1, 2])
+def test_level_candidate_sensitivities_exhaustive(d):
+    """The public level ranges, top-2 mean and tail weights (adapt-lem-order): every labelling of 3 + 3 points, every
+    record, every replacement on a grid; each score moves by at most its sensitivity 4, and the search reaches the
+    bound's scale (some neighbours move every adaptive score by more than 2, or 1.75 on the coarser grid of d = 2)."""
+    from ldpbook.adaptive import LEVEL_CANDIDATES, _level_scores
+    labellings = np.array([np.isin(np.arange(6), c) for c in itertools.combinations(range(6), 3)])
+    grid = np.array(list(itertools.product(np.linspace(0, 1, 9 if d == 1 else 5), repeat=d)))
+
+    def scored(z):                                            # kappa = 1 .. 256: rows 2, 4, 6 exist
+        return _level_scores(multiscale_statistics(dyadic_partitions(z, 8), labellings, 3, 3), 3, 3, d)
+
+    rng = np.random.default_rng(19 if d == 1 else 23)
+    worst = np.zeros(len(LEVEL_CANDIDATES))
+    for _ in range(6 if d == 1 else 4):
+        z = grid[rng.integers(len(grid), size=6)]
+        base = scored(z)
+        for i, value in itertools.product(range(6), grid):
+            z_new = z.copy()
+            z_new[i] = value
+            for t, ((a, delta), (b, _)) in enumerate(zip(base, scored(z_new))):
+                assert delta == 4.0 and np.abs(a - b).max() <= delta + 1e-9, (t, np.abs(a - b).max())
+                worst[t] = max(worst[t], float(np.abs(a - b).max()))
+    assert worst[3:].min() > (2 if d == 1 else 1.75)
+
+
+def test_level_range_and_tail_weights():
+    """The level range 4 <= kappa^d <= N_W in integers against a float reference, and the tail weight of kappa = 2
+    in one dimension against its closed form: chi2_1(1 - p) = z_{1 - p/2}^2, so w_2 = sqrt(2) z_{1-p} / (z_{1-p/2}^2 - 1)."""
+    from statistics import NormalDist
+    from ldpbook.adaptive import _level_range, _tail_weights
+    for n_w, d, top in itertools.product((4, 6, 64, 2000, 2048, 2049, 10**6), (1, 2, 3), (3, 30)):
+        levels = [j for j in range(top + 1) if 4 <= 2 ** (j * d) <= n_w] or [min(math.ceil(2 / d), top)]
+        assert _level_range(n_w, d, top) == (min(math.ceil(2 / d), top), max(levels)), (n_w, d, top)
+    z = NormalDist().inv_cdf
+    weights = _tail_weights(1000, 1000, 1, 30, p=0.05)
+    assert abs(weights[1] - math.sqrt(2) * z(0.95) / (z(0.975) ** 2 - 1)) < 1e-9
+    assert weights.max() == 1 and 0.7 < weights.min() < 1 and np.all(weights[13:] == 1)
+    assert np.all(np.diff(weights[1:5]) > 0)                 # the heavier the chi-square tail, the smaller the weight
 
 
 def _scales_reference(n_x, n_y, d, max_level):

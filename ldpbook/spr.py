@@ -2154,7 +2154,7 @@ def _certified_solve(batch, stats=None, rtol=1e-14, repairs=3):
     n, w, kernel = line.n, line.w, (_kl_scores if line.kl else None)
     stats.update(passes=0, opened=0, open_cells=0, repaired_columns=0, fallback=False)
     cuts = _coarse_start(batch)
-    rho, H, better = float(_partition_ratios(batch, cuts, kernel)[0]), None, False
+    rho, H = float(_partition_ratios(batch, cuts, kernel)[0]), None
     with tqdm(desc=f"certified SPR, {n} groups", unit="pass", disable=n < _PROGRESS_GROUPS, leave=False) as bar:
         for _ in range(n + 1):                                # ρ increases strictly: no partition twice
             if H is None:
@@ -2175,11 +2175,12 @@ def _certified_solve(batch, stats=None, rtol=1e-14, repairs=3):
                 return found["ratio"] > rho + rtol * abs(rho) + 1e-300 and bool(np.any(found["cuts"] != cuts))
 
             H, P, cnt, E = _certified_at(line, mu, H, P, cnt, stats, better, repairs)
-            if E is None or (E == E and H[n] - rho * (1 - w) + E > 1e-13 * abs(rho)):   # failed, or a gap g + E
-                break
-            if E == E:                                        # certified, with the gap g and the allowance E
+            if E is not None and np.isnan(E):                 # a better partition: the next pass
+                rho, cuts = found["ratio"], found["cuts"]
+                continue
+            if E is not None and H[n] - rho * (1 - w) + E <= 1e-13 * abs(rho):     # the gap g and the allowance E
                 return np.array([rho]), cuts
-            rho, cuts = found["ratio"], found["cuts"]
+            break                                             # the certificate failed, or a gap g + E remains
     stats["fallback"] = True                                  # the last resort: O(n²) passes from here
     return _solve(batch, cuts, certified=False)
 
@@ -2208,6 +2209,8 @@ def _lagrangian_budget(batch, ell, free, stats=None, steps=64):
     for _ in range(steps):
         mu = (Na - Nb) / (sa - sb)
         stats["steps"] += 1
+        if not np.isfinite(mu):                            # infinite scores (Rényi, huge α): the layered program
+            return None
         H, P, cnt = _rounds(line, mu, *_warm_values(line, more, mu))
         cuts = _cuts_from_pointers(P, n)                   # (its blocks: cnt may lag behind the pointers)
         N, s = total(cuts)

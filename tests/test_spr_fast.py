@@ -392,3 +392,25 @@ def test_several_large_pairs_go_to_the_certified_engine_and_equal_the_quadratic_
         assert len(calls) == 3 * 3                                # every pair at every ε > 0
         assert np.allclose(fast, slow, rtol=1e-12, atol=0)
         assert np.all(fast[:, 0] == 0)
+
+
+def test_settled_rounds_agree_with_their_pointers_where_plain_rounds_do_not():
+    """Far from the penalty of its start (μ = 3.3 ρ*w, k = 20,000, ε = 6), `_rounds` leaves columns whose pointers
+    trace partitions worth 4e-4 more than H says, and the certificate cannot close them; `_settled` restarts the
+    rounds from those values until none is left, and the certificate then closes every cell."""
+    rng = np.random.default_rng([11, 0])
+    p, q = rng.dirichlet(np.ones(20_000)), rng.dirichlet(np.ones(20_000))
+    batch = spr._single_batch(p, q, 6.0, "kl", {})
+    ratio, free = spr._solve(batch)
+    line = spr._Line(batch)
+    mu = 3.3 * ratio[0] * line.w
+    start = spr._warm_values(line, free, mu)
+    H, P, _ = spr._rounds(line, mu, *start)
+    assert np.max(spr._along_pointers(line, P, mu)[0] - H) > 1e-4                      # the case
+    H, P, cnt = spr._settled(line, mu, *start)
+    val = spr._along_pointers(line, P, mu)[0]
+    assert np.all(val - H <= 1e-14 * (np.abs(H) + mu))
+    assert spr._certify(line, H, mu, P=P)[0].size == 0
+    i = np.arange(0, line.n, 997)                                                        # and the values are those
+    exact = [max(H[t] + line.scores(np.array([t]), np.array([j]))[0] - mu for t in range(j)) for j in i[1:8]]
+    assert np.allclose(H[i[1:8]], exact, rtol=1e-12, atol=0)                             # of the recursion

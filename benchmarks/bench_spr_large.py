@@ -89,6 +89,26 @@ def alternate(path, rounds=2):
                       f"{stats['opened']} rectangles opened", flush=True)
 
 
+def budgets_versus_layered(k=10_000, eps=6.0, seed=100):
+    """CPU seconds of every budget 2 <= ell below the unconstrained optimum's blocks, by a price per block
+    (`spr._budgeted`, which must certify) and by the O(ell k^2) program `spr._layered`, on one Dirichlet(1) pair;
+    the ratios must agree to 1e-12. Returns both times and the number of budgets."""
+    p, q = pair(k, seed)
+    batch = spr._single_batch(p, q, eps, "kl", {})
+    free = spr._solve(batch)[1]
+    t_price = t_layered = 0.0
+    ells = range(2, int(free.sum()) - 1)
+    for ell in ells:
+        stats = {}
+        cuts, seconds, _ = timed(spr._budgeted, batch, ell, free, stats)
+        assert not stats["layered"], f"no price certified ell = {ell} at k = {k}"
+        ref, layered, _ = timed(spr._layered, batch, ell)
+        got, want = (spr._partition_ratios(batch, c)[0] for c in (cuts, ref))
+        assert abs(got - want) <= 1e-12 * abs(want), f"the price and the layered program differ at ell = {ell}"
+        t_price, t_layered = t_price + seconds, t_layered + layered
+    return t_price, t_layered, len(ells)
+
+
 def budgets(ks=(1_000, 10_000, 100_000), pairs=4, eps_values=(3.0, 6.0), layered_up_to=10_000):
     """Output budgets by a price per block (`spr._budgeted`): for random Dirichlet(1) pairs at each k and every
     budget 2 <= ell below the unconstrained optimum's number of blocks, whether the price search certified (no

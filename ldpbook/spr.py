@@ -2219,6 +2219,7 @@ def _lagrangian_budget(batch, ell, free, stats=None, steps=64):
     lines N − μs cross; the penalised problem at μ (`_settled`, started from the one with more blocks) gives a
     partition that replaces one of them, until one has `ell` blocks (then certified by `_certified_at` and
     checked against μ ≥ ρw) or the two are neighbours on the hull (None: no price gives `ell` blocks)."""
+    from tqdm.auto import tqdm
     line, stats = _Line(batch), {} if stats is None else stats
     n, w = line.n, line.w
     stats.update(steps=0, certified=False)
@@ -2233,32 +2234,34 @@ def _lagrangian_budget(batch, ell, free, stats=None, steps=64):
         stats["certified"] = True
         return one
     (Na, sa), (Nb, sb), more = total(free), total(one), free
-    for _ in range(steps):
-        mu = (Na - Nb) / (sa - sb)
-        stats["steps"] += 1
-        if not np.isfinite(mu):                            # infinite scores (Rényi, huge α): the layered program
-            return None
-        H, P, cnt = _settled(line, mu, *_warm_values(line, more, mu))
-        cuts = _cuts_from_pointers(P, n)                   # (its blocks: cnt may lag behind the pointers)
-        N, s = total(cuts)
-        if s == ell:
-            H, P, cnt, E = _certified_at(line, mu, H, P, cnt, stats)
-            if E is None:
+    bar = tqdm(desc=f"SPR budget {ell}, {n} groups", unit="price", disable=n < _PROGRESS_GROUPS, leave=False)
+    with bar:
+        for _ in range(steps):
+            mu = (Na - Nb) / (sa - sb)
+            stats["steps"] += 1
+            bar.update()
+            if not np.isfinite(mu):                        # infinite scores (Rényi, huge α): the layered program
                 return None
-            cuts = _cuts_from_pointers(P, n)               # a repair may have found another partition
+            H, P, cnt = _settled(line, mu, *_warm_values(line, more, mu))
+            cuts = _cuts_from_pointers(P, n)               # (its blocks: cnt may lag behind the pointers)
             N, s = total(cuts)
             if s == ell:
-                rho = N / (1 + (ell - 1) * w)
-                stats["certified"] = bool(mu >= rho * w and H[n] - (N - mu * ell) + E <= 1e-13 * abs(rho))
-                return cuts if stats["certified"] else None
-        if not sb < s < sa:                                # neighbours on the hull: no price gives ell blocks
-            return None
-        if s > ell:
-            Na, sa, more = N, s, cuts
-        else:
-            Nb, sb = N, s
+                H, P, cnt, E = _certified_at(line, mu, H, P, cnt, stats)
+                if E is None:
+                    return None
+                cuts = _cuts_from_pointers(P, n)           # a repair may have found another partition
+                N, s = total(cuts)
+                if s == ell:
+                    rho = N / (1 + (ell - 1) * w)
+                    stats["certified"] = bool(mu >= rho * w and H[n] - (N - mu * ell) + E <= 1e-13 * abs(rho))
+                    return cuts if stats["certified"] else None
+            if not sb < s < sa:                            # neighbours on the hull: no price gives ell blocks
+                return None
+            if s > ell:
+                Na, sa, more = N, s, cuts
+            else:
+                Nb, sb = N, s
     return None
-
 
 # %% ../nbs/01_spr.ipynb #spr-budget-2
 def _budgeted(batch, ell, free, stats=None):

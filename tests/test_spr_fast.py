@@ -414,3 +414,18 @@ def test_settled_rounds_agree_with_their_pointers_where_plain_rounds_do_not():
     i = np.arange(0, line.n, 997)                                                        # and the values are those
     exact = [max(H[t] + line.scores(np.array([t]), np.array([j]))[0] - mu for t in range(j)) for j in i[1:8]]
     assert np.allclose(H[i[1:8]], exact, rtol=1e-12, atol=0)                             # of the recursion
+
+
+def test_values_along_pointers_equal_a_walk_down_each_chain():
+    "`_along_pointers` (pointer doubling) against walking each prefix's chain of back-pointers one link at a time."
+    rng = np.random.default_rng(12)
+    line = line_of(rng.dirichlet(np.ones(300)), rng.dirichlet(np.ones(300)), 2.0)
+    n, mu = line.n, 0.01
+    P = np.concatenate(([0], [int(rng.integers(0, j)) for j in range(1, n + 1)]))
+    val, cnt = spr._along_pointers(line, P, mu)
+    for j in range(n + 1):
+        total, blocks, at = 0.0, 0, j
+        while at > 0:
+            total += line.scores(np.array([P[at]]), np.array([at]))[0] - mu
+            blocks, at = blocks + 1, P[at]
+        assert cnt[j] == blocks and abs(val[j] - total) <= 1e-13 * (abs(total) + blocks * mu)

@@ -29,7 +29,7 @@ from bench_chernoff import lipschitz_only          # noqa: E402  (the tent-only 
 from bench_foundations import float_inversion      # noqa: E402  (privatize before it drew exactly)
 from bench_spr import paper_dp_value               # noqa: E402  (the paper's O(ℓk²)-per-instance DP)
 from bench_approximate import tv_lp                # noqa: E402  (the (ε, δ) TV optimum by one linear program)
-from bench_spr_large import million, versus_quadratic  # noqa: E402  (one large SPR instance)
+from bench_spr_large import budgets_versus_layered, million, versus_quadratic  # noqa: E402  (one large SPR instance)
 
 from ldpbook import approximate, closeness         # noqa: E402
 from ldpbook.adaptive import dyadic_max_level, dyadic_partitions, multiscale_statistics  # noqa: E402
@@ -139,6 +139,14 @@ def spr_certified_ratios():
     return out
 
 
+def spr_budget_ratio():
+    """Output budgets on one pair at k = 10^4 (eps = 6, every budget below the unconstrained optimum's blocks): a
+    price per block, certified, against the O(ell k^2) program it replaces there."""
+    t_price, t_layered, n = budgets_versus_layered()
+    name = "SPR k=1e4 budgets by a price vs O(ell k^2) program"
+    return {name: (t_layered / t_price, f"{n} budgets, {t_price:.2f} s vs {t_layered:.1f} s")}
+
+
 def chernoff_ratio():
     "DP calls of chernoff_optimal against the tent-only branch-and-bound, both to tol 1e-3 (k = 6, 5 pairs x 3 eps)."
     rng = np.random.default_rng(0)
@@ -206,7 +214,7 @@ def main():
     print(f"floors measured on {recorded['machine']} on {recorded['date']}; this machine: {machine()}")
     ratios = {}
     parts = (rb_statistic_ratios, permutation_ratio, spr_sweep_ratio, spr_large_ratios, spr_certified_ratios,
-             chernoff_ratio, privatize_ratio, adaptive_ratio, approximate_ratio)
+             spr_budget_ratio, chernoff_ratio, privatize_ratio, adaptive_ratio, approximate_ratio)
     for part in parts:
         if args.only in part.__name__:
             ratios.update(part())

@@ -470,7 +470,9 @@ def divergence_optimal(p: ArrayLike, q: ArrayLike, eps: float, *, divergence: st
     Dinkelbach's fractional programming (a few O(k²) passes, O(k) memory when k is large; from 5,000 groups on,
     divide and conquer in O(k log k) per round with a certificate of optimality, about 10 s at k = 10⁶, ε = 1),
     with a budget `ell` smaller than the unconstrained optimum's number of blocks the paper's O(ℓk²) dynamic
-    program; `spr_dp` is the plain reference it is tested against. Scores are computed from exact block
+    program, or from 5,000 groups on a price per block searched with the certified engine, certified optimal
+    (the O(ℓk²) program where no price gives `ell` blocks); `spr_dp` is the plain reference it is tested
+    against. Scores are computed from exact block
     masses in cancellation-free forms, so the value is correct to about 1e-12 relative for every ε, including
     masses of 1e-300 (see "Exact in floating point").
 
@@ -1647,7 +1649,7 @@ def _optimise(batch, ell, warm=None, workspace=None, blocks=None):
     if ell < n_groups:
         over = np.flatnonzero(cuts.sum(axis=1) - 1 > ell)
         if over.size:
-            cuts[over] = _layered(batch.take(over), ell)
+            cuts[over] = _budgeted(batch.take(over), ell, free[over])
     if batch.kind == "renyi" and batch.params["renyi_order"] < 1:
         far = np.flatnonzero((batch.params["renyi_order"] - 1) * _partition_ratios(batch, cuts) < -0.5)
         if far.size:
@@ -1656,7 +1658,7 @@ def _optimise(batch, ell, warm=None, workspace=None, blocks=None):
             if ell < n_groups:
                 over = np.flatnonzero(cross_cuts.sum(axis=1) - 1 > ell)
                 if over.size:
-                    cross_cuts[over] = _layered(cross.take(over), ell)
+                    cross_cuts[over] = _budgeted(cross.take(over), ell, cross_cuts[over])
             cuts[far] = cross_cuts
     return cuts, free
 
@@ -1777,14 +1779,19 @@ def _sweep_schedule(n_eps, per_batch):
 def _engine_values(P0, P1, eps_arr, divergence, params, ell):
     """Optimal values of all (pair, ε) instances, solved together in array passes (the contract of
     `_plain_values`). The sorted ε grid is visited in the batches of `_sweep_schedule`, so that each instance
-    starts Dinkelbach's iteration from the optimal partition of its neighbour in ε, solved in the batch before."""
+    starts Dinkelbach's iteration from the optimal partition of its neighbour in ε, solved in the batch before.
+    Pairs with `_FAST_GROUPS` groups or more are solved one pair and one ε at a time, by the certified engine."""
     T = P0.shape[0]
     a, b, d = _padded_groups(P0, P1, params.get("gamma", 1.0))
     n_groups = a.shape[1]
+    if T > 1 and n_groups >= _FAST_GROUPS:         # large pairs one at a time, and (below) one ε at a time:
+        return np.vstack([_engine_values(P0[t:t + 1], P1[t:t + 1], eps_arr, divergence, params, ell)  # every
+                          for t in range(T)])                           # instance one that `_certified_solve` takes
     order = np.argsort(eps_arr, kind="stable")
     per_batch = max(1, _SWEEP_BATCH // max(1, T * n_groups * (n_groups + 1) // 2))
     per_batch = min(per_batch, 2 * order.size + 1)     # the same schedule (all cold, one batch), without a list of
                                                        # a million segments for one small pair
+    per_batch = 1 if n_groups >= _FAST_GROUPS else per_batch
     out = np.empty((T, order.size))
     warm, warm_blocks, workspace = None, None, {}  # previous batch's optimal boundaries and their blocks; buffer
     pairs = np.arange(T)
@@ -2102,6 +2109,32 @@ def _coarse_start(batch, chunks=1024):
     cuts[0, edges[np.flatnonzero(coarse[0])]] = True
     return cuts
 
+# %% ../nbs/01_spr.ipynb #spr-million-5b
+def _certified_at(line, mu, H, P, cnt, stats, stop=None, repairs=3):
+    """Certify the candidate H (back-pointers P, block counts cnt) of the penalised problem at the penalty μ:
+    `_certify`, the open cells within rounding accepted (`_within_rounding`) and the others repaired (`_repair`,
+    at most `repairs` times, a bounded number of columns). Returns H, P, cnt and E, the sum of the allowances
+    accepted; E is None where the certificate failed, and NaN where `stop(P)` held before a certificate (a
+    better partition: nothing to certify). `stats` (a dict) counts rectangles opened, open cells and repaired
+    columns."""
+    for attempt in range(repairs + 1):
+        if stop is not None and stop(P):
+            return H, P, cnt, np.nan
+        cells, opened = _certify(line, H, mu, P=P)
+        within, E = _within_rounding(line, H, mu, cells)
+        cells = cells[~within]
+        stats["opened"] = stats.get("opened", 0) + opened
+        stats["open_cells"] = stats.get("open_cells", 0) + len(cells)
+        if not len(cells):
+            return H, P, cnt, E
+        columns = np.unique(cells[:, 1]).size
+        if attempt == repairs or columns * line.n > 40_000_000 + 64 * line.n:      # a bounded repair, else none
+            break
+        H, P, cnt, _ = _repair(line, H, P, cnt, mu, cells)
+        stats["repaired_columns"] = stats.get("repaired_columns", 0) + columns
+    return H, P, cnt, None
+
+
 # %% ../nbs/01_spr.ipynb #spr-million-6
 def _certifiable(batch):
     "Whether `_solve` hands the batch to `_certified_solve`: one instance of many groups, 0 < ε < ∞, no Σ_α kind."
@@ -2121,7 +2154,7 @@ def _certified_solve(batch, stats=None, rtol=1e-14, repairs=3):
     n, w, kernel = line.n, line.w, (_kl_scores if line.kl else None)
     stats.update(passes=0, opened=0, open_cells=0, repaired_columns=0, fallback=False)
     cuts = _coarse_start(batch)
-    rho, H, better = float(_partition_ratios(batch, cuts, kernel)[0]), None, False
+    rho, H = float(_partition_ratios(batch, cuts, kernel)[0]), None
     with tqdm(desc=f"certified SPR, {n} groups", unit="pass", disable=n < _PROGRESS_GROUPS, leave=False) as bar:
         for _ in range(n + 1):                                # ρ increases strictly: no partition twice
             if H is None:
@@ -2134,30 +2167,116 @@ def _certified_solve(batch, stats=None, rtol=1e-14, repairs=3):
             if not (np.isfinite(H).all() and np.isfinite(rho)):  # infinite scores (Rényi, huge α): below
                 break
             bar.update()
-            for attempt in range(repairs + 1):
-                new_cuts = _cuts_from_pointers(P, n)
-                new = float(_partition_ratios(batch, new_cuts, kernel)[0])
-                better = new > rho + rtol * abs(rho) + 1e-300 and bool(np.any(new_cuts != cuts))
-                if better:
-                    break
-                cells, opened = _certify(line, H, mu, P=P)
-                within, E = _within_rounding(line, H, mu, cells)
-                cells = cells[~within]
-                stats["opened"], stats["open_cells"] = stats["opened"] + opened, stats["open_cells"] + len(cells)
-                if not len(cells):
-                    if H[n] - rho * (1 - w) + E <= 1e-13 * abs(rho):     # the gap g and the allowance E
-                        return np.array([rho]), cuts
-                    break
-                columns = np.unique(cells[:, 1]).size
-                if attempt == repairs or columns * n > 40_000_000 + 64 * n:      # a bounded repair, else below
-                    break
-                H, P, cnt, _ = _repair(line, H, P, cnt, mu, cells)
-                stats["repaired_columns"] += columns
-            if not better:
-                break
-            rho, cuts = new, new_cuts
+            found = {}
+
+            def better(P):                                    # the pass's partition beats ρ: no certificate
+                found["cuts"] = _cuts_from_pointers(P, n)
+                found["ratio"] = float(_partition_ratios(batch, found["cuts"], kernel)[0])
+                return found["ratio"] > rho + rtol * abs(rho) + 1e-300 and bool(np.any(found["cuts"] != cuts))
+
+            H, P, cnt, E = _certified_at(line, mu, H, P, cnt, stats, better, repairs)
+            if E is not None and np.isnan(E):                 # a better partition: the next pass
+                rho, cuts = found["ratio"], found["cuts"]
+                continue
+            if E is not None and H[n] - rho * (1 - w) + E <= 1e-13 * abs(rho):     # the gap g and the allowance E
+                return np.array([rho]), cuts
+            break                                             # the certificate failed, or a gap g + E remains
     stats["fallback"] = True                                  # the last resort: O(n²) passes from here
     return _solve(batch, cuts, certified=False)
+
+# %% ../nbs/01_spr.ipynb #spr-budget-0
+def _along_pointers(line, P, mu):
+    """Penalised values and block counts of the partitions of every prefix that the back-pointers P trace, by
+    pointer doubling (each step adds the values of the links halfway up the chain: log₂ n array steps)."""
+    n = line.n
+    val = np.concatenate(([0.0], line.scores(P[1:], np.arange(1, n + 1)) - mu))
+    cnt, ptr = np.minimum(np.arange(n + 1), 1), P.copy()
+    while np.any(ptr > 0):
+        val, cnt, ptr = val + val[ptr], cnt + cnt[ptr], ptr[ptr]
+    return val, cnt
+
+
+def _settled(line, mu, G, P, cnt, limit=8):
+    """`_rounds` until the candidate agrees with its pointers. A round that improves a prefix t leaves the value of a
+    column j that points to t as it was, and a later round retries j only from the rows the divide and conquer
+    reaches: far from the penalty of the start, the pointers' partitions were found worth up to 3·10⁻⁴ more than
+    H said (k = 10⁵, ε = 6), and the certificate opened a million cells. Their values restart the rounds."""
+    for _ in range(limit):
+        G, P, cnt = _rounds(line, mu, G, P, cnt)
+        val, count = _along_pointers(line, P, mu)
+        up = val - G > _ETA * (np.abs(G) + mu)             # (not the last bits: the doubling adds in another order)
+        if not up.any():
+            break
+        G, cnt = np.where(up, val, G), np.where(up, count, cnt)
+    return G, P, cnt
+
+
+# %% ../nbs/01_spr.ipynb #spr-budget-1
+def _lagrangian_budget(batch, ell, free, stats=None, steps=64):
+    """Block boundaries (1, n + 1) of a partition with exactly `ell` blocks, certified optimal among those with at
+    most `ell` (theorem "A price per block"), or None. `free`: the boundaries of the unconstrained optimum (more
+    than `ell` blocks). Two partitions, with more and with fewer blocks than `ell`, give the price μ where their
+    lines N − μs cross; the penalised problem at μ (`_settled`, started from the one with more blocks) gives a
+    partition that replaces one of them, until one has `ell` blocks (then certified by `_certified_at` and
+    checked against μ ≥ ρw) or the two are neighbours on the hull (None: no price gives `ell` blocks)."""
+    from tqdm.auto import tqdm
+    line, stats = _Line(batch), {} if stats is None else stats
+    n, w = line.n, line.w
+    stats.update(steps=0, certified=False)
+
+    def total(cuts):                                       # N = Σ μ̃ over the blocks, and their number s
+        c = np.flatnonzero(cuts[0])
+        return float(line.scores(c[:-1], c[1:]).sum()), c.size - 1
+
+    one = np.zeros((1, n + 1), dtype=bool)
+    one[0, [0, n]] = True
+    if ell == 1:                                           # the only partition with one block
+        stats["certified"] = True
+        return one
+    (Na, sa), (Nb, sb), more = total(free), total(one), free
+    bar = tqdm(desc=f"SPR budget {ell}, {n} groups", unit="price", disable=n < _PROGRESS_GROUPS, leave=False)
+    with bar:
+        for _ in range(steps):
+            mu = (Na - Nb) / (sa - sb)
+            stats["steps"] += 1
+            bar.update()
+            if not np.isfinite(mu):                        # infinite scores (Rényi, huge α): the layered program
+                return None
+            H, P, cnt = _settled(line, mu, *_warm_values(line, more, mu))
+            cuts = _cuts_from_pointers(P, n)               # (its blocks: cnt may lag behind the pointers)
+            N, s = total(cuts)
+            if s == ell:
+                H, P, cnt, E = _certified_at(line, mu, H, P, cnt, stats)
+                if E is None:
+                    return None
+                cuts = _cuts_from_pointers(P, n)           # a repair may have found another partition
+                N, s = total(cuts)
+                if s == ell:
+                    rho = N / (1 + (ell - 1) * w)
+                    stats["certified"] = bool(mu >= rho * w and H[n] - (N - mu * ell) + E <= 1e-13 * abs(rho))
+                    return cuts if stats["certified"] else None
+            if not sb < s < sa:                            # neighbours on the hull: no price gives ell blocks
+                return None
+            if s > ell:
+                Na, sa, more = N, s, cuts
+            else:
+                Nb, sb = N, s
+    return None
+
+# %% ../nbs/01_spr.ipynb #spr-budget-2
+def _budgeted(batch, ell, free, stats=None):
+    """Block boundaries of optimal partitions with at most `ell` blocks, for instances whose unconstrained optima
+    (boundaries `free`) have more: by `_lagrangian_budget` for one `_certifiable` instance where it certifies,
+    else by the O(ℓk²) program `_layered`. `stats` (a dict) receives the search's and whether `_layered` ran."""
+    stats = {} if stats is None else stats
+    stats["layered"] = False
+    if _certifiable(batch):
+        cuts = _lagrangian_budget(batch, ell, free, stats)
+        if cuts is not None:
+            return cuts
+    stats["layered"] = True
+    return _layered(batch, ell)
+
 
 # %% ../nbs/01_spr.ipynb #f71dcde7
 _ENGINES["divergence_optimal"] = _engine_solution          # from here on (and in the package) the public API

@@ -9,7 +9,7 @@ import pytest
 from ldpbook import spr
 from ldpbook.spr import divergence_optimal
 
-from test_exact_spr import KIND_IDS, _close, blocks_of, instances, reference_optimum
+from test_exact_spr import KIND_IDS, Ref, _close, blocks_of, instances, reference_optimum
 
 KINDS = [("kl", {}), ("hellinger", {}), ("chi2", {}), ("tv", {}), ("egamma", {"gamma": 1.5}),
          ("renyi", {"renyi_order": 2.0}), ("renyi", {"renyi_order": 0.5})]
@@ -285,3 +285,147 @@ def test_certified_engine_equals_the_quadratic_program_on_the_adversarial_family
     assert not stats["fallback"]                                          # certified (and repaired), not replaced
     if case == 2:                                                         # sparse, ε = 10: the repair is needed
         assert stats["repaired_columns"] > 0
+
+
+# ---------------------------------------------------------------- output budgets: a price per block
+
+def budget_optimum(p, q, eps, kind, params, ell):
+    "max over contiguous partitions with at most ell blocks of the exactly sorted support, in 80 digits."
+    ref = Ref(p, q, eps, kind, params)
+    ref.eps_float = eps
+    order = sorted((x for x in range(len(p)) if ref.p[x] + ref.q[x] > 0),
+                   key=lambda x: ref.p[x] / (ref.p[x] + ref.q[x]))
+    n, best = len(order), None
+    for mask in range(2 ** max(n - 1, 0)):
+        if bin(mask).count("1") + 1 > ell:
+            continue
+        cuts = [0] + [i + 1 for i in range(n - 1) if mask >> i & 1] + [n]
+        val = ref.value([order[a:b] for a, b in zip(cuts[:-1], cuts[1:])])
+        best = val if best is None or val > best else best
+    return best
+
+
+def budgets(batch):
+    "The unconstrained optimum's boundaries and every budget 1 ≤ ell below its number of blocks."
+    free = spr._solve(batch, certified=False)[1]
+    return free, range(1, int(free.sum()) - 1)
+
+
+@pytest.mark.parametrize("kind,params", KINDS, ids=[f"{k}-{p}" for k, p in KINDS])
+def test_a_price_per_block_equals_the_layered_program(kind, params, monkeypatch):
+    "Every budget below the unconstrained optimum's blocks, k = 1500, ε = 3 and 8: certified, equal to `_layered`."
+    monkeypatch.setattr(spr, "_FAST_GROUPS", 1000)
+    rng = np.random.default_rng([5, KINDS.index((kind, params))])
+    p, q = rng.dirichlet(np.full(1500, 0.5)), rng.dirichlet(np.full(1500, 0.5))
+    tried = 0
+    for eps in (3.0, 8.0):
+        batch = spr._single_batch(p, q, eps, kind, params)
+        free, ells = budgets(batch)
+        for ell in ells:
+            stats = {}
+            cuts = spr._budgeted(batch, ell, free, stats)
+            assert not stats["layered"] and stats["certified"] and cuts.sum() - 1 == ell
+            got, want = (spr._partition_ratios(batch, c)[0] for c in (cuts, spr._layered(batch, ell)))
+            assert abs(got - want) <= 1e-12 * abs(want)
+            tried += 1
+    assert tried >= 2
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_budgeted_engine_equals_brute_force_in_80_digits(seed, monkeypatch):
+    "Small pairs through the public API with every budget, the certified path forced, against enumeration."
+    monkeypatch.setattr(spr, "_FAST_GROUPS", 1)
+    rng = np.random.default_rng([6, seed])
+    kind, params = KINDS[(0, 1, 2, 5)[seed]]                     # (TV's optima have two blocks: no budget binds)
+    used = []
+    real = spr._lagrangian_budget
+    monkeypatch.setattr(spr, "_lagrangian_budget", lambda *a, **k: used.append(1) or real(*a, **k))
+    for _ in range(6):
+        k = int(rng.integers(5, 9))
+        p, q, eps = rng.dirichlet(np.full(k, 0.4)), rng.dirichlet(np.full(k, 0.4)), float(rng.choice([2.0, 6.0, 12.0]))
+        for ell in range(2, k + 1):                               # (one block: the value is round-off)
+            got = divergence_optimal(p, q, eps, divergence=kind, ell=ell, **params)
+            assert len(got.partition) <= ell
+            assert _close(got.value, budget_optimum(p, q, eps, kind, params, ell))
+    assert used                                                   # the price search ran
+
+
+@pytest.mark.parametrize("plant", ["the certificate fails", "no price gives ell blocks"])
+def test_a_budget_the_price_cannot_certify_falls_back_to_the_layered_program(plant, monkeypatch):
+    """No search above found an instance where s ↦ N_s is not concave, so the two ways the search gives up are
+    planted: a certificate that fails, and penalised passes that return the partition they start from (the
+    search then meets two neighbours on the hull). The answer must come from `_layered`, and be its optimum."""
+    monkeypatch.setattr(spr, "_FAST_GROUPS", 1000)
+    rng = np.random.default_rng(8)
+    p, q = rng.dirichlet(np.ones(1200)), rng.dirichlet(np.ones(1200))
+    batch = spr._single_batch(p, q, 6.0, "kl", {})
+    free, ells = budgets(batch)
+    ell = max(ells)
+    assert ell >= 2
+    if plant == "the certificate fails":
+        monkeypatch.setattr(spr, "_certify", lambda line, H, mu, P=None: (np.array([[0, line.n]] * 5), 1))
+        monkeypatch.setattr(spr, "_within_rounding", lambda line, H, mu, cells: (np.zeros(len(cells), bool), 0.0))
+        monkeypatch.setattr(spr, "_repair", lambda line, H, P, cnt, mu, cells: (H, P, cnt, 1))
+    else:
+        monkeypatch.setattr(spr, "_rounds", lambda line, mu, G, P, cnt: (G, P, cnt))
+    stats = {}
+    cuts = spr._budgeted(batch, ell, free, stats)
+    assert stats["layered"] and not stats["certified"]
+    monkeypatch.undo()
+    assert np.array_equal(cuts, spr._layered(batch, ell))
+
+
+def test_several_large_pairs_go_to_the_certified_engine_and_equal_the_quadratic_batches(monkeypatch):
+    "divergence_optimal_values with three pairs of 1500 groups (threshold 1000), with and without a budget."
+    rng = np.random.default_rng(9)
+    P0, P1 = rng.dirichlet(np.ones(1500), 3), rng.dirichlet(np.ones(1500), 3)
+    grid = [0.0, 0.5, 2.0, 6.0]
+    for ell in (None, 3):
+        monkeypatch.setattr(spr, "_FAST_GROUPS", 10 ** 9)
+        slow = spr.divergence_optimal_values(P0, P1, grid, ell=ell)
+        calls = []
+        real = spr._certified_solve
+        monkeypatch.setattr(spr, "_certified_solve", lambda batch, *a, **k: calls.append(1) or real(batch, *a, **k))
+        monkeypatch.setattr(spr, "_FAST_GROUPS", 1000)
+        fast = spr.divergence_optimal_values(P0, P1, grid, ell=ell)
+        monkeypatch.undo()
+        assert len(calls) == 3 * 3                                # every pair at every ε > 0
+        assert np.allclose(fast, slow, rtol=1e-12, atol=0)
+        assert np.all(fast[:, 0] == 0)
+
+
+def test_settled_rounds_agree_with_their_pointers_where_plain_rounds_do_not():
+    """Far from the penalty of its start (μ = 3.3 ρ*w, k = 20,000, ε = 6), `_rounds` leaves columns whose pointers
+    trace partitions worth 4e-4 more than H says, and the certificate cannot close them; `_settled` restarts the
+    rounds from those values until none is left, and the certificate then closes every cell."""
+    rng = np.random.default_rng([11, 0])
+    p, q = rng.dirichlet(np.ones(20_000)), rng.dirichlet(np.ones(20_000))
+    batch = spr._single_batch(p, q, 6.0, "kl", {})
+    ratio, free = spr._solve(batch)
+    line = spr._Line(batch)
+    mu = 3.3 * ratio[0] * line.w
+    start = spr._warm_values(line, free, mu)
+    H, P, _ = spr._rounds(line, mu, *start)
+    assert np.max(spr._along_pointers(line, P, mu)[0] - H) > 1e-4                      # the case
+    H, P, cnt = spr._settled(line, mu, *start)
+    val = spr._along_pointers(line, P, mu)[0]
+    assert np.all(val - H <= 1e-14 * (np.abs(H) + mu))
+    assert spr._certify(line, H, mu, P=P)[0].size == 0
+    i = np.arange(0, line.n, 997)                                                        # and the values are those
+    exact = [max(H[t] + line.scores(np.array([t]), np.array([j]))[0] - mu for t in range(j)) for j in i[1:8]]
+    assert np.allclose(H[i[1:8]], exact, rtol=1e-12, atol=0)                             # of the recursion
+
+
+def test_values_along_pointers_equal_a_walk_down_each_chain():
+    "`_along_pointers` (pointer doubling) against walking each prefix's chain of back-pointers one link at a time."
+    rng = np.random.default_rng(12)
+    line = line_of(rng.dirichlet(np.ones(300)), rng.dirichlet(np.ones(300)), 2.0)
+    n, mu = line.n, 0.01
+    P = np.concatenate(([0], [int(rng.integers(0, j)) for j in range(1, n + 1)]))
+    val, cnt = spr._along_pointers(line, P, mu)
+    for j in range(n + 1):
+        total, blocks, at = 0.0, 0, j
+        while at > 0:
+            total += line.scores(np.array([P[at]]), np.array([at]))[0] - mu
+            blocks, at = blocks + 1, P[at]
+        assert cnt[j] == blocks and abs(val[j] - total) <= 1e-13 * (abs(total) + blocks * mu)

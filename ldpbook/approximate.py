@@ -826,19 +826,26 @@ def renyi_ldp_optimal(p: ArrayLike, q: ArrayLike, eps: float, *, renyi_order: fl
 def _image_upper(p, q, P, spaces, meta, kind, params):
     """The largest perspective sum over the vertices of H' = {z : c·z ≤ bound for every certified (c, bound)} ∩
     {u ≥ 0, v ≥ 0}, which holds the image: each vertex from its facets by least squares, u ≤ max(p/q)·v and
-    v ≤ max(q/p)·u enforced (they hold on the image) so that rounding near zero makes no infinite term."""
+    v ≤ max(q/p)·u enforced (they hold on the image) so that rounding near zero makes no infinite term. Of
+    normals equal to 9 digits one is kept (qhull fails on near-duplicates; fewer half-spaces give a larger H')."""
     from scipy.spatial import HalfspaceIntersection, QhullError
     Ms, Md, sig, tv = meta
     m, half = Ms.shape[0], sig * tv / 2
-    H = [np.append(c, -bound) for c, bound in spaces]
+    C = np.array([c for c, _ in spaces])
+    keep = np.unique(np.round(C, 9), axis=0, return_index=True)[1]      # dropping a half-space only loosens H'
+    H = [np.append(C[i], -spaces[i][1]) for i in np.sort(keep)]
     for y in range(m):
         for sign in (1.0, -1.0):
             H.append(np.concatenate((-np.eye(m)[y], -sign * half * np.eye(m)[y], [0.0])))
     H += [np.concatenate((np.ones(m), np.full(m, sign * half), [-1.0])) for sign in (1.0, -1.0)]
     H = np.array(H)
-    try:
-        meet = HalfspaceIntersection(H, P.mean(axis=0))
-    except QhullError:
+    for options in ("Qx", "Qx Q12"):                   # Q12: allow the wide merges that coplanar facets cause
+        try:
+            meet = HalfspaceIntersection(H, P.mean(axis=0), qhull_options=options)
+            break
+        except QhullError:
+            meet = None
+    if meet is None:
         return np.inf                                   # no bound: the caller refuses
     Z = np.array([np.linalg.lstsq(H[f, :-1], -H[f, -1], rcond=None)[0] for f in meet.dual_facets])
     U, V = (np.maximum(x, 0.0) for x in _laws(Z, meta))
@@ -1067,7 +1074,7 @@ def _tight_channel(active, k, ell, eps, delta):
     """The channel at the vertex with the given active rows, for e^ε·(1 − 1e-14) and δ·(1 − 1e-12): the rows in the
     channel's own entries (Q(S|x) − a·Q(S|x') = δ, Q(y|x) = 0, row sums 1) solved in 40-digit mpmath and rounded
     once, so that each entry is within half an ulp of a point strictly inside the (ε, δ) constraints it meets.
-    None if a box row is active."""
+    None if a box row is active or the solution has a negative entry."""
     import mpmath as mp
     n, subsets = k * ell, [[(m >> y) & 1 for y in range(ell)] for m in range(1, 2 ** ell - 1)]
     pairs = list(zip(*(v.tolist() for v in _pair_rows(k))))
@@ -1094,7 +1101,8 @@ def _tight_channel(active, k, ell, eps, delta):
             sol = mp.lu_solve(M, rhs)
         except ZeroDivisionError:
             return None
-        return np.maximum(np.array([float(v) for v in sol]), 0.0).reshape(k, ell)
+        Q = np.array([float(v) for v in sol]).reshape(k, ell)
+    return None if Q.min() < -1e-12 else np.maximum(Q, 0.0)    # a negative entry: the rows were not a vertex
 
 
 def _laws(Z, meta):

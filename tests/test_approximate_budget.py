@@ -97,6 +97,16 @@ def test_three_outputs_on_four_letters_equal_the_best_exact_vertex():
                 assert agrees(mech, best_vertex(V, p, q, kind, params), p, q, eps, d, kind, params), (a, i, kind)
 
 
+def test_four_outputs_on_three_letters_equal_the_best_exact_vertex():
+    "The 5584 vertices of the 3 × 4 polytope at e^ε = 2, δ = 1/2 (cddlib): two pairs, KL, in mpmath."
+    V = cdd_vertices(3, 4, Fraction(2), Fraction(1, 2))
+    assert len(V) == 5584
+    for p, q in mixture_pairs(np.random.default_rng(34), 2):
+        mech = divergence_optimal(p, q, float(np.log(2)), delta=0.5, ell=4)
+        assert mech.channel.shape == (3, 4) and is_approx_ldp(mech.channel, float(np.log(2)), 0.5)
+        assert abs(mech.value - float(best_vertex(V, p, q, "kl", {}))) <= 1e-9 * mech.value
+
+
 def lp_vertices(p, q, eps, delta, directions, rng):
     """Channels that linear programs (HiGHS) reach over the k × 3 (ε, δ)-LDP polytope, written with every output
     set (no scaling, no reduction), in random directions of the objective."""
@@ -150,18 +160,20 @@ def test_the_issue_family_at_three_outputs():
 
 
 def test_no_three_output_optimum_on_five_or_six_letters_beats_the_mixture():
-    """The mixture δ·D_f(p‖q) + (1 − δ)·V_ε (up to 2k outputs) against the exact three-output optimum: never
-    below it, for KL, χ² and Hellinger on 12 pairs of five and six letters."""
+    """The mixture δ·D_f(p‖q) + (1 − δ)·V_ε (up to 2k outputs) against the certified upper bound of the three-output
+    optimum (the largest D_f over the confirmed half-spaces, one hull per pair): never above it, for KL, χ² and
+    Hellinger on 10 pairs of five and six letters."""
+    from ldpbook.approximate import _image_hull, _image_upper
     rng = np.random.default_rng(56)
-    for i in range(12):
+    for i in range(10):
         k = 5 + i % 2
         p, q = rng.dirichlet(np.ones(k)), rng.dirichlet(np.ones(k))
         eps, delta = float(rng.choice([0.1, 1.0, 4.0])), float(rng.choice([1e-6, 1e-3, 0.05, 0.3]))
+        P, _, spaces, meta, _ = _image_hull(p, q, eps, delta, 3)
         for kind in ("kl", "chi2", "hellinger"):
-            best = divergence_optimal(p, q, eps, delta=delta, divergence=kind, ell=3).value
             mixture = delta * divergence(p, q, kind=kind) + (1 - delta) * spr.divergence_optimal(
                 p, q, eps, divergence=kind).value
-            assert best <= mixture * (1 + 1e-9), (k, eps, delta, kind)
+            assert _image_upper(p, q, P, spaces, meta, kind, {}) <= mixture * (1 + 1e-9), (k, eps, delta, kind)
 
 
 def test_three_outputs_are_at_least_two_and_grow_with_delta():
@@ -191,7 +203,24 @@ def test_larger_alphabets_and_budgets_are_refused_with_the_reason():
     p7, q7 = np.full(7, 1 / 7), np.arange(1, 8) / 28
     with pytest.raises(NotImplementedError, match="k <= 6"):
         divergence_optimal(p7, q7, 1.0, delta=0.1, ell=3)
-    with pytest.raises(NotImplementedError, match="ell = 3"):
-        divergence_optimal([0.2, 0.3, 0.5], [0.5, 0.3, 0.2], 1.0, delta=0.1, ell=4)
+    for p, q, ell in (([0.2, 0.3, 0.5], [0.5, 0.3, 0.2], 5), ([0.1, 0.2, 0.3, 0.4], [0.4, 0.3, 0.2, 0.1], 4)):
+        with pytest.raises(NotImplementedError, match="ell = 4 with k = 3"):
+            divergence_optimal(p, q, 1.0, delta=0.1, ell=ell)
     same = divergence_optimal([0.2, 0.3, 0.5], [0.2, 0.3, 0.5], 1.0, delta=0.1, ell=3)
     assert same.value == 0.0 and is_approx_ldp(same.channel, 1.0, 0.1)
+
+
+def test_a_three_output_mechanism_is_saved_and_refused_when_its_delta_is_lowered():
+    """The channel uses its budget (not private at a smaller δ), survives JSON exactly, and a file claiming a smaller
+    δ is refused on loading by the exact check."""
+    import json
+    from ldpbook.foundations import _encode, load_mechanism, to_json
+    mech = divergence_optimal([0.1, 0.2, 0.3, 0.4], [0.4, 0.3, 0.2, 0.1], 0.5, delta=0.05, ell=3)
+    assert not is_approx_ldp(mech.channel, 0.5, 0.05 * (1 - 1e-6))
+    loaded = load_mechanism(to_json(mech))
+    assert np.array_equal(loaded.channel, mech.channel) and loaded.structure == "image-hull"
+    smaller = json.loads(to_json(mech))
+    smaller["result"]["guarantee"]["delta"] = _encode(0.04, "delta")
+    smaller["result"]["fields"]["delta"] = _encode(0.04, "delta")
+    with pytest.raises(ValueError, match="not private"):
+        load_mechanism(json.dumps(smaller))

@@ -320,12 +320,11 @@ def divergence_optimal(p: ArrayLike, q: ArrayLike, eps: float, *, delta: float,
     leaky randomized response on a likelihood-ratio threshold set, O(k log k)), every divergence on a two-letter
     alphabet with any budget (ℓ ≥ 4: the four-output leaky randomized response; ℓ = 3: the best of its six
     merges of two outputs), ε = 0 without a budget or with ℓ > k for KL, χ², Hellinger and Rényi (the
-    identity leak: reveal x with probability δ), and ℓ = 3 on 3 ≤ k ≤ 6 letters and ℓ = 4 on three letters
-    (the vertices of the image {(Qᵀp, Qᵀq)} of the channel polytope, found by linear programs and certified by
-    one program per facet; a few seconds at k = 6 with ℓ = 3 and at k = 3 with ℓ = 4). The other cases (k ≥ 3
-    and ε > 0 with a larger budget or none, for divergences other than TV and E_γ) are open, and so is an
-    instance whose image-hull certificate does not close to 1e-9 relative: they raise NotImplementedError
-    instead of returning a value that is not known to be optimal.
+    identity leak: reveal x with probability δ), and ℓ = 3 on 3 ≤ k ≤ 6 letters (the vertices of the image
+    {(Qᵀp, Qᵀq)} of the channel polytope, found by linear programs and certified by one program per facet; a
+    few seconds at k = 6). The other cases (k ≥ 3 and ε > 0 with a larger budget or none, for divergences other
+    than TV and E_γ) are open, and so is an instance whose image-hull certificate does not close to 1e-9
+    relative: they raise NotImplementedError instead of returning a value that is not known to be optimal.
 
     Parameters
     ----------
@@ -372,13 +371,12 @@ def divergence_optimal(p: ArrayLike, q: ArrayLike, eps: float, *, delta: float,
         blocks = tuple((x,) for x in range(k))
     elif k == 2 and ell == 3:
         (total, channel), name, blocks = _binary_budget(p, q, eps, delta, kind, params), "leaky-rr-3", ((0,), (1,))
-    elif (ell == 3 and k <= 6) or (ell == 4 and k == 3):
+    elif ell == 3 and k <= 6:
         (total, channel), name = _certified_budget(p, q, eps, delta, ell, kind, params), "image-hull"
         blocks = _equal_rows(channel)
     else:
         raise NotImplementedError("the optimum under (eps, delta)-LDP with delta in (0, 1) is solved exactly only "
-                                  "for ell = 2, for TV and E_gamma, for k = 2, for ell = 3 with k <= 6 and for "
-                                  "ell = 4 with k = 3")
+                                  "for ell = 2, for TV and E_gamma, for k = 2, and for ell = 3 with k <= 6")
     value = divergence_from_sum(total, kind=kind, **params)
     return ApproxMechanism(value=float(value), partition=blocks, channel=readonly(channel), eps=eps, delta=delta,
                            structure=name, divergence=kind, params=MappingProxyType(dict(params)))

@@ -126,7 +126,7 @@ def test_the_issue_family_at_three_outputs():
     rng, answered, refused = np.random.default_rng(2036), 0, 0
     while answered + refused < N_FAMILY:
         p, q, eps, delta = random_instance(rng)
-        if p.size < 3:
+        if p.size < 3 or not np.all(np.isfinite(q)):                 # the generator can empty q by a tie
             continue
         kind, params = KINDS[(answered + refused) % len(KINDS)]
         try:

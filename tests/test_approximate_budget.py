@@ -129,9 +129,8 @@ def lp_vertices(p, q, eps, delta, directions, rng):
 def test_the_issue_family_at_three_outputs():
     """Instances with ties and zeros, ε from 1e-3 to 20, δ from 1e-12 to 0.5, k = 3 … 6: every answer is exactly
     private, agrees with its certificate to 1e-9, and no linear program's vertex in 40 random directions beats
-    it by more than the programs' tolerance. Refusals (a certificate that does not close to 1e-9, mostly where the
-    image has features at the scale of a tiny δ) are counted: 31 of the 200 instances of the full run, at most one
-    in five allowed."""
+    it by more than the programs' tolerance. Refusals (a certificate that does not close to 1e-9) are counted: 31
+    of the 200 instances of the full run, at most one in five allowed."""
     rng, answered, refused = np.random.default_rng(2036), 0, 0
     while answered + refused < N_FAMILY:
         p, q, eps, delta = random_instance(rng)

@@ -6,7 +6,9 @@ of t); by the chapter's corollary (nbs/08_approximate.ipynb) this is also the op
 Contender: `ldpbook.approximate.divergence_optimal(..., divergence="tv")`, O(k log k) (one likelihood-ratio sort
 and three passes over the threshold sets). The contender's time is also printed alone at k = 10^3 … 10^5 and for
 KL with ℓ = 2, where the LP does not apply (a convex objective), and for the certified two-output optimum under
-(2, ε)-Rényi local privacy (`renyi_ldp_optimal`, a branch and bound to 1e-12 relative).
+(2, ε)-Rényi local privacy (`renyi_ldp_optimal`, a branch and bound to 1e-12 relative). Last, the three-output
+optimum (`divergence_optimal(..., ell=3)`, the certified image hull) at k = 3 … 6, beside the exact vertex
+enumeration (cddlib) that it replaces, which stops at k = 4.
 
 Usage:
     python benchmarks/bench_approximate.py           # the LP up to k = 200 (about a minute)
@@ -56,6 +58,35 @@ def main(quick=False):
         t_renyi = cpu_per_call(lambda: renyi_ldp_optimal(p, q, eps, renyi_order=2.0), 0.0, 1)[0] \
             if k <= 10_000 else float("nan")
         print(f"{k:>7} {t_tv:>12.2e} {t_kl:>12.2e} {t_renyi:>12.2e}")
+
+    print(f"\n{'k':>7} {'ℓ = 3 (image hull)':>19} {'vertex list (cddlib)':>21}")
+    for k in ((3, 4) if quick else (3, 4, 5, 6)):
+        rng = np.random.default_rng(k)
+        p, q = rng.dirichlet(np.ones(k)), rng.dirichlet(np.ones(k))
+        t_hull, _ = cpu_per_call(lambda: divergence_optimal(p, q, eps, delta=0.01, ell=3), 0.0, 1)
+        t_list = cpu_per_call(lambda: vertex_list(k), 0.0, 1)[0] if k <= 4 else float("nan")
+        print(f"{k:>7} {t_hull:>19.2e} {t_list:>21.2e}")
+
+
+def vertex_list(k, ell=3):
+    """Every vertex of the k × ℓ (ε, δ)-LDP channels at e^ε = 3, δ = 1/100 by cddlib's double description in
+    exact rationals (pycddlib; the chapter's check, not part of the package): the alternative to the image hull."""
+    import itertools
+    from fractions import Fraction
+
+    import cdd.gmp as cdd
+    n, a, d, rows = k * ell, Fraction(3), Fraction(1, 100), []
+    rows += [[0] + [int(j == i) for j in range(n)] for i in range(n)]
+    for size in range(1, ell):
+        pairs = itertools.permutations(range(k), 2)
+        for S, (x, z) in itertools.product(itertools.combinations(range(ell), size), pairs):
+            row = [d] + [0] * n
+            for y in S:
+                row[1 + x * ell + y], row[1 + z * ell + y] = -1, a
+            rows.append(row)
+    eq = [[1] + [-int(j // ell == x) for j in range(n)] for x in range(k)]
+    H = cdd.matrix_from_array(rows + eq, lin_set=range(len(rows), len(rows) + k), rep_type=cdd.RepType.INEQUALITY)
+    return len(cdd.copy_generators(cdd.polyhedron_from_matrix(H)).array)
 
 
 if __name__ == "__main__":

@@ -253,7 +253,7 @@ class ApproxMechanism(PartitionMechanism):
         D_f(Qᵀp ‖ Qᵀq) achieved by `channel`: the optimum over (ε, δ)-LDP channels with at most `ell` outputs.
     partition : tuple of tuple of int
         The blocks of symbols the channel treats alike (for the two-output mechanisms: the complement of the
-        threshold set, then the set), in original indices.
+        threshold set, then the set; otherwise the sets of equal rows), in original indices.
     channel : numpy.ndarray
         The k × m row-stochastic channel; it passes `is_approx_ldp(channel, eps, delta)` exactly.
     eps, delta : float
@@ -262,8 +262,9 @@ class ApproxMechanism(PartitionMechanism):
         Which optimal family the channel belongs to: 'spr' (δ = 0), 'unconstrained' (δ = 1 or ε = ∞),
         'leak' (the bit 1{x ∈ S} released with probability δ, else nothing), 'leaky-rr' (the bit by randomized
         response mixed with a δ-leak of it), 'leaky-rr-4' (two inputs: four outputs) or 'leaky-rr-3' (two inputs, three
-        outputs: two outputs of the four-output mechanism merged) or 'identity-leak' (ε = 0: x revealed with
-        probability δ, else a constant).
+        outputs: two outputs of the four-output mechanism merged), 'identity-leak' (ε = 0: x revealed with
+        probability δ, else a constant) or 'image-hull' (three outputs: a vertex of the image of the channel
+        polytope, certified optimal to 1e-9 relative).
     divergence : str, LinearFree or callable
         The divergence kind the value refers to.
     params : mapping
@@ -318,10 +319,12 @@ def divergence_optimal(p: ArrayLike, q: ArrayLike, eps: float, *, delta: float,
     deterministic quantizer), TV and E_γ with any budget, every divergence with ℓ = 2 outputs (the leak or the
     leaky randomized response on a likelihood-ratio threshold set, O(k log k)), every divergence on a two-letter
     alphabet with any budget (ℓ ≥ 4: the four-output leaky randomized response; ℓ = 3: the best of its six
-    merges of two outputs), and ε = 0 without a budget or with ℓ > k for KL, χ², Hellinger and Rényi (the
-    identity leak: reveal x with probability δ). The other cases (k ≥ 3 and ε > 0 with a budget of three or
-    more outputs or none, for divergences other than TV and E_γ) are open: they raise NotImplementedError
-    instead of returning a value that is not known to be optimal.
+    merges of two outputs), ε = 0 without a budget or with ℓ > k for KL, χ², Hellinger and Rényi (the
+    identity leak: reveal x with probability δ), and ℓ = 3 on 3 ≤ k ≤ 6 letters (the vertices of the image
+    {(Qᵀp, Qᵀq)} of the channel polytope, found by linear programs and certified by one program per facet; a
+    few seconds at k = 6). The other cases (k ≥ 3 and ε > 0 with a larger budget or none, for divergences other
+    than TV and E_γ) are open, and so is an instance whose image-hull certificate does not close to 1e-9
+    relative: they raise NotImplementedError instead of returning a value that is not known to be optimal.
 
     Parameters
     ----------
@@ -368,9 +371,12 @@ def divergence_optimal(p: ArrayLike, q: ArrayLike, eps: float, *, delta: float,
         blocks = tuple((x,) for x in range(k))
     elif k == 2 and ell == 3:
         (total, channel), name, blocks = _binary_budget(p, q, eps, delta, kind, params), "leaky-rr-3", ((0,), (1,))
+    elif ell == 3 and k <= 6:
+        (total, channel), name = _certified_budget(p, q, eps, delta, ell, kind, params), "image-hull"
+        blocks = _equal_rows(channel)
     else:
         raise NotImplementedError("the optimum under (eps, delta)-LDP with delta in (0, 1) is solved exactly only "
-                                  "for ell = 2, for TV and E_gamma, and for k = 2")
+                                  "for ell = 2, for TV and E_gamma, for k = 2, and for ell = 3 with k <= 6")
     value = divergence_from_sum(total, kind=kind, **params)
     return ApproxMechanism(value=float(value), partition=blocks, channel=readonly(channel), eps=eps, delta=delta,
                            structure=name, divergence=kind, params=MappingProxyType(dict(params)))
@@ -814,6 +820,298 @@ def renyi_ldp_optimal(p: ArrayLike, q: ArrayLike, eps: float, *, renyi_order: fl
                              partition=_threshold_blocks(tuple(int(x) for x in inside), p.size),
                              channel=readonly(channel), eps=eps, renyi_order=alpha, divergence=divergence,
                              params=MappingProxyType(dict(params)))
+
+# %% ../nbs/08_approximate.ipynb #apx-131
+def _image_upper(p, q, P, spaces, meta, kind, params):
+    """The largest perspective sum over the vertices of H' = {z : c·z ≤ bound for every certified (c, bound)} ∩
+    {u ≥ 0, v ≥ 0}, which holds the image: each vertex from its facets by least squares, u ≤ max(p/q)·v and
+    v ≤ max(q/p)·u enforced (they hold on the image) so that rounding near zero makes no infinite term. Of
+    normals equal to 9 digits one is kept (qhull fails on near-duplicates; fewer half-spaces give a larger H')."""
+    from scipy.spatial import HalfspaceIntersection, QhullError
+    Ms, Md, sig, tv = meta
+    m, half = Ms.shape[0], sig * tv / 2
+    C = np.array([c for c, _ in spaces])
+    keep = np.unique(np.round(C, 9), axis=0, return_index=True)[1]      # dropping a half-space only loosens H'
+    H = [np.append(C[i], -spaces[i][1]) for i in np.sort(keep)]
+    for y in range(m):
+        for sign in (1.0, -1.0):
+            H.append(np.concatenate((-np.eye(m)[y], -sign * half * np.eye(m)[y], [0.0])))
+    H += [np.concatenate((np.ones(m), np.full(m, sign * half), [-1.0])) for sign in (1.0, -1.0)]
+    H = np.array(H)
+    for options in ("Qx", "Qx Q12"):                   # Q12: allow the wide merges that coplanar facets cause
+        try:
+            meet = HalfspaceIntersection(H, P.mean(axis=0), qhull_options=options)
+            break
+        except QhullError:
+            meet = None
+    if meet is None:
+        return np.inf                                   # no bound: the caller refuses
+    Z = np.array([np.linalg.lstsq(H[f, :-1], -H[f, -1], rcond=None)[0] for f in meet.dual_facets])
+    U, V = (np.maximum(x, 0.0) for x in _laws(Z, meta))
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        U, V = np.minimum(U, np.max(p / q) * V), np.minimum(V, np.max(q / p) * U)
+        return float(np.nanmax(divergence_terms(U, V, U - V, kind=kind, check=False, **params).sum(axis=1)))
+
+
+def _budget_optimal(p, q, eps, delta, ell, kind, params, candidates=8):
+    """The best k × ℓ (ε, δ)-LDP channel by the image hull: the image's vertices and their certified half-spaces
+    (`_image_hull`), the upper bound over the half-spaces (`_image_upper`), and the best of the `candidates`
+    vertices of largest value whose channel, solved exactly at slightly tighter parameters, passes
+    `is_approx_ldp`. Returns (perspective sum, upper bound, channel)."""
+    k = p.size
+    P, found, spaces, meta, _ = _image_hull(p, q, eps, delta, ell)
+    upper = _image_upper(p, q, P, spaces, meta, kind, params)
+    T = _budget_program(k, ell, eps, delta)[1]
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        raw = np.array([divergence_terms(*(np.maximum(T @ x, 0).reshape(k, ell).T @ w for w in (p, q, p - q)),
+                                         kind=kind, check=False, **params).sum() for _, x in found])
+    best, channel = -np.inf, None
+    for i in np.argsort(np.nan_to_num(raw, nan=-np.inf))[::-1][:candidates]:
+        Q = None if found[i][0] is None else _tight_channel(found[i][0], k, ell, eps, delta)
+        if Q is not None and is_approx_ldp(Q, eps, delta):
+            value = divergence_terms(Q.T @ p, Q.T @ q, Q.T @ (p - q), kind=kind, check=False, **params).sum()
+            if value > best:
+                best, channel = float(value), Q
+    if channel is None:
+        raise RuntimeError("no vertex of the image gave an exactly (eps, delta)-LDP channel")
+    return best, max(upper, best), channel
+
+
+def _equal_rows(Q):
+    "The blocks of inputs whose rows are equal, each in increasing order, blocks by their first input."
+    inverse = np.unique(Q, axis=0, return_inverse=True)[1].ravel()
+    blocks = {}
+    for x, g in enumerate(inverse.tolist()):
+        blocks.setdefault(g, []).append(x)
+    return tuple(sorted(tuple(b) for b in blocks.values()))
+
+
+def _certified_budget(p, q, eps, delta, ell, kind, params):
+    "The ℓ-output optimum (perspective sum, channel), refused unless its certificate closes to 1e-9 relative."
+    if np.array_equal(p, q):
+        return 0.0, np.tile(np.eye(ell)[0], (p.size, 1))
+    from scipy.spatial import QhullError
+    try:
+        total, upper, channel = _budget_optimal(p, q, eps, delta, ell, kind, params)
+    except (QhullError, RuntimeError) as err:                 # the hull or a program failed: no certificate
+        raise NotImplementedError(f"the image hull for ell = {ell} found no certified optimum here (features of the "
+                                  "image below float resolution)") from err
+    if upper > total * (1 + 1e-9) + 1e-300:
+        raise NotImplementedError(f"the image-hull certificate for ell = {ell} closes only to "
+                                  f"{upper / total - 1:.1e} relative here (features of the image below float "
+                                  "resolution), not to 1e-9")
+    return total, channel
+
+# %% ../nbs/08_approximate.ipynb #apx-135
+def _budget_program(k, ell, eps, delta):
+    """The k × ℓ (ε, δ)-LDP channels as a linear program in scaled variables x = (r, D_1, …, D_{k−1}): Q_0 = r and
+    Q_x = r + σ·D_x, with σ = tanh(ε/2) + 2δ/(e^ε + 1) the largest total variation between two rows, so that
+    |D| ≤ 1 (the box is widened by 1e-9: it is never active at a vertex). Rows of A x ≤ b: the hockey sticks
+    Q(S|x) − e^ε Q(S|x') ≤ δ for every proper output set S and ordered pair (pair-major, S by bit mask), each
+    divided by σ(1 + e^ε), then Q ≥ 0. Returns (A, b, A_eq, b_eq, lo, hi), T with vec Q = T x, and σ."""
+    a, n = np.exp(eps), k * ell
+    sig = float(np.tanh(eps / 2)) + 2 * delta / (1 + a)
+    T = np.zeros((k, ell, n))
+    T[:, np.arange(ell), np.arange(ell)] = 1.0
+    for x in range(1, k):
+        T[x, np.arange(ell), x * ell + np.arange(ell)] = sig
+    T = T.reshape(n, n)
+    S = np.array([[(m >> y) & 1 for y in range(ell)] for m in range(1, 2 ** ell - 1)], float)
+    xs, ys = _pair_rows(k)
+    D = np.zeros((xs.size, k))
+    D[np.arange(xs.size), xs], D[np.arange(xs.size), ys] = 1.0, -a
+    H = np.einsum("px,sy->psxy", D, S).reshape(-1, n) @ T / (sig * (1 + a))
+    A, b = np.vstack((H, -T)), np.concatenate((np.full(H.shape[0], delta / (sig * (1 + a))), np.zeros(n)))
+    A_eq = np.kron(np.eye(k), np.ones((1, ell)))
+    b_eq = np.eye(k)[0]
+    wide = 1 + 1e-9
+    lo = np.concatenate((np.full(ell, -1e-9), np.full(n - ell, -wide)))
+    return (A, b, A_eq, b_eq, lo, np.full(n, wide)), T, sig
+
+# %% ../nbs/08_approximate.ipynb #apx-136
+def _all_rows(prog):
+    "The inequalities with the variable bounds appended as rows (−x ≤ −lo, x ≤ hi), and their norms."
+    A, b, A_eq, b_eq, lo, hi = prog
+    n = A_eq.shape[1]
+    rows, rhs = np.vstack((A, -np.eye(n), np.eye(n))), np.concatenate((b, -lo, hi))
+    return rows, rhs, np.linalg.norm(rows, axis=1)
+
+
+def _active_set(x, prog):
+    """The vertex the solver's point x stands for: the equalities, then the tightest rows that stay linearly
+    independent, k·ℓ in all. None if they are too few or their solution is not feasible within 1e-9."""
+    A_eq, b_eq = prog[2], prog[3]
+    rows, rhs, norms = _all_rows(prog)
+    chosen, M = [], list(A_eq)
+    for i in np.argsort((rhs - rows @ x) / norms, kind="stable"):
+        if len(M) == x.size:
+            break
+        if np.linalg.matrix_rank(np.vstack(M + [rows[i]]), tol=1e-10) == len(M) + 1:
+            M.append(rows[i])
+            chosen.append(int(i))
+    if len(M) < x.size:
+        return None
+    z = np.linalg.solve(np.array(M), np.concatenate((b_eq, rhs[chosen])))
+    if np.max((rows @ z - rhs) / norms) > 1e-9 or np.abs(z - x).max() > 1e-6:
+        return None
+    return chosen
+
+
+def _pivots(chosen, obj, prog, max_pivots=60):
+    """Primal simplex steps from the vertex with active rows `chosen` until every multiplier is ≥ −1e-13 relative
+    (Bland's rule: the first negative multiplier leaves, the first blocking row enters). Returns the active rows
+    and the multipliers (equalities first), or None if a step fails or the steps run out."""
+    A_eq, b_eq = prog[2], prog[3]
+    rows, rhs, norms = _all_rows(prog)
+    e, n, chosen = A_eq.shape[0], A_eq.shape[1], list(chosen)
+    for _ in range(max_pivots):
+        M = np.vstack((A_eq, rows[chosen]))
+        try:
+            x = np.linalg.solve(M, np.concatenate((b_eq, rhs[chosen])))
+            mult = np.linalg.solve(M.T, obj)
+        except np.linalg.LinAlgError:
+            return None
+        negative = np.flatnonzero(mult[e:] < -1e-13 * max(1.0, np.abs(obj).max()))
+        if negative.size == 0:
+            return chosen, x, mult
+        j = int(min(negative, key=lambda i: chosen[i]))
+        d = np.linalg.solve(M, -np.eye(n)[e + j])                 # leave row j, keep the others active
+        Ad = rows @ d
+        block = Ad > 1e-12 * norms * np.abs(d).max()
+        block[chosen] = False
+        if not block.any():
+            return None
+        t = np.where(block, np.maximum(rhs - rows @ x, 0.0) / np.where(block, Ad, 1.0), np.inf)
+        chosen[j] = int(np.flatnonzero(t <= t.min() * (1 + 1e-12))[0])
+    return None
+
+# %% ../nbs/08_approximate.ipynb #apx-137
+def _support(obj, prog):
+    """max obj·x over the program: HiGHS's point, made a vertex (`_active_set`) and optimal (`_pivots`). The
+    bound holds for every feasible x whatever the solver's accuracy: for multipliers y ≥ 0 on the inequalities
+    and w on the equalities, obj·x ≤ b·y + b_eq·w + Σ_i max(r_i lo_i, r_i hi_i) with r = obj − Aᵀy − A_eqᵀw.
+    Returns (x, bound, active rows or None); the smaller bound of the solver's and the vertex's multipliers."""
+    from scipy.optimize import linprog
+    A, b, A_eq, b_eq, lo, hi = prog
+    for method, presolve in (("highs", True), ("highs-ds", False), ("highs-ipm", True), ("highs", False)):
+        res = linprog(-obj, A_ub=A, b_ub=b, A_eq=A_eq, b_eq=b_eq, bounds=np.column_stack((lo, hi)), method=method,
+                      options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10,
+                               "presolve": presolve})
+        if res.status == 0:
+            break
+    else:
+        raise RuntimeError("the linear program over the channels failed: " + res.message)
+    x, duals, active = res.x, [(np.maximum(-res.ineqlin.marginals, 0.0), -res.eqlin.marginals)], None
+    chosen = _active_set(x, prog)
+    step = None if chosen is None else _pivots(chosen, obj, prog)
+    if step is not None:
+        active, x, mult = step
+        y, idx = np.zeros(A.shape[0]), np.array(active)
+        on_A = idx < A.shape[0]
+        y[idx[on_A]] = np.maximum(mult[A_eq.shape[0]:][on_A], 0.0)   # bound rows: taken by the box term
+        duals.append((y, mult[:A_eq.shape[0]]))
+    bound = np.inf
+    for y, w in duals:
+        r = obj - A.T @ y - A_eq.T @ w
+        bound = min(bound, b @ y + b_eq @ w + np.sum(np.maximum(r * lo, r * hi)))
+    return x, max(bound, obj @ x), active
+
+# %% ../nbs/08_approximate.ipynb #apx-138
+def _image_hull(p, q, eps, delta, ell, tol=1e-14, max_programs=20_000, seed=0):
+    """The image {(Qᵀp, Qᵀq)} of the k × ℓ (ε, δ)-LDP channels in 2ℓ − 2 coordinates s = (u + v)/2 and
+    d = (u − v)/(σ·TV(p, q)) without output 0: points from linear programs in the ± unit and 4(2ℓ − 2) random
+    directions, then one program per facet normal of their hull until none finds a point beyond its facet by more
+    than `tol`. Returns the points, their programs' active rows and solutions, the certified half-spaces
+    (normal, bound) and the map (Ms, Md, σ, TV) from x to the coordinates."""
+    from scipy.spatial import ConvexHull, QhullError
+    k = p.size
+    prog, T, sig = _budget_program(k, ell, eps, delta)
+    tv = 0.5 * float(np.abs(p - q).sum())
+    Tq = T.reshape(k, ell, -1)
+    Ms, Md = np.einsum("x,xyn->yn", (p + q) / 2, Tq)[1:], np.einsum("x,xyn->yn", (p - q) / (tv * sig), Tq)[1:]
+    Mz, dim = np.vstack((Ms, Md)), 2 * ell - 2
+    points, found, spaces, programs = [], [], {}, 0
+
+    def probe(c):
+        nonlocal programs
+        if programs >= max_programs:
+            raise RuntimeError(f"the image hull needed more than {max_programs} linear programs")
+        programs += 1
+        x, bound, active = _support(c @ Mz, prog)
+        return Mz @ x, bound, (active, x)
+
+    def new(z):
+        return not points or np.abs(np.array(points) - z).max(axis=1).min() > 1e-13
+
+    start = np.vstack((np.eye(dim), -np.eye(dim), np.random.default_rng(seed).normal(size=(4 * dim, dim))))
+    for c in start / np.linalg.norm(start, axis=1, keepdims=True):
+        z, bound, vertex = probe(c)
+        if new(z):
+            points.append(z), found.append(vertex)
+        spaces[tuple(np.round(c, 12))] = (c, bound)
+    while True:
+        P = np.array(points)
+        try:
+            facets = ConvexHull(P).equations
+        except QhullError:
+            facets = ConvexHull(P, qhull_options="QJ").equations
+        grew = False
+        for eq in facets:
+            c = eq[:-1] / np.linalg.norm(eq[:-1])
+            if tuple(np.round(c, 12)) in spaces:
+                continue
+            z, bound, vertex = probe(c)
+            if c @ z > (P @ c).max() + tol and new(z):
+                points.append(z), found.append(vertex)
+                grew = True
+            else:
+                spaces[tuple(np.round(c, 12))] = (c, max(bound, (P @ c).max()))
+        if not grew:
+            return P, found, list(spaces.values()), (Ms, Md, sig, tv), programs
+
+# %% ../nbs/08_approximate.ipynb #apx-139
+def _tight_channel(active, k, ell, eps, delta):
+    """The channel at the vertex with the given active rows, for e^ε·(1 − 1e-14) and δ·(1 − 1e-12): the rows in the
+    channel's own entries (Q(S|x) − a·Q(S|x') = δ, Q(y|x) = 0, row sums 1) solved in 40-digit mpmath and rounded
+    once, so that each entry is within half an ulp of a point strictly inside the (ε, δ) constraints it meets.
+    None if a box row is active or the solution has a negative entry."""
+    import mpmath as mp
+    n, subsets = k * ell, [[(m >> y) & 1 for y in range(ell)] for m in range(1, 2 ** ell - 1)]
+    pairs = list(zip(*(v.tolist() for v in _pair_rows(k))))
+    n_h = len(pairs) * len(subsets)
+    with mp.workdps(40):
+        a, d = mp.exp(mp.mpf(eps)) * (1 - mp.mpf(10) ** -14), mp.mpf(delta) * (1 - mp.mpf(10) ** -12)
+        M, rhs = mp.matrix(n, n), mp.matrix(n, 1)
+        for x in range(k):
+            for y in range(ell):
+                M[x, x * ell + y] = 1
+            rhs[x] = 1
+        for r, i in enumerate(active, start=k):
+            if i >= n_h + n:
+                return None
+            if i >= n_h:
+                M[r, i - n_h] = 1                                   # Q(y|x) = 0
+                continue
+            (x, z), S = pairs[i // len(subsets)], subsets[i % len(subsets)]
+            for y in range(ell):
+                if S[y]:
+                    M[r, x * ell + y], M[r, z * ell + y] = 1, -a
+            rhs[r] = d
+        try:
+            sol = mp.lu_solve(M, rhs)
+        except ZeroDivisionError:
+            return None
+        Q = np.array([float(v) for v in sol]).reshape(k, ell)
+    return None if Q.min() < -1e-12 else np.maximum(Q, 0.0)    # a negative entry: the rows were not a vertex
+
+
+def _laws(Z, meta):
+    "The output laws (u, v) at points Z of the scaled coordinates."
+    Ms, Md, sig, tv = meta
+    m = Ms.shape[0]
+    half = Z[:, m:] * (sig * tv / 2)
+    u, v = Z[:, :m] + half, Z[:, :m] - half
+    return np.column_stack((1 - u.sum(1), u)), np.column_stack((1 - v.sum(1), v))
 
 # %% ../nbs/08_approximate.ipynb #hint-keywords-end
 from ldpbook.foundations import _hint_keywords

@@ -21,9 +21,9 @@ from .spr import PartitionMechanism, _group_masses, _lr_order
 from .spr import divergence_optimal as spr_divergence_optimal
 
 # %% auto #0
-__all__ = ['is_approx_ldp', 'two_output_vertices', 'leaky_rr_channel', 'ApproxMechanism', 'divergence_optimal',
-           'two_output_reference', 'RenyiBounds', 'renyi_ldp_bounds', 'is_renyi_ldp', 'RenyiLdpMechanism',
-           'renyi_ldp_optimal']
+__all__ = ['MAX_STAIRCASE_K', 'is_approx_ldp', 'two_output_vertices', 'leaky_rr_channel', 'ApproxMechanism', 'divergence_optimal',
+           'two_output_reference', 'staircase_columns', 'RenyiBounds', 'renyi_ldp_bounds', 'is_renyi_ldp',
+           'RenyiLdpMechanism', 'renyi_ldp_optimal']
 
 # %% ../nbs/08_approximate.ipynb #apx-005
 def _check_delta(delta: float) -> float:
@@ -264,7 +264,8 @@ class ApproxMechanism(PartitionMechanism):
         response mixed with a δ-leak of it), 'leaky-rr-4' (two inputs: four outputs) or 'leaky-rr-3' (two inputs, three
         outputs: two outputs of the four-output mechanism merged), 'identity-leak' (ε = 0: x revealed with
         probability δ, else a constant) or 'image-hull' (three outputs: a vertex of the image of the channel
-        polytope, certified optimal to 1e-9 relative).
+        polytope, certified optimal to 1e-9 relative) or 'staircase-lp' (no budget: the linear program over
+        staircase columns, certified by its duals).
     divergence : str, LinearFree or callable
         The divergence kind the value refers to.
     params : mapping
@@ -322,9 +323,12 @@ def divergence_optimal(p: ArrayLike, q: ArrayLike, eps: float, *, delta: float,
     merges of two outputs), ε = 0 without a budget or with ℓ > k for KL, χ², Hellinger and Rényi (the
     identity leak: reveal x with probability δ), and ℓ = 3 on 3 ≤ k ≤ 6 letters (the vertices of the image
     {(Qᵀp, Qᵀq)} of the channel polytope, found by linear programs and certified by one program per facet; a
-    few seconds at k = 6). The other cases (k ≥ 3 and ε > 0 with a larger budget or none, for divergences other
-    than TV and E_γ) are open, and so is an instance whose image-hull certificate does not close to 1e-9
-    relative: they raise NotImplementedError instead of returning a value that is not known to be optimal.
+    few seconds at k = 6), and KL, χ², Hellinger and Rényi without a budget (or with ℓ ≥ k²) on up to seven
+    distinct likelihood ratios (the linear program over staircase columns, finished in 50-digit arithmetic and
+    certified by its duals; about a second at k = 6). The other cases (k ≥ 3 and ε > 0 with a budget of four to
+    k² − 1 outputs, more than seven ratios without a budget, or a divergence given as a function) are open, and so
+    is an instance whose image-hull certificate does not close to 1e-9 relative: they raise NotImplementedError
+    instead of returning a value that is not known to be optimal.
 
     Parameters
     ----------
@@ -371,12 +375,17 @@ def divergence_optimal(p: ArrayLike, q: ArrayLike, eps: float, *, delta: float,
         blocks = tuple((x,) for x in range(k))
     elif k == 2 and ell == 3:
         (total, channel), name, blocks = _binary_budget(p, q, eps, delta, kind, params), "leaky-rr-3", ((0,), (1,))
+    elif (kind in ("kl", "chi2", "hellinger", "renyi") and (g := len(_lr_groups(p, q)[0])) <= MAX_STAIRCASE_K
+          and (ell is None or ell >= g * g) and eps * (g - 1) <= 700):         # approx-thm-staircase-lp
+        (total, channel, blocks), name = _staircase_optimal(p, q, eps, delta, kind, params), "staircase-lp"
     elif ell == 3 and k <= 6:
         (total, channel), name = _certified_budget(p, q, eps, delta, ell, kind, params), "image-hull"
         blocks = _equal_rows(channel)
     else:
         raise NotImplementedError("the optimum under (eps, delta)-LDP with delta in (0, 1) is solved exactly only "
-                                  "for ell = 2, for TV and E_gamma, for k = 2, and for ell = 3 with k <= 6")
+                                  "for ell = 2, for TV and E_gamma, for k = 2, for ell = 3 with k <= 6, and for KL, "
+                                  "chi2, Hellinger and Renyi with no budget (or ell >= k^2) up to k = "
+                                  f"{MAX_STAIRCASE_K} distinct likelihood ratios")
     value = divergence_from_sum(total, kind=kind, **params)
     return ApproxMechanism(value=float(value), partition=blocks, channel=readonly(channel), eps=eps, delta=delta,
                            structure=name, divergence=kind, params=MappingProxyType(dict(params)))
@@ -522,6 +531,262 @@ def two_output_reference(p: ArrayLike, q: ArrayLike, eps: float, *, delta: float
                              [mp.fsum(x * (1 - y) for x, y in zip(Qm, t)), v], divergence, params)
                    for t, (u, v) in found)
         return float(best)
+
+# %% ../nbs/08_approximate.ipynb #apx-lp-columns
+MAX_STAIRCASE_K = 7
+
+
+def _staircase_levels(k: int) -> np.ndarray:
+    """Each staircase column as its levels below the top: H − h(x) on S, −1 off S, for every non-empty S and
+    every map h of S onto {0, …, H}. One row per column."""
+    codes = np.indices((k + 1,) * k, dtype=np.int8).reshape(k, -1).T - 1     # −1 (off S) or a level 0, …, k − 1
+    used = (codes[:, :, None] == np.arange(k)).any(axis=1)
+    onto = used[:, 0] & (used[:, :-1] >= used[:, 1:]).all(axis=1)             # the levels used are 0, …, H
+    h = codes[onto].astype(np.int64)
+    return np.where(h >= 0, h.max(axis=1, keepdims=True) - h, -1)
+
+
+def staircase_columns(k: int, eps: float) -> np.ndarray:
+    """The staircase columns of `approx-def-staircase`, one per row: θ_x = e^{ε(h(x) − H)} on a non-empty set S of
+    inputs and 0 off it, for every map h of S onto {0, …, H}; the largest entry of each is 1.
+
+    Parameters
+    ----------
+    k : int
+        The alphabet size, 1 ≤ k ≤ 7 (there are Σ_s C(k, s)·F_s columns, F_s the ordered Bell numbers).
+    eps : float
+        The privacy level ε ≥ 0.
+
+    Returns
+    -------
+    numpy.ndarray
+        An array of shape (number of columns, k)."""
+    k, eps = check_int(k, "k", minimum=1, maximum=MAX_STAIRCASE_K), check_eps(eps)
+    down = _staircase_levels(k)
+    return np.where(down >= 0, np.exp(-eps * np.maximum(down, 0)), 0.0)
+
+
+def _pair_defects(R: np.ndarray, eps: float) -> np.ndarray:
+    "g_{xx'}(θ) = (θ_x − e^ε θ_x')₊ for every ordered pair x ≠ x' (rows) and column θ (the rows of R)."
+    xs, ys = _pair_rows(R.shape[1])
+    return np.maximum(R[:, xs] - np.exp(eps) * R[:, ys], 0.0).T
+
+# %% ../nbs/08_approximate.ipynb #apx-lp-program
+import warnings
+
+import mpmath as mp
+import scipy.linalg as sla
+
+from .spr import _lr_groups
+
+
+def _staircase_lp(p, q, eps, delta, kind, params):
+    """The linear program of `approx-thm-staircase-lp`: (value, certified upper bound, channel), the value and the
+    bound as sums of linear-free terms. Letters with equal likelihood ratios are merged and letters with
+    p = q = 0 dropped first (`approx-lem-merge`). HiGHS solves the program in floats; the simplex method is then
+    finished in 50-digit mpmath (`_exact_simplex`), whose duals bound the optimum (weak duality)."""
+    from scipy.optimize import linprog
+    groups, null = _lr_groups(p, q)
+    a, b = np.array([p[g].sum() for g in groups]), np.array([q[g].sum() for g in groups])
+    k = a.size
+    if k == 1:                                       # p = q up to letters both give 0: every channel gives 0
+        return 0.0, 0.0, np.ones((p.size, 1))
+    levels = _staircase_levels(k)
+    R = np.where(levels >= 0, np.exp(-eps * np.maximum(levels, 0)), 0.0)
+    c = divergence_terms(R @ a, R @ b, R @ (a - b), kind=kind, check=False, **params)
+    if np.isinf(c).any():                            # an output that p can reach and q cannot: the identity leak
+        return (*[np.inf] * 2, _identity_leak(p, q, delta, kind, params)[1])
+    G = _pair_defects(R, eps)
+    res = linprog(-c / c.max(), A_ub=G, b_ub=np.full(G.shape[0], delta), A_eq=R.T, b_eq=np.ones(k),
+                  bounds=(0, None), method="highs-ds", options={"primal_feasibility_tolerance": 1e-10,
+                                                                "dual_feasibility_tolerance": 1e-10})
+    if res.status != 0:
+        raise RuntimeError(f"the staircase linear program failed: {res.message}")
+    try:
+        total, upper, Q, down = _exact_simplex(levels, c, G, a, b, eps, delta, kind, params, np.maximum(res.x, 0.0))
+    except _Degenerate:                              # never seen (the tests run thousands of instances)
+        raise RuntimeError("the exact simplex method did not finish on this instance; please report it") from None
+    Q = _made_private(_capped_levels(Q, down, eps), eps, delta)
+    rows = np.zeros(p.size, dtype=np.intp)           # every letter gets its group's row; p = q = 0 letters the first
+    for i, g in enumerate(groups):
+        rows[g] = i
+    return total, upper, Q[rows]
+
+
+def _staircase_optimal(p, q, eps, delta, kind, params):
+    """The staircase program's channel, the linear-free sum of that stored channel (the value reported) and the
+    blocks of letters with equal rows, in order of first letter."""
+    channel = _staircase_lp(p, q, eps, delta, kind, params)[2]
+    terms = divergence_terms(channel.T @ p, channel.T @ q, channel.T @ (p - q), kind=kind, check=False, **params)
+    _, first, which = np.unique(channel, axis=0, return_index=True, return_inverse=True)
+    blocks = tuple(tuple(np.flatnonzero(which.ravel() == i).tolist()) for i in np.argsort(first))
+    return float(terms.sum()), channel, blocks
+
+
+def _capped_levels(Q, down, eps):
+    """The rounded staircase channel with each entry lowered, if needed, to the largest float at most e^ε times the
+    entries one level below in its column (an ulp or two): the ratios that are e^ε in exact arithmetic stay within
+    e^ε in real arithmetic. Levels are fixed from the bottom up, so a lowered entry breaks no other pair."""
+    Q = Q.copy()
+    for j, d in enumerate(down):
+        for level in range(d.max() - 1, -1, -1):
+            here, low = d == level, Q[d == level + 1, j].min()
+            top = Q[here, j]
+            while (over := ~_at_most_exp(top, np.full(top.shape, low), eps)).any():
+                top[over] = np.nextafter(top[over], 0.0)
+            Q[here, j] = top
+    return Q
+
+
+def _made_private(Q, eps, delta):
+    """Q with a constant output of probability t added (the other outputs scaled by 1 − t), for the least t in
+    {0, 1e-15·4^i} that passes the exact (ε, δ) check: every hockey-stick sum scales by 1 − t, the constant output
+    adds nothing to them, and the value scales by 1 − t too (a constant output carries no information)."""
+    for t in (0.0, *(1e-15 * 4.0 ** i for i in range(20))):
+        M = Q if t == 0 else np.hstack(((1 - t) * Q, np.full((Q.shape[0], 1), t)))
+        if is_approx_ldp(M, eps, delta):
+            return M
+    raise RuntimeError("the staircase channel could not be made exactly (eps, delta)-LDP")    # never seen
+
+# %% ../nbs/08_approximate.ipynb #apx-lp-engine
+class _Degenerate(Exception):
+    "A basis that is singular or infeasible in high precision: start again from the artificial basis."
+
+
+def _refined_solve(lu, cols, rhs, transpose, tol):
+    """B x = rhs (Bᵀ x = rhs) to mpmath precision, B given by its columns (lists of mpf): a float LU and
+    mixed-precision iterative refinement (residuals in mpmath); all in mpmath when B is too ill-conditioned."""
+    m = len(cols)
+    x, r = [mp.mpf(0)] * m, list(rhs)
+    for _ in range(8):
+        x = [a + float(b) for a, b in zip(x, sla.lu_solve(lu, np.array([float(v) for v in r]), trans=int(transpose)))]
+        r = [rhs[j] - (mp.fdot(cols[j], x) if transpose else mp.fdot([col[j] for col in cols], x)) for j in range(m)]
+        if max(abs(v) for v in r) <= tol * (max(abs(v) for v in x) + max(abs(v) for v in rhs)):
+            return x
+    M = mp.matrix([[col[i] for col in cols] for i in range(m)])
+    try:
+        return list(mp.lu_solve(M.T if transpose else M, mp.matrix(rhs)))
+    except ZeroDivisionError:
+        raise _Degenerate from None
+
+
+def _simplex_pivots(column, c, A, k, n_art, basis, b, tiny, phase1, max_pivots):
+    """The primal simplex method in mpmath on the columns 0..N−1 (staircase), N..N+P−1 (slacks) and N+P.. (k
+    artificials). Phase 1 maximises −Σ artificials; phase 2 the objective, the artificials barred. Float reduced
+    costs (with a bound on their rounding) pick the candidates, each confirmed in mpmath; Dantzig's rule, Bland's
+    after 20 pivots without gain. Returns the optimal basis, its x_B and its duals y."""
+    m, N = A.shape
+    best, stalled = None, 0
+    for _ in range(max_pivots):
+        cols = [column(j, phase1) for j in basis]
+        acols = [a for a, _ in cols]
+        with warnings.catch_warnings():                      # a singular float basis is caught below
+            warnings.simplefilter("ignore", sla.LinAlgWarning)
+            lu = sla.lu_factor(np.array([[float(v) for v in a] for a in acols]).T)
+        if not np.all(np.isfinite(lu[0])) or np.min(np.abs(np.diag(lu[0]))) == 0:
+            raise _Degenerate
+        xB = _refined_solve(lu, acols, b, False, tiny)
+        y = _refined_solve(lu, acols, [cj for _, cj in cols], True, tiny)
+        yf = np.array([float(v) for v in y])
+        d = (0 if phase1 else c) - A.T @ yf
+        pad = 1e-12 * ((0 if phase1 else np.abs(c)) + np.abs(A.T) @ np.abs(yf)) + 1e-300
+        score = {int(j): d[j] for j in np.flatnonzero(d > -pad)}
+        score.update((N + i, -yf[k + i]) for i in range(m - k) if yf[k + i] < 1e-12 * abs(yf[k + i]) + 1e-300)
+        if phase1:
+            score.update((N + m - k + i, -1 - yf[i]) for i in range(n_art) if -1 - yf[i] > -1e-12 * (1 + abs(yf[i])))
+        objective = mp.fdot(y, b)
+        stalled = 0 if best is None or objective > best + tiny * abs(best) else stalled + 1
+        best = objective if best is None else max(best, objective)
+        enter = None
+        for j in sorted(set(score) - set(basis), key=(lambda j: j) if stalled > 20 else (lambda j: -score[j])):
+            a, cj = column(j, phase1)
+            if cj - mp.fdot(a, y) > tiny * (abs(cj) + mp.fdot([abs(v) for v in a], [abs(v) for v in y])):
+                enter = j
+                break
+        if enter is None:
+            if min(xB) < -tiny:
+                raise _Degenerate
+            return basis, xB, y
+        u = _refined_solve(lu, acols, column(enter, phase1)[0], False, tiny)
+        big = max(abs(v) for v in u)
+        basis = list(basis)
+        basis[min((xB[i] / u[i], basis[i], i) for i in range(m) if u[i] > tiny * big)[2]] = enter
+    raise _Degenerate
+
+# %% ../nbs/08_approximate.ipynb #apx-lp-engine-2
+def _exact_simplex(levels, c, G, p, q, eps, delta, kind, params, w, digits=50):
+    """The staircase LP finished in `digits`-digit mpmath from the float solution `w`: its basis, with the right-hand
+    side perturbed so that this basis stays feasible and no basis is degenerate (every pivot gains, so the method
+    ends). Returns (value, upper bound, channel): the value of the basis's channel and y·b of its duals y, which are
+    feasible for every right-hand side (checked column by column), so y·b bounds the optimum (weak duality)."""
+    k, (N, P) = p.size, (levels.shape[0], G.shape[0])
+    m, (xs, ys) = k + P, _pair_rows(k)
+    A = np.vstack((np.where(levels >= 0, np.exp(-eps * np.maximum(levels, 0)), 0.0).T, G))
+    with mp.workdps(digits):
+        e, tiny, zero, one = mp.exp(mp.mpf(eps)), mp.mpf(10) ** (10 - digits), mp.mpf(0), mp.mpf(1)
+        powers = [mp.exp(-mp.mpf(eps) * j) for j in range(k)]
+        P_, Q_ = [mp.mpf(float(v)) for v in p], [mp.mpf(float(v)) for v in q]
+        cache = {}
+
+        def column(j, phase1):
+            if j >= N:                                        # a slack (cost 0) or an artificial (−1, barred later)
+                a = [zero] * m
+                a[k + j - N if j < N + P else j - N - P] = one
+                return a, zero if j < N + P else -one if phase1 else -mp.mpf(10) ** 60
+            if j not in cache:
+                r = [zero if h < 0 else powers[h] for h in levels[j]]
+                u, v = mp.fdot(r, P_), mp.fdot(r, Q_)
+                cache[j] = ([*r, *[max(r[x] - e * r[x2], 0) for x, x2 in zip(xs, ys)]], _mp_term(u, v, kind, params))
+            return cache[j][0], zero if phase1 else cache[j][1]
+
+        b = [one] * k + [mp.mpf(delta)] * P
+        golden = (mp.sqrt(5) - 1) / 2
+        eta = [mp.mpf(10) ** (-digits // 2) * (1 + mp.frac((i + 1) * golden)) for i in range(m)]
+        try:                                                  # warm: from the float solution's basis
+            basis = _float_basis(A, w, delta - G @ w, k, np.flatnonzero((levels >= 0).sum(axis=1) == 1))
+            b_pert = [b[i] + mp.fsum(column(j, False)[0][i] * eta[s] for s, j in enumerate(basis)) for i in range(m)]
+            basis, xB, y = _simplex_pivots(column, c, A, k, 0, basis, b_pert, tiny, False, 3000)
+        except _Degenerate:                                   # cold: artificials, two phases
+            b_pert = [v + t for v, t in zip(b, eta)]
+            basis = [N + P + i for i in range(k)] + [N + i for i in range(P)]
+            basis, xB, y = _simplex_pivots(column, c, A, k, k, basis, b_pert, tiny, True, 2000)
+            basis, xB, y = _simplex_pivots(column, c, A, k, 0, basis, b_pert, tiny, False, 2000)
+        acols = [column(j, False)[0] for j in basis]         # the same basis at the true b: the optimal vertex
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", sla.LinAlgWarning)
+            lu = sla.lu_factor(np.array([[float(v) for v in a] for a in acols]).T)
+        xB = [max(v, zero) for v in _refined_solve(lu, acols, b, False, tiny)]      # (degenerate zeros: ±noise)
+        value = mp.fsum(column(j, False)[1] * xB[i] for i, j in enumerate(basis) if j < N)
+        upper = mp.fdot(y, b) * (1 + mp.mpf(10) ** (20 - digits))           # + the confirmations' tolerance
+        used = [(i, j) for i, j in enumerate(basis) if j < N and xB[i] > tiny * max(xB)]    # (not the noise)
+        Q = np.array([[float(xB[i] * column(j, False)[0][x]) for i, j in used] for x in range(k)])
+        return float(value), float(upper), Q, levels[[j for _, j in used]]
+
+
+def _float_basis(A, w, slack, k, singletons):
+    """m independent columns of [A | I] from the float solution: its support, the slacks of the loose rows, then the
+    other slacks and the k single-letter columns (which complete any set: with the slacks they span everything)."""
+    m, N = A.shape
+    order = [*np.flatnonzero(w > 1e-12)[np.argsort(-w[w > 1e-12])], *(N + np.flatnonzero(slack > 1e-12)),
+             *(N + np.flatnonzero(slack <= 1e-12)), *singletons]
+    basis, mat = [], np.zeros((m, 0))
+    for j in order:
+        trial = np.column_stack((mat, A[:, j] if j < N else np.eye(m)[:, k + j - N]))
+        if np.linalg.matrix_rank(trial, tol=1e-9) == trial.shape[1]:
+            basis, mat = basis + [int(j)], trial
+            if len(basis) == m:
+                return basis
+    raise _Degenerate
+
+
+def _mp_term(u, v, kind, params):
+    "One output's linear-free term v·f̄(u/v) in mpmath (the Rényi kinds: the power term, before the logarithm)."
+    if kind != "renyi":
+        return _mp_terms([u], [v], kind, params)
+    r = mp.mpf(params["renyi_order"])
+    if v == 0:
+        return mp.mpf(0) if u == 0 else mp.inf if r > 1 else u * r / (1 - r)
+    return (u ** r * v ** (1 - r) - v - r * (u - v)) / (r - 1)
 
 # %% ../nbs/08_approximate.ipynb #apx-039
 def _renyi_order(order) -> float:

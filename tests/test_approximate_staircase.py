@@ -1,5 +1,5 @@
-"""The (ε, δ)-LDP optimum with any number of outputs: the linear program over staircase columns of the approximate chapter
-(`approx-thm-staircase-lp`), held to references it does not use: the theorems for two letters, δ = 0 and ε = 0,
+"""The (ε, δ)-LDP optimum with any number of outputs: the linear program over staircase columns of the approximate
+chapter (`approx-thm-staircase-lp`), held to references it does not use: the theorems for two letters, δ = 0 and ε = 0,
 every vertex of the polytopes with three and four outputs listed exactly (cddlib), random private channels, values
 recomputed in mpmath, and the exact (ε, δ) check of every channel returned."""
 import itertools

@@ -4,6 +4,7 @@ every vertex of the polytopes with three and four outputs listed exactly (cddlib
 recomputed in mpmath, and the exact (ε, δ) check of every channel returned."""
 import itertools
 import math
+import os
 import pickle
 from fractions import Fraction
 
@@ -125,11 +126,12 @@ def test_the_mixture_of_the_identity_leak_and_spr_is_not_optimal():
 
 
 def test_on_the_issues_family_every_channel_is_private_and_the_value_meets_its_certified_bound():
-    """200 instances on k ≤ 6 (ties, zeros, ε from 1e-3 to 20, δ from 1e-12 to 0.5), the divergences in turn: the
-    channel passes the exact (ε, δ) check, its value recomputed in mpmath is the returned value, and the dual bound
-    of the program is within 1e-9 of it (so the value is the optimum to 1e-9)."""
+    """The issue's family on k ≤ 6 (ties, zeros, ε from 1e-3 to 20, δ from 1e-12 to 0.5), the divergences in turn:
+    the channel passes the exact (ε, δ) check, its value recomputed in mpmath is the returned value, and the dual
+    bound of the program is within 1e-9 of it (so the value is the optimum to 1e-9). 60 instances by default (the
+    first 60 of the same sequence); LDPBOOK_APPROX_FULL=1 runs all 200 (measured: all pass, 20–40 s)."""
     rng = np.random.default_rng(45)
-    for i in range(200):
+    for i in range(200 if os.environ.get("LDPBOOK_APPROX_FULL") == "1" else 60):
         p, q, eps, delta = random_instance(rng)
         kind, params = KINDS[i % len(KINDS)]
         total, upper, Q = _staircase_lp(p, q, eps, delta, kind, params)

@@ -562,8 +562,12 @@ def staircase_columns(k: int, eps: float) -> np.ndarray:
     numpy.ndarray
         An array of shape (number of columns, k)."""
     k, eps = check_int(k, "k", minimum=1, maximum=MAX_STAIRCASE_K), check_eps(eps)
-    down = _staircase_levels(k)
-    return np.where(down >= 0, np.exp(-eps * np.maximum(down, 0)), 0.0)
+    return _staircase_values(_staircase_levels(k), eps)
+
+
+def _staircase_values(levels: np.ndarray, eps: float) -> np.ndarray:
+    "The columns θ_x = e^{-ε·level} (0 where the level is −1) from the levels of `_staircase_levels`."
+    return np.where(levels >= 0, np.exp(-eps * np.maximum(levels, 0)), 0.0)
 
 
 def _pair_defects(R: np.ndarray, eps: float) -> np.ndarray:
@@ -592,7 +596,7 @@ def _staircase_lp(p, q, eps, delta, kind, params):
     if k == 1:                                       # p = q up to letters both give 0: every channel gives 0
         return 0.0, 0.0, np.ones((p.size, 1))
     levels = _staircase_levels(k)
-    R = np.where(levels >= 0, np.exp(-eps * np.maximum(levels, 0)), 0.0)
+    R = _staircase_values(levels, eps)
     c = divergence_terms(R @ a, R @ b, R @ (a - b), kind=kind, check=False, **params)
     if np.isinf(c).any():                            # an output that p can reach and q cannot: the identity leak
         return (*[np.inf] * 2, _identity_leak(p, q, delta, kind, params)[1])
@@ -603,7 +607,7 @@ def _staircase_lp(p, q, eps, delta, kind, params):
     if res.status != 0:
         raise RuntimeError(f"the staircase linear program failed: {res.message}")
     try:
-        total, upper, Q, down = _exact_simplex(levels, c, G, a, b, eps, delta, kind, params, np.maximum(res.x, 0.0))
+        total, upper, Q, down = _exact_simplex(levels, R, c, G, a, b, eps, delta, kind, params, np.maximum(res.x, 0))
     except _Degenerate:                              # never seen (the tests run thousands of instances)
         raise RuntimeError("the exact simplex method did not finish on this instance; please report it") from None
     Q = _made_private(_capped_levels(Q, down, eps), eps, delta)
@@ -714,14 +718,14 @@ def _simplex_pivots(column, c, A, k, n_art, basis, b, tiny, phase1, max_pivots):
     raise _Degenerate
 
 # %% ../nbs/08_approximate.ipynb #apx-lp-engine-2
-def _exact_simplex(levels, c, G, p, q, eps, delta, kind, params, w, digits=50):
+def _exact_simplex(levels, R, c, G, p, q, eps, delta, kind, params, w, digits=50):
     """The staircase LP finished in `digits`-digit mpmath from the float solution `w`: its basis, with the right-hand
     side perturbed so that this basis stays feasible and no basis is degenerate (every pivot gains, so the method
     ends). Returns (value, upper bound, channel): the value of the basis's channel and y·b of its duals y, which are
     feasible for every right-hand side (checked column by column), so y·b bounds the optimum (weak duality)."""
     k, (N, P) = p.size, (levels.shape[0], G.shape[0])
     m, (xs, ys) = k + P, _pair_rows(k)
-    A = np.vstack((np.where(levels >= 0, np.exp(-eps * np.maximum(levels, 0)), 0.0).T, G))
+    A = np.vstack((R.T, G))                                  # the float columns, for pricing
     with mp.workdps(digits):
         e, tiny, zero, one = mp.exp(mp.mpf(eps)), mp.mpf(10) ** (10 - digits), mp.mpf(0), mp.mpf(1)
         powers = [mp.exp(-mp.mpf(eps) * j) for j in range(k)]

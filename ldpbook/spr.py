@@ -1839,36 +1839,73 @@ class _Line:
     the engine's kernel: `_kl_scores` where `_kl_kernel` allows it, else `_Batch.block_scores`."""
 
     def __init__(self, batch):
-        self.batch, self.n, self.w = batch, batch.a.shape[1], float(batch.w[0])
+        self.batch, self.n, self.w, self.c = batch, batch.a.shape[1], float(batch.w[0]), float(batch.c[0])
         self.kl = _kl_kernel(batch)
         self.pre = [_dd_cumsum(x[0]) for x in ((batch.a, batch.b) if self.kl else (batch.a, batch.b, batch.d))]
         self.gamma = batch.params.get("gamma", 1.0)
         self.slack = [4 * _U * (np.abs(lo).max() + hi[-1]) for hi, lo in self.pre[:2]]   # round-off of a mass
 
-    def masses(self, i, j):
-        "Block masses p(B), q(B) (and Σ_B(p − γq), None on the KL kernel) of the blocks [i, j)."
-        out = [(hi[j] - hi[i]) + (lo[j] - lo[i]) for hi, lo in self.pre]
-        out[0], out[1] = np.maximum(out[0], 0.0), np.maximum(out[1], 0.0)
+    def masses(self, i, j, cnt=None):
+        """Block masses p(B), q(B) (and Σ_B(p − γq), None on the KL kernel) of the blocks [i, j). With `cnt`, j[m]
+        ends the next cnt[m] blocks (its prefix sums read once, then repeated: the same floats)."""
+        end = (lambda x: x[j]) if cnt is None else (lambda x: x[j][cnt])
+        out = []
+        for hi, lo in self.pre:
+            mass = end(hi)
+            mass -= hi[i]
+            low = end(lo)
+            low -= lo[i]
+            mass += low
+            out.append(mass)
+        np.maximum(out[0], 0.0, out=out[0])
+        np.maximum(out[1], 0.0, out=out[1])
         return out + [None] if self.kl else out
 
     def at(self, A, B, Dd=None):
         "Scores of blocks with masses A, B (and differences Dd; A − γB when None)."
+        if self.kl:                                  # `_kl_scores` with the scalars w, c: the same floats
+            u = np.multiply(A, self.c, out=np.empty(np.shape(A)))
+            v = np.multiply(B, self.c, out=np.empty(np.shape(B)))
+            u += self.w
+            v += self.w
+            np.divide(u, v, out=v)
+            np.log(v, out=v)
+            u *= v
+            return u
         zero = np.zeros(np.shape(A), dtype=np.intp)
-        if self.kl:
-            return _kl_scores(self.batch, A, B, None, zero)
         return self.batch.block_scores(A, B, A - self.gamma * B if Dd is None else Dd, zero)
 
-    def scores(self, i, j):
-        "Scores μ̃(i, j) of the blocks [i, j)."
-        return self.at(*self.masses(i, j))
+    def corners(self, P, Q):
+        """Scores at the corners (P[0], Q[0]), (P[0], Q[1]), (P[1], Q[0]), (P[1], Q[1]) of boxes of masses (`at`,
+        with each u = w + cP and v = w + cQ formed once on the KL kernel: the same floats)."""
+        if not self.kl:
+            return [self.at(x, y) for x in P for y in Q]
+        U, V = [np.multiply(x, self.c) + self.w for x in P], [np.multiply(y, self.c) + self.w for y in Q]
+        out = []
+        for u in U:
+            for v in V:
+                ratio = u / v
+                np.log(ratio, out=ratio)
+                ratio *= u
+                out.append(ratio)
+        return out
+
+    def scores(self, i, j, cnt=None):
+        "Scores μ̃(i, j) of the blocks [i, j) (`cnt` as in `masses`)."
+        return self.at(*self.masses(i, j, cnt))
 
     def slope(self, P, Q, hP, hQ):
         """The gradient θ = (∂μ̃/∂P, ∂μ̃/∂Q) at masses (P, Q): on the KL kernel u log(u/v), u = w + cP, v = w + cQ,
         θ = (c(log(u/v) + 1), −cu/v) (one log); otherwise central differences with steps hP, hQ."""
         if self.kl:
-            c = float(self.batch.c[0])
-            u, v = self.w + c * P, self.w + c * Q
-            return c * (np.log(u / v) + 1), -c * (u / v)
+            c = self.c
+            ratio = self.w + c * P
+            ratio /= self.w + c * Q
+            tQ = -c * ratio
+            np.log(ratio, out=ratio)
+            ratio += 1
+            ratio *= c
+            return ratio, tQ
         tP = (self.at(P + hP, Q) - self.at(P - hP, Q)) / np.where(hP > 0, 2 * hP, 1.0)
         tQ = (self.at(P, Q + hQ) - self.at(P, Q - hQ)) / np.where(hQ > 0, 2 * hQ, 1.0)
         return tP, tQ
@@ -1884,18 +1921,27 @@ def _dc_round(line, G, mu, rows=None):
     every, rows = rows is None, np.arange(n) if rows is None else rows
     C, P = np.full(n + 1, -np.inf), np.zeros(n + 1, dtype=np.int64)
     cl, ch, ol, oh = (np.array([x], dtype=np.int64) for x in (rows[0] + 1, n, 0, rows.size - 1))
+    if not every:                                                           # rank[x]: the number of rows i < x
+        rank = np.zeros(n + 2, dtype=np.int64)
+        rank[rows + 1] = 1
+        rank = np.cumsum(rank)
     while cl.size:
         mid = (cl + ch) // 2
-        below = mid if every else np.searchsorted(rows, mid)                # the number of rows i < mid
+        below = mid if every else rank[mid]                                 # the number of rows i < mid
         cnt = np.minimum(oh, below - 1) - ol + 1                            # their positions ol..
         starts = np.concatenate(([0], np.cumsum(cnt)[:-1]))
-        i = rows[np.arange(starts[-1] + cnt[-1]) - np.repeat(starts - ol, cnt)]
-        val = G[i] + line.scores(i, np.repeat(mid, cnt))
+        seg = np.zeros(starts[-1] + cnt[-1], dtype=np.int64)             # the range of each entry (np.repeat of
+        seg[starts[1:]] = 1                                                 # its index by cnt, several times faster)
+        seg = np.cumsum(seg, out=seg)
+        i = np.arange(seg.size) - (starts - ol)[seg]
+        i = i if every else rows[i]
+        val = line.scores(i, mid, seg)
+        val += G[i]
         top = np.maximum.reduceat(val, starts)
-        hit = np.flatnonzero(val == np.repeat(top, cnt))
+        hit = np.flatnonzero(val == top[seg])
         first = hit[np.concatenate(([True], np.diff(np.searchsorted(starts, hit, side="right")) > 0))]
         arg = first - starts + ol                                            # positions of the first maximisers
-        C[mid], P[mid] = top - mu, rows[arg]
+        C[mid], P[mid] = top - mu, (arg if every else rows[arg])
         left, right = cl <= mid - 1, mid + 1 <= ch
         cl, ch = np.concatenate((cl[left], mid[right] + 1)), np.concatenate((mid[left] - 1, ch[right]))
         ol, oh = np.concatenate((ol[left], arg[right])), np.concatenate((arg[left], oh[right]))
@@ -1931,7 +1977,7 @@ def _corner_scores(line, i0, i1, j0, j1):
     highP = ((ha[j1] - ha[i0]) + (la[j1] - la[i0])) * (1 + 4 * _U) + slack[0]
     highQ = ((hb[j1] - hb[i0]) + (lb[j1] - lb[i0])) * (1 + 4 * _U) + slack[1]
     corners = [(P, Q) for P in (lowP, highP) for Q in (lowQ, highQ)]
-    return corners, [line.at(P, Q) for P, Q in corners]
+    return corners, line.corners((lowP, highP), (lowQ, highQ))
 
 
 def _range_index(lo, hi):
@@ -1956,9 +2002,12 @@ def _tilted(line, H, mu, bounds, rect, corners, S, l, budget=1 << 20):
                                        [s[p] for s in S], l, budget)
                                for p in (slice(t, t + step) for t in range(0, i0.size, step))])
     (lowP, lowQ), (highP, highQ) = corners[0], corners[3]
-    tP, tQ = line.slope((lowP + highP) / 2, (lowQ + highQ) / 2, (highP - lowP) * 1e-6, (highQ - lowQ) * 1e-6)
-    R = np.maximum.reduce([s - tP * P - tQ * Q for (P, Q), s in zip(corners, S)])
-    size = np.maximum.reduce([np.abs(s) + np.abs(tP * P) + np.abs(tQ * Q) for (P, Q), s in zip(corners, S)]) + mu
+    steps = (None, None) if line.kl else ((highP - lowP) * 1e-6, (highQ - lowQ) * 1e-6)     # (unused on KL)
+    tP, tQ = line.slope((lowP + highP) / 2, (lowQ + highQ) / 2, *steps)
+    tPP, tQQ = (tP * lowP, tP * highP), (tQ * lowQ, tQ * highQ)             # θ·(P, Q) at the corners, in parts
+    R = np.maximum.reduce([s - tPP[c >> 1] - tQQ[c & 1] for c, s in enumerate(S)])
+    absP, absQ = [np.abs(x) for x in tPP], [np.abs(x) for x in tQQ]
+    size = np.maximum.reduce([np.abs(s) + absP[c >> 1] + absQ[c & 1] for c, s in enumerate(S)]) + mu
     low, high, X, _, (A, B) = bounds
     big = max(abs(low[-1][0]), abs(high[-1][0]))                                       # max |H|
     size += 2 * (big + np.abs(tP) * X[0][-1] + np.abs(tQ) * X[1][-1])                  # bounds |φ| on I and J
@@ -1966,13 +2015,18 @@ def _tilted(line, H, mu, bounds, rect, corners, S, l, budget=1 << 20):
     for block, pick, other, Hm in ((i0 >> l, np.maximum, np.minimum, high[m]),
                                    (j0 >> l, np.minimum, np.maximum, low[m])):
         def pieces(table):                             # the pieces of the blocks, one row each
-            return table.reshape(-1, r)[block]
-        if m == 0:
-            lin = tP * pieces(A[0][0]) + tQ * pieces(B[0][0])
+            return np.take(table.reshape(-1, r), block, axis=0)
+        if m == 0:                                     # θ·X (in place: fewer temporaries, the same floats)
+            lin, second = pieces(A[0][0]), pieces(B[0][0])
+            lin *= tP
+            second *= tQ
         else:                                          # θ·X is largest (smallest) at an extreme of A and of B
-            lin = (other(tP * pieces(A[0][m]), tP * pieces(A[1][m]))
-                   + other(tQ * pieces(B[0][m]), tQ * pieces(B[1][m])))
-        ends.append(pick.reduce(pieces(Hm) - lin, axis=1))
+            lin = other(tP * pieces(A[0][m]), tP * pieces(A[1][m]))
+            second = other(tQ * pieces(B[0][m]), tQ * pieces(B[1][m]))
+        lin += second
+        phi = pieces(Hm)
+        phi -= lin
+        ends.append(pick.reduce(phi, axis=1))
     return ends[1] - ends[0] + mu - R >= 16 * _U * size
 
 
@@ -2018,7 +2072,7 @@ def _descend(line, H, mu, eta, bounds, a, b, top_level, chunk=1 << 15):
     (low, high, X, ptr, _), n, found, opened = bounds, line.n, [], 0
     for l in range(top_level, -1, -1):                           # NaN bounds (∞ − ∞) stay open
         if a.size > chunk:
-            order = np.lexsort((b, a))
+            order = np.argsort(a * (int(b.max()) + 1) + b)             # by a, then b (np.lexsort, faster)
             for part in np.array_split(order, -(-a.size // chunk)):
                 more, count = _descend(line, H, mu, eta, bounds, a[part], b[part], l, chunk)
                 found, opened = found + more, opened + count

@@ -1842,6 +1842,9 @@ class _Line:
         self.batch, self.n, self.w, self.c = batch, batch.a.shape[1], float(batch.w[0]), float(batch.c[0])
         self.kl = _kl_kernel(batch)
         self.pre = [_dd_cumsum(x[0]) for x in ((batch.a, batch.b) if self.kl else (batch.a, batch.b, batch.d))]
+        self.packed = [np.empty(hi.size, dtype=complex) for hi, _ in self.pre]    # h + il as complex numbers
+        for z, (hi, lo) in zip(self.packed, self.pre):
+            z.real, z.imag = hi, lo
         self.gamma = batch.params.get("gamma", 1.0)
         self.slack = [4 * _U * (np.abs(lo).max() + hi[-1]) for hi, lo in self.pre[:2]]   # round-off of a mass
 
@@ -1850,13 +1853,10 @@ class _Line:
         ends the next cnt[m] blocks (its prefix sums read once, then repeated: the same floats)."""
         end = (lambda x: x[j]) if cnt is None else (lambda x: x[j][cnt])
         out = []
-        for hi, lo in self.pre:
-            mass = end(hi)
-            mass -= hi[i]
-            low = end(lo)
-            low -= lo[i]
-            mass += low
-            out.append(mass)
+        for z in self.packed:                        # (h_j − h_i) + i(l_j − l_i): one gather for both parts
+            diff = end(z)
+            diff -= z[i]
+            out.append(diff.real + diff.imag)
         np.maximum(out[0], 0.0, out=out[0])
         np.maximum(out[1], 0.0, out=out[1])
         return out + [None] if self.kl else out
@@ -2018,15 +2018,23 @@ def _tilted(line, H, mu, bounds, rect, corners, S, l, budget=1 << 20):
             return np.take(table.reshape(-1, r), block, axis=0)
         if m == 0:                                     # θ·X (in place: fewer temporaries, the same floats)
             lin, second = pieces(A[0][0]), pieces(B[0][0])
-            lin *= tP
-            second *= tQ
+            if r <= 8:                                 # column by column: long inner loops
+                for k in range(r):
+                    lin[:, k] *= tP[:, 0]
+                    second[:, k] *= tQ[:, 0]
+            else:
+                lin *= tP
+                second *= tQ
         else:                                          # θ·X is largest (smallest) at an extreme of A and of B
             lin = other(tP * pieces(A[0][m]), tP * pieces(A[1][m]))
             second = other(tQ * pieces(B[0][m]), tQ * pieces(B[1][m]))
         lin += second
         phi = pieces(Hm)
         phi -= lin
-        ends.append(pick.reduce(phi, axis=1))
+        while phi.shape[1] > 1:                        # pick.reduce along the rows by halving (short rows:
+            half = phi.shape[1] // 2                   # several times faster; the same extremes)
+            phi = pick(phi[:, :half], phi[:, half:])
+        ends.append(phi[:, 0])
     return ends[1] - ends[0] + mu - R >= 16 * _U * size
 
 

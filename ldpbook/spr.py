@@ -2080,7 +2080,7 @@ def _descend(line, H, mu, eta, bounds, a, b, top_level, chunk=1 << 15):
     (low, high, X, ptr, _), n, found, opened = bounds, line.n, [], 0
     for l in range(top_level, -1, -1):                           # NaN bounds (∞ − ∞) stay open
         if a.size > chunk:
-            order = np.argsort(a * (int(b.max()) + 1) + b)             # by a, then b (np.lexsort, faster)
+            order = np.argsort(a * (int(b.max()) + 1) + b, kind="stable")      # by a, then b: np.lexsort, faster
             for part in np.array_split(order, -(-a.size // chunk)):
                 more, count = _descend(line, H, mu, eta, bounds, a[part], b[part], l, chunk)
                 found, opened = found + more, opened + count
@@ -2151,11 +2151,13 @@ def _within_rounding(line, H, mu, cells, eta=_ETA):
 
 def _cuts_from_pointers(P, n):
     "The block boundaries (a boolean (1, n + 1) row) of the partition of back-pointers P, walked back from n."
-    cuts, at, back = np.zeros((1, n + 1), dtype=bool), n, P.tolist()
+    cuts, at, back, steps = np.zeros((1, n + 1), dtype=bool), n, P, 0
     cuts[0, n] = True
     while at > 0:
-        at = back[at]
+        at, steps = int(back[at]), steps + 1
         cuts[0, at] = True
+        if steps == 4096:                             # a long walk: on Python ints (the list costs O(n) once)
+            back = P.tolist()
     return cuts
 
 

@@ -1939,7 +1939,8 @@ def _dc_round(line, G, mu, rows=None):
         val += G[i]
         top = np.maximum.reduceat(val, starts)
         hit = np.flatnonzero(val == top[seg])
-        first = hit[np.concatenate(([True], np.diff(np.searchsorted(starts, hit, side="right")) > 0))]
+        at = seg[hit]                                                        # the range of each maximiser
+        first = hit[np.concatenate(([True], at[1:] != at[:-1]))]
         arg = first - starts + ol                                            # positions of the first maximisers
         C[mid], P[mid] = top - mu, (arg if every else rows[arg])
         left, right = cl <= mid - 1, mid + 1 <= ch

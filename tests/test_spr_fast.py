@@ -429,3 +429,105 @@ def test_values_along_pointers_equal_a_walk_down_each_chain():
             total += line.scores(np.array([P[at]]), np.array([at]))[0] - mu
             blocks, at = blocks + 1, P[at]
         assert cnt[j] == blocks and abs(val[j] - total) <= 1e-13 * (abs(total) + blocks * mu)
+
+
+# ---------------------------------------------------------------- the engine's plumbing against plain forms
+
+def dc_round_by_recursion(S, G, mu, rows):
+    """One `_dc_round` written as the recursion it describes, on a full table S[i, j] of scores: the middle column
+    of [cl, ch] takes the first maximiser over the allowed rows ol..oh (positions in `rows`, those below the
+    column), which bounds the rows of the columns left and right of it."""
+    n = S.shape[1] - 1
+    C, P = np.full(n + 1, -np.inf), np.zeros(n + 1, dtype=np.int64)
+
+    def solve(cl, ch, ol, oh):
+        if cl > ch:
+            return
+        mid = (cl + ch) // 2
+        allowed = [t for t in range(ol, oh + 1) if rows[t] < mid]
+        val = [G[rows[t]] + S[rows[t], mid] for t in allowed]
+        best = int(np.argmax(val))
+        C[mid], P[mid] = val[best] - mu, rows[allowed[best]]
+        solve(cl, mid - 1, ol, allowed[best])
+        solve(mid + 1, ch, allowed[best], oh)
+
+    solve(int(rows[0]) + 1, n, 0, len(rows) - 1)
+    return C, P
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_round_equals_the_recursion_it_vectorises(seed):
+    """`_dc_round` (ranges indexed by a running count, the rows below a column by a rank table, first maximisers by
+    the range of each hit) takes the same maxima and the same first maximisers as the plain recursion, on all rows
+    and on subsets of them, with ties planted (equal scores) where the first maximiser decides."""
+    rng = np.random.default_rng([37, seed])
+    n = 200
+    p, q = rng.dirichlet(np.full(n, 0.3)), rng.dirichlet(np.full(n, 0.3))
+    line = line_of(p, q, [0.5, 2.0, 6.0][seed % 3])
+    i, j = np.triu_indices(n + 1, 1)
+    S = np.full((n + 1, n + 1), -np.inf)
+    S[i, j] = line.scores(i, j)
+    mu = 0.3 * float(np.median(S[i, j]))
+    G = np.concatenate(([0.0], rng.normal(0, 0.01, n)))
+    if seed % 2:                                                  # every row ties at the first middle column
+        G[1:n // 2] = 1.0 - S[1:n // 2, (n + 1) // 2]
+    for rows in (None, np.sort(rng.choice(n, 40, replace=False)), np.array([3, 4, 5, n - 1])):
+        C, P = spr._dc_round(line, G, mu, rows)
+        want_C, want_P = dc_round_by_recursion(S, G, mu, np.arange(n) if rows is None else rows)
+        assert np.array_equal(C, want_C) and np.array_equal(P, want_P)
+
+
+def test_block_masses_by_ranges_and_packed_prefix_sums_are_the_plain_ones():
+    """`_Line.masses` with one end per range (`cnt` the range of each block) gives the floats of the same call with
+    the ends repeated, and both are within 4 ulps of the exactly rounded sums of the blocks' group masses."""
+    import math
+    rng = np.random.default_rng(38)
+    n = 500
+    p, q = rng.dirichlet(np.full(n, 0.2)), rng.dirichlet(np.full(n, 0.2))
+    line = line_of(p, q, 1.0)
+    ends = np.sort(rng.choice(np.arange(2, n + 1), 60, replace=False))
+    cnt = rng.integers(1, 3, ends.size)
+    cnt = np.minimum(cnt, ends)
+    seg = np.repeat(np.arange(ends.size), cnt)
+    starts = np.concatenate([np.arange(e - c, e) for e, c in zip(ends, cnt)])
+    by_range = line.masses(starts, ends, seg)
+    plain = line.masses(starts, ends[seg])
+    assert all(np.array_equal(x, y) for x, y in zip(by_range[:2], plain[:2]))
+    a, b = line.batch.a[0], line.batch.b[0]
+    for t, (s, e) in enumerate(zip(starts, ends[seg])):
+        for got, mass in ((by_range[0][t], a), (by_range[1][t], b)):
+            exact = math.fsum(mass[s:e])
+            assert abs(got - exact) <= 4 * np.spacing(exact)
+
+
+@pytest.mark.parametrize("kind,params", [("kl", {}), ("hellinger", {}), ("renyi", {"renyi_order": 2.0})])
+def test_corner_scores_are_the_scores_at_the_corners(kind, params):
+    """`_Line.corners` (u and v formed once per side on the KL kernel) equals `_Line.at` at each corner, and on the
+    KL kernel `_Line.at` (scalar w, c) equals the table's kernel `_kl_scores` bit for bit."""
+    rng = np.random.default_rng(39)
+    line = line_of(rng.dirichlet(np.ones(50)), rng.dirichlet(np.ones(50)), 3.0, kind, params)
+    P, Q = np.sort(rng.random((2, 1000)), axis=0), np.sort(rng.random((2, 1000)), axis=0)
+    got = line.corners(P, Q)
+    want = [line.at(x, y) for x in P for y in Q]
+    assert all(np.array_equal(g, w, equal_nan=True) for g, w in zip(got, want))
+    if line.kl:
+        zero = np.zeros(1000, dtype=np.intp)
+        assert np.array_equal(line.at(P[0], Q[1]), spr._kl_scores(line.batch, P[0], Q[1], None, zero))
+
+
+@pytest.mark.parametrize("blocks", [3, 4096, 4097, 9000])
+def test_boundaries_from_pointers_on_short_and_long_walks(blocks):
+    "`_cuts_from_pointers` (numpy scalars, then a list past 4,096 links) against a walk on a Python list."
+    rng = np.random.default_rng(blocks)
+    n = 12_000
+    cuts = np.sort(rng.choice(np.arange(1, n), blocks - 1, replace=False))
+    bounds = np.concatenate(([0], cuts, [n]))
+    P = np.zeros(n + 1, dtype=np.int64)
+    for lo, hi in zip(bounds[:-1], bounds[1:]):
+        P[lo + 1:hi + 1] = lo
+    want, at = {n}, n
+    while at > 0:
+        at = int(P[at])
+        want.add(at)
+    got = spr._cuts_from_pointers(P, n)
+    assert set(np.flatnonzero(got[0]).tolist()) == want and got[0].sum() == blocks + 1

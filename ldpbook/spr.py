@@ -1832,7 +1832,7 @@ def _dd_cumsum(x):
     err = (a - (s - bp)) + (x - bp)
     return hi, np.concatenate(([0.0], np.cumsum(err)))
 
-
+# %% ../nbs/01_spr.ipynb #spr-million-1c
 class _Line:
     """One instance's sorted groups as compensated prefix masses: the scores of any blocks [i, j) in O(1) each,
     from differences (hi_j − hi_i) + (lo_j − lo_i) (each subtraction rounds once, relative to its result), with

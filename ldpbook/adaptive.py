@@ -750,14 +750,16 @@ def _product_sample(scenario, rng, n, d):
 
 def write_candidate_data(path, n_reps=200, rng=2028, n_jobs=1, n=1000, eps_values=(np.inf, 1.0),
                          scales=(1, 2, 3, 4, 6, 8, 12, 16, 24, 32), n_permutations=199, n_centering=199, alpha=0.05,
-                         d=1, family="combinations"):
+                         d=1, family="combinations", scenarios=None):
     """Run the comparison of CANDIDATES (family='combinations') or of LEVEL_CANDIDATES (family='levels') on f = 1
     against g_{ω, r(ω)}, r(ω) = 0.15 + 0.05 log2(ω / 2) (ω = 1: the null; for d > 1 along the first axis of
-    [0, 1]^d), and write every decision with the root seed, as `write_figure3_data` does. The fixed resolutions are
-    kappa = 4, 16, 64 cells per axis."""
+    [0, 1]^d), or MARGIN_CANDIDATES (family='margins'), and write every decision with the root seed, as
+    `write_figure3_data` does. The fixed resolutions are kappa = 4, 16, 64 cells per axis. `scenarios` (pairs
+    (ω, r), d = 1; ω = 0: the broad density of `_scope_sample`) replaces the scales and their r(ω)."""
     from functools import partial
-    scenarios = tuple((m, 0.0 if m == 1 else round(0.15 + 0.05 * math.log2(m / 2), 3)) for m in scales)
-    sample = partial(_figure3_sample, n=n) if d == 1 else partial(_product_sample, n=n, d=d)
+    if scenarios is None:
+        scenarios = tuple((m, 0.0 if m == 1 else round(0.15 + 0.05 * math.log2(m / 2), 3)) for m in scales)
+    sample = partial(_scope_sample, n=n) if d == 1 else partial(_product_sample, n=n, d=d)
     names, test = _candidate_family(family, eps_values, n_permutations, n_centering, alpha)
     power = closeness.power_curve(test, sample, scenarios, n_reps=n_reps, rng=rng,
                                   n_jobs=n_jobs, progress=False, keep_decisions=True)
@@ -821,14 +823,67 @@ def _level_test(x, y, rng, eps_values, n_permutations, alpha):
 
 
 def _candidate_family(family, eps_values, n_permutations, n_centering, alpha) -> tuple:
-    "(names, picklable test) of the comparison `family`: 'combinations' (CANDIDATES) or 'levels' (LEVEL_CANDIDATES)."
+    "(names, picklable test) of the comparison `family`: 'combinations', 'levels' or 'margins' (`write_candidate_data`)."
     from functools import partial
     if family == "combinations":
         return CANDIDATES, partial(_candidate_test, eps_values=eps_values, n_permutations=n_permutations,
                                    n_centering=n_centering, alpha=alpha)
     if family == "levels":
         return LEVEL_CANDIDATES, partial(_level_test, eps_values=eps_values, n_permutations=n_permutations, alpha=alpha)
-    raise ValueError("family must be 'combinations' or 'levels'")
+    if family == "margins":
+        return MARGIN_CANDIDATES, partial(_margin_test, eps_values=eps_values, n_permutations=n_permutations,
+                                          alpha=alpha)
+    raise ValueError("family must be 'combinations', 'levels' or 'margins'")
+
+# %% ../nbs/05_adaptivity.ipynb #margins-code
+MARGIN_CANDIDATES = ("kappa=4", "kappa=16", "kappa=64", "scaled max", "scaled max 4<=kappa^d<=N_W",
+                     "scaled max kappa^d<=N_W", "every other level of range", "every other level, kappa=2")
+
+
+def _margin_levels(n_w: int, d: int, max_level: int) -> tuple:
+    """The public level sets of MARGIN_CANDIDATES[4:] (arrays of j, kappa = 2^j): the range 4 <= kappa^d <= N_W, the
+    cap 2 <= kappa^d <= N_W, every other level of the range from its lowest, and that grid with level 1 added."""
+    lo, hi = _level_range(n_w, d, max_level)
+    grid = np.arange(lo, hi + 1, 2)
+    return np.arange(lo, hi + 1), np.arange(min(1, max_level), hi + 1), grid, np.union1d([min(1, max_level)], grid)
+
+
+def _margin_scores(stats: np.ndarray, n_x: int, n_y: int, d: int) -> list:
+    """(scores T_0..T_B, sensitivity) of each of MARGIN_CANDIDATES from the statistics (G, 1 + B) of one data set:
+    maxima of public multiples w Z_kappa (w <= 1) over public level sets (adapt-lem-order)."""
+    top = stats.shape[0] - 1
+    weights = _scale_weights(n_x, n_y, d, top).copy()
+    scaled = weights[:, None] * stats
+    ranged, capped, grid, with_two = _margin_levels(n_x + n_y, d, top)
+    weights[1] *= _tail_weights(n_x, n_y, d, top)[1]              # kappa = 2 damped to the tail of the others
+    tailed = weights[with_two, None] * stats[with_two]
+    return [(stats[2], 4.0), (stats[4], 4.0), (stats[6], 4.0), (scaled.max(axis=0), 4.0),
+            (scaled[ranged].max(axis=0), 4.0), (scaled[capped].max(axis=0), 4.0), (scaled[grid].max(axis=0), 4.0),
+            (tailed.max(axis=0), 4.0)]
+
+
+def _margin_test(x, y, rng, eps_values, n_permutations, alpha):
+    "Decisions of every one of MARGIN_CANDIDATES at every eps on one data set (one set of relabellings, fresh noise)."
+    x, y = _check_points(x, "x"), _check_points(y, "y")
+    (n_x, d), n_y = x.shape, len(y)
+    partitions = dyadic_partitions(np.vstack([x, y]), dyadic_max_level(min(n_x, n_y)))
+    stats = _rank_statistics(partitions, n_x, n_y, n_permutations, rng)
+    return np.array([closeness.dp_permutation_decision(s[0], s[1:], eps, sensitivity=delta, alpha=alpha, rng=rng)
+                     for eps in eps_values for s, delta in _margin_scores(stats, n_x, n_y, d)])
+
+
+def _scope_sample(scenario, rng, n):
+    """f = 1 against g: for scale 0 the broad density 1 + (pi r / 2) cos(pi t) (L1 distance r to f, halves of mass
+    1/2 +- r/4), otherwise g_{scale, r} (`sample_alternating`)."""
+    scale, r = scenario
+    if scale != 0:
+        return _figure3_sample(scenario, rng, n)
+    out, bound = np.empty(0), 1 + math.pi * r / 2
+    while out.size < n:
+        t = rng.random(2 * n)
+        out = np.concatenate([out, t[rng.random(2 * n) * bound <= 1 + math.pi * r / 2 * np.cos(math.pi * t)]])
+    return rng.random(n), out[:n]
+
 
 # %% ../nbs/05_adaptivity.ipynb #hint-keywords-end
 from ldpbook.foundations import _hint_keywords

@@ -742,21 +742,23 @@ def test_scaled_maximum_sensitivity_exhaustive(d):
     assert (weights.min() < 1) == (d == 1) and weights.max() == 1
 
 
+@pytest.mark.parametrize("family", ["levels", "margins"])
 @pytest.mark.parametrize("d", [1, 2])
-def test_level_candidate_sensitivities_exhaustive(d):
-    """The public level ranges, top-2 mean and tail weights (adapt-lem-order): every labelling of 5 + 4 points, every
-    record, every replacement on a grid; each score moves by at most its sensitivity 4. The search reaches the bound:
-    some score moves by 4 exactly and every other one by more than 2.7 (weights 1.25 times too large fail)."""
-    from ldpbook.adaptive import LEVEL_CANDIDATES, _level_scores
+def test_level_candidate_sensitivities_exhaustive(d, family):
+    """The public level ranges, grids, top-2 mean and tail weights (adapt-lem-order): every labelling of 5 + 4 points,
+    every record, every replacement on a grid; each score moves by at most its sensitivity 4. The search reaches the
+    bound: some score moves by 4 exactly and every other one by more than 2.7 (weights 1.25 times too large fail)."""
+    from ldpbook.adaptive import LEVEL_CANDIDATES, MARGIN_CANDIDATES, _level_scores, _margin_scores
+    names, scores = (LEVEL_CANDIDATES, _level_scores) if family == "levels" else (MARGIN_CANDIDATES, _margin_scores)
     n_x, n_y = 5, 4
     labellings = np.array([np.isin(np.arange(9), c) for c in itertools.combinations(range(9), n_x)])
     grid = np.array(list(itertools.product(np.linspace(0, 1, 9 if d == 1 else 4), repeat=d)))
 
     def scored(z):                                            # kappa = 1 .. 256: rows 2, 4, 6 exist
-        return _level_scores(multiscale_statistics(dyadic_partitions(z, 8), labellings, n_x, n_y), n_x, n_y, d)
+        return scores(multiscale_statistics(dyadic_partitions(z, 8), labellings, n_x, n_y), n_x, n_y, d)
 
     rng = np.random.default_rng(0)
-    worst = np.zeros(len(LEVEL_CANDIDATES))
+    worst = np.zeros(len(names))
     for _ in range(4):
         z = grid[rng.integers(len(grid), size=n_x + n_y)]    # tiny data with ties
         base = scored(z)
@@ -782,6 +784,30 @@ def test_level_range_and_tail_weights():
     assert abs(weights[1] - math.sqrt(2) * z(0.95) / (z(0.975) ** 2 - 1)) < 1e-9
     assert weights.max() == 1 and 0.7 < weights.min() < 1 and np.all(weights[13:] == 1)
     assert np.all(np.diff(weights[1:5]) > 0)                 # the heavier the chi-square tail, the smaller the weight
+
+
+def test_margin_level_sets_and_scores():
+    """The level sets of MARGIN_CANDIDATES against a float reference (the range 4 <= kappa^d <= N_W, the cap
+    2 <= kappa^d <= N_W, every other level of the range, and that grid with kappa = 2), and each score is the maximum
+    of w Z over its set, recomputed from the statistics with the weights of adapt-def-scaled and the tail weight."""
+    from ldpbook.adaptive import _margin_levels, _margin_scores, _scale_weights, _tail_weights
+    for n_w, d, top in itertools.product((4, 6, 64, 2000, 2048, 2049, 10**6), (1, 2, 3), (3, 30)):
+        ranged = [j for j in range(top + 1) if 4 <= 2 ** (j * d) <= n_w] or [min(math.ceil(2 / d), top)]
+        capped = [j for j in range(1, top + 1) if 2 ** (j * d) <= n_w] or [1]
+        capped = sorted(set(capped) | set(ranged))
+        grid = ranged[::2]
+        sets = _margin_levels(n_w, d, top)
+        assert [list(s) for s in sets] == [ranged, capped, grid, sorted(set(grid) | {1})], (n_w, d, top)
+    stats = np.random.default_rng(3).normal(size=(31, 40))
+    w = _scale_weights(1000, 1000, 1, 30)
+    scores = _margin_scores(stats, 1000, 1000, 1)
+    tail = w.copy()
+    tail[1] *= _tail_weights(1000, 1000, 1, 30)[1]
+    for (score, delta), levels, weights in zip(scores[4:], _margin_levels(2000, 1, 30), (w, w, w, tail)):
+        expected = [max(weights[j] * stats[j, b] for j in levels) for b in range(40)]
+        assert delta == 4.0 and np.array_equal(score, expected)
+    assert [list(s) for s in _margin_levels(2000, 1, 30)][2:] == [[2, 4, 6, 8, 10], [1, 2, 4, 6, 8, 10]]
+    assert 0.8 < tail[1] < 0.83 and np.all(tail <= 1)
 
 
 def _scales_reference(n_x, n_y, d, max_level):

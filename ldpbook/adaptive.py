@@ -783,6 +783,7 @@ def _level_range(n_w: int, d: int, max_level: int) -> tuple:
     return j_lo, min(max((n_w.bit_length() - 1) // d, j_lo), max_level)
 
 
+@lru_cache(maxsize=8)
 def _tail_weights(n_x: int, n_y: int, d: int, max_level: int, p: float = 0.05) -> np.ndarray:
     """Weights min(1, t_ref / t_kappa) from chi-square tails (public sizes only).
 
@@ -797,6 +798,7 @@ def _tail_weights(n_x: int, n_y: int, d: int, max_level: int, p: float = 0.05) -
     tail[1:] = sigma[1:] * (chi2.isf(p, dof[1:]) - dof[1:]) / np.sqrt(2 * dof[1:])
     weights, ref = np.ones(max_level + 1), sigma[j0] * norm.isf(p)
     weights[tail > ref] = ref / tail[tail > ref]
+    weights.flags.writeable = False
     return weights
 
 
@@ -837,7 +839,7 @@ def _candidate_family(family, eps_values, n_permutations, n_centering, alpha) ->
 
 # %% ../nbs/05_adaptivity.ipynb #margins-code
 MARGIN_CANDIDATES = ("kappa=4", "kappa=16", "kappa=64", "scaled max", "scaled max 4<=kappa^d<=N_W",
-                     "scaled max kappa^d<=N_W", "every other level of range", "every other level, kappa=2")
+                     "scaled max kappa^d<=N_W", "every other level of range", "every other level & kappa=2")
 
 
 def _margin_levels(n_w: int, d: int, max_level: int) -> tuple:

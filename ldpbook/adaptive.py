@@ -382,6 +382,13 @@ def _scale_weights(n_x: int, n_y: int, d: int, max_level: int) -> np.ndarray:
     weights.flags.writeable = False
     return weights
 
+# %% ../nbs/05_adaptivity.ipynb #range-code
+def _level_range(n_w: int, d: int, max_level: int) -> tuple:
+    "(j_lo, j_hi): the levels j with 4 <= kappa^d <= N_W (kappa = 2^j), clipped to 0..max_level; j_lo <= j_hi."
+    j_lo = min(-(-2 // d), max_level)
+    return j_lo, min(max((n_w.bit_length() - 1) // d, j_lo), max_level)
+
+
 # %% ../nbs/05_adaptivity.ipynb #c026-1989cf83
 @dataclass(frozen=True, eq=False)
 class AdaptiveTestResult(closeness.DPPermutationTestResult):
@@ -404,9 +411,9 @@ def _balanced_relabellings(observed: np.ndarray, size: int, rng: np.random.Gener
 
 
 SCORE_SENSITIVITY = 8.0     # sensitivity of the centred multiscale score T (adapt-lem-sensitivity)
-MAX_SENSITIVITY = 4.0       # sensitivity of the uncentred maximum M and the scaled maximum S (adapt-lem-max,
-                            # adapt-lem-scaled)
-CENTERINGS = ("permutation", "none", "scaled")
+MAX_SENSITIVITY = 4.0       # sensitivity of the uncentred maximum M, the scaled maximum S and the range maximum R
+                            # (adapt-lem-max, adapt-lem-scaled, adapt-thm-range)
+CENTERINGS = ("permutation", "none", "scaled", "range")
 
 # %% ../nbs/05_adaptivity.ipynb #c026a
 def _check_samples(x, y) -> tuple:
@@ -420,7 +427,7 @@ def _check_samples(x, y) -> tuple:
 
 
 def _check_centering(centering) -> str:
-    "One of CENTERINGS: 'permutation' (Algorithm 3, offsets o_kappa), 'none' or 'scaled' (uncentred maxima)."
+    "One of CENTERINGS: 'permutation' (Algorithm 3, offsets o_kappa), 'none', 'scaled' or 'range' (uncentred maxima)."
     if not isinstance(centering, str):
         raise TypeError(f"centering must be one of {CENTERINGS}, got {type(centering).__name__}")
     if centering not in CENTERINGS:
@@ -437,8 +444,9 @@ def _rank_statistics(partitions, n_x, n_y, n_permutations, rng) -> np.ndarray:
 
 def _multiscale_scores(x, y, n_centering, n_permutations, centering_level, rng, centering="permutation") -> tuple:
     """Stages 1-2 of the test (NOT private): scores T_0 (observed) and T_1..T_B, and the arg-max level of each.
-    With centering='none' or 'scaled' there is no centering stage: the offsets are 0 and the scores are the maxima
-    M_b of the statistics, or S_b of the statistics times the weights w_kappa of adapt-def-scaled."""
+    With centering='none', 'scaled' or 'range' there is no centering stage: the offsets are 0 and the scores are the
+    maxima M_b of the statistics, S_b of the statistics times the weights w_kappa of adapt-def-scaled, or R_b, the
+    same over the public range 4 <= kappa^d <= N_W of adapt-def-range."""
     (n_x, d), n_y = x.shape, y.shape[0]
     partitions = dyadic_partitions(np.vstack([x, y]), dyadic_max_level(min(n_x, n_y)))
     offsets = np.zeros(partitions.max_level + 1)
@@ -448,8 +456,12 @@ def _multiscale_scores(x, y, n_centering, n_permutations, centering_level, rng, 
         offsets = centering_offsets(multiscale_statistics(partitions, centering_labellings, n_x, n_y),
                                     level=centering_level)
     stats = _rank_statistics(partitions, n_x, n_y, n_permutations, rng)
-    if centering == "scaled":
+    if centering in ("scaled", "range"):
         stats *= _scale_weights(n_x, n_y, d, partitions.max_level)[:, None]
+    if centering == "range":
+        lo, hi = _level_range(n_x + n_y, d, partitions.max_level)
+        scores, level = adaptive_scores(stats[lo:hi + 1], offsets[lo:hi + 1])
+        return scores, level + lo
     return adaptive_scores(stats, offsets)
 
 # %% ../nbs/05_adaptivity.ipynb #c026b
@@ -458,18 +470,19 @@ def _multiscale_scores(x, y, n_centering, n_permutations, centering_level, rng, 
 def adaptive_test(x: ArrayLike, y: ArrayLike, eps: float, *, alpha: float = 0.05, n_centering: int = 199,
                   n_permutations: int = 199, centering_level: float = 0.2, rng: np.random.Generator | int | None = None,
                   return_nonprivate: bool = False, return_resolution: bool = False,
-                  centering: str = "scaled") -> AdaptiveTestResult:
+                  centering: str = "range") -> AdaptiveTestResult:
     """Multiscale ε-DP two-sample test for samples in [0, 1]^d that needs no smoothness parameter.
 
     The Rao-Blackwellized statistic of `closeness` is computed at every kappa = 2^j, j = 0..ceil(3 log2 N)
     (sparsely), and one score per labelling is calibrated by one private permutation comparison
-    (`closeness.noisy_permutation_pvalue`). The score is, with centering='scaled' (the default), the maximum over
-    the resolutions of the statistics times public weights w_kappa <= 1 that depend on the sample sizes and d alone
-    and damp the levels whose null spread exceeds the coarse levels' (sensitivity 4, Laplace(8/eps) noise: that of
-    one fixed resolution); with centering='none', the uncentred maximum (sensitivity 4); with
-    centering='permutation' (Algorithm 3 of the paper), the maximum of the statistics centred by an upper
-    `centering_level` quantile of each over `n_centering` relabellings (sensitivity 8, Laplace(16/eps)). The
-    chapter's comparison measures the three.
+    (`closeness.noisy_permutation_pvalue`). The score is, with centering='range' (the default), the maximum over
+    the resolutions with 4 <= kappa^d <= N_X + N_Y of the statistics times public weights w_kappa <= 1 that depend
+    on the sample sizes and d alone and damp the levels whose null spread exceeds the coarse levels' (sensitivity
+    4, Laplace(8/eps) noise: that of one fixed resolution); with centering='scaled', the same maximum over the
+    whole grid (it also sees densities rougher than s = d/4, with less power at the others); with
+    centering='none', the uncentred maximum over the grid (sensitivity 4); with centering='permutation'
+    (Algorithm 3 of the paper), the maximum of the statistics centred by an upper `centering_level` quantile of
+    each over `n_centering` relabellings (sensitivity 8, Laplace(16/eps)). The chapter's comparison measures them.
 
     Parameters
     ----------
@@ -491,9 +504,10 @@ def adaptive_test(x: ArrayLike, y: ArrayLike, eps: float, *, alpha: float = 0.05
         noise. NOT private.
     return_resolution : bool
         Also return the resolution kappa attaining the observed maximum. NOT private.
-    centering : {'scaled', 'permutation', 'none'}
-        The scaled maximum (the default), the centred maximum of Algorithm 3 or the uncentred maximum
-        (`n_centering` and `centering_level` are used by 'permutation' only).
+    centering : {'range', 'scaled', 'permutation', 'none'}
+        The scaled maximum over the range 4 <= kappa^d <= N_X + N_Y (the default), over the whole grid, the centred
+        maximum of Algorithm 3 or the uncentred maximum (`n_centering` and `centering_level` are used by
+        'permutation' only).
     """
     eps, alpha = closeness._check_positive_eps(eps), closeness._check_alpha(alpha)
     for flag, name in ((return_nonprivate, "return_nonprivate"), (return_resolution, "return_resolution")):
@@ -551,8 +565,8 @@ def _figure3_sample(scenario, rng, n):
 
 def _figure3_test(x, y, rng, eps_values, resolutions, n_permutations, n_centering, alpha):
     """Decisions, for every eps, of the fixed-resolution RB tests of `closeness`, of the centred adaptive test
-    (Algorithm 3) and of the uncentred and scaled maxima on one data set; the statistics are computed once per test
-    (once for both maxima) and only the Laplace noise differs between the eps values."""
+    (Algorithm 3) and of the uncentred, scaled and range maxima on one data set; the statistics are computed once per
+    test (once for the three maxima) and only the Laplace noise differs between the eps values."""
     scores = [closeness.permutation_statistics(closeness.bin_samples(x, kappa), closeness.bin_samples(y, kappa),
                                                k=kappa, n_permutations=n_permutations, rng=rng)
               for kappa in resolutions]
@@ -565,18 +579,19 @@ def _figure3_test(x, y, rng, eps_values, resolutions, n_permutations, n_centerin
                                                                sensitivity=perm.sensitivity, alpha=alpha, rng=rng))
         decisions.append(closeness.dp_permutation_decision(multiscale.statistic, multiscale.null_distribution, eps,
                                                            sensitivity=SCORE_SENSITIVITY, alpha=alpha, rng=rng))
-    # the uncentred and the scaled maximum draw last from the random stream, from one set of relabellings (those
-    # of adaptive_test(..., centering="none")), the scaled maximum's noise after all others: the decisions above
-    # do not depend on them, nor the uncentred maximum's on the scaled one's
+    # the uncentred, scaled and range maxima draw last from the random stream, from one set of relabellings (those
+    # of adaptive_test(..., centering="none")), in this order, the range maximum's noise after all others: the
+    # decisions above do not depend on them, nor a maximum's on those after it
     x, y = _check_samples(x, y)
     partitions = dyadic_partitions(np.vstack([x, y]), dyadic_max_level(min(len(x), len(y))))
     stats = _rank_statistics(partitions, len(x), len(y), n_permutations, rng)
-    weights = _scale_weights(len(x), len(y), x.shape[1], partitions.max_level)[:, None]
+    scaled = _scale_weights(len(x), len(y), x.shape[1], partitions.max_level)[:, None] * stats
+    lo, hi = _level_range(len(x) + len(y), x.shape[1], partitions.max_level)
     maxima = [closeness.dp_permutation_decision(m[0], m[1:], eps, sensitivity=MAX_SENSITIVITY, alpha=alpha, rng=rng)
-              for m in (stats.max(axis=0), (weights * stats).max(axis=0)) for eps in eps_values]
+              for m in (stats.max(axis=0), scaled.max(axis=0), scaled[lo:hi + 1].max(axis=0)) for eps in eps_values]
     n_tests, n_eps = len(scores) + 1, len(eps_values)
     return np.array([row for e in range(n_eps)
-                     for row in decisions[e * n_tests:(e + 1) * n_tests] + [maxima[e], maxima[n_eps + e]]])
+                     for row in decisions[e * n_tests:(e + 1) * n_tests] + maxima[e::n_eps]])
 
 # %% ../nbs/05_adaptivity.ipynb #c037b
 def _figure3_setup(n, eps_values, scenarios, resolutions, n_permutations, n_centering, alpha) -> tuple:
@@ -596,7 +611,8 @@ def _figure3_setup(n, eps_values, scenarios, resolutions, n_permutations, n_cent
     test = partial(_figure3_test, eps_values=eps_values, resolutions=resolutions, n_permutations=n_permutations,
                    n_centering=n_centering, alpha=alpha)
     labels = tuple(f"{name} eps={e:g}" for e in eps_values
-                   for name in [f"kappa={k}" for k in resolutions] + ["centred max", "uncentred max", "scaled max"])
+                   for name in [f"kappa={k}" for k in resolutions] + ["centred max", "uncentred max", "scaled max",
+                                                                     "range max"])
     return scenarios, labels, sample, test
 
 
@@ -615,7 +631,8 @@ def figure3_power(n_reps=200, n=1000, eps_values=(np.inf, 1.0), scenarios=((1, 0
 
     Each scenario (ω, r) draws n points from f = 1 and n from g_{ω,r} (`alternating_density`; r = 0: the null) and runs,
     on the same data, the RB permutation test of `closeness` binned at each kappa in `resolutions` and `adaptive_test`
-    as Algorithm 3's centred maximum, the uncentred maximum and the scaled maximum, at every privacy level
+    as Algorithm 3's centred maximum, the uncentred maximum, the scaled maximum and the range maximum (the
+    default), at every privacy level
     in `eps_values` (the same statistics, fresh Laplace noise per eps). Repetitions go
     through `closeness.power_curve` (seeded per repetition, parallel with `n_jobs`); keep=True also keeps every
     repetition's decisions (see `write_figure3_data`). The paper's size is n=1000, n_reps=5000, n_permutations=199.
@@ -775,12 +792,6 @@ def write_candidate_data(path, n_reps=200, rng=2028, n_jobs=1, n=1000, eps_value
 # %% ../nbs/05_adaptivity.ipynb #levels-code
 LEVEL_CANDIDATES = ("kappa=4", "kappa=16", "kappa=64", "scaled max", "max of kappa=4/16/64", "scaled max kappa^d>=4",
                     "scaled max 4<=kappa^d<=N_W", "scaled top-2 mean", "tail-scaled max")
-
-
-def _level_range(n_w: int, d: int, max_level: int) -> tuple:
-    "(j_lo, j_hi): the levels j with 4 <= kappa^d <= N_W (kappa = 2^j), clipped to 0..max_level; j_lo <= j_hi."
-    j_lo = min(-(-2 // d), max_level)
-    return j_lo, min(max((n_w.bit_length() - 1) // d, j_lo), max_level)
 
 
 @lru_cache(maxsize=8)

@@ -772,7 +772,7 @@ def write_candidate_data(path, n_reps=200, rng=2028, n_jobs=1, n=1000, eps_value
     against g_{ω, r(ω)}, r(ω) = 0.15 + 0.05 log2(ω / 2) (ω = 1: the null; for d > 1 along the first axis of
     [0, 1]^d), or MARGIN_CANDIDATES (family='margins'), and write every decision with the root seed, as
     `write_figure3_data` does. The fixed resolutions are kappa = 4, 16, 64 cells per axis. `scenarios` (pairs
-    (ω, r), d = 1; ω = 0: the broad density of `_scope_sample`) replaces the scales and their r(ω)."""
+    (ω, r); ω = 0, in d = 1 only: the broad density of `_scope_sample`) replaces the scales and their r(ω)."""
     from functools import partial
     if scenarios is None:
         scenarios = tuple((m, 0.0 if m == 1 else round(0.15 + 0.05 * math.log2(m / 2), 3)) for m in scales)
@@ -836,7 +836,7 @@ def _level_test(x, y, rng, eps_values, n_permutations, alpha):
 
 
 def _candidate_family(family, eps_values, n_permutations, n_centering, alpha) -> tuple:
-    "(names, picklable test) of the comparison `family`: 'combinations', 'levels' or 'margins' (`write_candidate_data`)."
+    "(names, picklable test) of the comparison `family`: 'combinations', 'levels' or 'margins'."
     from functools import partial
     if family == "combinations":
         return CANDIDATES, partial(_candidate_test, eps_values=eps_values, n_permutations=n_permutations,

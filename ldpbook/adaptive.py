@@ -668,7 +668,8 @@ def plot_figure3(result: Figure3, title: str):
         ax.set_title("ε = " + result.labels[panel * n_tests].split(" eps=")[1].replace("inf", "∞ (non-private)"))
     axes[0, 0].set_ylabel("rejection rate")
     axes[0, 0].set_ylim(0, 1.05)
-    axes[0, 0].legend(fontsize=8, loc="upper left")
+    handles, names = axes[0, 0].get_legend_handles_labels()      # below the panels: no bar is hidden
+    fig.legend(handles, names, fontsize=8, loc="upper center", ncol=n_tests, bbox_to_anchor=(0.5, 0.02))
     fig.suptitle(title, fontsize=10, y=1.02)
     return axes[0]
 

@@ -888,7 +888,8 @@ def _margin_test(x, y, rng, eps_values, n_permutations, alpha):
 
 def _scope_sample(scenario, rng, n):
     """f = 1 against g: for scale 0 the broad density 1 + (pi r / 2) cos(pi t) (L1 distance r to f, halves of mass
-    1/2 +- r/4), otherwise g_{scale, r} (`sample_alternating`)."""
+    1/2 +- r/2; cdf t + (r/2) sin(pi t)), by rejection from the uniform; otherwise g_{scale, r}
+    (`sample_alternating`)."""
     scale, r = scenario
     if scale != 0:
         return _figure3_sample(scenario, rng, n)

@@ -973,3 +973,19 @@ def test_range_maximum_sensitivity_exhaustive(d):
             worst = max(worst, float(np.abs(ranged(z_new) - base).max()))
     bound = 4 * weights[levels].max()
     assert worst <= 4 + 1e-9 and abs(worst - bound) < 1e-9 and (bound == 4) == (d == 2) and bound > 3
+
+
+def test_scope_sampler_against_its_exact_cdf():
+    """The broad density of the scope comparison, 1 + (pi r / 2) cos(pi t), against its exact cdf
+    t + (r/2) sin(pi t) (Kolmogorov-Smirnov, 40000 draws): accepted, while the cdf with r/4 (halves 1/2 +- r/4) is
+    refused; other scales are `sample_alternating`'s draws exactly."""
+    from scipy.stats import kstest
+    from ldpbook.adaptive import _figure3_sample, _scope_sample
+    r = 0.1
+    x, y = _scope_sample((0, r), np.random.default_rng(8), 40000)
+    assert kstest(x, "uniform").pvalue > 1e-3
+    assert kstest(y, lambda t: t + r / 2 * np.sin(np.pi * t)).pvalue > 1e-3
+    assert kstest(y, lambda t: t + r / 4 * np.sin(np.pi * t)).pvalue < 1e-6
+    assert abs(np.mean(y < 0.5) - (0.5 + r / 2)) < 4 * math.sqrt(0.25 / 40000)
+    a, b = (np.concatenate(s((1024, 0.6), np.random.default_rng(9), 50)) for s in (_scope_sample, _figure3_sample))
+    assert np.array_equal(a, b)

@@ -73,6 +73,7 @@ def main():
             print(f"d = {d}, N = {n}: ours {t_ours:.3f} s, naive {t_naive:.3f} s, ratio naive/ours {t_naive / t_ours:.1f}")
     rng = np.random.default_rng(3)
     x, y = rng.random(1000), rng.random(1000)
+    _scale_weights.cache_clear()                      # part 1 may have computed them already
     first, _ = seconds(_scale_weights, 1000, 1000, 1, dyadic_max_level(1000))
     runs = {"permutation": [], "none": [], "scaled": [], "range": []}
     for _ in range(5):
@@ -81,7 +82,7 @@ def main():
     centred, uncentred, scaled, ranged = (float(np.median(runs[c])) for c in ("permutation", "none", "scaled", "range"))
     print(f"\nN = 1000, B = B_cen = 199: centred maximum {centred:.3f} s, uncentred maximum {uncentred:.3f} s, "
           f"ratio {centred / uncentred:.2f}; scaled maximum {scaled:.3f} s, range maximum (the default) {ranged:.3f} s "
-          f"(their weights, computed once for the sample sizes and kept: {first:.2f} s)")
+          f"(their weights, computed once for the sample sizes and kept: {first:.3f} s)")
 
 
 if __name__ == "__main__":

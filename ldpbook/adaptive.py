@@ -382,6 +382,13 @@ def _scale_weights(n_x: int, n_y: int, d: int, max_level: int) -> np.ndarray:
     weights.flags.writeable = False
     return weights
 
+# %% ../nbs/05_adaptivity.ipynb #range-code
+def _level_range(n_w: int, d: int, max_level: int) -> tuple:
+    "(j_lo, j_hi): the levels j with 4 <= kappa^d <= N_W (kappa = 2^j), clipped to 0..max_level; j_lo <= j_hi."
+    j_lo = min(-(-2 // d), max_level)
+    return j_lo, min(max((n_w.bit_length() - 1) // d, j_lo), max_level)
+
+
 # %% ../nbs/05_adaptivity.ipynb #c026-1989cf83
 @dataclass(frozen=True, eq=False)
 class AdaptiveTestResult(closeness.DPPermutationTestResult):
@@ -404,9 +411,9 @@ def _balanced_relabellings(observed: np.ndarray, size: int, rng: np.random.Gener
 
 
 SCORE_SENSITIVITY = 8.0     # sensitivity of the centred multiscale score T (adapt-lem-sensitivity)
-MAX_SENSITIVITY = 4.0       # sensitivity of the uncentred maximum M and the scaled maximum S (adapt-lem-max,
-                            # adapt-lem-scaled)
-CENTERINGS = ("permutation", "none", "scaled")
+MAX_SENSITIVITY = 4.0       # sensitivity of the uncentred maximum M, the scaled maximum S and the range maximum R
+                            # (adapt-lem-max, adapt-lem-scaled, adapt-thm-range)
+CENTERINGS = ("permutation", "none", "scaled", "range")
 
 # %% ../nbs/05_adaptivity.ipynb #c026a
 def _check_samples(x, y) -> tuple:
@@ -420,7 +427,7 @@ def _check_samples(x, y) -> tuple:
 
 
 def _check_centering(centering) -> str:
-    "One of CENTERINGS: 'permutation' (Algorithm 3, offsets o_kappa), 'none' or 'scaled' (uncentred maxima)."
+    "One of CENTERINGS: 'permutation' (Algorithm 3, offsets o_kappa), 'none', 'scaled' or 'range' (uncentred maxima)."
     if not isinstance(centering, str):
         raise TypeError(f"centering must be one of {CENTERINGS}, got {type(centering).__name__}")
     if centering not in CENTERINGS:
@@ -437,8 +444,9 @@ def _rank_statistics(partitions, n_x, n_y, n_permutations, rng) -> np.ndarray:
 
 def _multiscale_scores(x, y, n_centering, n_permutations, centering_level, rng, centering="permutation") -> tuple:
     """Stages 1-2 of the test (NOT private): scores T_0 (observed) and T_1..T_B, and the arg-max level of each.
-    With centering='none' or 'scaled' there is no centering stage: the offsets are 0 and the scores are the maxima
-    M_b of the statistics, or S_b of the statistics times the weights w_kappa of adapt-def-scaled."""
+    With centering='none', 'scaled' or 'range' there is no centering stage: the offsets are 0 and the scores are the
+    maxima M_b of the statistics, S_b of the statistics times the weights w_kappa of adapt-def-scaled, or R_b, the
+    same over the public range 4 <= kappa^d <= N_W of adapt-def-range."""
     (n_x, d), n_y = x.shape, y.shape[0]
     partitions = dyadic_partitions(np.vstack([x, y]), dyadic_max_level(min(n_x, n_y)))
     offsets = np.zeros(partitions.max_level + 1)
@@ -448,8 +456,12 @@ def _multiscale_scores(x, y, n_centering, n_permutations, centering_level, rng, 
         offsets = centering_offsets(multiscale_statistics(partitions, centering_labellings, n_x, n_y),
                                     level=centering_level)
     stats = _rank_statistics(partitions, n_x, n_y, n_permutations, rng)
-    if centering == "scaled":
+    if centering in ("scaled", "range"):
         stats *= _scale_weights(n_x, n_y, d, partitions.max_level)[:, None]
+    if centering == "range":
+        lo, hi = _level_range(n_x + n_y, d, partitions.max_level)
+        scores, level = adaptive_scores(stats[lo:hi + 1], offsets[lo:hi + 1])
+        return scores, level + lo
     return adaptive_scores(stats, offsets)
 
 # %% ../nbs/05_adaptivity.ipynb #c026b
@@ -458,18 +470,19 @@ def _multiscale_scores(x, y, n_centering, n_permutations, centering_level, rng, 
 def adaptive_test(x: ArrayLike, y: ArrayLike, eps: float, *, alpha: float = 0.05, n_centering: int = 199,
                   n_permutations: int = 199, centering_level: float = 0.2, rng: np.random.Generator | int | None = None,
                   return_nonprivate: bool = False, return_resolution: bool = False,
-                  centering: str = "scaled") -> AdaptiveTestResult:
+                  centering: str = "range") -> AdaptiveTestResult:
     """Multiscale ε-DP two-sample test for samples in [0, 1]^d that needs no smoothness parameter.
 
     The Rao-Blackwellized statistic of `closeness` is computed at every kappa = 2^j, j = 0..ceil(3 log2 N)
     (sparsely), and one score per labelling is calibrated by one private permutation comparison
-    (`closeness.noisy_permutation_pvalue`). The score is, with centering='scaled' (the default), the maximum over
-    the resolutions of the statistics times public weights w_kappa <= 1 that depend on the sample sizes and d alone
-    and damp the levels whose null spread exceeds the coarse levels' (sensitivity 4, Laplace(8/eps) noise: that of
-    one fixed resolution); with centering='none', the uncentred maximum (sensitivity 4); with
-    centering='permutation' (Algorithm 3 of the paper), the maximum of the statistics centred by an upper
-    `centering_level` quantile of each over `n_centering` relabellings (sensitivity 8, Laplace(16/eps)). The
-    chapter's comparison measures the three.
+    (`closeness.noisy_permutation_pvalue`). The score is, with centering='range' (the default), the maximum over
+    the resolutions with 4 <= kappa^d <= N_X + N_Y of the statistics times public weights w_kappa <= 1 that depend
+    on the sample sizes and d alone and damp the levels whose null spread exceeds the coarse levels' (sensitivity
+    4, Laplace(8/eps) noise: that of one fixed resolution); with centering='scaled', the same maximum over the
+    whole grid (it also sees densities rougher than s = d/4, with less power at the others); with
+    centering='none', the uncentred maximum over the grid (sensitivity 4); with centering='permutation'
+    (Algorithm 3 of the paper), the maximum of the statistics centred by an upper `centering_level` quantile of
+    each over `n_centering` relabellings (sensitivity 8, Laplace(16/eps)). The chapter's comparison measures them.
 
     Parameters
     ----------
@@ -491,9 +504,10 @@ def adaptive_test(x: ArrayLike, y: ArrayLike, eps: float, *, alpha: float = 0.05
         noise. NOT private.
     return_resolution : bool
         Also return the resolution kappa attaining the observed maximum. NOT private.
-    centering : {'scaled', 'permutation', 'none'}
-        The scaled maximum (the default), the centred maximum of Algorithm 3 or the uncentred maximum
-        (`n_centering` and `centering_level` are used by 'permutation' only).
+    centering : {'range', 'scaled', 'permutation', 'none'}
+        The scaled maximum over the range 4 <= kappa^d <= N_X + N_Y (the default), over the whole grid, the centred
+        maximum of Algorithm 3 or the uncentred maximum (`n_centering` and `centering_level` are used by
+        'permutation' only).
     """
     eps, alpha = closeness._check_positive_eps(eps), closeness._check_alpha(alpha)
     for flag, name in ((return_nonprivate, "return_nonprivate"), (return_resolution, "return_resolution")):
@@ -551,8 +565,8 @@ def _figure3_sample(scenario, rng, n):
 
 def _figure3_test(x, y, rng, eps_values, resolutions, n_permutations, n_centering, alpha):
     """Decisions, for every eps, of the fixed-resolution RB tests of `closeness`, of the centred adaptive test
-    (Algorithm 3) and of the uncentred and scaled maxima on one data set; the statistics are computed once per test
-    (once for both maxima) and only the Laplace noise differs between the eps values."""
+    (Algorithm 3) and of the uncentred, scaled and range maxima on one data set; the statistics are computed once per
+    test (once for the three maxima) and only the Laplace noise differs between the eps values."""
     scores = [closeness.permutation_statistics(closeness.bin_samples(x, kappa), closeness.bin_samples(y, kappa),
                                                k=kappa, n_permutations=n_permutations, rng=rng)
               for kappa in resolutions]
@@ -565,18 +579,19 @@ def _figure3_test(x, y, rng, eps_values, resolutions, n_permutations, n_centerin
                                                                sensitivity=perm.sensitivity, alpha=alpha, rng=rng))
         decisions.append(closeness.dp_permutation_decision(multiscale.statistic, multiscale.null_distribution, eps,
                                                            sensitivity=SCORE_SENSITIVITY, alpha=alpha, rng=rng))
-    # the uncentred and the scaled maximum draw last from the random stream, from one set of relabellings (those
-    # of adaptive_test(..., centering="none")), the scaled maximum's noise after all others: the decisions above
-    # do not depend on them, nor the uncentred maximum's on the scaled one's
+    # the uncentred, scaled and range maxima draw last from the random stream, from one set of relabellings (those
+    # of adaptive_test(..., centering="none")), in this order, the range maximum's noise after all others: the
+    # decisions above do not depend on them, nor a maximum's on those after it
     x, y = _check_samples(x, y)
     partitions = dyadic_partitions(np.vstack([x, y]), dyadic_max_level(min(len(x), len(y))))
     stats = _rank_statistics(partitions, len(x), len(y), n_permutations, rng)
-    weights = _scale_weights(len(x), len(y), x.shape[1], partitions.max_level)[:, None]
+    scaled = _scale_weights(len(x), len(y), x.shape[1], partitions.max_level)[:, None] * stats
+    lo, hi = _level_range(len(x) + len(y), x.shape[1], partitions.max_level)
     maxima = [closeness.dp_permutation_decision(m[0], m[1:], eps, sensitivity=MAX_SENSITIVITY, alpha=alpha, rng=rng)
-              for m in (stats.max(axis=0), (weights * stats).max(axis=0)) for eps in eps_values]
+              for m in (stats.max(axis=0), scaled.max(axis=0), scaled[lo:hi + 1].max(axis=0)) for eps in eps_values]
     n_tests, n_eps = len(scores) + 1, len(eps_values)
     return np.array([row for e in range(n_eps)
-                     for row in decisions[e * n_tests:(e + 1) * n_tests] + [maxima[e], maxima[n_eps + e]]])
+                     for row in decisions[e * n_tests:(e + 1) * n_tests] + maxima[e::n_eps]])
 
 # %% ../nbs/05_adaptivity.ipynb #c037b
 def _figure3_setup(n, eps_values, scenarios, resolutions, n_permutations, n_centering, alpha) -> tuple:
@@ -596,7 +611,8 @@ def _figure3_setup(n, eps_values, scenarios, resolutions, n_permutations, n_cent
     test = partial(_figure3_test, eps_values=eps_values, resolutions=resolutions, n_permutations=n_permutations,
                    n_centering=n_centering, alpha=alpha)
     labels = tuple(f"{name} eps={e:g}" for e in eps_values
-                   for name in [f"kappa={k}" for k in resolutions] + ["centred max", "uncentred max", "scaled max"])
+                   for name in [f"kappa={k}" for k in resolutions] + ["centred max", "uncentred max", "scaled max",
+                                                                     "range max"])
     return scenarios, labels, sample, test
 
 
@@ -615,7 +631,8 @@ def figure3_power(n_reps=200, n=1000, eps_values=(np.inf, 1.0), scenarios=((1, 0
 
     Each scenario (ω, r) draws n points from f = 1 and n from g_{ω,r} (`alternating_density`; r = 0: the null) and runs,
     on the same data, the RB permutation test of `closeness` binned at each kappa in `resolutions` and `adaptive_test`
-    as Algorithm 3's centred maximum, the uncentred maximum and the scaled maximum, at every privacy level
+    as Algorithm 3's centred maximum, the uncentred maximum, the scaled maximum and the range maximum (the
+    default), at every privacy level
     in `eps_values` (the same statistics, fresh Laplace noise per eps). Repetitions go
     through `closeness.power_curve` (seeded per repetition, parallel with `n_jobs`); keep=True also keeps every
     repetition's decisions (see `write_figure3_data`). The paper's size is n=1000, n_reps=5000, n_permutations=199.
@@ -651,7 +668,8 @@ def plot_figure3(result: Figure3, title: str):
         ax.set_title("ε = " + result.labels[panel * n_tests].split(" eps=")[1].replace("inf", "∞ (non-private)"))
     axes[0, 0].set_ylabel("rejection rate")
     axes[0, 0].set_ylim(0, 1.05)
-    axes[0, 0].legend(fontsize=8, loc="upper left")
+    handles, names = axes[0, 0].get_legend_handles_labels()      # below the panels: no bar is hidden
+    fig.legend(handles, names, fontsize=8, loc="upper center", ncol=n_tests, bbox_to_anchor=(0.5, 0.02))
     fig.suptitle(title, fontsize=10, y=1.02)
     return axes[0]
 
@@ -750,14 +768,16 @@ def _product_sample(scenario, rng, n, d):
 
 def write_candidate_data(path, n_reps=200, rng=2028, n_jobs=1, n=1000, eps_values=(np.inf, 1.0),
                          scales=(1, 2, 3, 4, 6, 8, 12, 16, 24, 32), n_permutations=199, n_centering=199, alpha=0.05,
-                         d=1, family="combinations"):
+                         d=1, family="combinations", scenarios=None):
     """Run the comparison of CANDIDATES (family='combinations') or of LEVEL_CANDIDATES (family='levels') on f = 1
     against g_{ω, r(ω)}, r(ω) = 0.15 + 0.05 log2(ω / 2) (ω = 1: the null; for d > 1 along the first axis of
-    [0, 1]^d), and write every decision with the root seed, as `write_figure3_data` does. The fixed resolutions are
-    kappa = 4, 16, 64 cells per axis."""
+    [0, 1]^d), or MARGIN_CANDIDATES (family='margins'), and write every decision with the root seed, as
+    `write_figure3_data` does. The fixed resolutions are kappa = 4, 16, 64 cells per axis. `scenarios` (pairs
+    (ω, r); ω = 0, in d = 1 only: the broad density of `_scope_sample`) replaces the scales and their r(ω)."""
     from functools import partial
-    scenarios = tuple((m, 0.0 if m == 1 else round(0.15 + 0.05 * math.log2(m / 2), 3)) for m in scales)
-    sample = partial(_figure3_sample, n=n) if d == 1 else partial(_product_sample, n=n, d=d)
+    if scenarios is None:
+        scenarios = tuple((m, 0.0 if m == 1 else round(0.15 + 0.05 * math.log2(m / 2), 3)) for m in scales)
+    sample = partial(_scope_sample, n=n) if d == 1 else partial(_product_sample, n=n, d=d)
     names, test = _candidate_family(family, eps_values, n_permutations, n_centering, alpha)
     power = closeness.power_curve(test, sample, scenarios, n_reps=n_reps, rng=rng,
                                   n_jobs=n_jobs, progress=False, keep_decisions=True)
@@ -775,12 +795,7 @@ LEVEL_CANDIDATES = ("kappa=4", "kappa=16", "kappa=64", "scaled max", "max of kap
                     "scaled max 4<=kappa^d<=N_W", "scaled top-2 mean", "tail-scaled max")
 
 
-def _level_range(n_w: int, d: int, max_level: int) -> tuple:
-    "(j_lo, j_hi): the levels j with 4 <= kappa^d <= N_W (kappa = 2^j), clipped to 0..max_level; j_lo <= j_hi."
-    j_lo = min(-(-2 // d), max_level)
-    return j_lo, min(max((n_w.bit_length() - 1) // d, j_lo), max_level)
-
-
+@lru_cache(maxsize=8)
 def _tail_weights(n_x: int, n_y: int, d: int, max_level: int, p: float = 0.05) -> np.ndarray:
     """Weights min(1, t_ref / t_kappa) from chi-square tails (public sizes only).
 
@@ -795,6 +810,7 @@ def _tail_weights(n_x: int, n_y: int, d: int, max_level: int, p: float = 0.05) -
     tail[1:] = sigma[1:] * (chi2.isf(p, dof[1:]) - dof[1:]) / np.sqrt(2 * dof[1:])
     weights, ref = np.ones(max_level + 1), sigma[j0] * norm.isf(p)
     weights[tail > ref] = ref / tail[tail > ref]
+    weights.flags.writeable = False
     return weights
 
 
@@ -821,14 +837,68 @@ def _level_test(x, y, rng, eps_values, n_permutations, alpha):
 
 
 def _candidate_family(family, eps_values, n_permutations, n_centering, alpha) -> tuple:
-    "(names, picklable test) of the comparison `family`: 'combinations' (CANDIDATES) or 'levels' (LEVEL_CANDIDATES)."
+    "(names, picklable test) of the comparison `family`: 'combinations', 'levels' or 'margins'."
     from functools import partial
     if family == "combinations":
         return CANDIDATES, partial(_candidate_test, eps_values=eps_values, n_permutations=n_permutations,
                                    n_centering=n_centering, alpha=alpha)
     if family == "levels":
         return LEVEL_CANDIDATES, partial(_level_test, eps_values=eps_values, n_permutations=n_permutations, alpha=alpha)
-    raise ValueError("family must be 'combinations' or 'levels'")
+    if family == "margins":
+        return MARGIN_CANDIDATES, partial(_margin_test, eps_values=eps_values, n_permutations=n_permutations,
+                                          alpha=alpha)
+    raise ValueError("family must be 'combinations', 'levels' or 'margins'")
+
+# %% ../nbs/05_adaptivity.ipynb #margins-code
+MARGIN_CANDIDATES = ("kappa=4", "kappa=16", "kappa=64", "scaled max", "scaled max 4<=kappa^d<=N_W",
+                     "scaled max kappa^d<=N_W", "every other level of range", "every other level & kappa=2")
+
+
+def _margin_levels(n_w: int, d: int, max_level: int) -> tuple:
+    """The public level sets of MARGIN_CANDIDATES[4:] (arrays of j, kappa = 2^j): the range 4 <= kappa^d <= N_W, the
+    cap 2 <= kappa^d <= N_W, every other level of the range from its lowest, and that grid with level 1 added."""
+    lo, hi = _level_range(n_w, d, max_level)
+    grid = np.arange(lo, hi + 1, 2)
+    return np.arange(lo, hi + 1), np.arange(min(1, max_level), hi + 1), grid, np.union1d([min(1, max_level)], grid)
+
+
+def _margin_scores(stats: np.ndarray, n_x: int, n_y: int, d: int) -> list:
+    """(scores T_0..T_B, sensitivity) of each of MARGIN_CANDIDATES from the statistics (G, 1 + B) of one data set:
+    maxima of public multiples w Z_kappa (w <= 1) over public level sets (adapt-lem-order)."""
+    top = stats.shape[0] - 1
+    weights = _scale_weights(n_x, n_y, d, top).copy()
+    scaled = weights[:, None] * stats
+    ranged, capped, grid, with_two = _margin_levels(n_x + n_y, d, top)
+    weights[1] *= _tail_weights(n_x, n_y, d, top)[1]              # kappa = 2 damped to the tail of the others
+    tailed = weights[with_two, None] * stats[with_two]
+    return [(stats[2], 4.0), (stats[4], 4.0), (stats[6], 4.0), (scaled.max(axis=0), 4.0),
+            (scaled[ranged].max(axis=0), 4.0), (scaled[capped].max(axis=0), 4.0), (scaled[grid].max(axis=0), 4.0),
+            (tailed.max(axis=0), 4.0)]
+
+
+def _margin_test(x, y, rng, eps_values, n_permutations, alpha):
+    "Decisions of every one of MARGIN_CANDIDATES at every eps on one data set (one set of relabellings, fresh noise)."
+    x, y = _check_points(x, "x"), _check_points(y, "y")
+    (n_x, d), n_y = x.shape, len(y)
+    partitions = dyadic_partitions(np.vstack([x, y]), dyadic_max_level(min(n_x, n_y)))
+    stats = _rank_statistics(partitions, n_x, n_y, n_permutations, rng)
+    return np.array([closeness.dp_permutation_decision(s[0], s[1:], eps, sensitivity=delta, alpha=alpha, rng=rng)
+                     for eps in eps_values for s, delta in _margin_scores(stats, n_x, n_y, d)])
+
+
+def _scope_sample(scenario, rng, n):
+    """f = 1 against g: for scale 0 the broad density 1 + (pi r / 2) cos(pi t) (L1 distance r to f, halves of mass
+    1/2 +- r/2; cdf t + (r/2) sin(pi t)), by rejection from the uniform; otherwise g_{scale, r}
+    (`sample_alternating`)."""
+    scale, r = scenario
+    if scale != 0:
+        return _figure3_sample(scenario, rng, n)
+    out, bound = np.empty(0), 1 + math.pi * r / 2
+    while out.size < n:
+        t = rng.random(2 * n)
+        out = np.concatenate([out, t[rng.random(2 * n) * bound <= 1 + math.pi * r / 2 * np.cos(math.pi * t)]])
+    return rng.random(n), out[:n]
+
 
 # %% ../nbs/05_adaptivity.ipynb #hint-keywords-end
 from ldpbook.foundations import _hint_keywords

@@ -281,9 +281,9 @@ def test_figure3_small_run_shapes_and_reproducibility():
                   n_centering=9, rng=5)
     a, b = figure3_power(**kwargs), figure3_power(**kwargs)
     assert a.labels == ("kappa=4 eps=inf", "kappa=16 eps=inf", "centred max eps=inf", "uncentred max eps=inf",
-                        "scaled max eps=inf", "kappa=4 eps=1", "kappa=16 eps=1", "centred max eps=1",
-                        "uncentred max eps=1", "scaled max eps=1")
-    assert a.power.rejection_rate.shape == (2, 10)
+                        "scaled max eps=inf", "range max eps=inf", "kappa=4 eps=1", "kappa=16 eps=1",
+                        "centred max eps=1", "uncentred max eps=1", "scaled max eps=1", "range max eps=1")
+    assert a.power.rejection_rate.shape == (2, 12)
     assert np.array_equal(a.power.rejection_rate, b.power.rejection_rate)
     with pytest.raises(ValueError):
         figure3_power(n_reps=1, scenarios=((2, 0.9),))
@@ -351,11 +351,11 @@ def test_shipped_scale_data_recomputes_and_supports_the_chapter():
     scenarios, labels, sample, test = _figure3_setup(settings["n"], eps_values, fig.scenarios, settings["resolutions"],
                                                      settings["n_permutations"], settings["n_centering"],
                                                      settings["alpha"])
-    assert labels == fig.labels
+    assert set(fig.labels) <= set(labels)                 # written before the range maximum was added
     chosen = np.random.default_rng()
     _recompute_shipped_rows(fig, settings, test, sample, labels,
                             [(int(chosen.integers(len(scenarios))), int(chosen.integers(settings["n_reps"])))])
-    rate = fig.power.decisions.mean(axis=1)                              # scenarios x tests, from the raw 0/1s
+    rate, labels = fig.power.decisions.mean(axis=1), list(fig.labels)   # scenarios x tests, from the raw 0/1s
     alpha, n_reps = settings["alpha"], settings["n_reps"]
     loss = {}
     for eps in ("inf", "1"):
@@ -373,20 +373,21 @@ def test_shipped_scale_data_recomputes_and_supports_the_chapter():
 
 
 def test_shipped_candidate_data_recomputes_from_recorded_seeds():
-    """Random rows of data/adaptive_candidates.csv, data/adaptive_candidates_2d.csv and data/adaptive_levels.csv,
-    recomputed from their seeds."""
+    """Random rows of data/adaptive_candidates.csv, data/adaptive_candidates_2d.csv, data/adaptive_levels.csv and the
+    margin and scope files, recomputed from their seeds."""
     import pathlib
     from functools import partial
-    from ldpbook.adaptive import _candidate_family, _figure3_sample, _product_sample, read_figure3_data
+    from ldpbook.adaptive import _candidate_family, _product_sample, _scope_sample, read_figure3_data
     chosen = np.random.default_rng()
-    for name in ("adaptive_candidates.csv", "adaptive_candidates_2d.csv", "adaptive_levels.csv"):
+    for name in ("adaptive_candidates.csv", "adaptive_candidates_2d.csv", "adaptive_levels.csv",
+                 "adaptive_margins.csv", "adaptive_margins_2.csv", "adaptive_scope.csv"):
         fig, settings = read_figure3_data(pathlib.Path(__file__).resolve().parents[1] / "data" / name)
         eps_values = tuple(float(e) for e in settings["eps_values"])
         names, test = _candidate_family(settings.get("family", "combinations"), eps_values, settings["n_permutations"],
                                         settings["n_centering"], settings["alpha"])
         assert fig.labels == tuple(f"{c} eps={e:g}" for e in eps_values for c in names)
         d = settings["d"]
-        sample = partial(_figure3_sample, n=settings["n"]) if d == 1 else partial(_product_sample, n=settings["n"], d=d)
+        sample = partial(_scope_sample, n=settings["n"]) if d == 1 else partial(_product_sample, n=settings["n"], d=d)
         rows = [(int(chosen.integers(len(fig.scenarios))), int(chosen.integers(settings["n_reps"])))]
         _recompute_shipped_rows(fig, settings, test, sample, list(fig.labels), rows)
 
@@ -483,13 +484,13 @@ def test_privacy_audit_on_neighbouring_data(eps):
     assert worst > 1.05                                           # the audit looks at pairs that do move
     assert adaptive_test(x, y, eps, n_centering=9, n_permutations=19, rng=0,
                          centering="permutation").noise_scale == 16 / eps
-    assert adaptive_test(x, y, eps, n_permutations=19, rng=0).noise_scale == 8 / eps        # the default: scaled
+    assert adaptive_test(x, y, eps, n_permutations=19, rng=0).noise_scale == 8 / eps        # the default: range
 
 
 @pytest.mark.parametrize("eps", [0.5, 2.0])
-@pytest.mark.parametrize("centering, seed", [("none", 43), ("scaled", 44)])
+@pytest.mark.parametrize("centering, seed", [("none", 43), ("scaled", 44), ("range", 45)])
 def test_maximum_privacy_audit_on_neighbouring_data(eps, centering, seed):
-    """The audit above for the uncentred and the scaled maximum (weights down to 0.57 at these sizes): the same
+    """The audit above for the uncentred, scaled and range maxima (weights down to 0.57 at these sizes): the same
     relabellings and xi_1..xi_B on neighbouring data, the decision's probabilities exactly over xi_0 ~ Laplace(8/eps),
     within a factor e^eps; the scores move by <= 4."""
     rng = np.random.default_rng(seed)
@@ -515,9 +516,9 @@ def test_maximum_privacy_audit_on_neighbouring_data(eps, centering, seed):
     assert worst > 1.05                                           # the audit looks at pairs that do move
 
 
-@pytest.mark.parametrize("centering, seed", [("none", 10), ("scaled", 11)])
+@pytest.mark.parametrize("centering, seed", [("none", 10), ("scaled", 11), ("range", 12)])
 def test_maximum_privacy_audit_monte_carlo(centering, seed):
-    """Monte Carlo over the uncentred or scaled test's own randomness for the neighbouring pair (one y changed) that
+    """Monte Carlo over the uncentred, scaled or range test's own randomness for the neighbouring pair (one y changed) that
     moves the observed maximum most: P(reject | D) <= e^eps P(reject | D') + 4 s.e. and vice versa; the pair moves."""
     eps, alpha, n_runs = 1.0, 0.25, 2000
     x = np.array([0.05, 0.1, 0.15, 0.3, 0.35, 0.4])
@@ -742,21 +743,23 @@ def test_scaled_maximum_sensitivity_exhaustive(d):
     assert (weights.min() < 1) == (d == 1) and weights.max() == 1
 
 
+@pytest.mark.parametrize("family", ["levels", "margins"])
 @pytest.mark.parametrize("d", [1, 2])
-def test_level_candidate_sensitivities_exhaustive(d):
-    """The public level ranges, top-2 mean and tail weights (adapt-lem-order): every labelling of 5 + 4 points, every
-    record, every replacement on a grid; each score moves by at most its sensitivity 4. The search reaches the bound:
-    some score moves by 4 exactly and every other one by more than 2.7 (weights 1.25 times too large fail)."""
-    from ldpbook.adaptive import LEVEL_CANDIDATES, _level_scores
+def test_level_candidate_sensitivities_exhaustive(d, family):
+    """The public level ranges, grids, top-2 mean and tail weights (adapt-lem-order): every labelling of 5 + 4 points,
+    every record, every replacement on a grid; each score moves by at most its sensitivity 4. The search reaches the
+    bound: some score moves by 4 exactly and every other one by more than 2.7 (weights 1.25 times too large fail)."""
+    from ldpbook.adaptive import LEVEL_CANDIDATES, MARGIN_CANDIDATES, _level_scores, _margin_scores
+    names, scores = (LEVEL_CANDIDATES, _level_scores) if family == "levels" else (MARGIN_CANDIDATES, _margin_scores)
     n_x, n_y = 5, 4
     labellings = np.array([np.isin(np.arange(9), c) for c in itertools.combinations(range(9), n_x)])
     grid = np.array(list(itertools.product(np.linspace(0, 1, 9 if d == 1 else 4), repeat=d)))
 
     def scored(z):                                            # kappa = 1 .. 256: rows 2, 4, 6 exist
-        return _level_scores(multiscale_statistics(dyadic_partitions(z, 8), labellings, n_x, n_y), n_x, n_y, d)
+        return scores(multiscale_statistics(dyadic_partitions(z, 8), labellings, n_x, n_y), n_x, n_y, d)
 
     rng = np.random.default_rng(0)
-    worst = np.zeros(len(LEVEL_CANDIDATES))
+    worst = np.zeros(len(names))
     for _ in range(4):
         z = grid[rng.integers(len(grid), size=n_x + n_y)]    # tiny data with ties
         base = scored(z)
@@ -782,6 +785,30 @@ def test_level_range_and_tail_weights():
     assert abs(weights[1] - math.sqrt(2) * z(0.95) / (z(0.975) ** 2 - 1)) < 1e-9
     assert weights.max() == 1 and 0.7 < weights.min() < 1 and np.all(weights[13:] == 1)
     assert np.all(np.diff(weights[1:5]) > 0)                 # the heavier the chi-square tail, the smaller the weight
+
+
+def test_margin_level_sets_and_scores():
+    """The level sets of MARGIN_CANDIDATES against a float reference (the range 4 <= kappa^d <= N_W, the cap
+    2 <= kappa^d <= N_W, every other level of the range, and that grid with kappa = 2), and each score is the maximum
+    of w Z over its set, recomputed from the statistics with the weights of adapt-def-scaled and the tail weight."""
+    from ldpbook.adaptive import _margin_levels, _margin_scores, _scale_weights, _tail_weights
+    for n_w, d, top in itertools.product((4, 6, 64, 2000, 2048, 2049, 10**6), (1, 2, 3), (3, 30)):
+        ranged = [j for j in range(top + 1) if 4 <= 2 ** (j * d) <= n_w] or [min(math.ceil(2 / d), top)]
+        capped = [j for j in range(1, top + 1) if 2 ** (j * d) <= n_w] or [1]
+        capped = sorted(set(capped) | set(ranged))
+        grid = ranged[::2]
+        sets = _margin_levels(n_w, d, top)
+        assert [list(s) for s in sets] == [ranged, capped, grid, sorted(set(grid) | {1})], (n_w, d, top)
+    stats = np.random.default_rng(3).normal(size=(31, 40))
+    w = _scale_weights(1000, 1000, 1, 30)
+    scores = _margin_scores(stats, 1000, 1000, 1)
+    tail = w.copy()
+    tail[1] *= _tail_weights(1000, 1000, 1, 30)[1]
+    for (score, delta), levels, weights in zip(scores[4:], _margin_levels(2000, 1, 30), (w, w, w, tail)):
+        expected = [max(weights[j] * stats[j, b] for j in levels) for b in range(40)]
+        assert delta == 4.0 and np.array_equal(score, expected)
+    assert [list(s) for s in _margin_levels(2000, 1, 30)][2:] == [[2, 4, 6, 8, 10], [1, 2, 4, 6, 8, 10]]
+    assert 0.8 < tail[1] < 0.83 and np.all(tail <= 1)
 
 
 def _scales_reference(n_x, n_y, d, max_level):
@@ -864,38 +891,101 @@ def test_scaled_scores_are_the_weighted_maxima_and_draw_no_centering():
         assert adaptive_test(x, y, eps, n_permutations=19, rng=0, centering="scaled").noise_scale == 8 / eps
 
 
+@pytest.mark.parametrize("centering", ["scaled", "range"])
 @pytest.mark.parametrize("d", [1, 2])
-def test_scaled_maximum_level_within_three_standard_errors(d):
+def test_scaled_maximum_level_within_three_standard_errors(d, centering):
     reps, alpha = 1000, 0.05
     rejections = 0
     for rep in range(reps):
         rng = np.random.default_rng([d, rep, 2])
         x, y = rng.random((40, d)), rng.random((30, d))
-        rejections += adaptive_test(x, y, 1.0, alpha=alpha, n_permutations=39, rng=rng, centering="scaled").reject
+        rejections += adaptive_test(x, y, 1.0, alpha=alpha, n_permutations=39, rng=rng, centering=centering).reject
     assert rejections / reps <= alpha + 3 * math.sqrt(alpha * (1 - alpha) / reps)
 
 
-def test_scaled_maximum_level_nonprivate_with_ties():
+@pytest.mark.parametrize("centering", ["scaled", "range"])
+def test_scaled_maximum_level_nonprivate_with_ties(centering):
     reps, alpha = 500, 0.1
     rejections = sum(
         adaptive_test(np.random.default_rng(rep).integers(0, 5, 30) / 4,
                       np.random.default_rng(rep + 9999).integers(0, 5, 30) / 4,
-                      math.inf, alpha=alpha, n_permutations=19, rng=10**7 + rep, centering="scaled").reject
+                      math.inf, alpha=alpha, n_permutations=19, rng=10**7 + rep, centering=centering).reject
         for rep in range(reps))
     assert rejections / reps <= alpha + 3 * math.sqrt(alpha * (1 - alpha) / reps)
 
 
-def test_the_default_is_the_scaled_maximum_and_algorithm_3_stays_reachable():
-    """adaptive_test without `centering` runs the scaled maximum (the same result as centering='scaled' from the same
-    seed, Laplace scale 8/eps); centering='permutation' runs Algorithm 3 (16/eps, a centering stage drawn first)."""
+def test_the_default_is_the_range_maximum_and_the_others_stay_reachable():
+    """adaptive_test without `centering` runs the range maximum (the same result as centering='range' from the same
+    seed, Laplace scale 8/eps): R_b = max w_kappa Z_kappa over 4 <= kappa <= N_X + N_Y, on the observed labelling and
+    B relabellings drawn first from its generator; 'scaled' (the whole grid) and 'permutation' (Algorithm 3, 16/eps,
+    a centering stage drawn first) stay reachable."""
     rng = np.random.default_rng(23)
     x, y = rng.random(80), sample_alternating(70, 4, 0.5, rng=rng)
     default = adaptive_test(x, y, 1.0, n_permutations=39, rng=5, return_nonprivate=True, return_resolution=True)
-    scaled = adaptive_test(x, y, 1.0, n_permutations=39, rng=5, return_nonprivate=True, return_resolution=True,
-                           centering="scaled")
+    ranged = adaptive_test(x, y, 1.0, n_permutations=39, rng=5, return_nonprivate=True, return_resolution=True,
+                           centering="range")
     assert default.noise_scale == 8.0 and (default.pvalue, default.statistic, default.resolution) == (
-        scaled.pvalue, scaled.statistic, scaled.resolution)
-    assert np.array_equal(default.null_distribution, scaled.null_distribution)
+        ranged.pvalue, ranged.statistic, ranged.resolution)
+    assert np.array_equal(default.null_distribution, ranged.null_distribution)
+    again = np.random.default_rng(5)
+    labellings = np.vstack([_labels(80, 70)] + [again.permutation(_labels(80, 70)) for _ in range(39)])
+    parts = dyadic_partitions(np.r_[x, y][:, None], dyadic_max_level(70))
+    weighted = adaptive._scale_weights(80, 70, 1, parts.max_level)[:, None] * multiscale_statistics(parts, labellings,
+                                                                                                    80, 70)
+    levels = [j for j in range(parts.max_level + 1) if 4 <= 2 ** j <= 150]               # kappa = 4 .. 128
+    assert levels == [2, 3, 4, 5, 6, 7]
+    assert default.statistic == weighted[levels, 0].max()
+    assert np.array_equal(default.null_distribution, weighted[levels, 1:].max(axis=0))
+    assert default.resolution == 2 ** levels[int(np.argmax(weighted[levels, 0]))]
+    scaled = adaptive_test(x, y, 1.0, n_permutations=39, rng=5, return_nonprivate=True, centering="scaled")
+    assert scaled.noise_scale == 8.0 and np.array_equal(scaled.null_distribution, weighted[:, 1:].max(axis=0))
+    assert not np.array_equal(scaled.null_distribution, default.null_distribution)
     centred = adaptive_test(x, y, 1.0, n_centering=19, n_permutations=39, rng=5, return_nonprivate=True,
                             centering="permutation")
     assert centred.noise_scale == 16.0 and centred.statistic != default.statistic
+
+
+@pytest.mark.parametrize("d", [1, 2])
+def test_range_maximum_sensitivity_exhaustive(d):
+    """The default's score R (adapt-thm-range): every labelling of 5 + 4 points, every record, every replacement on a
+    grid; R moves by at most 4 max_L w_kappa <= 4 between neighbours, and the search reaches that bound (in d = 2,
+    where the one level of the range has weight 1, a move of 4 exactly; in d = 1 the weights are 0.75)."""
+    n_x, n_y = 5, 4
+    labellings = np.array([np.isin(np.arange(9), c) for c in itertools.combinations(range(9), n_x)])
+    grid = np.array(list(itertools.product(np.linspace(0, 1, 9 if d == 1 else 4), repeat=d)))
+    top = dyadic_max_level(n_y)
+    weights = adaptive._scale_weights(n_x, n_y, d, top)
+    levels = [j for j in range(top + 1) if 4 <= 2 ** (j * d) <= n_x + n_y]
+    assert levels == ([2, 3] if d == 1 else [1])
+
+    def ranged(z):
+        return (weights[levels, None] * multiscale_statistics(dyadic_partitions(z, top), labellings, n_x,
+                                                              n_y)[levels]).max(axis=0)
+
+    rng = np.random.default_rng(31)
+    worst = 0.0
+    for _ in range(4 if d == 1 else 16):
+        z = grid[rng.integers(len(grid), size=n_x + n_y)]    # tiny data with ties
+        base = ranged(z)
+        for i, value in itertools.product(range(n_x + n_y), grid):
+            z_new = z.copy()
+            z_new[i] = value
+            worst = max(worst, float(np.abs(ranged(z_new) - base).max()))
+    bound = 4 * weights[levels].max()
+    assert worst <= 4 + 1e-9 and abs(worst - bound) < 1e-9 and (bound == 4) == (d == 2) and bound > 3
+
+
+def test_scope_sampler_against_its_exact_cdf():
+    """The broad density of the scope comparison, 1 + (pi r / 2) cos(pi t), against its exact cdf
+    t + (r/2) sin(pi t) (Kolmogorov-Smirnov, 40000 draws): accepted, while the cdf with r/4 (halves 1/2 +- r/4) is
+    refused; other scales are `sample_alternating`'s draws exactly."""
+    from scipy.stats import kstest
+    from ldpbook.adaptive import _figure3_sample, _scope_sample
+    r = 0.1
+    x, y = _scope_sample((0, r), np.random.default_rng(8), 40000)
+    assert kstest(x, "uniform").pvalue > 1e-3
+    assert kstest(y, lambda t: t + r / 2 * np.sin(np.pi * t)).pvalue > 1e-3
+    assert kstest(y, lambda t: t + r / 4 * np.sin(np.pi * t)).pvalue < 1e-6
+    assert abs(np.mean(y < 0.5) - (0.5 + r / 2)) < 4 * math.sqrt(0.25 / 40000)
+    a, b = (np.concatenate(s((1024, 0.6), np.random.default_rng(9), 50)) for s in (_scope_sample, _figure3_sample))
+    assert np.array_equal(a, b)

@@ -76,7 +76,8 @@ def test_multiscale_statistics(n_extra, n_x):
        maybe(eps_values), maybe(st.sampled_from([0.05, 0.1, 0.5])), maybe(st.integers(1, 9)),
        maybe(st.sampled_from([19, 39]), st.one_of(junk_scalars, st.integers(1, 18))),
        maybe(st.floats(0.01, 0.99)),
-       maybe(st.sampled_from(["permutation", "none"]), st.one_of(junk_scalars, st.just("None"), st.just(""))))
+       maybe(st.sampled_from(["permutation", "none", "scaled", "range"]),
+             st.one_of(junk_scalars, st.just("None"), st.just(""))))
 def test_adaptive_test(x, y, eps, alpha, n_centering, n_permutations, level, centering):
     out = run(adaptive.adaptive_test, x, y, eps, alpha=alpha, n_centering=n_centering, n_permutations=n_permutations,
               centering_level=level, rng=3, centering=centering)

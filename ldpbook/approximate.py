@@ -1444,16 +1444,18 @@ def _float_seeds(Z):
 # %% ../nbs/08_approximate.ipynb #apx-143
 def _wrap(Z, n, T, v, inside, tol):
     """The facet beyond the ridge through T of the facet with normal n (gift wrapping): turning the hyperplane
-    about the ridge from n towards v, the first point met, at the least angle atan2(v·(z − t), n·(z − t))."""
-    t, best = Z[T[0]], None
+    about the ridge from n towards v, the first point met, at the least angle atan2(v·(z − t), n·(z − t)) (of
+    several met together, the farthest, so that the new plane is well determined)."""
+    t, angles = Z[T[0]], []
     for i, z in enumerate(Z):
         a, b = mp.fdot(n, [x - y for x, y in zip(z, t)]), mp.fdot(v, [x - y for x, y in zip(z, t)])
         if a < -tol:
             psi = mp.atan2(b, a)
-            psi = psi + 2 * mp.pi if psi < 0 else psi
-            if best is None or psi < best[0]:
-                best = (psi, i)
-    return None if best is None else _facet(Z, T + [best[1]], inside, tol)
+            angles.append((psi + 2 * mp.pi if psi < 0 else psi, mp.hypot(a, b), i))
+    if not angles:
+        return None
+    least = min(angles)[0]                          # of the points met together, the farthest from the ridge
+    return _facet(Z, T + [max((r, i) for psi, r, i in angles if psi <= least + tol)[1]], inside, tol)
 
 
 def _exact_hull(Z, seeds, tol, max_facets=20_000):
@@ -1539,7 +1541,7 @@ def _exact_support(active, c, G, h, k, ell, tiny, max_pivots=300):
     return None
 
 # %% ../nbs/08_approximate.ipynb #apx-145
-def _exact_budget(p, q, eps, delta, ell, kind, params, found, meta, digits=50, max_rounds=30):
+def _exact_budget(p, q, eps, delta, ell, kind, params, found, meta, digits=80, max_rounds=30):
     """The ℓ-output optimum with an exact certificate: the image's vertices found in floats (`found`) solved
     exactly, every facet of their hull (`_exact_hull`) confirmed by its exact support (`_exact_support`), a
     vertex beyond a facet added, until all are confirmed; then the best vertex is the optimum
@@ -1547,7 +1549,7 @@ def _exact_budget(p, q, eps, delta, ell, kind, params, found, meta, digits=50, m
     k, n, (Ms, Md, sig, tv) = p.size, p.size * ell, meta
     prog, Mz = _budget_program(k, ell, eps, delta)[0], np.vstack((Ms, Md))
     with mp.workdps(digits):
-        tiny, tol = mp.mpf(10) ** (10 - digits), mp.mpf(10) ** (15 - digits)
+        tiny, tol = mp.mpf(10) ** (10 - digits), mp.mpf(10) ** -35      # (normals through close points lose digits)
         G, h = _exact_rows(k, ell, mp.exp(mp.mpf(eps)), mp.mpf(delta))
         p_, q_, scale = [mp.mpf(float(v)) for v in p], [mp.mpf(float(v)) for v in q], mp.mpf(sig) * mp.mpf(tv)
         rows = [[(p_[j // ell] + q_[j // ell]) / 2 * (j % ell == y) for j in range(n)] for y in range(1, ell)]

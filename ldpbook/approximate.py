@@ -1594,8 +1594,11 @@ def _exact_budget(p, q, eps, delta, ell, kind, params, found, meta, digits=80, m
                 break
         if open_facets or grew:                                # a facet left unconfirmed, or the rounds ran out
             return None
-        values = {a: mp.fsum(_mp_term(max(mp.fdot(p_, x[y::ell]), 0), max(mp.fdot(q_, x[y::ell]), 0), kind, params)
-                             for y in range(ell)) for a, (_, x) in points.items()}
+        values = {}
+        for a, (_, x) in points.items():
+            x = [v if v > tol else 0 for v in x]               # (an entry of 1e-70 is a zero solved with noise)
+            values[a] = mp.fsum(_mp_term(mp.fdot(p_, x[y::ell]), mp.fdot(q_, x[y::ell]), kind, params)
+                                for y in range(ell))
         for a in sorted(values, key=lambda a: -values[a])[:8]:
             Q = np.maximum(np.array([float(v) for v in points[a][1]]).reshape(k, ell), 0.0)
             Q = _mixed_private(Q / Q.sum(axis=1, keepdims=True), eps, delta)

@@ -1267,8 +1267,8 @@ def _image_hull(p, q, eps, delta, ell, tol=1e-14, max_programs=20_000, seed=0):
     """The image {(Qᵀp, Qᵀq)} of the k × ℓ (ε, δ)-LDP channels in 2ℓ − 2 coordinates s = (u + v)/2 and
     d = (u − v)/(σ·TV(p, q)) without output 0: points from linear programs in the ± unit and 4(2ℓ − 2) random
     directions, then one program per facet normal of their hull until none finds a point beyond its facet by more
-    than `tol`. Returns the points, their programs' active rows and solutions, the certified half-spaces
-    (normal, bound) and the map (Ms, Md, σ, TV) from x to the coordinates."""
+    than `tol` (a direction where the solver fails gives neither). Returns the points, their programs' active rows
+    and solutions, the certified half-spaces (normal, bound) and the map (Ms, Md, σ, TV) from x to the coordinates."""
     from scipy.spatial import ConvexHull, QhullError
     k = p.size
     prog, T, sig = _budget_program(k, ell, eps, delta)
@@ -1283,7 +1283,10 @@ def _image_hull(p, q, eps, delta, ell, tol=1e-14, max_programs=20_000, seed=0):
         if programs >= max_programs:
             raise RuntimeError(f"the image hull needed more than {max_programs} linear programs")
         programs += 1
-        x, bound, active = _support(c @ Mz, prog)
+        try:
+            x, bound, active = _support(c @ Mz, prog)
+        except RuntimeError:                  # the solver failed in this direction (ε > 16): no point, no facet
+            return None, None, None
         return Mz @ x, bound, (active, x)
 
     def new(z):
@@ -1292,9 +1295,10 @@ def _image_hull(p, q, eps, delta, ell, tol=1e-14, max_programs=20_000, seed=0):
     start = np.vstack((np.eye(dim), -np.eye(dim), np.random.default_rng(seed).normal(size=(4 * dim, dim))))
     for c in start / np.linalg.norm(start, axis=1, keepdims=True):
         z, bound, vertex = probe(c)
-        if new(z):
+        if z is not None and new(z):
             points.append(z), found.append(vertex)
-        spaces[tuple(np.round(c, 12))] = (c, bound)
+        if z is not None:
+            spaces[tuple(np.round(c, 12))] = (c, bound)
     while True:
         P = np.array(points)
         try:
@@ -1307,6 +1311,8 @@ def _image_hull(p, q, eps, delta, ell, tol=1e-14, max_programs=20_000, seed=0):
             if tuple(np.round(c, 12)) in spaces:
                 continue
             z, bound, vertex = probe(c)
+            if z is None:
+                continue
             if c @ z > (P @ c).max() + tol and new(z):
                 points.append(z), found.append(vertex)
                 grew = True
@@ -1579,7 +1585,10 @@ def _exact_budget(p, q, eps, delta, ell, kind, params, found, meta, digits=80, m
                 if frozenset(keys[i] for i in S) in confirmed:
                     continue
                 c = [mp.fdot(normal, col) for col in zip(*rows)]
-                active = _support(np.array([float(v) for v in normal]) @ Mz, prog)[2]
+                try:
+                    active = _support(np.array([float(v) for v in normal]) @ Mz, prog)[2]
+                except RuntimeError:                           # the float solver failed: start from the facet
+                    active = None
                 for start in ([] if active is None else [active]) + [list(keys[i]) for i in sorted(S)[:3]]:
                     res = _exact_support(start, c, G, h, k, ell, tiny)     # from a float basis, then from the facet
                     if res is not None and res[0] <= b + tol:

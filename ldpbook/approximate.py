@@ -1472,6 +1472,8 @@ def _exact_hull(Z, seeds, tol, max_facets=20_000):
     inside = [mp.fsum(z[j] for z in Z) / len(Z) for j in range(len(Z[0]))]
     facets = {}
     for idx in seeds:
+        if any(set(idx) <= S for S in facets):                  # on a known facet: the same hyperplane
+            continue
         f = _facet(Z, list(idx), inside, tol)
         if f is not None:
             facets.setdefault(f[2], (f[0], f[1], f[3]))

@@ -145,11 +145,11 @@ def family(n):
 
 
 # Refused by the float certificate alone (29 of the 200: it did not close to 1e-9, or a float program failed, at
-# ε < 0.02, ε > 9 or δ near 1e-11), answered by the exact one; by default the quick ones on three and four letters
-# (those checked against every vertex listed by cddlib).
+# ε < 0.02, ε > 9 or δ near 1e-11), answered by the exact one; by default three quick ones on three and four letters,
+# checked against every vertex listed by cddlib.
 FORMERLY_REFUSED = (10, 11, 23, 35, 37, 43, 46, 49, 60, 61, 66, 71, 73, 79, 81, 101, 118, 124, 133, 136, 147, 154,
                     158, 171, 181, 184, 185, 190, 198)
-FORMERLY_REFUSED_DEFAULT = (11, 49, 61, 66, 73, 79)
+FORMERLY_REFUSED_DEFAULT = (49, 66, 79)     # (10, 11 and 23 are in the default family)
 
 
 def lp_check(mech, p, q, eps, delta, kind, params, rng):
@@ -200,9 +200,10 @@ def test_the_formerly_refused_instances_are_answered_exactly(i):
 
 def test_no_three_output_optimum_on_five_or_six_letters_beats_the_mixture():
     """The mixture δ·D_f(p‖q) + (1 − δ)·V_ε (up to 2k outputs) against the certified three-output optimum: never
-    below it, for KL, χ² and Hellinger on 8 pairs of five and six letters (a refusal is counted: at most 3 of 24)."""
-    rng, refused = np.random.default_rng(56), 0
-    for i in range(8):
+    below it, for KL, χ² and Hellinger on 4 pairs of five and six letters (8 with LDPBOOK_APPROX_FULL=1; a refusal is
+    counted: at most 1 of 12, 3 of 24)."""
+    rng, refused, n_pairs = np.random.default_rng(56), 0, 8 if N_FAMILY == 200 else 4
+    for i in range(n_pairs):
         k = 5 + i % 2
         p, q = rng.dirichlet(np.ones(k)), rng.dirichlet(np.ones(k))
         eps, delta = float(rng.choice([0.1, 1.0, 4.0])), float(rng.choice([1e-6, 1e-3, 0.05, 0.3]))
@@ -215,7 +216,7 @@ def test_no_three_output_optimum_on_five_or_six_letters_beats_the_mixture():
                 refused += 1
                 continue
             assert best <= mixture * (1 + 1e-9), (k, eps, delta, kind)
-    assert refused <= 3
+    assert refused <= (3 if n_pairs == 8 else 1)
 
 
 def test_three_outputs_are_at_least_two_and_grow_with_delta():

@@ -1373,14 +1373,15 @@ def _det(M):
     return mp.fsum((-1) ** j * M[0][j] * _det([r[:j] + r[j + 1:] for r in M[1:]]) for j in range(len(M)) if M[0][j])
 
 
-def _plane(Z, tol):
+def _plane(Z):
     """The hyperplane through the D points Z of R^D (mpf lists) as (normal, offset): the normal's entries are the
-    signed (D−1)-minors of the differences Z_i − Z_0. None if the points span less than a hyperplane."""
+    signed (D−1)-minors of the differences Z_i − Z_0. None if the points span less than a hyperplane: the minors
+    below √(machine ε) times the product of the differences' sizes (a sine, whatever their lengths)."""
     D = len(Z[0])
     diff = [[Z[i][j] - Z[0][j] for j in range(D)] for i in range(1, D)]
     n = [(-1) ** j * _det([r[:j] + r[j + 1:] for r in diff]) if D > 1 else mp.mpf(1) for j in range(D)]
     size = max(abs(v) for v in n)
-    if size <= tol * max(1, max(abs(v) for r in diff for v in r)) ** (D - 1):
+    if size <= mp.sqrt(mp.eps) * mp.fprod(max(abs(v) for v in r) for r in diff):
         return None
     n = [v / size for v in n]
     return n, mp.fdot(n, Z[0])
@@ -1389,7 +1390,7 @@ def _plane(Z, tol):
 def _facet(Z, idx, inside, tol):
     """The facet of conv(Z) on the hyperplane through the points `idx`, oriented away from `inside`, as
     (normal, offset, points on it), or None if they span no hyperplane or points lie on both sides."""
-    plane = _plane([Z[i] for i in idx], tol)
+    plane = _plane([Z[i] for i in idx])
     if plane is None:
         return None
     n, b = plane
@@ -1421,7 +1422,7 @@ def _ridges(Z, n, S, tol):
     for T in candidates:
         if any(set(T) <= R for R in seen):
             continue
-        plane = _plane([Z[i] for i in T] + [[a + b for a, b in zip(Z[T[0]], n)]], tol)
+        plane = _plane([Z[i] for i in T] + [[a + b for a, b in zip(Z[T[0]], n)]])
         if plane is None:
             continue
         v, c = plane

@@ -17,7 +17,7 @@ def brute_facets(Z):
     "Every facet of conv(Z) as the set of points on it: each D-subset's hyperplane with every point on one side."
     D, out = len(Z[0]), set()
     for idx in itertools.combinations(range(len(Z)), D):
-        plane = _plane([Z[i] for i in idx], TOL)
+        plane = _plane([Z[i] for i in idx])
         if plane is None:
             continue
         n, b = plane
@@ -51,7 +51,7 @@ def test_gift_wrapping_finds_every_facet(start):
             if start == "one":                                  # D independent points of one facet
                 S = min(expected, key=sorted)
                 seeds = [next(T for T in itertools.combinations(sorted(S), len(Z[0]))
-                              if _plane([Z[i] for i in T], TOL) is not None)]
+                              if _plane([Z[i] for i in T]) is not None)]
             found = _exact_hull(Z, seeds, TOL)
             assert found is not None and set(found) == expected, (len(Z), len(Z[0]))
 

@@ -323,11 +323,12 @@ def divergence_optimal(p: ArrayLike, q: ArrayLike, eps: float, *, delta: float,
     merges of two outputs), ε = 0 without a budget or with ℓ > k for KL, χ², Hellinger and Rényi (the
     identity leak: reveal x with probability δ), and ℓ = 3 on 3 ≤ k ≤ 6 letters (the vertices of the image
     {(Qᵀp, Qᵀq)} of the channel polytope, found by linear programs and certified by one program per facet; a
-    few seconds at k = 6), and KL, χ², Hellinger and Rényi without a budget (or with ℓ ≥ k²) on up to seven
+    few seconds at k = 6; where floats do not resolve the image, certified again in 80-digit arithmetic by its
+    exact hull, up to a minute or two at k = 6), and KL, χ², Hellinger and Rényi without a budget (or with ℓ ≥ k²) on up to seven
     distinct likelihood ratios (the linear program over staircase columns, finished in 50-digit arithmetic and
     certified by its duals; about a second at k = 6). The other cases (k ≥ 3 and ε > 0 with a budget of four to
     k² − 1 outputs, more than seven ratios without a budget, or a divergence given as a function) are open, and so
-    is an instance whose image-hull certificate does not close to 1e-9 relative: they raise NotImplementedError
+    is an instance whose image-hull certificates do not close to 1e-9 relative: they raise NotImplementedError
     instead of returning a value that is not known to be optimal.
 
     Parameters
@@ -1124,13 +1125,13 @@ def _image_upper(p, q, P, spaces, meta, kind, params):
         return float(np.nanmax(divergence_terms(U, V, U - V, kind=kind, check=False, **params).sum(axis=1)))
 
 
-def _budget_optimal(p, q, eps, delta, ell, kind, params, candidates=8):
+def _budget_optimal(p, q, eps, delta, ell, kind, params, candidates=8, hull=None):
     """The best k × ℓ (ε, δ)-LDP channel by the image hull: the image's vertices and their certified half-spaces
     (`_image_hull`), the upper bound over the half-spaces (`_image_upper`), and the best of the `candidates`
     vertices of largest value whose channel, solved exactly at slightly tighter parameters, passes
-    `is_approx_ldp`. Returns (perspective sum, upper bound, channel)."""
+    `is_approx_ldp`. Returns (perspective sum, upper bound, channel); `hull`: `_image_hull`'s answer, if known."""
     k = p.size
-    P, found, spaces, meta, _ = _image_hull(p, q, eps, delta, ell)
+    P, found, spaces, meta, _ = hull or _image_hull(p, q, eps, delta, ell)
     upper = _image_upper(p, q, P, spaces, meta, kind, params)
     T = _budget_program(k, ell, eps, delta)[1]
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -1146,32 +1147,6 @@ def _budget_optimal(p, q, eps, delta, ell, kind, params, candidates=8):
     if channel is None:
         raise RuntimeError("no vertex of the image gave an exactly (eps, delta)-LDP channel")
     return best, max(upper, best), channel
-
-
-def _equal_rows(Q):
-    "The blocks of inputs whose rows are equal, each in increasing order, blocks by their first input."
-    inverse = np.unique(Q, axis=0, return_inverse=True)[1].ravel()
-    blocks = {}
-    for x, g in enumerate(inverse.tolist()):
-        blocks.setdefault(g, []).append(x)
-    return tuple(sorted(tuple(b) for b in blocks.values()))
-
-
-def _certified_budget(p, q, eps, delta, ell, kind, params):
-    "The ℓ-output optimum (perspective sum, channel), refused unless its certificate closes to 1e-9 relative."
-    if np.array_equal(p, q):
-        return 0.0, np.tile(np.eye(ell)[0], (p.size, 1))
-    from scipy.spatial import QhullError
-    try:
-        total, upper, channel = _budget_optimal(p, q, eps, delta, ell, kind, params)
-    except (QhullError, RuntimeError) as err:                 # the hull or a program failed: no certificate
-        raise NotImplementedError(f"the image hull for ell = {ell} found no certified optimum here (features of the "
-                                  "image below float resolution)") from err
-    if upper > total * (1 + 1e-9) + 1e-300:
-        raise NotImplementedError(f"the image-hull certificate for ell = {ell} closes only to "
-                                  f"{upper / total - 1:.1e} relative here (features of the image below float "
-                                  "resolution), not to 1e-9")
-    return total, channel
 
 # %% ../nbs/08_approximate.ipynb #apx-135
 def _budget_program(k, ell, eps, delta):
@@ -1292,8 +1267,8 @@ def _image_hull(p, q, eps, delta, ell, tol=1e-14, max_programs=20_000, seed=0):
     """The image {(Qᵀp, Qᵀq)} of the k × ℓ (ε, δ)-LDP channels in 2ℓ − 2 coordinates s = (u + v)/2 and
     d = (u − v)/(σ·TV(p, q)) without output 0: points from linear programs in the ± unit and 4(2ℓ − 2) random
     directions, then one program per facet normal of their hull until none finds a point beyond its facet by more
-    than `tol`. Returns the points, their programs' active rows and solutions, the certified half-spaces
-    (normal, bound) and the map (Ms, Md, σ, TV) from x to the coordinates."""
+    than `tol` (a direction where the solver fails gives neither). Returns the points, their programs' active rows
+    and solutions, the certified half-spaces (normal, bound) and the map (Ms, Md, σ, TV) from x to the coordinates."""
     from scipy.spatial import ConvexHull, QhullError
     k = p.size
     prog, T, sig = _budget_program(k, ell, eps, delta)
@@ -1308,7 +1283,10 @@ def _image_hull(p, q, eps, delta, ell, tol=1e-14, max_programs=20_000, seed=0):
         if programs >= max_programs:
             raise RuntimeError(f"the image hull needed more than {max_programs} linear programs")
         programs += 1
-        x, bound, active = _support(c @ Mz, prog)
+        try:
+            x, bound, active = _support(c @ Mz, prog)
+        except RuntimeError:                  # the solver failed in this direction (ε > 16): no point, no facet
+            return None, None, None
         return Mz @ x, bound, (active, x)
 
     def new(z):
@@ -1317,9 +1295,10 @@ def _image_hull(p, q, eps, delta, ell, tol=1e-14, max_programs=20_000, seed=0):
     start = np.vstack((np.eye(dim), -np.eye(dim), np.random.default_rng(seed).normal(size=(4 * dim, dim))))
     for c in start / np.linalg.norm(start, axis=1, keepdims=True):
         z, bound, vertex = probe(c)
-        if new(z):
+        if z is not None and new(z):
             points.append(z), found.append(vertex)
-        spaces[tuple(np.round(c, 12))] = (c, bound)
+        if z is not None:
+            spaces[tuple(np.round(c, 12))] = (c, bound)
     while True:
         P = np.array(points)
         try:
@@ -1332,6 +1311,8 @@ def _image_hull(p, q, eps, delta, ell, tol=1e-14, max_programs=20_000, seed=0):
             if tuple(np.round(c, 12)) in spaces:
                 continue
             z, bound, vertex = probe(c)
+            if z is None:
+                continue
             if c @ z > (P @ c).max() + tol and new(z):
                 points.append(z), found.append(vertex)
                 grew = True
@@ -1383,6 +1364,303 @@ def _laws(Z, meta):
     half = Z[:, m:] * (sig * tv / 2)
     u, v = Z[:, :m] + half, Z[:, :m] - half
     return np.column_stack((1 - u.sum(1), u)), np.column_stack((1 - v.sum(1), v))
+
+# %% ../nbs/08_approximate.ipynb #apx-141
+def _det(M):
+    "The determinant of a small square matrix (lists of mpf) by expansion along the first row."
+    if len(M) == 1:
+        return M[0][0]
+    return mp.fsum((-1) ** j * M[0][j] * _det([r[:j] + r[j + 1:] for r in M[1:]]) for j in range(len(M)) if M[0][j])
+
+
+def _plane(Z):
+    """The hyperplane through the D points Z of R^D (mpf lists) as (normal, offset): the normal's entries are the
+    signed (D−1)-minors of the differences Z_i − Z_0. None if the points span less than a hyperplane: the minors
+    below √(machine ε) times the product of the differences' sizes (a sine, whatever their lengths)."""
+    D = len(Z[0])
+    diff = [[Z[i][j] - Z[0][j] for j in range(D)] for i in range(1, D)]
+    n = [(-1) ** j * _det([r[:j] + r[j + 1:] for r in diff]) if D > 1 else mp.mpf(1) for j in range(D)]
+    size = max(abs(v) for v in n)
+    if size <= mp.sqrt(mp.eps) * mp.fprod(max(abs(v) for v in r) for r in diff):
+        return None
+    n = [v / size for v in n]
+    return n, mp.fdot(n, Z[0])
+
+
+def _facet(Z, idx, inside, tol):
+    """The facet of conv(Z) on the hyperplane through the points `idx`, oriented away from `inside`, as
+    (normal, offset, points on it), or None if they span no hyperplane or points lie on both sides."""
+    plane = _plane([Z[i] for i in idx])
+    if plane is None:
+        return None
+    n, b = plane
+    if mp.fdot(n, inside) > b:
+        n, b = [-v for v in n], -b
+    side = [mp.fdot(n, z) - b for z in Z]
+    if max(side) > tol:
+        return None
+    S = frozenset(i for i, s in enumerate(side) if s >= -tol)
+    return (n, b, S, list(idx)) if S >= set(idx) else None
+
+# %% ../nbs/08_approximate.ipynb #apx-142
+def _ridges(Z, n, S, tol):
+    """The ridges of the facet with normal n and points S, each as (its points, D − 1 independent ones T, the normal
+    v of the plane through T and T_0 + n, oriented so that the facet's points have v·(z − T_0) ≤ 0): in dimension
+    D ≥ 4 the facets of the facet itself (`_exact_hull` after dropping the coordinate where n is largest, which
+    keeps every face), else every D − 1 points whose line has all of S on one side."""
+    S, D = sorted(S), len(n)
+    if D >= 4:
+        j = max(range(D), key=lambda i: abs(n[i]))
+        W = [Z[i][:j] + Z[i][j + 1:] for i in S]
+        inner = _exact_hull(W, _float_seeds(W), tol)
+        if inner is None:
+            return None
+        candidates = [[S[i] for i in idx] for _, _, idx in inner.values()]
+    else:
+        candidates = [list(T) for T in itertools.combinations(S, D - 1)]
+    out, seen = [], set()
+    for T in candidates:
+        if any(set(T) <= R for R in seen):
+            continue
+        plane = _plane([Z[i] for i in T] + [[a + b for a, b in zip(Z[T[0]], n)]])
+        if plane is None:
+            continue
+        v, c = plane
+        side = {i: mp.fdot(v, Z[i]) - c for i in S}
+        if max(side.values()) > tol and min(side.values()) < -tol:
+            continue                                            # points on both sides: not a ridge
+        if max(side.values()) > tol:
+            v = [-a for a in v]
+        R = frozenset(i for i in S if abs(side[i]) <= tol)
+        seen.add(R)
+        out.append((R, list(T), v))
+    return out
+
+
+def _float_seeds(Z):
+    """Index tuples from which `_exact_hull` starts: a float hull's simplices (qhull, triangulated; joggled where
+    the points are too flat for it), else every choice of D points (the first valid one is enough)."""
+    from scipy.spatial import ConvexHull, QhullError
+    F = np.array([[float(v) for v in z] for z in Z])
+    for options in ("Qt", "QJ"):
+        try:
+            return [tuple(s) for s in ConvexHull(F, qhull_options=options).simplices]
+        except (QhullError, ValueError):
+            pass
+    return itertools.combinations(range(len(Z)), len(Z[0]))
+
+# %% ../nbs/08_approximate.ipynb #apx-143
+def _wrap(Z, n, T, v, inside, tol):
+    """The facet beyond the ridge through T of the facet with normal n (gift wrapping): turning the hyperplane
+    about the ridge from n towards v, the first point met, at the least angle atan2(v·(z − t), n·(z − t)) (of
+    several met together, the farthest, so that the new plane is well determined)."""
+    t, angles = Z[T[0]], []
+    for i, z in enumerate(Z):
+        a, b = mp.fdot(n, [x - y for x, y in zip(z, t)]), mp.fdot(v, [x - y for x, y in zip(z, t)])
+        if a < -tol:
+            psi = mp.atan2(b, a)
+            angles.append((psi + 2 * mp.pi if psi < 0 else psi, mp.hypot(a, b), i))
+    if not angles:
+        return None
+    least = min(angles)[0]                          # of the points met together, the farthest from the ridge
+    return _facet(Z, T + [max((r, i) for psi, r, i in angles if psi <= least + tol)[1]], inside, tol)
+
+
+def _exact_hull(Z, seeds, tol, max_facets=20_000):
+    """Every facet of conv(Z) (Z full-dimensional, in mpmath): the valid ones among `seeds` (index tuples, e.g. a
+    float hull's simplices), then gift wrapping across every ridge that no known facet shares, until none is left.
+    Returns {points on the facet: (normal, offset)}, or None where a step fails."""
+    inside = [mp.fsum(z[j] for z in Z) / len(Z) for j in range(len(Z[0]))]
+    facets = {}
+    for idx in seeds:
+        if any(set(idx) <= S for S in facets):                  # on a known facet: the same hyperplane
+            continue
+        f = _facet(Z, list(idx), inside, tol)
+        if f is not None:
+            facets.setdefault(f[2], (f[0], f[1], f[3]))
+            if not isinstance(seeds, list):                      # brute force: one facet is enough to wrap from
+                break
+    todo = list(facets)
+    while todo:
+        S = todo.pop()
+        ridges = _ridges(Z, facets[S][0], S, tol)
+        if ridges is None:
+            return None
+        for R, T, v in ridges:
+            if any(R <= S2 for S2 in facets if S2 != S):
+                continue
+            f = _wrap(Z, facets[S][0], T, v, inside, tol)
+            if f is None or len(facets) >= max_facets:
+                return None
+            if f[2] not in facets:
+                facets[f[2]] = (f[0], f[1], f[3])
+                todo.append(f[2])
+    return facets or None
+
+# %% ../nbs/08_approximate.ipynb #apx-144
+def _exact_rows(k, ell, a, d):
+    """The (ε, δ) program in the channel's own entries vec Q (x-major), in mpmath: the rows g·vec Q ≤ h in the
+    order of `_budget_program` (the hockey sticks, pair-major and S by bit mask, then −Q ≤ 0)."""
+    n, zero, subsets = k * ell, mp.mpf(0), [[(m >> y) & 1 for y in range(ell)] for m in range(1, 2 ** ell - 1)]
+    G, h = [], []
+    for x, z in zip(*(v.tolist() for v in _pair_rows(k))):
+        for S in subsets:
+            g = [zero] * n
+            for y in np.flatnonzero(S).tolist():
+                g[x * ell + y], g[z * ell + y] = mp.mpf(1), -a
+            G.append(g), h.append(d)
+    for j in range(n):
+        G.append([mp.mpf(-1) if i == j else zero for i in range(n)]), h.append(zero)
+    return G, h
+
+
+def _exact_support(active, c, G, h, k, ell, tiny, max_pivots=300):
+    """max c·vec Q over the (ε, δ)-LDP channels in mpmath: primal simplex steps (Bland's rule) from the vertex with
+    the active rows `active` (a float solver's), each basis solved by a float LU and mixed-precision refinement,
+    until every multiplier is ≥ 0. Returns the optimal value (exact to the working precision: the multipliers
+    prove it, weak duality), the vertex and its active rows, or None if a step fails or the steps run out."""
+    n, active = k * ell, list(active)
+    if any(i >= len(G) for i in active):                     # a box row of the scaled program: not a vertex here
+        return None
+    eq = [[mp.mpf(j // ell == x) for j in range(n)] for x in range(k)]
+    for _ in range(max_pivots):
+        rows = eq + [G[i] for i in active]
+        cols = [list(col) for col in zip(*rows)]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", sla.LinAlgWarning)
+            lu = sla.lu_factor(np.array([[float(v) for v in r] for r in rows]))
+        if not np.all(np.isfinite(lu[0])) or np.min(np.abs(np.diag(lu[0]))) == 0:
+            return None
+        try:
+            x = _refined_solve(lu, cols, [mp.mpf(1)] * k + [h[i] for i in active], False, tiny)
+            mult = _refined_solve(lu, cols, c, True, tiny)
+            negative = [j for j in range(len(active)) if mult[k + j] < -tiny * max(abs(v) for v in c)]
+            if not negative:
+                return mp.fdot(c, x), x, active
+            j = min(negative, key=lambda j: active[j])        # leave the first negative multiplier's row
+            step = _refined_solve(lu, cols, [mp.mpf(-(i == k + j)) for i in range(n)], False, tiny)
+        except _Degenerate:
+            return None
+        size, ratios = max(abs(v) for v in step), []
+        for i, g in enumerate(G):
+            if i not in active and (gd := mp.fdot(g, step)) > tiny * size:
+                ratios.append((max(h[i] - mp.fdot(g, x), 0) / gd, i))
+        if not ratios:
+            return None
+        active[j] = min(ratios)[1]                              # the first blocking row enters
+    return None
+
+# %% ../nbs/08_approximate.ipynb #apx-145
+def _exact_budget(p, q, eps, delta, ell, kind, params, found, meta, digits=80, max_rounds=30):
+    """The ℓ-output optimum with an exact certificate: the image's vertices found in floats (`found`) solved
+    exactly, every facet of their hull (`_exact_hull`) confirmed by its exact support (`_exact_support`), a
+    vertex beyond a facet added, until all are confirmed; then the best vertex is the optimum
+    ({prf:ref}`approx-prop-image` (c)). Returns (perspective sum of the channel, the optimum, channel) or None."""
+    k, n, (Ms, Md, sig, tv) = p.size, p.size * ell, meta
+    prog, Mz = _budget_program(k, ell, eps, delta)[0], np.vstack((Ms, Md))
+    with mp.workdps(digits):
+        tiny, tol = mp.mpf(10) ** (10 - digits), mp.mpf(10) ** -35      # (normals through close points lose digits)
+        G, h = _exact_rows(k, ell, mp.exp(mp.mpf(eps)), mp.mpf(delta))
+        p_, q_, scale = [mp.mpf(float(v)) for v in p], [mp.mpf(float(v)) for v in q], mp.mpf(sig) * mp.mpf(tv)
+        rows = [[(p_[j // ell] + q_[j // ell]) / 2 * (j % ell == y) for j in range(n)] for y in range(1, ell)]
+        rows += [[(p_[j // ell] - q_[j // ell]) / scale * (j % ell == y) for j in range(n)] for y in range(1, ell)]
+        points = {}                                            # active rows -> (image point, vec Q)
+
+        def add(active, x):
+            if tuple(sorted(active)) in points or any(mp.fdot(g, x) > b + tol for g, b in zip(G, h)):
+                return False                                   # known, or not a channel: the basis was wrong
+            points[tuple(sorted(active))] = ([mp.fdot(r, x) for r in rows], x)
+            return True
+
+        for active, _ in found:
+            res = None if active is None else _exact_support(active, [mp.mpf(0)] * n, G, h, k, ell, tiny)
+            if res is not None and tuple(sorted(active)) not in points:
+                add(active, res[1])
+        confirmed = set()
+        for _ in range(max_rounds):
+            keys = list(points)
+            Z = [points[a][0] for a in keys]
+            facets = _exact_hull(Z, _float_seeds(Z), tol)
+            if facets is None:
+                return None
+            grew = open_facets = 0
+            for S, (normal, b, _) in facets.items():
+                if frozenset(keys[i] for i in S) in confirmed:
+                    continue
+                c = [mp.fdot(normal, col) for col in zip(*rows)]
+                try:
+                    active = _support(np.array([float(v) for v in normal]) @ Mz, prog)[2]
+                except RuntimeError:                           # the float solver failed: start from the facet
+                    active = None
+                for start in ([] if active is None else [active]) + [list(keys[i]) for i in sorted(S)[:3]]:
+                    res = _exact_support(start, c, G, h, k, ell, tiny)     # from a float basis, then from the facet
+                    if res is not None and res[0] <= b + tol:
+                        confirmed.add(frozenset(keys[i] for i in S))
+                        break
+                    if res is not None and add(res[2], res[1]):          # a vertex of the image beyond the facet
+                        grew += 1
+                        break
+                else:
+                    open_facets += 1
+            if not grew:
+                break
+        if open_facets or grew:                                # a facet left unconfirmed, or the rounds ran out
+            return None
+        values = {}
+        for a, (_, x) in points.items():
+            x = [v if v > tol else 0 for v in x]               # (an entry of 1e-70 is a zero solved with noise)
+            values[a] = mp.fsum(_mp_term(mp.fdot(p_, x[y::ell]), mp.fdot(q_, x[y::ell]), kind, params)
+                                for y in range(ell))
+        for a in sorted(values, key=lambda a: -values[a])[:8]:
+            Q = np.maximum(np.array([float(v) for v in points[a][1]]).reshape(k, ell), 0.0)
+            Q = _mixed_private(Q / Q.sum(axis=1, keepdims=True), eps, delta)
+            if Q is not None:
+                value = divergence_terms(Q.T @ p, Q.T @ q, Q.T @ (p - q), kind=kind, check=False, **params).sum()
+                return float(value), float(max(values.values())), Q
+        return None
+
+
+def _mixed_private(Q, eps, delta):
+    """Q, or (1 − t)·Q + t·(its mean row) for the least t in {1e-15·4^i} that passes the exact (ε, δ) check (a
+    constant row lowers every hockey-stick sum by t·(e^ε − 1)·(its mass on S) and keeps the ℓ outputs); None."""
+    for t in (0.0, *(1e-15 * 4.0 ** i for i in range(16))):
+        M = Q if t == 0 else (1 - t) * Q + t * Q.mean(axis=0)
+        if is_approx_ldp(M, eps, delta):
+            return M
+    return None
+
+# %% ../nbs/08_approximate.ipynb #apx-146
+def _equal_rows(Q):
+    "The blocks of inputs whose rows are equal, each in increasing order, blocks by their first input."
+    inverse = np.unique(Q, axis=0, return_inverse=True)[1].ravel()
+    blocks = {}
+    for x, g in enumerate(inverse.tolist()):
+        blocks.setdefault(g, []).append(x)
+    return tuple(sorted(tuple(b) for b in blocks.values()))
+
+
+def _certified_budget(p, q, eps, delta, ell, kind, params):
+    """The ℓ-output optimum (perspective sum, channel): the float certificate of `_budget_optimal`, else, where it
+    does not close to 1e-9 relative, the exact one of `_exact_budget`; refused if neither closes."""
+    if np.array_equal(p, q):
+        return 0.0, np.tile(np.eye(ell)[0], (p.size, 1))
+    from scipy.spatial import QhullError
+    try:
+        hull = _image_hull(p, q, eps, delta, ell)
+    except (QhullError, RuntimeError) as err:                 # the hull or a program failed: no certificate
+        raise NotImplementedError(f"the image hull for ell = {ell} found no certified optimum here (a linear "
+                                  "program over the channels failed)") from err
+    try:
+        total, upper, channel = _budget_optimal(p, q, eps, delta, ell, kind, params, hull=hull)
+    except (QhullError, RuntimeError):
+        total, upper, channel = -np.inf, np.inf, None
+    if upper > total * (1 + 1e-9) + 1e-300:                  # features below float resolution: exactly
+        exact = _exact_budget(p, q, eps, delta, ell, kind, params, hull[1], hull[3])
+        if exact is None or exact[1] > exact[0] * (1 + 1e-9) + 1e-300:
+            raise NotImplementedError(f"the exact image-hull certificate for ell = {ell} did not close to 1e-9 "
+                                      "relative here")
+        total, _, channel = exact
+    return total, channel
 
 # %% ../nbs/08_approximate.ipynb #hint-keywords-end
 from ldpbook.foundations import _hint_keywords

@@ -324,12 +324,12 @@ def divergence_optimal(p: ArrayLike, q: ArrayLike, eps: float, *, delta: float,
     identity leak: reveal x with probability δ), and ℓ = 3 on 3 ≤ k ≤ 6 letters (the vertices of the image
     {(Qᵀp, Qᵀq)} of the channel polytope, found by linear programs and certified by one program per facet; a
     few seconds at k = 6; where floats do not resolve the image, certified again in 80-digit arithmetic by its
-    exact hull, up to a minute or two at k = 6), and KL, χ², Hellinger and Rényi without a budget (or with ℓ ≥ k²) on up to seven
-    distinct likelihood ratios (the linear program over staircase columns, finished in 50-digit arithmetic and
-    certified by its duals; about a second at k = 6). The other cases (k ≥ 3 and ε > 0 with a budget of four to
-    k² − 1 outputs, more than seven ratios without a budget, or a divergence given as a function) are open, and so
-    is an instance whose image-hull certificates do not close to 1e-9 relative: they raise NotImplementedError
-    instead of returning a value that is not known to be optimal.
+    exact hull, up to a minute or two at k = 6), and KL, χ², Hellinger and Rényi without a budget (or with ℓ ≥ k²)
+    on up to seven distinct likelihood ratios (the linear program over staircase columns, finished in 50-digit
+    arithmetic and certified by its duals; about a second at k = 6). The other cases (k ≥ 3 and ε > 0 with a budget
+    of four to k² − 1 outputs, more than seven ratios without a budget, or a divergence given as a function) are
+    open, and so is an instance whose image-hull certificates do not close to 1e-9 relative: they raise
+    NotImplementedError instead of returning a value that is not known to be optimal.
 
     Parameters
     ----------

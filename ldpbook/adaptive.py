@@ -826,14 +826,20 @@ def _level_scores(stats: np.ndarray, n_x: int, n_y: int, d: int) -> list:
             (kept[-2:].mean(axis=0), 4.0), ((_tail_weights(n_x, n_y, d, top)[:, None] * stats).max(axis=0), 4.0)]
 
 
-def _level_test(x, y, rng, eps_values, n_permutations, alpha):
-    "Decisions of every one of LEVEL_CANDIDATES at every eps on one data set (one set of relabellings, fresh noise)."
+def _scored_test(scores, x, y, rng, eps_values, n_permutations, alpha):
+    """Decisions of every candidate of `scores(stats, n_x, n_y, d)` at every eps on one data set (one set of
+    relabellings, fresh noise)."""
     x, y = _check_points(x, "x"), _check_points(y, "y")
     (n_x, d), n_y = x.shape, len(y)
     partitions = dyadic_partitions(np.vstack([x, y]), dyadic_max_level(min(n_x, n_y)))
     stats = _rank_statistics(partitions, n_x, n_y, n_permutations, rng)
     return np.array([closeness.dp_permutation_decision(s[0], s[1:], eps, sensitivity=delta, alpha=alpha, rng=rng)
-                     for eps in eps_values for s, delta in _level_scores(stats, n_x, n_y, d)])
+                     for eps in eps_values for s, delta in scores(stats, n_x, n_y, d)])
+
+
+def _level_test(x, y, rng, eps_values, n_permutations, alpha):
+    "Decisions of every one of LEVEL_CANDIDATES at every eps on one data set."
+    return _scored_test(_level_scores, x, y, rng, eps_values, n_permutations, alpha)
 
 
 def _candidate_family(family, eps_values, n_permutations, n_centering, alpha) -> tuple:
@@ -877,13 +883,8 @@ def _margin_scores(stats: np.ndarray, n_x: int, n_y: int, d: int) -> list:
 
 
 def _margin_test(x, y, rng, eps_values, n_permutations, alpha):
-    "Decisions of every one of MARGIN_CANDIDATES at every eps on one data set (one set of relabellings, fresh noise)."
-    x, y = _check_points(x, "x"), _check_points(y, "y")
-    (n_x, d), n_y = x.shape, len(y)
-    partitions = dyadic_partitions(np.vstack([x, y]), dyadic_max_level(min(n_x, n_y)))
-    stats = _rank_statistics(partitions, n_x, n_y, n_permutations, rng)
-    return np.array([closeness.dp_permutation_decision(s[0], s[1:], eps, sensitivity=delta, alpha=alpha, rng=rng)
-                     for eps in eps_values for s, delta in _margin_scores(stats, n_x, n_y, d)])
+    "Decisions of every one of MARGIN_CANDIDATES at every eps on one data set (as `_scored_test`)."
+    return _scored_test(_margin_scores, x, y, rng, eps_values, n_permutations, alpha)
 
 
 def _scope_sample(scenario, rng, n):

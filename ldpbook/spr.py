@@ -1363,9 +1363,8 @@ def _group_scores(batch, kernel, A, B, Dd=None):
     return scores(A.ravel(), B.ravel(), Dd.ravel(), np.tile(np.arange(n), m)).reshape(m, n)
 
 
-def _kl_scores(batch, A, B, Dd, inst):
-    "The plain KL kernel u log(u/v) of blocks with masses A, B of the instances `inst` (the table's scores)."
-    w, c = batch.w[inst], batch.c[inst]
+def _kl_values(A, B, w, c):
+    "u log(u/v) with u = w + cA, v = w + cB (w, c scalars or arrays broadcasting with the masses A, B)."
     u, v = np.multiply(A, c), np.multiply(B, c)
     u += w
     v += w
@@ -1373,6 +1372,11 @@ def _kl_scores(batch, A, B, Dd, inst):
     np.log(v, out=v)
     u *= v
     return u
+
+
+def _kl_scores(batch, A, B, Dd, inst):
+    "The plain KL kernel u log(u/v) of blocks with masses A, B of the instances `inst` (the table's scores)."
+    return _kl_values(A, B, batch.w[inst], batch.c[inst])
 
 # %% ../nbs/01_spr.ipynb #a919588a
 def _penalised_pass(S, penalty, keep=None):
@@ -1864,14 +1868,7 @@ class _Line:
     def at(self, A, B, Dd=None):
         "Scores of blocks with masses A, B (and differences Dd; A − γB when None)."
         if self.kl:                                  # `_kl_scores` with the scalars w, c: the same floats
-            u = np.multiply(A, self.c, out=np.empty(np.shape(A)))
-            v = np.multiply(B, self.c, out=np.empty(np.shape(B)))
-            u += self.w
-            v += self.w
-            np.divide(u, v, out=v)
-            np.log(v, out=v)
-            u *= v
-            return u
+            return _kl_values(A, B, self.w, self.c)
         zero = np.zeros(np.shape(A), dtype=np.intp)
         return self.batch.block_scores(A, B, A - self.gamma * B if Dd is None else Dd, zero)
 

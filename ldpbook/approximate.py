@@ -658,6 +658,16 @@ class _Degenerate(Exception):
     "A basis that is singular or infeasible in high precision: start again from the artificial basis."
 
 
+def _float_lu(cols):
+    "Float LU factors of the basis with columns `cols` (lists of mpf), for `_refined_solve`; _Degenerate if singular."
+    with warnings.catch_warnings():                      # a singular float basis is caught below
+        warnings.simplefilter("ignore", sla.LinAlgWarning)
+        lu = sla.lu_factor(np.array([[float(v) for v in a] for a in cols]).T)
+    if not np.all(np.isfinite(lu[0])) or np.min(np.abs(np.diag(lu[0]))) == 0:
+        raise _Degenerate
+    return lu
+
+
 def _refined_solve(lu, cols, rhs, transpose, tol):
     """B x = rhs (Bᵀ x = rhs) to mpmath precision, B given by its columns (lists of mpf): a float LU and
     mixed-precision iterative refinement (residuals in mpmath); all in mpmath when B is too ill-conditioned."""
@@ -685,11 +695,7 @@ def _simplex_pivots(column, c, A, k, n_art, basis, b, tiny, phase1, max_pivots):
     for _ in range(max_pivots):
         cols = [column(j, phase1) for j in basis]
         acols = [a for a, _ in cols]
-        with warnings.catch_warnings():                      # a singular float basis is caught below
-            warnings.simplefilter("ignore", sla.LinAlgWarning)
-            lu = sla.lu_factor(np.array([[float(v) for v in a] for a in acols]).T)
-        if not np.all(np.isfinite(lu[0])) or np.min(np.abs(np.diag(lu[0]))) == 0:
-            raise _Degenerate
+        lu = _float_lu(acols)
         xB = _refined_solve(lu, acols, b, False, tiny)
         y = _refined_solve(lu, acols, [cj for _, cj in cols], True, tiny)
         yf = np.array([float(v) for v in y])
@@ -757,10 +763,8 @@ def _exact_simplex(levels, R, c, G, p, q, eps, delta, kind, params, w, digits=50
             basis, xB, y = _simplex_pivots(column, c, A, k, k, basis, b_pert, tiny, True, 2000)
             basis, xB, y = _simplex_pivots(column, c, A, k, 0, basis, b_pert, tiny, False, 2000)
         acols = [column(j, False)[0] for j in basis]         # the same basis at the true b: the optimal vertex
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", sla.LinAlgWarning)
-            lu = sla.lu_factor(np.array([[float(v) for v in a] for a in acols]).T)
-        xB = [max(v, zero) for v in _refined_solve(lu, acols, b, False, tiny)]      # (degenerate zeros: ±noise)
+        xB = _refined_solve(_float_lu(acols), acols, b, False, tiny)
+        xB = [max(v, zero) for v in xB]                                     # (degenerate zeros: ±noise)
         value = mp.fsum(column(j, False)[1] * xB[i] for i, j in enumerate(basis) if j < N)
         upper = mp.fdot(y, b) * (1 + mp.mpf(10) ** (20 - digits))           # + the confirmations' tolerance
         used = [(i, j) for i, j in enumerate(basis) if j < N and xB[i] > tiny * max(xB)]    # (not the noise)
@@ -1526,12 +1530,8 @@ def _exact_support(active, c, G, h, k, ell, tiny, max_pivots=300):
     for _ in range(max_pivots):
         rows = eq + [G[i] for i in active]
         cols = [list(col) for col in zip(*rows)]
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", sla.LinAlgWarning)
-            lu = sla.lu_factor(np.array([[float(v) for v in r] for r in rows]))
-        if not np.all(np.isfinite(lu[0])) or np.min(np.abs(np.diag(lu[0]))) == 0:
-            return None
         try:
+            lu = _float_lu(cols)
             x = _refined_solve(lu, cols, [mp.mpf(1)] * k + [h[i] for i in active], False, tiny)
             mult = _refined_solve(lu, cols, c, True, tiny)
             negative = [j for j in range(len(active)) if mult[k + j] < -tiny * max(abs(v) for v in c)]

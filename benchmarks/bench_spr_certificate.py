@@ -5,8 +5,8 @@ k(k + 1)/2 = 5050 interval scores in its first Dinkelbach pass. A partition is c
 with H_0 = 0 and H_j - H_i >= mu(i, j) - rho w for all i < j (theorem "Dual certificate" in nbs/01_spr.ipynb);
 the large-k engine checks that inequality over rectangles of (i, j) by bounds of the scores at the corners of
 their mass boxes, plain and tilted (lemma "Rectangle bounds"). This script measures, on the sweep's own
-instances, how far such rectangle tests get at k = 100 with the best potentials any restricted program could
-supply, the exact ones of the optimum:
+instances, how far such rectangle tests get at k = 100 when fed the exact potentials of the optimum (those a
+program restricted to some of the cells computes when its cells hold the best partition of every prefix):
 
 1. where one sweep spends its CPU time (the first passes, which fill the table, and the rest), with the
    paper's DP timed on a subsample: the ratio the guard would show if everything but the first passes were free;

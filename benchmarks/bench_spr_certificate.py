@@ -37,6 +37,7 @@ from ldpbook.spr import divergence_optimal_values
 
 K, T = 100, 100
 GRID = np.round(np.arange(101) * 0.1, 10)
+EPS = (0.5, 1.0, 2.0, 3.0, 5.0, 8.0, 10.0)          # where parts 2 and 3 look
 
 
 def sweep_pairs():
@@ -246,7 +247,7 @@ def main():
     A, B = (np.concatenate((np.zeros((args.pairs, 1)), np.cumsum(x, axis=1)), axis=1) for x in (a, b))
     print("\n2. Fixed tiles beyond a band, with the exact potentials (no rounding margin: an upper bound on what "
           "closes).\n   eps  band side tiles  open: corner tilted   all closed: corner tilted   scores needed / 5050")
-    for eps in (0.5, 1.0, 2.0, 3.0, 5.0, 8.0, 10.0):
+    for eps in EPS:
         batch, ratio = optima(a, b, d, eps)
         w, c = float(batch.w[0]), float(batch.c[0])
         H = exact_potentials(A, B, w, c, ratio * w)
@@ -259,7 +260,7 @@ def main():
     pairs = min(20, args.pairs)
     print(f"\n3. The engine's quadtree certificate with the exact potentials ({pairs} pairs per eps; per instance)."
           "\n   eps  corner-bounded rectangles (x4 scores)  tilted tests  opened  open cells  CPU per instance")
-    for eps in (0.5, 1.0, 2.0, 5.0, 10.0):
+    for eps in EPS:
         batch, ratio = optima(a, b, d, eps)
         corner, tilt, opened, left, seconds = quadtree_census(batch, ratio, pairs)
         print(f"  {eps:4.1f}  {corner:8.0f} ({4 * corner:6.0f})                    {tilt:8.0f}  {opened:6.0f}"

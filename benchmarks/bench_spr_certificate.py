@@ -11,7 +11,7 @@ program restricted to some of the cells computes when its cells hold the best pa
 1. where one sweep spends its CPU time (the first passes, which fill the table, and the rest), with the
    paper's DP timed on a subsample: the ratio the guard would show if everything but the first passes were free;
 2. fixed tiles of side B off a band of width L around the diagonal (the band scored exactly, as a restricted
-   program would): the share of tiles the plain corner test and the tilted test close, the share of instances
+   program would): the share of tiles the plain corner test and the tilted test leave open, the share of instances
    whose tiles all close, and the scores a restricted program plus its repairs needs (the band and the cells
    of the tiles left open) against the table's 5050. No rounding margin is kept, so a rigorous test closes at
    most these;
@@ -22,7 +22,7 @@ program restricted to some of the cells computes when its cells hold the best pa
    cells of its own per instance).
 
 Usage:
-    python benchmarks/bench_spr_certificate.py             # all three (about a minute)
+    python benchmarks/bench_spr_certificate.py             # all four (a few seconds)
     python benchmarks/bench_spr_certificate.py --pairs 20  # fewer pairs in parts 2 and 3
 Times are CPU seconds of this process (time.process_time).
 """

@@ -327,10 +327,9 @@ def divergence_optimal(p: ArrayLike, q: ArrayLike, eps: float, *, delta: float,
     exact hull, up to a minute or two at k = 6), and KL, χ², Hellinger and Rényi without a budget (or with ℓ ≥ k²)
     on up to seven distinct likelihood ratios (the linear program over staircase columns, finished in 50-digit
     arithmetic and certified by its duals; about a second at k = 6) and on eight (certified column generation in
-    floats, about 10 s; it raises NotImplementedError where its bound does not close). The other cases (k ≥ 3 and
-    ε > 0 with a budget of four to k² − 1 outputs, more than eight ratios without a budget, or a divergence given
-    as a function) are open, and so is an instance whose image-hull certificates do not close to 1e-9 relative: they raise
-    NotImplementedError instead of returning a value that is not known to be optimal.
+    floats, about 10 s). Other cases (budgets of 4 to k² − 1 outputs with k ≥ 3, ε > 0; more than eight ratios
+    without one; a divergence given as a function) are open, as is an instance whose certificates do not close to
+    1e-9 relative: they raise NotImplementedError rather than return a value not known to be optimal.
 
     Parameters
     ----------
@@ -347,14 +346,13 @@ def divergence_optimal(p: ArrayLike, q: ArrayLike, eps: float, *, delta: float,
     ell : int, optional, keyword-only
         Output budget ℓ ≥ 1 (None: any number of outputs).
     gamma, renyi_order : float, optional, keyword-only
-        The parameter of E_γ and the order α of the Rényi divergence.
+        The parameter of E_γ, the order α of the Rényi divergence.
 
     Returns
     -------
     ApproxMechanism
         ``value``, ``channel`` (passing `is_approx_ldp` exactly), ``partition``, ``structure`` and ``sample``."""
-    p, q = check_pair(p, q)
-    eps, delta = check_eps(eps, allow_inf=True), _check_delta(delta)
+    (p, q), eps, delta = check_pair(p, q), check_eps(eps, allow_inf=True), _check_delta(delta)
     params, ell = _objective(divergence, gamma, renyi_order), _check_budget(ell)
     k, kind = p.size, divergence
     if delta == 0 or ell == 1:
@@ -379,8 +377,8 @@ def divergence_optimal(p: ArrayLike, q: ArrayLike, eps: float, *, delta: float,
         (total, channel), name, blocks = _binary_budget(p, q, eps, delta, kind, params), "leaky-rr-3", ((0,), (1,))
     elif (kind in ("kl", "chi2", "hellinger", "renyi") and (g := len(_lr_groups(p, q)[0])) <= MAX_GENERATED_K
           and (ell is None or ell >= g * g) and eps * (g - 1) <= 700):         # approx-thm-staircase-lp, -generated
+        total, channel, blocks = _staircase_optimal(p, q, eps, delta, kind, params, g > MAX_STAIRCASE_K)
         name = "staircase-lp" if g <= MAX_STAIRCASE_K else "column-generation"
-        total, channel, blocks = _staircase_optimal(p, q, eps, delta, kind, params, name == "column-generation")
     elif ell == 3 and k <= 6:
         (total, channel), name = _certified_budget(p, q, eps, delta, ell, kind, params), "image-hull"
         blocks = _equal_rows(channel)

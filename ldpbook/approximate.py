@@ -534,7 +534,8 @@ def two_output_reference(p: ArrayLike, q: ArrayLike, eps: float, *, delta: float
         return float(best)
 
 # %% ../nbs/08_approximate.ipynb #apx-lp-columns
-MAX_STAIRCASE_K = 7
+MAX_STAIRCASE_K = 7                    # the exact program's reach (distinct ratios)
+MAX_GENERATED_K = 8                    # column generation's (approx-thm-generated)
 
 
 def _staircase_levels(k: int) -> np.ndarray:
@@ -798,9 +799,6 @@ def _mp_term(u, v, kind, params):
     return (u ** r * v ** (1 - r) - v - r * (u - v)) / (r - 1)
 
 # %% ../nbs/08_approximate.ipynb #apx-cg-price
-MAX_GENERATED_K = 8
-
-
 def _tangent(t, kind, params):
     """The tangent of f̄ at the ratio t as (u, v) = (f̄′(t), f̄(t) − t·f̄′(t)): f̄(r) ≥ u·r + v for every r ≥ 0, with
     equality at r = t, so φ(θ) ≥ u·(p·θ) + v·(q·θ) (`approx-lem-tangents`)."""

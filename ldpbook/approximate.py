@@ -816,7 +816,7 @@ def _tangent(t, kind, params):
     return float(d), float(f - t * d)
 
 
-def _price(u, v, a, b, y, xs, ys, z, eps):
+def _price(u, v, a, b, y, xs, ys, z, eps, method="highs-ds"):
     """G(u, v) = max over θ ∈ [0, 1]^k of (u·a + v·b − y)·θ − Σ z_{xx'}(θ_x − e^ε θ_x')₊: (θ, its value, a rigorous
     upper bound Σ_x (c − Mᵀλ)₊ from multipliers λ ∈ [0, z], `approx-lem-pricing`). Letters in no pair with z > 0
     are separable (θ_x = 1 where the coefficient is positive); the others form one small linear program."""
@@ -826,7 +826,7 @@ def _price(u, v, a, b, y, xs, ys, z, eps):
     err = 4 * _ULP * (np.abs(u * a) + np.abs(v * b) + np.abs(y))
     on = z > 0
     px, py, pz = xs[on], ys[on], z[on]
-    theta, lam_term = (c > 0).astype(float), np.zeros(k)
+    theta, terms = (c > 0).astype(float), [np.zeros(k)]
     if pz.size:
         L = np.unique(np.concatenate((px, py)))
         pos = np.full(k, -1)
@@ -837,17 +837,17 @@ def _price(u, v, a, b, y, xs, ys, z, eps):
         np.add.at(A, (np.arange(m), pos[py]), -e)
         A[np.arange(m), n + np.arange(m)] = -1.0
         res = linprog(np.concatenate((-c[L], pz)), A_ub=A, b_ub=np.zeros(m), bounds=[(0, 1)] * n + [(0, None)] * m,
-                      method="highs-ds", options={"primal_feasibility_tolerance": 1e-10,
+                      method=method, options={"primal_feasibility_tolerance": 1e-10,
                                                   "dual_feasibility_tolerance": 1e-10})
         if res.status != 0:
             raise RuntimeError(f"a pricing linear program failed: {res.message}")
         theta[L] = np.clip(res.x[:n], 0, 1)
-        lam = _complementary(np.clip(-res.ineqlin.marginals, 0, pz), theta, c, px, py, pz, e)
-        np.add.at(lam_term, px, lam)
-        np.add.at(lam_term, py, -e * lam)
-        err += 8 * _ULP * np.abs(lam_term)
+        lam = np.clip(-res.ineqlin.marginals, 0, pz)   # HiGHS's multipliers, and made complementary
+        terms = [np.bincount(px, lam, k) - e * np.bincount(py, lam, k) for lam in
+                 (lam, _complementary(lam.copy(), theta, c, px, py, pz, e))]
     value = c @ theta - pz @ np.maximum(theta[px] - e * theta[py], 0.0)
-    return theta, value, np.maximum(c - lam_term + err, 0.0).sum() * (1 + 4 * k * _ULP)
+    upper = min(np.maximum(c - t + err + 8 * _ULP * np.abs(t), 0.0).sum() for t in terms)
+    return theta, value, upper * (1 + 4 * k * _ULP)
 
 # %% ../nbs/08_approximate.ipynb #apx-cg-multipliers
 def _complementary(lam, theta, c, px, py, pz, e):
@@ -888,6 +888,9 @@ def _certify(a, b, y, xs, ys, z, eps, kind, params, eta, max_lps=4000, batch=8):
     def point(t):                                     # an arc point: a valid value and an upper bound
         u, v = _tangent(t, kind, params)
         th, val, up = _price(u, v, a, b, y, xs, ys, z, eps)
+        if val <= eta < up:                            # undecided: the interior-point solver may find more
+            th2, val2, up2 = _price(u, v, a, b, y, xs, ys, z, eps, "highs-ipm")
+            (th, val), up, count[0] = ((th2, val2) if val2 > val else (th, val)), min(up, up2), count[0] + 1
         count[0] += 1
         if val > eta:
             cols.append(th)
@@ -990,7 +993,13 @@ def _column_generation(a, b, eps, delta, kind, params, max_rounds=300):
         if bad.size:                                  # lazy rows: every violated pair joins the program
             xs, ys = np.concatenate((xs, bad[:, 0])), np.concatenate((ys, bad[:, 1]))
             continue
-        cols, eta, n = _certify(a, b, y, xs, ys, z, eps, kind, params, 5e-10 * value / k)
+        px, py = np.nonzero(~np.eye(k, dtype=bool))  # every pair's z raised by ζ, δ·Σζ = 2e-10·V (stabilising)
+        zp = np.full(px.size, 2e-10 * value / (delta * px.size))
+        np.add.at(zp, xs * k + ys - xs - (ys > xs), z)                    # (the index of (x, x') among the pairs)
+        cols, eta, n = _certify(a, b, y, px, py, zp, eps, kind, params, 5e-10 * value / k)
+        if eta == np.inf:                             # stalled: the master's own duals
+            (cols, eta, m), px, py, zp = _certify(a, b, y, xs, ys, z, eps, kind, params, 5e-10 * value / k), xs, ys, z
+            n += m
         stats["pricing programs"] += n
         if cols:
             new = np.array([_snapped(t, eps) for t in cols if t.max() > 0])
@@ -999,7 +1008,7 @@ def _column_generation(a, b, eps, delta, kind, params, max_rounds=300):
                                                     **params)))
             continue
         gap = 1 - _tangent(1e-30, kind, params)[1] if (a == 0).any() else 0.0     # ratios below t_lo = 1e-30
-        bound = (y.sum() + delta * z.sum() + k * eta + gap) * (1 + 1e-13)
+        bound = (y.sum() + delta * zp.sum() + k * eta + gap) * (1 + 1e-13)
         stats.update(columns=Th.shape[0], rows=xs.size)
         return w, Th, bound, stats
     raise RuntimeError("column generation did not finish")

@@ -976,45 +976,81 @@ def _snapped(theta, eps):
     return out
 
 # %% ../nbs/08_approximate.ipynb #apx-cg-loop
-def _column_generation(a, b, eps, delta, kind, params, stabilised=True, max_rounds=250):
+def _column_generation(a, b, eps, delta, kind, params, mode="smoothed", max_rounds=250):
     """The staircase program by column generation with lazy pair rows (`approx-thm-generated`) on merged letters
     with b > 0: (w, columns, bound, statistics). Starts from the constant column, the single letters and the
-    columns of the ε-LDP and two-output optima; refuses (RuntimeError) after `max_rounds` rounds. `stabilised`:
-    price with every pair's z raised by ζ (δ·Σζ = 2e-10·V; the master's own duals where that stalls)."""
-    k = a.size
+    columns of the ε-LDP and two-output optima; RuntimeError after `max_rounds` rounds or where pricing stalls.
+    `mode`: 'smoothed' prices at 0.7·centre + 0.3·(the master's duals) (`_smoothed_round`), 'raised' at the
+    master's duals with every z raised by ζ (the master's own where that stalls), 'plain' at the master's duals."""
+    k, (px, py) = a.size, np.nonzero(~np.eye(a.size, dtype=bool))
     spr = spr_divergence_optimal(a, b, eps, divergence=kind, **params).channel.T
     two = _two_output_optimal(a, b, eps, delta, kind, params)[2].T
     Th = np.unique([_snapped(t, eps) for t in (np.ones(k), *np.eye(k), *spr, *two) if t.max() > 0], axis=0)
     c = divergence_terms(Th @ a, Th @ b, Th @ (a - b), kind=kind, check=False, **params)
     xs = ys = np.zeros(0, dtype=np.intp)
-    stats = {"rounds": 0, "pricing programs": 0}
+    stats, centre = {"rounds": 0, "pricing programs": 0}, [None, np.inf]
     for stats["rounds"] in range(1, max_rounds + 1):
         w, y, z, value = _master(Th, c, xs, ys, eps, delta)
         bad = np.argwhere(_pair_sums(Th, w, eps) > delta * (1 + 1e-9))
         if bad.size:                                  # lazy rows: every violated pair joins the program
             xs, ys = np.concatenate((xs, bad[:, 0])), np.concatenate((ys, bad[:, 1]))
             continue
-        px, py, zp, (cols, eta, n) = xs, ys, z, ([], np.inf, 0)
-        if stabilised:                                # every pair's z raised by ζ
-            px, py = np.nonzero(~np.eye(k, dtype=bool))
-            zp = np.full(px.size, 2e-10 * value / (delta * px.size))
-            np.add.at(zp, xs * k + ys - xs - (ys > xs), z)                # (the index of (x, x') among the pairs)
-            cols, eta, n = _certify(a, b, y, px, py, zp, eps, kind, params, 5e-10 * value / k)
-        if eta == np.inf:                             # stalled, or not stabilised: the master's own duals
-            (cols, eta, m), px, py, zp = _certify(a, b, y, xs, ys, z, eps, kind, params, 5e-10 * value / k), xs, ys, z
-            n += m
+        zf = np.zeros(px.size)
+        np.add.at(zf, xs * k + ys - xs - (ys > xs), z)                    # z on every pair (x, x'), 0 off the rows
+        target, zeta = 5e-10 * value / k, 2e-10 * value / (delta * px.size)           # δ·Σζ = 2e-10·V
+        if mode == "smoothed":
+            cols, eta, n, yp, zp = _smoothed_round(a, b, y, zf, centre, px, py, eps, kind, params, delta, target, zeta)
+        else:
+            yp, zp = y, zf + (zeta if mode == "raised" else 0.0)
+            cols, eta, n = _certify(a, b, yp, px, py, zp, eps, kind, params, target)
+            if eta == np.inf and mode == "raised":    # stalled: the master's own duals
+                (cols, eta, m), zp = _certify(a, b, y, px, py, zf, eps, kind, params, target), zf
+                n += m
         stats["pricing programs"] += n
-        if cols:
+        if len(cols):
             new = np.array([_snapped(t, eps) for t in cols if t.max() > 0])
             Th = np.vstack((Th, new))
             c = np.concatenate((c, divergence_terms(new @ a, new @ b, new @ (a - b), kind=kind, check=False,
                                                     **params)))
             continue
+        if eta is None:                               # a smoothing step without columns: price again
+            continue
+        if eta == np.inf:
+            raise RuntimeError("column generation stalled")
         gap = 1 - _tangent(1e-30, kind, params)[1] if (a == 0).any() else 0.0     # ratios below t_lo = 1e-30
-        bound = (y.sum() + delta * zp.sum() + k * eta + gap) * (1 + 1e-13)
+        bound = (yp.sum() + delta * zp.sum() + k * eta + gap) * (1 + 1e-13)
         stats.update(columns=Th.shape[0], rows=xs.size)
         return w, Th, bound, stats
     raise RuntimeError("column generation did not finish")
+
+
+def _smoothed_round(a, b, y, zf, centre, px, py, eps, kind, params, delta, target, zeta):
+    """One pricing round at the smoothed duals π = 0.7·centre + 0.3·(y, z), every z raised by ζ (Wentges' smoothing):
+    (columns, η or None, programs, y_π, z_π). The centre (a list [point, estimate]) moves to π when π's estimated
+    Lagrangian bound y·1 + δΣz + k·(the largest value at the arc points) is lower, and to π after a mispricing
+    (columns that do not price above the target at the master's duals)."""
+    k, master = a.size, np.concatenate((y, zf))
+    point = master if centre[0] is None else 0.7 * centre[0] + 0.3 * master
+    yp, zp = point[:k], point[k:] + zeta
+    r = a / b
+    grid = np.unique(np.concatenate((np.geomspace(r.min() if r.min() > 0 else 1e-30, r.max(), 9), r[r > 0])))
+    priced = [_price(*_tangent(t, kind, params), a, b, yp, px, py, zp, eps)[:2] for t in grid]
+    n, estimate = grid.size, yp.sum() + delta * zp.sum() + k * max(0.0, max(v for _, v in priced))
+    if estimate < centre[1]:
+        centre[:] = [point, estimate]
+    cols, eta = [th for th, v in priced if v > target], None
+    if not cols:
+        cols, eta, m = _certify(a, b, yp, px, py, zp, eps, kind, params, target)
+        n += m
+    if cols:
+        new = np.array([_snapped(t, eps) for t in cols if t.max() > 0])
+        red = divergence_terms(new @ a, new @ b, new @ (a - b), kind=kind, check=False, **params) - new @ y \
+            - np.maximum(new[:, px] - np.exp(eps) * new[:, py], 0.0) @ zf
+        if red.max() <= target:                       # a mispricing: the centre moves to the priced point
+            centre[:] = [point, centre[1]]
+    elif eta == np.inf and not np.allclose(point, master, rtol=1e-12, atol=1e-300):
+        centre[:], eta = [master, np.inf], None       # stalled away from the master's duals: back to them
+    return cols, eta, n, yp, zp
 
 # %% ../nbs/08_approximate.ipynb #apx-cg-channel
 def _generated_channel(w, Th, eps, delta):
@@ -1046,9 +1082,9 @@ def _generated_optimal(p, q, eps, delta, kind, params):
         if np.isinf(divergence_terms(a, b, a - b, kind=kind, check=False, **params)).any():
             return _identity_leak(p, q, delta, kind, params)[1]          # an infinite optimum
         raise NotImplementedError("column generation needs q > 0 on every letter p charges (finite objective)")
-    for stabilised in (True, False):                  # stabilised first; where it fails, the plain generation
+    for mode in ("smoothed", "raised", "plain"):      # smoothed first; where it fails, the others in turn
         try:
-            w, Th, bound, _ = _column_generation(a, b, eps, delta, kind, params, stabilised)
+            w, Th, bound, _ = _column_generation(a, b, eps, delta, kind, params, mode)
         except RuntimeError:
             bound = np.inf
         if bound < np.inf:

@@ -10,8 +10,8 @@ KL with ℓ = 2, where the LP does not apply (a convex objective), and for the c
 optimum (`divergence_optimal(..., ell=3)`, the certified image hull) at k = 3 … 6, beside the exact vertex
 enumeration (cddlib) that it replaces, which stops at k = 4. Last, KL without a budget: the exact 50-digit staircase
 program (`_staircase_lp`, every column written out) against the certified column generation (`_generated_optimal`)
-on the same pair at k = 5 … 7, and the column generation alone at k = 8 (the exact program's 1,047,249 columns do
-not fit) and k = 9 (beyond `MAX_GENERATED_K`: the engine called directly, refused or answered).
+on the same pair at k = 5 … 7, and the column generation alone at k = 8 … 10 (the exact program's 1,047,249 columns
+at k = 8 do not fit) and at k = 12 (beyond `MAX_GENERATED_K`: the engine called directly, refused or answered).
 
 Usage:
     python benchmarks/bench_approximate.py           # the LP up to k = 200 (about a minute)
@@ -72,7 +72,7 @@ def main(quick=False):
         print(f"{k:>7} {t_hull:>19.2e} {t_list:>21.2e}")
 
     print(f"\n{'k':>7} {'exact program':>14} {'column generation':>18} {'rel. diff':>10}   (KL, no budget, δ = 1e-3)")
-    for k in ((5, 6) if quick else (5, 6, 7, 8, 9)):
+    for k in ((5, 6) if quick else (5, 6, 7, 8, 9, 10, 12)):
         rng = np.random.default_rng(k)
         p, q = rng.dirichlet(np.ones(k)), rng.dirichlet(np.ones(k))
         t_cg, Q = cpu_per_call(lambda: generated_or_none(p, q), 0.0, 1)

@@ -1,4 +1,4 @@
-"""The (ε, δ)-LDP optimum without a budget on eight distinct likelihood ratios: the certified column generation of the
+"""The (ε, δ)-LDP optimum without a budget on eight to ten distinct likelihood ratios: the certified column generation of the
 approximate chapter (`approx-thm-generated`), held to what it does not use: the exact 50-digit staircase program on up
 to six ratios (random and adversarial pairs: ties, zeros, δ from 1e-12 to 0.5), lower bounds from the exact program on
 merged letters and from the two-output theorem, the unconstrained optimum above, values recomputed in mpmath, the exact
@@ -112,7 +112,7 @@ def test_releases_follow_the_channel_and_bad_input_is_refused():
         divergence_optimal(np.r_[p[:-1], np.nan], q, 1.0, delta=0.1)
 
 
-def test_nine_ratios_are_refused_not_guessed():
+def test_more_ratios_than_the_generation_takes_are_refused_not_guessed():
     nine = np.arange(1, MAX_GENERATED_K + 2) / ((MAX_GENERATED_K + 1) * (MAX_GENERATED_K + 2) / 2)
     with pytest.raises(NotImplementedError):
         divergence_optimal(nine, nine[::-1], 1.0, delta=0.1)

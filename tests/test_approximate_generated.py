@@ -4,7 +4,7 @@ to six ratios (random and adversarial pairs: ties, zeros, δ from 1e-12 to 0.5),
 merged letters and from the two-output theorem, the unconstrained optimum above, values recomputed in mpmath, the exact
 (ε, δ) check of every channel, the frequencies of what `sample` releases, and bad input.
 
-By default five small instances per divergence and one eight-ratio call (KL); LDPBOOK_APPROX_FULL=1 runs twelve
+By default three small instances per divergence and one eight-ratio call (KL); LDPBOOK_APPROX_FULL=1 runs twelve
 and the eight-ratio call for every divergence."""
 import functools
 import os
@@ -43,7 +43,7 @@ def test_column_generation_agrees_with_the_exact_program(kind, params):
     close within its rounds) is allowed, not a wrong answer; small δ stalls the generation most (measured: about half
     of the instances with δ < 1e-7 are refused), so at least one instance of each family must be answered."""
     rng = np.random.default_rng(zlib.crc32((kind + str(params)).encode()))
-    n, refused = (12 if FULL else 5), 0
+    n, refused = (12 if FULL else 3), 0
     for _ in range(n):
         p, q, eps, delta = small_instance(rng)
         try:

@@ -878,7 +878,7 @@ def _complementary(lam, theta, c, px, py, pz, e):
 def _certify(a, b, y, xs, ys, z, eps, kind, params, eta, max_lps=4000, batch=8):
     """Branch and bound over the tangent parameter t ∈ [t_lo, t_hi] (the range of the ratios a/b): returns
     (columns, η, programs). Columns θ whose reduced value exceeds η are returned as soon as `batch` are found (η is
-    then None); otherwise η bounds the reduced value of every θ ∈ [0, 1]^k (`approx-lem-triangle`), or is inf if
+    then None); otherwise η bounds the reduced value of every θ ∈ [0, 1]^k (`approx-lem-tangents`), or is inf if
     the budget of `max_lps` pricing programs ran out or an interval could not be split further."""
     import heapq
     r = a / b

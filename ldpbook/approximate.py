@@ -976,6 +976,9 @@ def _snapped(theta, eps):
     return out
 
 # %% ../nbs/08_approximate.ipynb #apx-cg-loop
+import math
+
+
 def _column_generation(a, b, eps, delta, kind, params, mode="smoothed", max_rounds=250):
     """The staircase program by column generation with lazy pair rows (`approx-thm-generated`) on merged letters
     with b > 0: (w, columns, bound, statistics). Starts from the constant column, the single letters and the
@@ -1018,7 +1021,7 @@ def _column_generation(a, b, eps, delta, kind, params, mode="smoothed", max_roun
         if eta == np.inf:
             raise RuntimeError("column generation stalled")
         gap = 1 - _tangent(1e-30, kind, params)[1] if (a == 0).any() else 0.0     # ratios below t_lo = 1e-30
-        bound = (yp.sum() + delta * zp.sum() + k * eta + gap) * (1 + 1e-13)
+        bound = (math.fsum(yp) + delta * math.fsum(zp) + k * eta + gap) * (1 + 1e-13)      # (sums exact)
         stats.update(columns=Th.shape[0], rows=xs.size)
         return w, Th, bound, stats
     raise RuntimeError("column generation did not finish")

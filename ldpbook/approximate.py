@@ -21,9 +21,9 @@ from .spr import PartitionMechanism, _group_masses, _lr_order
 from .spr import divergence_optimal as spr_divergence_optimal
 
 # %% auto #0
-__all__ = ['MAX_STAIRCASE_K', 'is_approx_ldp', 'two_output_vertices', 'leaky_rr_channel', 'ApproxMechanism', 'divergence_optimal',
-           'two_output_reference', 'staircase_columns', 'RenyiBounds', 'renyi_ldp_bounds', 'is_renyi_ldp',
-           'RenyiLdpMechanism', 'renyi_ldp_optimal']
+__all__ = ['MAX_STAIRCASE_K', 'MAX_GENERATED_K', 'is_approx_ldp', 'two_output_vertices', 'leaky_rr_channel', 'ApproxMechanism',
+           'divergence_optimal', 'two_output_reference', 'staircase_columns', 'RenyiBounds', 'renyi_ldp_bounds',
+           'is_renyi_ldp', 'RenyiLdpMechanism', 'renyi_ldp_optimal']
 
 # %% ../nbs/08_approximate.ipynb #apx-005
 def _check_delta(delta: float) -> float:
@@ -326,10 +326,10 @@ def divergence_optimal(p: ArrayLike, q: ArrayLike, eps: float, *, delta: float,
     few seconds at k = 6; where floats do not resolve the image, certified again in 80-digit arithmetic by its
     exact hull, up to a minute or two at k = 6), and KL, χ², Hellinger and Rényi without a budget (or with ℓ ≥ k²)
     on up to seven distinct likelihood ratios (the linear program over staircase columns, finished in 50-digit
-    arithmetic and certified by its duals; about a second at k = 6). The other cases (k ≥ 3 and ε > 0 with a budget
-    of four to k² − 1 outputs, more than seven ratios without a budget, or a divergence given as a function) are
-    open, and so is an instance whose image-hull certificates do not close to 1e-9 relative: they raise
-    NotImplementedError instead of returning a value that is not known to be optimal.
+    arithmetic and certified by its duals; about a second at k = 6) and on 8 to 10 (certified column generation
+    in floats, 2 to 20 s). Other cases (budgets of 4 to k² − 1 outputs with k ≥ 3, ε > 0; more than ten ratios
+    without one; a divergence given as a function) are open, as is an instance whose certificates do not close to
+    1e-9 relative: they raise NotImplementedError rather than return a value not known to be optimal.
 
     Parameters
     ----------
@@ -346,14 +346,13 @@ def divergence_optimal(p: ArrayLike, q: ArrayLike, eps: float, *, delta: float,
     ell : int, optional, keyword-only
         Output budget ℓ ≥ 1 (None: any number of outputs).
     gamma, renyi_order : float, optional, keyword-only
-        The parameter of E_γ and the order α of the Rényi divergence.
+        The parameter of E_γ, the order α of the Rényi divergence.
 
     Returns
     -------
     ApproxMechanism
         ``value``, ``channel`` (passing `is_approx_ldp` exactly), ``partition``, ``structure`` and ``sample``."""
-    p, q = check_pair(p, q)
-    eps, delta = check_eps(eps, allow_inf=True), _check_delta(delta)
+    (p, q), eps, delta = check_pair(p, q), check_eps(eps, allow_inf=True), _check_delta(delta)
     params, ell = _objective(divergence, gamma, renyi_order), _check_budget(ell)
     k, kind = p.size, divergence
     if delta == 0 or ell == 1:
@@ -376,9 +375,10 @@ def divergence_optimal(p: ArrayLike, q: ArrayLike, eps: float, *, delta: float,
         blocks = tuple((x,) for x in range(k))
     elif k == 2 and ell == 3:
         (total, channel), name, blocks = _binary_budget(p, q, eps, delta, kind, params), "leaky-rr-3", ((0,), (1,))
-    elif (kind in ("kl", "chi2", "hellinger", "renyi") and (g := len(_lr_groups(p, q)[0])) <= MAX_STAIRCASE_K
-          and (ell is None or ell >= g * g) and eps * (g - 1) <= 700):         # approx-thm-staircase-lp
-        (total, channel, blocks), name = _staircase_optimal(p, q, eps, delta, kind, params), "staircase-lp"
+    elif (kind in ("kl", "chi2", "hellinger", "renyi") and (g := len(_lr_groups(p, q)[0])) <= MAX_GENERATED_K
+          and (ell is None or ell >= g * g) and eps * (g - 1) <= 700):         # approx-thm-staircase-lp, -generated
+        total, channel, blocks = _staircase_optimal(p, q, eps, delta, kind, params, g > MAX_STAIRCASE_K)
+        name = "staircase-lp" if g <= MAX_STAIRCASE_K else "column-generation"
     elif ell == 3 and k <= 6:
         (total, channel), name = _certified_budget(p, q, eps, delta, ell, kind, params), "image-hull"
         blocks = _equal_rows(channel)
@@ -386,7 +386,7 @@ def divergence_optimal(p: ArrayLike, q: ArrayLike, eps: float, *, delta: float,
         raise NotImplementedError("the optimum under (eps, delta)-LDP with delta in (0, 1) is solved exactly only "
                                   "for ell = 2, for TV and E_gamma, for k = 2, for ell = 3 with k <= 6, and for KL, "
                                   "chi2, Hellinger and Renyi with no budget (or ell >= k^2) up to k = "
-                                  f"{MAX_STAIRCASE_K} distinct likelihood ratios")
+                                  f"{MAX_GENERATED_K} distinct likelihood ratios")
     value = divergence_from_sum(total, kind=kind, **params)
     return ApproxMechanism(value=float(value), partition=blocks, channel=readonly(channel), eps=eps, delta=delta,
                            structure=name, divergence=kind, params=MappingProxyType(dict(params)))
@@ -534,7 +534,8 @@ def two_output_reference(p: ArrayLike, q: ArrayLike, eps: float, *, delta: float
         return float(best)
 
 # %% ../nbs/08_approximate.ipynb #apx-lp-columns
-MAX_STAIRCASE_K = 7
+MAX_STAIRCASE_K = 7                    # the exact program's reach (distinct ratios)
+MAX_GENERATED_K = 10                   # column generation's (approx-thm-generated)
 
 
 def _staircase_levels(k: int) -> np.ndarray:
@@ -618,10 +619,10 @@ def _staircase_lp(p, q, eps, delta, kind, params):
     return total, upper, Q[rows]
 
 
-def _staircase_optimal(p, q, eps, delta, kind, params):
-    """The staircase program's channel, the linear-free sum of that stored channel (the value reported) and the
-    blocks of letters with equal rows, in order of first letter."""
-    channel = _staircase_lp(p, q, eps, delta, kind, params)[2]
+def _staircase_optimal(p, q, eps, delta, kind, params, generated=False):
+    """The staircase program's channel (exact, or by certified column generation: `_generated_optimal`), the
+    linear-free sum of that stored channel (the value reported) and the blocks of letters with equal rows."""
+    channel = (_generated_optimal if generated else lambda *x: _staircase_lp(*x)[2])(p, q, eps, delta, kind, params)
     terms = divergence_terms(channel.T @ p, channel.T @ q, channel.T @ (p - q), kind=kind, check=False, **params)
     _, first, which = np.unique(channel, axis=0, return_index=True, return_inverse=True)
     blocks = tuple(tuple(np.flatnonzero(which.ravel() == i).tolist()) for i in np.argsort(first))
@@ -796,6 +797,311 @@ def _mp_term(u, v, kind, params):
     if v == 0:
         return mp.mpf(0) if u == 0 else mp.inf if r > 1 else u * r / (1 - r)
     return (u ** r * v ** (1 - r) - v - r * (u - v)) / (r - 1)
+
+# %% ../nbs/08_approximate.ipynb #apx-cg-price
+def _tangent(t, kind, params):
+    """The tangent of f̄ at the ratio t as (u, v) = (f̄′(t), f̄(t) − t·f̄′(t)): f̄(r) ≥ u·r + v for every r ≥ 0, with
+    equality at r = t, so φ(θ) ≥ u·(p·θ) + v·(q·θ) (`approx-lem-tangents`)."""
+    t = np.asarray(t, dtype=float)
+    with np.errstate(divide="ignore"):
+        if kind == "kl":
+            d, f = np.log(t), t * np.log(t) - t + 1
+        elif kind == "chi2":
+            d, f = 2 * (t - 1), (t - 1) ** 2
+        elif kind == "hellinger":
+            d, f = 1 - 1 / np.sqrt(t), (np.sqrt(t) - 1) ** 2
+        else:
+            r = params["renyi_order"]
+            d, f = r * (t ** (r - 1) - 1) / (r - 1), (t ** r - 1 - r * (t - 1)) / (r - 1)
+    return float(d), float(f - t * d)
+
+
+def _price(u, v, a, b, y, xs, ys, z, eps, method="highs-ds"):
+    """G(u, v) = max over θ ∈ [0, 1]^k of (u·a + v·b − y)·θ − Σ z_{xx'}(θ_x − e^ε θ_x')₊: (θ, its value, a rigorous
+    upper bound Σ_x (c − Mᵀλ)₊ from multipliers λ ∈ [0, z], `approx-lem-pricing`). Letters in no pair with z > 0
+    are separable (θ_x = 1 where the coefficient is positive); the others form one small linear program."""
+    from scipy.optimize import linprog
+    k, e = a.size, np.exp(eps)
+    c = u * a + v * b - y
+    err = 4 * _ULP * (np.abs(u * a) + np.abs(v * b) + np.abs(y))
+    on = z > 0
+    px, py, pz = xs[on], ys[on], z[on]
+    theta, terms = (c > 0).astype(float), [np.zeros(k)]
+    if pz.size:
+        L = np.unique(np.concatenate((px, py)))
+        pos = np.full(k, -1)
+        pos[L] = np.arange(L.size)
+        n, m = L.size, pz.size
+        A = np.zeros((m, n + m))                      # θ_x − e^ε θ_x' − s ≤ 0, one slack s per pair
+        np.add.at(A, (np.arange(m), pos[px]), 1.0)
+        np.add.at(A, (np.arange(m), pos[py]), -e)
+        A[np.arange(m), n + np.arange(m)] = -1.0
+        res = linprog(np.concatenate((-c[L], pz)), A_ub=A, b_ub=np.zeros(m), bounds=[(0, 1)] * n + [(0, None)] * m,
+                      method=method, options={"primal_feasibility_tolerance": 1e-10,
+                                                  "dual_feasibility_tolerance": 1e-10})
+        if res.status != 0:
+            raise RuntimeError(f"a pricing linear program failed: {res.message}")
+        theta[L] = np.clip(res.x[:n], 0, 1)
+        lam = np.clip(-res.ineqlin.marginals, 0, pz)   # HiGHS's multipliers, and made complementary
+        terms = [np.bincount(px, lam, k) - e * np.bincount(py, lam, k) for lam in
+                 (lam, _complementary(lam.copy(), theta, c, px, py, pz, e))]
+    value = c @ theta - pz @ np.maximum(theta[px] - e * theta[py], 0.0)
+    upper = min(np.maximum(c - t + err + 8 * _ULP * np.abs(t), 0.0).sum() for t in terms)
+    return theta, value, upper * (1 + 4 * k * _ULP)
+
+# %% ../nbs/08_approximate.ipynb #apx-cg-multipliers
+def _complementary(lam, theta, c, px, py, pz, e):
+    """The multipliers λ ∈ [0, z] made complementary to the vertex θ in floats: λ = z on the pairs with θ_x > e^ε θ_x',
+    0 where θ_x < e^ε θ_x', and on the ties the least-squares correction that zeroes the reduced coefficients
+    c − Mᵀλ of the letters strictly inside (0, 1). Any λ in [0, z] gives a valid bound: this one a tight one."""
+    g, tol = theta[px] - e * theta[py], 1e-9 * (1 + e)
+    lam = np.where(g > tol, pz, np.where(g < -tol, 0.0, lam))
+    free, F = np.flatnonzero(np.abs(g) <= tol), np.flatnonzero((theta > 1e-9) & (theta < 1 - 1e-9))
+    if free.size == 0 or F.size == 0:
+        return lam
+    pos = np.full(theta.size, -1)
+    pos[F] = np.arange(F.size)
+    M = np.zeros((F.size, free.size))
+    for col, i in enumerate(free):
+        if pos[px[i]] >= 0:
+            M[pos[px[i]], col] += 1.0
+        if pos[py[i]] >= 0:
+            M[pos[py[i]], col] -= e
+    for _ in range(2):                                # a refinement step after the first solve
+        red = c.copy()
+        np.add.at(red, px, -lam)
+        np.add.at(red, py, e * lam)
+        lam[free] = np.clip(lam[free] + np.linalg.lstsq(M, red[F], rcond=None)[0], 0, pz[free])
+    return lam
+
+# %% ../nbs/08_approximate.ipynb #apx-cg-certify
+def _certify(a, b, y, xs, ys, z, eps, kind, params, eta, max_lps=4000, batch=8):
+    """Branch and bound over the tangent parameter t ∈ [t_lo, t_hi] (the range of the ratios a/b): returns
+    (columns, η, programs). Columns θ whose reduced value exceeds η are returned as soon as `batch` are found (η is
+    then None); otherwise η bounds the reduced value of every θ ∈ [0, 1]^k (`approx-lem-tangents`), or is inf if
+    the budget of `max_lps` pricing programs ran out or an interval could not be split further."""
+    import heapq
+    r = a / b
+    t_lo, t_hi = (r.min() * (1 - 1e-12) if r.min() > 0 else 1e-30), max(r.max() * (1 + 1e-12), r.min() + 1e-300)
+    count, cols = [0], []
+
+    def point(t):                                     # an arc point: a valid value and an upper bound
+        u, v = _tangent(t, kind, params)
+        th, val, up = _price(u, v, a, b, y, xs, ys, z, eps)
+        if val <= eta < up:                            # undecided: the interior-point solver may find more
+            th2, val2, up2 = _price(u, v, a, b, y, xs, ys, z, eps, "highs-ipm")
+            (th, val), up, count[0] = ((th2, val2) if val2 > val else (th, val)), min(up, up2), count[0] + 1
+        count[0] += 1
+        if val > eta:
+            cols.append(th)
+        return u, v, up
+
+    def node(t1, p1, t2, p2):                         # the triangle of two tangents and their chord
+        (u1, v1, up1), (u2, v2, up2) = p1, p2
+        us = min(max(((v2 - v1) + t2 * u2 - t1 * u1) / (t2 - t1), u1), u2)
+        vs = max(v1 - t1 * (us - u1), v2 - t2 * (us - u2))
+        lift = 6 * _ULP * (max(abs(v1), abs(v2), abs(vs)) + t2 * max(abs(u1), abs(u2), abs(us)))
+        th, _, ups = _price(us, vs, a, b, y, xs, ys, z, eps)
+        count[0] += 1
+        ratio = (a @ th) / (b @ th) if b @ th > 0 else -1.0
+        split = ratio if t1 + (t2 - t1) / 20 < ratio < t2 - (t2 - t1) / 20 else np.sqrt(t1 * t2)
+        return (-(max(up1, up2, ups) + lift), t1, t2, split, p1, p2)
+
+    grid = np.unique(np.concatenate((np.geomspace(t_lo, t_hi, 9), np.clip(r, t_lo, t_hi)[:: max(1, r.size // 32)])))
+    points = [point(t) for t in grid]
+    if cols:
+        return cols, None, count[0]
+    heap = [node(grid[i], points[i], grid[i + 1], points[i + 1]) for i in range(grid.size - 1)]
+    heapq.heapify(heap)
+    while heap and -heap[0][0] > eta:
+        _, t1, t2, tm, p1, p2 = heapq.heappop(heap)
+        if count[0] > max_lps or not t1 < tm < t2:
+            return [], np.inf, count[0]
+        pm = point(tm)
+        if len(cols) >= batch:
+            return cols, None, count[0]
+        heapq.heappush(heap, node(t1, p1, tm, pm))
+        heapq.heappush(heap, node(tm, pm, t2, p2))
+    if cols:
+        return cols, None, count[0]
+    return [], max(0.0, -heap[0][0]) if heap else 0.0, count[0]
+
+# %% ../nbs/08_approximate.ipynb #apx-cg-master
+def _master(Th, c, xs, ys, eps, delta):
+    """The restricted program: max c·w over w ≥ 0 with Thᵀw = 1 and the listed pairs' sums ≤ δ (HiGHS); returns
+    (w, y, z, value) with the duals made complementary to w (`_complementary_duals`)."""
+    from scipy.optimize import linprog
+    k, G, scale = Th.shape[1], np.maximum(Th[:, xs] - np.exp(eps) * Th[:, ys], 0.0).T, c.max()
+    res = linprog(-c / scale, A_ub=G if xs.size else None, b_ub=np.full(xs.size, delta) if xs.size else None,
+                  A_eq=Th.T, b_eq=np.ones(k), bounds=(0, None), method="highs-ds",
+                  options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10})
+    if res.status != 0:
+        raise RuntimeError(f"the restricted staircase program failed: {res.message}")
+    w = np.maximum(res.x, 0.0)
+    z = np.maximum(-res.ineqlin.marginals * scale, 0.0) if xs.size else np.zeros(0)
+    return (w, *_complementary_duals(-res.eqlin.marginals * scale, z, w, Th, G, c, delta), -res.fun * scale)
+
+
+def _complementary_duals(y, z, w, Th, G, c, delta):
+    "(y, z) corrected in floats so that y·θ + z·g = c on the used columns and z = 0 on the loose pairs (least squares)."
+    used = np.flatnonzero(w > 1e-12 * w.max())
+    tight = np.flatnonzero(G @ w >= delta * (1 - 1e-9)) if z.size else np.zeros(0, dtype=np.intp)
+    z = np.where(np.isin(np.arange(z.size), tight), z, 0.0)
+    A = np.hstack((Th[used], G[tight][:, used].T))
+    for _ in range(2):
+        step = np.linalg.lstsq(A, c[used] - Th[used] @ y - (G[:, used].T @ z if z.size else 0), rcond=None)[0]
+        y, z[tight] = y + step[:y.size], np.maximum(z[tight] + step[y.size:], 0.0)
+    return y, z
+
+
+def _pair_sums(Th, w, eps):
+    "D[x, x'] = Σ_r w_r (θ^r_x − e^ε θ^r_x')₊ over the used columns: every pair's hockey-stick sum, a k × k array."
+    k, e = Th.shape[1], np.exp(eps)
+    D = np.zeros((k, k))
+    for th, wr in zip(Th[w > 0], w[w > 0]):
+        D += wr * np.maximum(th[:, None] - e * th[None, :], 0.0)
+    np.fill_diagonal(D, 0.0)
+    return D
+
+
+def _snapped(theta, eps):
+    "θ / max θ with the entries within 1e-9 relative of some e^{-jε} set to it (pricing vertices are staircases)."
+    theta = theta / theta.max()
+    out, pos = np.zeros_like(theta), theta > 1e-300
+    j = np.round(-np.log(theta[pos]) / eps)
+    vals = theta[pos]
+    near = np.abs(np.exp(-eps * j) - vals) <= 1e-9 * vals
+    vals[near] = np.exp(-eps * j[near])
+    out[pos] = vals
+    return out
+
+# %% ../nbs/08_approximate.ipynb #apx-cg-loop
+import math
+
+
+def _column_generation(a, b, eps, delta, kind, params, mode="smoothed", max_rounds=250):
+    """The staircase program by column generation with lazy pair rows (`approx-thm-generated`) on merged letters
+    with b > 0: (w, columns, bound, statistics). Starts from the constant column, the single letters and the
+    columns of the ε-LDP and two-output optima; RuntimeError after `max_rounds` rounds or where pricing stalls.
+    `mode`: 'smoothed' prices at 0.7·centre + 0.3·(the master's duals) (`_smoothed_round`), 'raised' at the
+    master's duals with every z raised by ζ (the master's own where that stalls), 'plain' at the master's duals."""
+    k, (px, py) = a.size, np.nonzero(~np.eye(a.size, dtype=bool))
+    spr = spr_divergence_optimal(a, b, eps, divergence=kind, **params).channel.T
+    two = _two_output_optimal(a, b, eps, delta, kind, params)[2].T
+    Th = np.unique([_snapped(t, eps) for t in (np.ones(k), *np.eye(k), *spr, *two) if t.max() > 0], axis=0)
+    c = divergence_terms(Th @ a, Th @ b, Th @ (a - b), kind=kind, check=False, **params)
+    xs = ys = np.zeros(0, dtype=np.intp)
+    stats, centre = {"rounds": 0, "pricing programs": 0}, [None, np.inf]
+    for stats["rounds"] in range(1, max_rounds + 1):
+        w, y, z, value = _master(Th, c, xs, ys, eps, delta)
+        bad = np.argwhere(_pair_sums(Th, w, eps) > delta * (1 + 1e-9))
+        if bad.size:                                  # lazy rows: every violated pair joins the program
+            xs, ys = np.concatenate((xs, bad[:, 0])), np.concatenate((ys, bad[:, 1]))
+            continue
+        zf = np.zeros(px.size)
+        np.add.at(zf, xs * k + ys - xs - (ys > xs), z)                    # z on every pair (x, x'), 0 off the rows
+        target, zeta = 5e-10 * value / k, 2e-10 * value / (delta * px.size)           # δ·Σζ = 2e-10·V
+        if mode == "smoothed":
+            cols, eta, n, yp, zp = _smoothed_round(a, b, y, zf, centre, px, py, eps, kind, params, delta, target, zeta)
+        else:
+            yp, zp = y, zf + (zeta if mode == "raised" else 0.0)
+            cols, eta, n = _certify(a, b, yp, px, py, zp, eps, kind, params, target)
+            if eta == np.inf and mode == "raised":    # stalled: the master's own duals
+                (cols, eta, m), zp = _certify(a, b, y, px, py, zf, eps, kind, params, target), zf
+                n += m
+        stats["pricing programs"] += n
+        if len(cols):
+            new = np.array([_snapped(t, eps) for t in cols if t.max() > 0])
+            Th = np.vstack((Th, new))
+            c = np.concatenate((c, divergence_terms(new @ a, new @ b, new @ (a - b), kind=kind, check=False,
+                                                    **params)))
+            continue
+        if eta is None:                               # a smoothing step without columns: price again
+            continue
+        if eta == np.inf:
+            raise RuntimeError("column generation stalled")
+        gap = 1 - _tangent(1e-30, kind, params)[1] if (a == 0).any() else 0.0     # ratios below t_lo = 1e-30
+        bound = (math.fsum(yp) + delta * math.fsum(zp) + k * eta + gap) * (1 + 1e-13)      # (sums exact)
+        stats.update(columns=Th.shape[0], rows=xs.size)
+        return w, Th, bound, stats
+    raise RuntimeError("column generation did not finish")
+
+
+def _smoothed_round(a, b, y, zf, centre, px, py, eps, kind, params, delta, target, zeta):
+    """One pricing round at the smoothed duals π = 0.7·centre + 0.3·(y, z), every z raised by ζ (Wentges' smoothing):
+    (columns, η or None, programs, y_π, z_π). The centre (a list [point, estimate]) moves to π when π's estimated
+    Lagrangian bound y·1 + δΣz + k·(the largest value at the arc points) is lower, and to π after a mispricing
+    (columns that do not price above the target at the master's duals)."""
+    k, master = a.size, np.concatenate((y, zf))
+    point = master if centre[0] is None else 0.7 * centre[0] + 0.3 * master
+    yp, zp = point[:k], point[k:] + zeta
+    r = a / b
+    grid = np.unique(np.concatenate((np.geomspace(r.min() if r.min() > 0 else 1e-30, r.max(), 9), r[r > 0])))
+    priced = [_price(*_tangent(t, kind, params), a, b, yp, px, py, zp, eps)[:2] for t in grid]
+    n, estimate = grid.size, yp.sum() + delta * zp.sum() + k * max(0.0, max(v for _, v in priced))
+    if estimate < centre[1]:
+        centre[:] = [point, estimate]
+    cols, eta = [th for th, v in priced if v > target], None
+    if not cols:
+        cols, eta, m = _certify(a, b, yp, px, py, zp, eps, kind, params, target)
+        n += m
+    if cols:
+        new = np.array([_snapped(t, eps) for t in cols if t.max() > 0])
+        red = divergence_terms(new @ a, new @ b, new @ (a - b), kind=kind, check=False, **params) - new @ y \
+            - np.maximum(new[:, px] - np.exp(eps) * new[:, py], 0.0) @ zf
+        if red.max() <= target:                       # a mispricing: the centre moves to the priced point
+            centre[:] = [point, centre[1]]
+    elif eta == np.inf and not np.allclose(point, master, rtol=1e-12, atol=1e-300):
+        centre[:], eta = [master, np.inf], None       # stalled away from the master's duals: back to them
+    return cols, eta, n, yp, zp
+
+# %% ../nbs/08_approximate.ipynb #apx-cg-channel
+def _generated_channel(w, Th, eps, delta):
+    """The master's solution as a channel passing the exact check: the used columns' weights solved again (rows
+    summing to 1, tight pairs at δ: least squares, refined), the ratios e^ε between consecutive levels kept within
+    e^ε (`_capped_levels`), then `_made_private`."""
+    used, (k, e) = np.flatnonzero(w > 1e-13 * w.max()), (Th.shape[1], np.exp(eps))
+    T = Th[used]
+    D = np.array([np.maximum(t[:, None] - e * t[None, :], 0.0).ravel() for t in T]).T          # k² × used
+    tight = np.flatnonzero(D @ w[used] >= delta * (1 - 1e-8))
+    A, rhs, x = np.vstack((T.T, D[tight])), np.concatenate((np.ones(k), np.full(tight.size, delta))), w[used]
+    for _ in range(3):
+        x = x + np.linalg.lstsq(A, rhs - A @ x, rcond=None)[0]
+    if (x < 0).any() or (D @ x > delta * (1 + 1e-12)).any():
+        x = w[used]                                   # (the float solution; `_made_private` decides)
+    levels = np.where(T > 0, np.round(-np.log(np.where(T > 0, T, 1.0)) / eps), -1).astype(np.int64)
+    exact = np.array([np.array_equal(np.where(l >= 0, np.exp(-eps * np.maximum(l, 0)), 0.0), t)
+                      and np.isin(np.arange(l.max() + 1), l).all() for l, t in zip(levels, T)])
+    levels[~exact] = np.where(T[~exact] > 0, 0, -1)   # a column off the levels is left as it is
+    return _made_private(_capped_levels((T * x[:, None]).T, levels, eps), eps, delta)
+
+
+def _generated_optimal(p, q, eps, delta, kind, params):
+    """The channel of the certified column generation on the merged letters, each letter given its group's row;
+    NotImplementedError when the channel's value and the bound differ by more than 1e-9 relative."""
+    groups, _ = _lr_groups(p, q)
+    a, b = np.array([p[g].sum() for g in groups]), np.array([q[g].sum() for g in groups])
+    if (b == 0).any():                                # an output p can reach and q cannot
+        if np.isinf(divergence_terms(a, b, a - b, kind=kind, check=False, **params)).any():
+            return _identity_leak(p, q, delta, kind, params)[1]          # an infinite optimum
+        raise NotImplementedError("column generation needs q > 0 on every letter p charges (finite objective)")
+    for mode in ("smoothed", "raised", "plain")[:3 if a.size <= 8 else 1]:    # (the others never closed above 8)
+        try:
+            w, Th, bound, _ = _column_generation(a, b, eps, delta, kind, params, mode)
+        except RuntimeError:
+            bound = np.inf
+        if bound < np.inf:
+            break
+    else:
+        raise NotImplementedError("column generation did not certify this instance to 1e-9 relative")
+    Q = _generated_channel(w, Th, eps, delta)
+    total = divergence_terms(Q.T @ a, Q.T @ b, Q.T @ (a - b), kind=kind, check=False, **params).sum()
+    if bound - total > 1e-9 * total:
+        raise NotImplementedError("column generation did not certify this instance to 1e-9 relative")
+    rows = np.zeros(p.size, dtype=np.intp)
+    for i, g in enumerate(groups):
+        rows[g] = i
+    return Q[rows]
 
 # %% ../nbs/08_approximate.ipynb #apx-039
 def _renyi_order(order) -> float:

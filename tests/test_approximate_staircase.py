@@ -155,13 +155,13 @@ def test_the_result_is_released_saved_and_refused_where_the_program_is_not_used(
     again = pickle.loads(pickle.dumps(mech))
     assert np.array_equal(again.channel, mech.channel)
     assert np.array_equal(load_mechanism(mech.to_json()).channel, mech.channel)
-    eight = np.arange(1, 9) / 36                                            # eight distinct likelihood ratios
+    many = np.arange(1, 12) / 66                                            # eleven distinct likelihood ratios
     tied = divergence_optimal(np.r_[1, 1, 2, 2, 3, 3, 4, 4, 0] / 20, np.r_[4, 4, 3, 3, 2, 2, 1, 1, 0] / 20, 1.0,
                               delta=0.1)                                   # four ratios, and p = q = 0 at the last
     four = divergence_optimal(np.r_[2, 4, 6, 8] / 20, np.r_[8, 6, 4, 2] / 20, 1.0, delta=0.1)
     assert tied.structure == "staircase-lp" and close(tied.value, four.value, 1e-12)
     assert np.array_equal(tied.channel[::2][:4], four.channel) and is_approx_ldp(tied.channel, 1.0, 0.1)
-    for call in (lambda: divergence_optimal(eight, eight[::-1], 1.0, delta=0.1),
+    for call in (lambda: divergence_optimal(many, many[::-1], 1.0, delta=0.1),
                  lambda: divergence_optimal(p, q, 1.0, delta=0.1, ell=5),
                  lambda: divergence_optimal(p, q, 1.0, delta=0.1, divergence=lambda t: (t - 1) ** 2)):
         with pytest.raises(NotImplementedError):

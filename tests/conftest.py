@@ -18,7 +18,8 @@ settings.load_profile("ldpbook")
 # seconds are one file's time on one worker (the sums of `--junitxml` times per file, measured under a load of about
 # 4 on the 2 cores and scaled to the end-to-end course's 143 s alone on a nearly idle machine; rough is enough: only
 # the order matters).
-SLOWEST_FILES = {"test_approximate_budget.py": 150, "test_approximate_generated.py": 150, "test_grading_e2e.py": 143, "test_approximate_staircase.py": 45,
+SLOWEST_FILES = {"test_approximate_budget.py": 150, "test_approximate_generated.py": 150,
+                 "test_grading_e2e.py": 143, "test_approximate_staircase.py": 45,
                  "test_chernoff.py": 88, "test_grading_mutants.py": 60,
                  "test_grading_honest.py": 40, "test_adaptive.py": 40, "test_estimated.py": 34,
                  "test_assignments.py": 31, "test_cli.py": 28, "test_approximate.py": 33, "test_graded_chapters.py": 21,

@@ -1138,7 +1138,7 @@ def renyi_ldp_bounds(p: ArrayLike, q: ArrayLike, eps: float, *, renyi_order: flo
     ----------
     p, q, divergence, ell, gamma
         As in `divergence_optimal` (a case it solves for δ in (0, 1): ℓ = 2, TV, E_γ, k = 2, ℓ = 3 on up to six
-        letters, or no budget on up to seven; the last two solve one program per δ of the grid, so they take
+        letters, or no budget on up to ten ratios; the last two solve one program per δ of the grid, so they take
         seconds to minutes).
     eps : float
         The Rényi privacy level ε ≥ 0 (finite).

@@ -572,10 +572,16 @@ def _staircase_values(levels: np.ndarray, eps: float) -> np.ndarray:
     return np.where(levels >= 0, np.exp(-eps * np.maximum(levels, 0)), 0.0)
 
 
-def _pair_defects(R: np.ndarray, eps: float) -> np.ndarray:
-    "g_{xx'}(θ) = (θ_x − e^ε θ_x')₊ for every ordered pair x ≠ x' (rows) and column θ (the rows of R)."
-    xs, ys = _pair_rows(R.shape[1])
+def _pair_defects(R: np.ndarray, eps: float, pairs=None) -> np.ndarray:
+    """g_{xx'}(θ) = (θ_x − e^ε θ_x')₊ for every ordered pair x ≠ x' (rows; or the pairs (xs, ys) given) and column θ
+    (the rows of R)."""
+    xs, ys = _pair_rows(R.shape[1]) if pairs is None else pairs
     return np.maximum(R[:, xs] - np.exp(eps) * R[:, ys], 0.0).T
+
+
+def _column_terms(R: np.ndarray, a: np.ndarray, b: np.ndarray, kind: str, params: dict) -> np.ndarray:
+    "The linear-free divergence term of each column θ (the rows of R) for the pair (a, b): φ(θ) of the program."
+    return divergence_terms(R @ a, R @ b, R @ (a - b), kind=kind, check=False, **params)
 
 # %% ../nbs/08_approximate.ipynb #apx-lp-program
 import warnings
@@ -599,7 +605,7 @@ def _staircase_lp(p, q, eps, delta, kind, params):
         return 0.0, 0.0, np.ones((p.size, 1))
     levels = _staircase_levels(k)
     R = _staircase_values(levels, eps)
-    c = divergence_terms(R @ a, R @ b, R @ (a - b), kind=kind, check=False, **params)
+    c = _column_terms(R, a, b, kind, params)
     if np.isinf(c).any():                            # an output that p can reach and q cannot: the identity leak
         return (*[np.inf] * 2, _identity_leak(p, q, delta, kind, params)[1])
     G = _pair_defects(R, eps)
@@ -931,7 +937,7 @@ def _master(Th, c, xs, ys, eps, delta):
     """The restricted program: max c·w over w ≥ 0 with Thᵀw = 1 and the listed pairs' sums ≤ δ (HiGHS); returns
     (w, y, z, value) with the duals made complementary to w (`_complementary_duals`)."""
     from scipy.optimize import linprog
-    k, G, scale = Th.shape[1], np.maximum(Th[:, xs] - np.exp(eps) * Th[:, ys], 0.0).T, c.max()
+    k, G, scale = Th.shape[1], _pair_defects(Th, eps, (xs, ys)), c.max()
     res = linprog(-c / scale, A_ub=G if xs.size else None, b_ub=np.full(xs.size, delta) if xs.size else None,
                   A_eq=Th.T, b_eq=np.ones(k), bounds=(0, None), method="highs-ds",
                   options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10})
@@ -985,11 +991,11 @@ def _column_generation(a, b, eps, delta, kind, params, mode="smoothed", max_roun
     columns of the ε-LDP and two-output optima; RuntimeError after `max_rounds` rounds or where pricing stalls.
     `mode`: 'smoothed' prices at 0.7·centre + 0.3·(the master's duals) (`_smoothed_round`), 'raised' at the
     master's duals with every z raised by ζ (the master's own where that stalls), 'plain' at the master's duals."""
-    k, (px, py) = a.size, np.nonzero(~np.eye(a.size, dtype=bool))
+    k, (px, py) = a.size, _pair_rows(a.size)
     spr = spr_divergence_optimal(a, b, eps, divergence=kind, **params).channel.T
     two = _two_output_optimal(a, b, eps, delta, kind, params)[2].T
     Th = np.unique([_snapped(t, eps) for t in (np.ones(k), *np.eye(k), *spr, *two) if t.max() > 0], axis=0)
-    c = divergence_terms(Th @ a, Th @ b, Th @ (a - b), kind=kind, check=False, **params)
+    c = _column_terms(Th, a, b, kind, params)
     xs = ys = np.zeros(0, dtype=np.intp)
     stats, centre = {"rounds": 0, "pricing programs": 0}, [None, np.inf]
     for stats["rounds"] in range(1, max_rounds + 1):
@@ -1013,8 +1019,7 @@ def _column_generation(a, b, eps, delta, kind, params, mode="smoothed", max_roun
         if len(cols):
             new = np.array([_snapped(t, eps) for t in cols if t.max() > 0])
             Th = np.vstack((Th, new))
-            c = np.concatenate((c, divergence_terms(new @ a, new @ b, new @ (a - b), kind=kind, check=False,
-                                                    **params)))
+            c = np.concatenate((c, _column_terms(new, a, b, kind, params)))
             continue
         if eta is None:                               # a smoothing step without columns: price again
             continue
@@ -1047,8 +1052,7 @@ def _smoothed_round(a, b, y, zf, centre, px, py, eps, kind, params, delta, targe
         n += m
     if cols:
         new = np.array([_snapped(t, eps) for t in cols if t.max() > 0])
-        red = divergence_terms(new @ a, new @ b, new @ (a - b), kind=kind, check=False, **params) - new @ y \
-            - np.maximum(new[:, px] - np.exp(eps) * new[:, py], 0.0) @ zf
+        red = _column_terms(new, a, b, kind, params) - new @ y - _pair_defects(new, eps).T @ zf
         if red.max() <= target:                       # a mispricing: the centre moves to the priced point
             centre[:] = [point, centre[1]]
     elif eta == np.inf and not np.allclose(point, master, rtol=1e-12, atol=1e-300):
@@ -1095,7 +1099,7 @@ def _generated_optimal(p, q, eps, delta, kind, params):
     else:
         raise NotImplementedError("column generation did not certify this instance to 1e-9 relative")
     Q = _generated_channel(w, Th, eps, delta)
-    total = divergence_terms(Q.T @ a, Q.T @ b, Q.T @ (a - b), kind=kind, check=False, **params).sum()
+    total = _column_terms(Q.T, a, b, kind, params).sum()
     if bound - total > 1e-9 * total:
         raise NotImplementedError("column generation did not certify this instance to 1e-9 relative")
     rows = np.zeros(p.size, dtype=np.intp)

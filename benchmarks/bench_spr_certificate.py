@@ -19,10 +19,13 @@ program restricted to some of the cells computes when its cells hold the best pa
    with the exact potentials: rectangles bounded by their four corner scores, tilted tests, CPU time;
 4. what a score costs in the table (running sums, contiguous rows: `_kl_rows`) and read through index arrays,
    as a restricted program must read the cells it keeps (the same cells for every instance of a batch, or
-   cells of its own per instance).
+   cells of its own per instance);
+5. the floor of any design that computes every score of every instance with NumPy in float64: each elementwise
+   pass of the first Dinkelbach pass (two running sums, u/v, its log, the product with u; the pass's sum and
+   row maximum) timed alone over the sweep's 101 x 100 x 5050 cells, in the table's own row shapes.
 
 Usage:
-    python benchmarks/bench_spr_certificate.py             # all four (a few seconds)
+    python benchmarks/bench_spr_certificate.py             # all five (a few seconds)
     python benchmarks/bench_spr_certificate.py --pairs 20  # fewer pairs in parts 2 and 3
 Times are CPU seconds of this process (time.process_time).
 """
@@ -231,6 +234,35 @@ def score_costs(P0, P1, share=0.3, repeat=5):
     return out
 
 
+def pass_costs(n=1100, repeat=3):
+    """CPU milliseconds of each elementwise pass of a first Dinkelbach pass over the sweep's cells: rows of shape
+    (i, n), i = 1..K, for n = 1100 instances (a sweep batch: 11 eps x 100 pairs), scaled to the sweep's 10,100
+    instances. Best of `repeat`."""
+    rng = np.random.default_rng(6)
+    U, V, out = (rng.uniform(0.5, 1.5, (K, n)) for _ in range(3))
+    x, H, top = rng.uniform(0, 0.01, n), rng.uniform(0, 1, (K, n)), np.empty(n)
+    out32, V32 = np.empty((K, n), np.float32), V.astype(np.float32)
+    passes = {"running sum (u)": lambda i: np.add(U[:i], x, out=U[:i]),
+              "running sum (v)": lambda i: np.add(V[:i], x, out=V[:i]),
+              "u / v": lambda i: np.divide(U[:i], V[:i], out=out[:i]),
+              "log": lambda i: np.log(V[:i], out=out[:i]),
+              "times u": lambda i: np.multiply(U[:i], V[:i], out=out[:i]),
+              "pass: H + score": lambda i: np.add(H[:i], V[:i], out=out[:i]),
+              "pass: row maximum": lambda i: np.maximum.reduce(V[:i], axis=0, out=top),
+              "(log in float32)": lambda i: np.log(V32[:i], out=out32[:i])}
+    scale = T * GRID.size / n
+    costs = {}
+    for name, op in passes.items():
+        best = float("inf")
+        for _ in range(repeat):
+            begin = time.process_time()
+            for i in range(1, K + 1):
+                op(i)
+            best = min(best, time.process_time() - begin)
+        costs[name] = best * scale * 1e3
+    return costs
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--pairs", type=int, default=T, help="pairs in the tile census (the quadtree takes 20)")
@@ -271,6 +303,18 @@ def main():
     table, rows, ragged = score_costs(P0, P1)
     print(f"\n4. CPU per score (best of 5): the table {table:.2f} ns; 30% of the cells from prefix sums, gathered as "
           f"whole rows {rows:.2f} ns, per instance {ragged:.2f} ns.")
+
+    costs = pass_costs()
+    cells = T * GRID.size * K * (K + 1) // 2
+    print(f"\n5. Each elementwise pass alone over the sweep's {cells:,} cells (CPU ms, best of 3):")
+    for name, ms in costs.items():
+        print(f"   {name:20s} {ms:6.1f}")
+    scores = sum(costs[n] for n in ("u / v", "log", "times u"))
+    sums = costs["running sum (u)"] + costs["running sum (v)"]
+    dp = costs["pass: H + score"] + costs["pass: row maximum"]
+    print(f"   the scores (u/v, log, times u) {scores:.0f} ms, their running sums {sums:.0f} ms, one pass of the "
+          f"program {dp:.0f} ms:\n   {scores + dp:.0f}-{scores + sums + dp:.0f} ms for one pass over every cell "
+          f"in float64, against {base / 100 * 1e3:.0f} ms for the whole sweep at 100x.")
 
 
 if __name__ == "__main__":

@@ -10,7 +10,10 @@ in exact rationals from the best of every vertex cddlib lists (three letters wit
 letters with three), so the privacy check is exact; on five and six letters from the certified answer of
 `divergence_optimal(..., ell=3)`. The corollary: the three-output optimum equals the best four-letter optimum over
 the partitions of the sorted letters into four runs (through the image hull on five and six letters, through the
-exact 4 × 3 vertex list on six and seven), and the check can fail: runs of a wrong order fall short.
+exact 4 × 3 vertex list on six and seven), and the check can fail: runs of a wrong order fall short. The finite
+candidate set (approx-prop-candidates): the vertices of Θ(ε, δ) listed by cddlib in exact rationals from the
+proposition's 27 inequalities, every candidate exactly private, and the best over the walks and runs against the
+exact 4 × 3 vertex lists and the image hull.
 
 Tangents are written here from the divergences' formulas, not taken from the package. LDPBOOK_APPROX_FULL=1 runs
 larger families."""
@@ -337,3 +340,100 @@ def test_four_runs_through_the_exact_four_letter_vertices_give_the_image_hull_op
         assert abs(runs - hull) <= 1e-9 * hull
         short += best_of_runs(Vf, p, q, kind, np.argsort(p)) < hull * (1 - 1e-6)
     assert short > 0
+
+
+SIDES = [(0, 1), (2, 0), (1, 1), (0, 0), (2, 1), (1, 0)]       # r_y = M_y (1) or m_y (0), by the outward normals
+
+
+def corner(i, theta):
+    "Corner i of R(m, M), θ = (m_0, m_1, m_2, M_0, M_1, M_2): where the lines of sides i and i + 1 meet."
+    (y, b), (z, c) = SIDES[i], SIDES[(i + 1) % 6]
+    r = [None] * 3
+    r[y], r[z] = theta[3 * b + y], theta[3 * c + z]
+    r[3 - y - z] = 1 - r[y] - r[z]
+    return r
+
+
+def theta_vertices_exact(a, delta):
+    """The vertices of Θ(ε, δ) of approx-prop-candidates by cddlib in exact rationals: 0 ≤ m ≤ M ≤ 1,
+    M − a·m ≤ δ, (1 − m) − a(1 − M) ≤ δ, and each corner's third coordinate within its bounds (b − A θ ≥ 0)."""
+    import cdd.gmp as cdd
+    rows = []
+    for y in range(3):
+        m, M = [0] * 6, [0] * 6
+        m[y], M[3 + y] = 1, 1
+        for A, b in (([-v for v in m], 0), (M, 1), ([u - v for u, v in zip(m, M)], 0),
+                     ([u - a * v for u, v in zip(M, m)], delta), ([a * u - v for u, v in zip(M, m)], delta + a - 1)):
+            rows.append([Fraction(b)] + [-Fraction(v) for v in A])
+    unit = [[Fraction(int(i == j)) for j in range(6)] for i in range(6)]
+    for i in range(6):
+        w = 3 - SIDES[i][0] - SIDES[(i + 1) % 6][0]
+        base = corner(i, [Fraction(0)] * 6)[w]
+        lin = [corner(i, unit[j])[w] - base for j in range(6)]        # the third coordinate is affine in θ
+        low, high = [-v for v in lin], list(lin)
+        low[w] += 1                                                    # m_w − (base + lin·θ) ≤ 0
+        high[3 + w] -= 1                                               # base + lin·θ − M_w ≤ 0
+        rows.append([base] + [-v for v in low])
+        rows.append([-base] + [-v for v in high])
+    mat = cdd.matrix_from_array(rows, rep_type=cdd.RepType.INEQUALITY)
+    gens = cdd.copy_generators(cdd.polyhedron_from_matrix(mat)).array
+    assert all(g[0] == 1 for g in gens)
+    return [[Fraction(v) for v in g[1:]] for g in gens]
+
+
+def best_over_walks(TH, p, q, kind, params):
+    "approx-prop-candidates' maximum: vertices θ, twelve walks, partitions of the sorted letters into four runs."
+    walks = np.array([[(s + d * j) % 6 for j in range(4)] for s in range(6) for d in (1, -1)])
+    C = np.array([[corner(i, t) for i in range(6)] for t in TH], dtype=float)[:, walks].reshape(-1, 4, 3)
+    order, best = ratio_order(p, q), 0.0
+    for cuts in itertools.combinations_with_replacement(range(p.size + 1), 3):
+        P, R = merged(p, q, order, cuts)
+        U, W = C.transpose(0, 2, 1) @ P, C.transpose(0, 2, 1) @ R
+        with np.errstate(divide="ignore", invalid="ignore"):
+            best = max(best, float(np.nanmax(divergence_terms(U, W, U - W, kind=kind, check=False, **params)
+                                             .sum(axis=1))))
+    return best
+
+
+@pytest.mark.parametrize("a, delta", [(Fraction(2), Fraction(1, 10)), (Fraction(20), Fraction(1, 1000)),
+                                      (Fraction(11, 10), Fraction(1, 2)), (Fraction(1), Fraction(1, 5))])
+def test_the_candidates_are_private_and_reach_the_best_exact_vertex_on_four_letters(a, delta):
+    """Θ's vertices in exact rationals: the six corners at each are (ε, δ)-LDP together (exactly), and the best over
+    the walks and runs equals the best of every vertex of the 4 × 3 polytope (cddlib) within 1e-12 relative, for
+    random pairs, ties and zeros, for KL, χ², Hellinger and Rényi."""
+    TH = theta_vertices_exact(a, delta)
+    assert all(ldp_by_pairs([corner(i, t) for i in range(6)], a, delta) for t in TH)
+    V = cdd_vertices(4, 3, a, delta)
+    rng = np.random.default_rng(int(a * 10) + delta.denominator)
+    for j in range(6):
+        p, q = rng.dirichlet(np.ones(4)), rng.dirichlet(np.ones(4))
+        if j == 1:
+            p[2], q[2] = p[3], q[3]                                  # a tie
+        if j == 2:
+            p[0] = 0.0                                               # a zero in p
+        p, q = p / p.sum(), q / q.sum()
+        kind, params = KINDS[j % 4]
+        _, best = best_exact_vertex(V, p, q, kind, params)
+        got = best_over_walks(TH, p, q, kind, params)
+        if kind == "renyi":
+            got = divergence_from_sum(got, kind=kind, **params)
+        assert abs(got - float(best)) <= 1e-12 * float(best) + 1e-300
+
+
+@pytest.mark.parametrize("i", range(4))
+def test_the_candidates_reach_the_image_hull_on_five_to_seven_letters(i):
+    """Irrational ε: Θ's vertices for e^ε rounded to a rational (a relative change of 1e-16), the best over the walks
+    and runs against the image hull (`divergence_optimal` up to six letters, `_certified_budget` at seven)."""
+    rng = np.random.default_rng(90 + i)
+    k, (kind, params) = 5 + i % 3, KINDS[i % 4]
+    p, q = rng.dirichlet(np.ones(k)), rng.dirichlet(np.ones(k))
+    eps, delta = float(rng.uniform(0.1, 4)), float(10 ** rng.uniform(-6, -0.5))
+    TH = theta_vertices_exact(Fraction(float(np.exp(eps))), Fraction(delta))
+    got = best_over_walks(TH, p, q, kind, params)
+    if k <= 6:
+        hull = divergence_optimal(p, q, eps, delta=delta, divergence=kind, ell=3, **params).value
+    else:
+        hull = divergence_from_sum(_certified_budget(p, q, eps, delta, 3, kind, params)[0], kind=kind, **params)
+    if kind == "renyi":
+        got = divergence_from_sum(got, kind=kind, **params)
+    assert abs(got - hull) <= 1e-9 * hull

@@ -24,15 +24,20 @@ N_FAMILY = 200 if os.environ.get("LDPBOOK_APPROX_FULL") == "1" else 30
 KINDS = (("kl", {}), ("chi2", {}), ("hellinger", {}), ("renyi", {"renyi_order": 2.0}))
 
 
-def best_vertex(V, p, q, kind, params):
-    """The largest D_f over the exact vertices: all in floats, those within 1e-9 of the largest again in mpmath
-    (the vertex entries as exact rationals)."""
+def near_best(V, p, q, kind, params):
+    "The indices of the exact vertices whose D_f in floats is within 1e-9 of the largest (to be decided in mpmath)."
     Vf = np.array([[[float(v) for v in row] for row in Q] for Q in V])
     U, W = np.einsum("nky,k->ny", Vf, p), np.einsum("nky,k->ny", Vf, q)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         floats = np.nan_to_num(divergence_terms(U, W, U - W, kind=kind, check=False, **params).sum(axis=1),
                                nan=np.inf)
-    top = np.flatnonzero(floats >= floats.max() * (1 - 1e-9) - 1e-300)
+    return np.flatnonzero(floats >= floats.max() * (1 - 1e-9) - 1e-300)
+
+
+def best_vertex(V, p, q, kind, params):
+    """The largest D_f over the exact vertices: all in floats, those within 1e-9 of the largest again in mpmath
+    (the vertex entries as exact rationals)."""
+    top = near_best(V, p, q, kind, params)
     with mp.workdps(MPMATH_DPS):
         P, Qm = [mp.mpf(float(x)) for x in p], [mp.mpf(float(x)) for x in q]
         best = mp.mpf(0)

@@ -28,7 +28,8 @@ from scipy.optimize import linprog
 
 from ldpbook.approximate import _certified_budget, divergence_optimal
 from ldpbook.foundations import divergence_from_sum, divergence_terms, privacy_defect
-from test_approximate import MPMATH_DPS, cdd_vertices, mixture_pairs, mp_value
+from test_approximate import MPMATH_DPS, cdd_vertices, exact_solve, mixture_pairs, mp_value
+from test_approximate_budget import near_best
 
 FULL = os.environ.get("LDPBOOK_APPROX_FULL") == "1"
 KINDS = (("kl", {}), ("chi2", {}), ("hellinger", {}), ("renyi", {"renyi_order": 2.0}),
@@ -137,7 +138,7 @@ def region_vertices(Q):
     for tight in itertools.combinations([(s, lo[s]) for s in range(len(sets))] + [(s, hi[s]) for s in
                                                                                  range(len(sets))], ell - 1):
         M = [[Fraction(1)] * ell] + [[Fraction(int(y in sets[s])) for y in range(ell)] for s, _ in tight]
-        r = solve(M, [Fraction(1)] + [v for _, v in tight])
+        r = exact_solve(M, [Fraction(1)] + [v for _, v in tight])
         if r is not None and all(lo[s] <= sum(r[y] for y in S) <= hi[s] for s, S in enumerate(sets)):
             found.add(tuple(r))
     return [list(r) for r in sorted(found)]
@@ -148,21 +149,6 @@ def mp_defect(W, eps):
     with mp.workdps(60):
         e, R = mp.exp(mp.mpf(eps)), [[mp.mpf(v.numerator) / v.denominator for v in row] for row in W]
         return max(mp.fsum(max(a - e * b, 0) for a, b in zip(r, r2)) for r in R for r2 in R)
-
-
-def solve(M, b):
-    "Gauss–Jordan in Fractions; None if singular."
-    n, aug = len(M), [list(r) + [v] for r, v in zip(M, b)]
-    for col in range(n):
-        piv = next((r for r in range(col, n) if aug[r][col] != 0), None)
-        if piv is None:
-            return None
-        aug[col], aug[piv] = aug[piv], aug[col]
-        for r in range(n):
-            if r != col and aug[r][col] != 0:
-                f = aug[r][col] / aug[col][col]
-                aug[r] = [x - f * y for x, y in zip(aug[r], aug[col])]
-    return [aug[i][n] / aug[i][i] for i in range(n)]
 
 
 def sorted_rows(Q, p, q, kind, params):
@@ -204,13 +190,7 @@ def runs_of(W, p, q):
 
 def best_exact_vertex(V, p, q, kind, params):
     "The vertex of largest D_f (floats first, the near-best again in mpmath)."
-    Vf = np.array([[[float(v) for v in row] for row in Q] for Q in V])
-    U, W = np.einsum("nky,k->ny", Vf, p), np.einsum("nky,k->ny", Vf, q)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        floats = np.nan_to_num(divergence_terms(U, W, U - W, kind=kind, check=False, **params).sum(axis=1),
-                               nan=np.inf)
-    top = np.flatnonzero(floats >= floats.max() * (1 - 1e-9) - 1e-300)
-    values = {int(i): mp_of(V[i], p, q, kind, params) for i in top}
+    values = {int(i): mp_of(V[i], p, q, kind, params) for i in near_best(V, p, q, kind, params)}
     i = max(values, key=values.get)
     return V[i], values[i]
 

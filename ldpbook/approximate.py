@@ -327,8 +327,10 @@ def divergence_optimal(p: ArrayLike, q: ArrayLike, eps: float, *, delta: float,
     exact hull, up to a minute or two at k = 6), and KL, χ², Hellinger and Rényi without a budget (or with ℓ ≥ k²)
     on up to seven distinct likelihood ratios (the linear program over staircase columns, finished in 50-digit
     arithmetic and certified by its duals; about a second at k = 6) and on 8 to 10 (certified column generation
-    in floats, 2 to 20 s). Other cases (budgets of 4 to k² − 1 outputs with k ≥ 3, ε > 0; more than ten ratios
-    without one; a divergence given as a function) are open, as is an instance whose certificates do not close to
+    in floats, 2 to 20 s), and ℓ = 3 on more than six letters (a branch and bound over the runs of the sorted
+    letters at the vertices of one polytope, within 1e-10 relative; a tenth of a second to a few seconds at
+    k = 1000). Other cases (budgets of 4 to k² − 1 outputs with k ≥ 3, ε > 0; more than ten ratios without one; a
+    divergence given as a function without a budget) are open, as is an instance whose certificates do not close to
     1e-9 relative: they raise NotImplementedError rather than return a value not known to be optimal.
 
     Parameters
@@ -382,9 +384,12 @@ def divergence_optimal(p: ArrayLike, q: ArrayLike, eps: float, *, delta: float,
     elif ell == 3 and k <= 6:
         (total, channel), name = _certified_budget(p, q, eps, delta, ell, kind, params), "image-hull"
         blocks = _equal_rows(channel)
+    elif ell == 3:                                                           # approx-thm-runs
+        (total, channel), name = _runs_budget(p, q, eps, delta, kind, params), "four-runs"
+        blocks = _equal_rows(channel)
     else:
         raise NotImplementedError("the optimum under (eps, delta)-LDP with delta in (0, 1) is solved exactly only "
-                                  "for ell = 2, for TV and E_gamma, for k = 2, for ell = 3 with k <= 6, and for KL, "
+                                  "for ell = 2, for TV and E_gamma, for k = 2, for ell = 3, and for KL, "
                                   "chi2, Hellinger and Renyi with no budget (or ell >= k^2) up to k = "
                                   f"{MAX_GENERATED_K} distinct likelihood ratios")
     value = divergence_from_sum(total, kind=kind, **params)
@@ -1971,6 +1976,211 @@ def _certified_budget(p, q, eps, delta, ell, kind, params):
                                       "relative here")
         total, _, channel = exact
     return total, channel
+
+# %% ../nbs/08_approximate.ipynb #runs-theta
+_SIDES = ((0, 1), (2, 0), (1, 1), (0, 0), (2, 1), (1, 0))   # the hexagon's sides in order: r_y = M_y (1) or m_y (0)
+
+
+def _corner_maps():
+    """The corners of R(m, M) as affine maps of θ = (m_0, m_1, m_2, M_0, M_1, M_2): corner i, where sides i and i + 1
+    meet, is base[i] + Σ_j θ_j L[j, i] (two coordinates fixed by the sides, the third one minus their sum)."""
+    base, L = np.zeros((6, 3)), np.zeros((6, 6, 3))
+    for i in range(6):
+        (y, b), (z, c) = _SIDES[i], _SIDES[(i + 1) % 6]
+        L[3 * b + y, i, y] = L[3 * c + z, i, z] = 1.0
+        L[3 * b + y, i, 3 - y - z] = L[3 * c + z, i, 3 - y - z] = -1.0
+        base[i, 3 - y - z] = 1.0
+    return base, L
+
+
+def _corners(theta):
+    "The six corners c_0, …, c_5 of R(m, M) for each θ on the last axis: an array (..., 6, 3)."
+    base, L = _corner_maps()
+    return base + np.einsum("...j,jic->...ic", np.asarray(theta, dtype=float), L)
+
+
+def _theta_rows(a, delta, one=1):
+    """The 27 inequalities r·θ ≤ h of Θ(ε, δ), a = e^ε, as pairs (r, h) in the type of a and δ (floats or
+    Fractions): 0 ≤ m_y ≤ M_y ≤ 1, M_y − a·m_y ≤ δ, (1 − m_y) − a(1 − M_y) ≤ δ, and each corner's third
+    coordinate within its bounds (approx-prop-candidates)."""
+    base, L = _corner_maps()
+    rows = []
+    for y in range(3):
+        m, M = [int(j == y) for j in range(6)], [int(j == 3 + y) for j in range(6)]
+        rows += [([-u for u in m], 0), (M, 1), ([u - v for u, v in zip(m, M)], 0),
+                 ([v - a * u for u, v in zip(m, M)], delta), ([a * v - u for u, v in zip(m, M)], delta + a - one)]
+    for i in range(6):
+        w = 3 - _SIDES[i][0] - _SIDES[(i + 1) % 6][0]
+        rows += [([int(j == w) - int(L[j, i, w]) for j in range(6)], int(base[i, w])),
+                 ([int(L[j, i, w]) - int(j == 3 + w) for j in range(6)], -int(base[i, w]))]
+    return rows
+
+# %% ../nbs/08_approximate.ipynb #runs-dd
+import functools
+
+
+def _dd_vertices(rows, d):
+    """The vertices of {θ ∈ [0, 1]^d : r·θ ≤ h for (r, h) in rows} in exact rationals, by the double description
+    method: the cube's vertices, then one inequality at a time; each edge it cuts (two vertices adjacent by the
+    combinatorial test: no third vertex is tight on every inequality tight at both) gives a new vertex."""
+    box = [([-int(j == i) for j in range(d)], 0) for i in range(d)] + [([int(j == i) for j in range(d)], 1)
+                                                                        for i in range(d)]
+    cons = [([Fraction(c) for c in r], Fraction(h)) for r, h in box + list(rows)]
+    V = [tuple(Fraction(x) for x in bits) for bits in itertools.product((0, 1), repeat=d)]
+    Z = np.array([[v[i] == 0 for i in range(d)] + [v[i] == 1 for i in range(d)] + [False] * len(rows) for v in V])
+    for i in range(2 * d, len(cons)):
+        r, h = cons[i]
+        s = [h - sum(c * x for c, x in zip(r, v) if c) for v in V]
+        Z[[j for j, x in enumerate(s) if x == 0], i] = True
+        plus, minus = [j for j, x in enumerate(s) if x > 0], [j for j, x in enumerate(s) if x < 0]
+        new, Zi = [], Z[:, :i]
+        for w in minus:
+            C = Zi[plus] & Zi[w]                                       # tight at both ends of the edge (u, w)
+            holders = (~(C[:, None, :] & ~Zi[None, :, :]).any(axis=2)).sum(axis=1)
+            for u in np.array(plus, dtype=int)[(holders == 2) & (C.sum(axis=1) >= d - 1)]:
+                t = s[u] / (s[u] - s[w])
+                z = Z[u] & Z[w]
+                z[i] = True
+                new.append((tuple(x + t * (y - x) for x, y in zip(V[u], V[w])), z))
+        keep = [j for j, x in enumerate(s) if x >= 0]
+        V = [V[j] for j in keep] + [v for v, _ in new]
+        Z = np.vstack([Z[keep]] + [z[None] for _, z in new])
+    return V
+
+
+@functools.lru_cache(maxsize=32)
+def _theta_vertices(eps, delta, digits=40):
+    """The vertices of Θ(ε, δ) in floats (read-only), listed exactly (`_dd_vertices`) with e^ε replaced by its
+    rational rounding to `digits` significant digits and δ by the rational value of the float. Cached: ε and δ
+    are public parameters."""
+    with mp.workdps(digits):
+        a = Fraction(mp.nstr(mp.exp(mp.mpf(eps)), digits, strip_zeros=False)) if eps else Fraction(1)
+    V = np.array([[float(x) for x in v] for v in _dd_vertices(_theta_rows(a, Fraction(delta), Fraction(1)), 6)])
+    V = np.unique(V, axis=0)
+    V.setflags(write=False)
+    return V
+
+# %% ../nbs/08_approximate.ipynb #runs-walks
+def _walks(TH):
+    """The candidate rows of approx-prop-candidates: at every vertex θ of Θ the twelve walks of four consecutive
+    corners (either way round the hexagon), as an array (n, 4, 3); of the walks equal up to the order of the
+    outputs (which leaves every divergence unchanged), one."""
+    steps = np.array([[(s + d * j) % 6 for j in range(4)] for s in range(6) for d in (1, -1)])
+    W = np.clip(_corners(TH), 0.0, 1.0)[:, steps].reshape(-1, 4, 3)
+    seen, keep = set(), []
+    for i, w in enumerate(W):
+        key = min(w[:, list(s)].tobytes() for s in itertools.permutations(range(3)))
+        if key not in seen:
+            seen.add(key)
+            keep.append(i)
+    return W[keep]
+
+# %% ../nbs/08_approximate.ipynb #runs-bound
+def _apex(lo, hi, A, B, a, b):
+    """The apex X of the triangle P(lo), X, P(hi) that holds the chain of prefix masses P(i) = (A_i, B_i),
+    lo ≤ i ≤ hi (approx-prop-triangle): where the lines of the first and the last segment meet, moved 1e-9 of the
+    way towards the corner (A_hi, B_lo) against rounding; that corner where the lines are close to parallel;
+    P(lo) where hi − lo ≤ 1 (a segment)."""
+    first, last = np.minimum(lo, a.size - 1), np.maximum(hi - 1, 0)
+    cross = a[first] * b[last] - b[first] * a[last]
+    tangent = (hi - lo >= 2) & (cross > 1e-9 * np.hypot(a[first], b[first]) * np.hypot(a[last], b[last]))
+    s = np.where(tangent, ((A[hi] - A[lo]) * b[last] - (B[hi] - B[lo]) * a[last]) / np.where(tangent, cross, 1), 0)
+    xa = np.where(tangent, np.clip(A[lo] + s * a[first], A[lo], A[hi]), A[hi])
+    xb = np.where(tangent, np.clip(B[lo] + s * b[first], B[lo], B[hi]), B[lo])
+    xa, xb = xa + 1e-9 * (A[hi] - xa), xb - 1e-9 * (xb - B[lo])
+    return np.where(hi - lo <= 1, A[lo], xa), np.where(hi - lo <= 1, B[lo], xb)
+
+
+_ORDERED = {pattern: np.array([c for c in itertools.product(range(3), repeat=3)
+                               if all(c[j] <= c[j + 1] for j in range(2) if pattern >> j & 1)])
+            for pattern in range(4)}                     # bit j: thresholds j and j + 1 share their range
+
+
+def _runs_bound(W, A, B, a, b, kind, params, Lo, Hi):
+    """approx-prop-triangle's bound on the nodes (walks W, threshold ranges [Lo, Hi]): the largest perspective sum
+    over the triangles' points P(lo), X, P(hi), in order within a block of equal ranges."""
+    XA, XB = _apex(Lo, Hi, A, B, a, b)
+    PA, PB = np.stack((A[Lo], XA, A[Hi]), axis=2), np.stack((B[Lo], XB, B[Hi]), axis=2)
+    equal = (Lo[:, :2] == Lo[:, 1:]) & (Hi[:, :2] == Hi[:, 1:]) & (Hi[:, :2] > Lo[:, :2])
+    pattern, D, bound = equal[:, 0] + 2 * equal[:, 1], W[:, :3] - W[:, 1:], np.empty(len(W))
+    for pt, combos in _ORDERED.items():
+        i = np.flatnonzero(pattern == pt)
+        CA, CB = PA[i][:, np.arange(3), combos], PB[i][:, np.arange(3), combos]   # (nodes, tuples, thresholds)
+        u = W[i, None, 3] * A[-1] + np.einsum("nkj,njy->nky", CA, D[i])   # c_4 + Σ_j (c_j − c_{j+1}) A(i_j)
+        v = W[i, None, 3] * B[-1] + np.einsum("nkj,njy->nky", CB, D[i])
+        u, v = np.maximum(u, 0.0), np.maximum(v, 0.0)
+        bound[i] = divergence_terms(u, v, u - v, kind=kind, check=False, **params).sum(axis=2).max(axis=1)
+    return bound
+
+# %% ../nbs/08_approximate.ipynb #runs-search
+def _split(Lo, Hi, width):
+    """Each node's widest range halved (lo..mid, mid + 1..hi); a block of equal ranges splits together, into the
+    children where its first t thresholds take the lower half and the others the upper one (t = 0, …, size)."""
+    n, d = len(Lo), np.argmax(width, axis=1)
+    equal = np.column_stack(((Lo[:, :2] == Lo[:, 1:]) & (Hi[:, :2] == Hi[:, 1:]), np.zeros(n, bool)))
+    first, last = d.copy(), d.copy()
+    for _ in range(2):
+        first = np.where((first > 0) & equal[np.arange(n), first - 1], first - 1, first)
+        last = np.where(equal[np.arange(n), last], last + 1, last)
+    mid, j = (Lo[np.arange(n), d] + Hi[np.arange(n), d]) // 2, np.arange(3)
+    children = []
+    for t in range(4):
+        ok = t <= last - first + 1
+        inside = (j >= first[ok, None]) & (j <= last[ok, None])
+        lower = inside & (j < first[ok, None] + t)
+        children.append((np.where(inside & ~lower, mid[ok, None] + 1, Lo[ok]),
+                         np.where(lower, mid[ok, None], Hi[ok]), np.flatnonzero(ok)))
+    return children
+
+
+def _runs_search(a, b, W, kind, params, best, rtol=1e-10, max_nodes=2_000_000, batch=20_000):
+    """Branch and bound over the thresholds i_1 ≤ i_2 ≤ i_3 of the four runs of every walk in W (approx-thm-runs).
+    Each node is a walk and three ranges of thresholds, equal or disjoint; a node whose bound is within rtol of the
+    best value found is dropped. Returns the best perspective sum if it beats `best`, and its (walk, i_1, i_2, i_3)
+    (None otherwise)."""
+    A, B = np.concatenate(([0.0], np.cumsum(a))), np.concatenate(([0.0], np.cumsum(b)))
+    node, Lo, Hi, arg, seen = np.arange(len(W)), np.zeros((len(W), 3), int), np.full((len(W), 3), a.size), None, 0
+    while node.size:
+        if (seen := seen + node.size) > max_nodes:
+            raise NotImplementedError("the search over the runs for ell = 3 did not close within its node budget")
+        I = np.maximum.accumulate(Lo, axis=1)                     # a point of each node: its lowest thresholds
+        Pa, Pb = (np.diff(np.column_stack((np.zeros(len(I)), X[I], np.full(len(I), X[-1]))), axis=1) for X in (A, B))
+        u, v = np.einsum("nj,njy->ny", Pa, W[node]), np.einsum("nj,njy->ny", Pb, W[node])
+        value = divergence_terms(u, v, u - v, kind=kind, check=False, **params).sum(axis=1)
+        if value.max() > best:
+            j = int(np.argmax(value))
+            best, arg = float(value[j]), (int(node[j]), *I[j].tolist())
+        bound = np.concatenate([_runs_bound(W[node[s:s + batch]], A, B, a, b, kind, params, Lo[s:s + batch],
+                                            Hi[s:s + batch]) for s in range(0, node.size, batch)])
+        width = np.abs(W[node, :3] - W[node, 1:]).sum(axis=2) * (A[Hi] - A[Lo] + B[Hi] - B[Lo])
+        live = (bound > best + rtol * abs(best) + 1e-300) & (width.max(axis=1) > 0)
+        node, Lo, Hi, width = node[live], Lo[live], Hi[live], width[live]
+        if node.size:
+            parts = _split(Lo, Hi, width)
+            node, Lo, Hi = (np.concatenate(x) for x in zip(*[(node[i], L, H) for L, H, i in parts]))
+    return best, arg
+
+# %% ../nbs/08_approximate.ipynb #runs-budget
+def _runs_budget(p, q, eps, delta, kind, params):
+    """ℓ = 3 on any alphabet (approx-thm-runs): the two-output optimum as the first value to beat, the branch and
+    bound over the walks at the vertices of Θ(ε, δ), and the best channel made exactly private. Returns (the
+    perspective sum of the stored channel, the channel)."""
+    total, _, two, _ = _two_output_optimal(p, q, eps, delta, kind, params)
+    groups = _lr_groups(p, q)[0][::-1]                    # increasing q/p: the prefix masses form a convex chain
+    a, b = np.array([p[g].sum() for g in groups]), np.array([q[g].sum() for g in groups])
+    W = _walks(_theta_vertices(float(eps), float(delta)))
+    best, arg = _runs_search(a, b, W, kind, params, total) if np.isfinite(total) else (total, None)
+    if arg is None:                                       # two outputs are optimal (or the value is infinite)
+        return total, np.column_stack((two, np.zeros(p.size)))
+    c, cuts = arg[0], (0, *arg[1:], len(groups))
+    Q = np.tile(W[c, 0], (p.size, 1))                      # (letters with p = q = 0 take the first row)
+    for j in range(4):
+        for g in groups[cuts[j]:cuts[j + 1]]:
+            Q[g] = W[c, j]
+    Q = _mixed_private(Q / Q.sum(axis=1, keepdims=True), eps, delta)
+    if Q is None:
+        raise RuntimeError("the three-output channel could not be made exactly (eps, delta)-LDP")   # never seen
+    return float(divergence_terms(Q.T @ p, Q.T @ q, Q.T @ (p - q), kind=kind, check=False, **params).sum()), Q
 
 # %% ../nbs/08_approximate.ipynb #hint-keywords-end
 from ldpbook.foundations import _hint_keywords

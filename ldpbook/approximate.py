@@ -318,20 +318,17 @@ def divergence_optimal(p: ArrayLike, q: ArrayLike, eps: float, *, delta: float,
 
     Solved exactly: δ = 0 (the SPR optimum of `ldpbook.spr`), δ = 1 or ε = ∞ (no constraint: the best
     deterministic quantizer), TV and E_γ with any budget, every divergence with ℓ = 2 outputs (the leak or the
-    leaky randomized response on a likelihood-ratio threshold set, O(k log k)), every divergence on a two-letter
-    alphabet with any budget (ℓ ≥ 4: the four-output leaky randomized response; ℓ = 3: the best of its six
-    merges of two outputs), ε = 0 without a budget or with ℓ > k for KL, χ², Hellinger and Rényi (the
-    identity leak: reveal x with probability δ), and ℓ = 3 on 3 ≤ k ≤ 6 letters (the vertices of the image
-    {(Qᵀp, Qᵀq)} of the channel polytope, found by linear programs and certified by one program per facet; a
-    few seconds at k = 6; where floats do not resolve the image, certified again in 80-digit arithmetic by its
-    exact hull, up to a minute or two at k = 6), and KL, χ², Hellinger and Rényi without a budget (or with ℓ ≥ k²)
-    on up to seven distinct likelihood ratios (the linear program over staircase columns, finished in 50-digit
-    arithmetic and certified by its duals; about a second at k = 6) and on 8 to 10 (certified column generation
-    in floats, 2 to 20 s), and ℓ = 3 on more than six letters (a branch and bound over the runs of the sorted
-    letters at the vertices of one polytope, within 1e-10 relative; a tenth of a second to a few seconds at
-    k = 1000). Other cases (budgets of 4 to k² − 1 outputs with k ≥ 3, ε > 0; more than ten ratios without one; a
-    divergence given as a function without a budget) are open, as is an instance whose certificates do not close to
-    1e-9 relative: they raise NotImplementedError rather than return a value not known to be optimal.
+    leaky randomized response on a likelihood-ratio threshold set, O(k log k)), every divergence on two letters
+    with any budget (the four-output leaky randomized response, or the best of its six merges for ℓ = 3), ε = 0
+    without a budget or with ℓ > k for KL, χ², Hellinger and Rényi (the identity leak), ℓ = 3 on 3 ≤ k ≤ 6
+    letters (the image {(Qᵀp, Qᵀq)} of the channel polytope, certified facet by facet, in 80-digit arithmetic where
+    floats do not resolve it; seconds to a minute or two at k = 6) and on more letters (a branch and bound over the
+    runs of the sorted letters, within 1e-10 relative; a tenth of a second to a few seconds at k = 1000), and KL,
+    χ², Hellinger and Rényi without a budget (or with ℓ ≥ k²) on up to seven distinct likelihood ratios (the
+    staircase program, finished in 50-digit arithmetic and certified by its duals; about a second at k = 6) and
+    on 8 to 10 (certified column generation in floats, 2 to 20 s). Other cases (budgets of 4 to k² − 1 outputs
+    with k ≥ 3, ε > 0; more than ten ratios without one; a divergence given as a function without a budget) are
+    open, as is an instance whose certificates do not close to 1e-9 relative: they raise NotImplementedError.
 
     Parameters
     ----------
@@ -381,17 +378,14 @@ def divergence_optimal(p: ArrayLike, q: ArrayLike, eps: float, *, delta: float,
           and (ell is None or ell >= g * g) and eps * (g - 1) <= 700):         # approx-thm-staircase-lp, -generated
         total, channel, blocks = _staircase_optimal(p, q, eps, delta, kind, params, g > MAX_STAIRCASE_K)
         name = "staircase-lp" if g <= MAX_STAIRCASE_K else "column-generation"
-    elif ell == 3 and k <= 6:
-        (total, channel), name = _certified_budget(p, q, eps, delta, ell, kind, params), "image-hull"
-        blocks = _equal_rows(channel)
-    elif ell == 3:                                                           # approx-thm-runs
-        (total, channel), name = _runs_budget(p, q, eps, delta, kind, params), "four-runs"
+    elif ell == 3:                         # approx-prop-image up to six letters, approx-thm-runs beyond
+        (total, channel), name = ((_certified_budget(p, q, eps, delta, ell, kind, params), "image-hull") if k <= 6
+                                  else (_runs_budget(p, q, eps, delta, kind, params), "four-runs"))
         blocks = _equal_rows(channel)
     else:
-        raise NotImplementedError("the optimum under (eps, delta)-LDP with delta in (0, 1) is solved exactly only "
-                                  "for ell = 2, for TV and E_gamma, for k = 2, for ell = 3, and for KL, "
-                                  "chi2, Hellinger and Renyi with no budget (or ell >= k^2) up to k = "
-                                  f"{MAX_GENERATED_K} distinct likelihood ratios")
+        raise NotImplementedError("the optimum under (eps, delta)-LDP with delta in (0, 1) is solved exactly only for "
+                                  "ell = 2 or 3, TV and E_gamma, k = 2, and KL, chi2, Hellinger and Renyi with no "
+                                  f"budget (or ell >= k^2) up to k = {MAX_GENERATED_K} distinct likelihood ratios")
     value = divergence_from_sum(total, kind=kind, **params)
     return ApproxMechanism(value=float(value), partition=blocks, channel=readonly(channel), eps=eps, delta=delta,
                            structure=name, divergence=kind, params=MappingProxyType(dict(params)))
@@ -2076,19 +2070,48 @@ def _walks(TH):
     return W[keep]
 
 # %% ../nbs/08_approximate.ipynb #runs-bound
-def _apex(lo, hi, A, B, a, b):
-    """The apex X of the triangle P(lo), X, P(hi) that holds the chain of prefix masses P(i) = (A_i, B_i),
-    lo ≤ i ≤ hi (approx-prop-triangle): where the lines of the first and the last segment meet, moved 1e-9 of the
-    way towards the corner (A_hi, B_lo) against rounding; that corner where the lines are close to parallel;
-    P(lo) where hi − lo ≤ 1 (a segment)."""
-    first, last = np.minimum(lo, a.size - 1), np.maximum(hi - 1, 0)
-    cross = a[first] * b[last] - b[first] * a[last]
-    tangent = (hi - lo >= 2) & (cross > 1e-9 * np.hypot(a[first], b[first]) * np.hypot(a[last], b[last]))
-    s = np.where(tangent, ((A[hi] - A[lo]) * b[last] - (B[hi] - B[lo]) * a[last]) / np.where(tangent, cross, 1), 0)
-    xa = np.where(tangent, np.clip(A[lo] + s * a[first], A[lo], A[hi]), A[hi])
-    xb = np.where(tangent, np.clip(B[lo] + s * b[first], B[lo], B[hi]), B[lo])
-    xa, xb = xa + 1e-9 * (A[hi] - xa), xb - 1e-9 * (xb - B[lo])
-    return np.where(hi - lo <= 1, A[lo], xa), np.where(hi - lo <= 1, B[lo], xb)
+def _chain(a, b):
+    """The chain of prefix masses P(i) = (A_i, B_i) of groups sorted by increasing b/a, each prefix sum with its
+    rounding error (S_i + E_i is the sum to about 1e-32: every step's error is exact by Knuth's two-sum), so that
+    the mass of a run, S_j − S_i + (E_j − E_i), keeps its digits however small it is. Returns (A, B, a, b)."""
+    def prefix(w):
+        S = np.concatenate(([0.0], np.cumsum(w)))
+        swing = S[1:] - S[:-1]
+        return S, np.concatenate(([0.0], np.cumsum((S[:-1] - (S[1:] - swing)) + (w - swing))))
+    return prefix(a), prefix(b), a, b
+
+
+def _mass(P, i, j):
+    "The masses of the runs of groups i, …, j − 1 (i ≤ j, arrays) from prefix sums with their errors P = (S, E)."
+    return (P[0][j] - P[0][i]) + (P[1][j] - P[1][i])
+
+
+def _apex(Lo, Hi, chain):
+    """The apex X of the triangle P(lo), X, P(hi) around the chain between lo and hi (approx-prop-triangle), as its
+    offset from P(lo): where the lines of the first and the last segment meet, or the corner (A_hi, B_lo) where
+    they are close to parallel, then moved 1e-9 of the way to that corner against rounding; P(lo) if hi − lo ≤ 1."""
+    A, B, a, b = chain
+    first, last = np.minimum(Lo, a.size - 1), np.maximum(Hi - 1, 0)
+    dA, dB, cross = _mass(A, Lo, Hi), _mass(B, Lo, Hi), a[first] * b[last] - b[first] * a[last]
+    tangent = (Hi - Lo >= 2) & (cross > 1e-9 * np.hypot(a[first], b[first]) * np.hypot(a[last], b[last]))
+    s = np.where(tangent, (dA * b[last] - dB * a[last]) / np.where(tangent, cross, 1.0), 0.0)
+    oa, ob = np.where(tangent, np.clip(s * a[first], 0, dA), dA), np.where(tangent, np.clip(s * b[first], 0, dB), 0)
+    oa, ob = oa + 1e-9 * (dA - oa), ob - 1e-9 * ob
+    return np.where(Hi - Lo <= 1, 0.0, oa), np.where(Hi - Lo <= 1, 0.0, ob)
+
+
+def _tuple_sums(W, Lo, Hi, offsets, combos, chain, kind, params):
+    """Φ of each walk of W (n, 4, 3) at tuples of its triangles' points, combos (n or 1, K, 3) with entry j in
+    {0: P(lo_j), 1: X_j, 2: P(hi_j)}. The runs' masses are prefix differences plus the apexes' offsets: sums of
+    non-negative parts, never a difference of two output laws."""
+    G, laws = chain[2].size, []
+    base = np.where(combos == 2, Hi[:, None], Lo[:, None])                      # (n, K, 3)
+    for P, off in zip(chain[:2], offsets):
+        o = np.where(combos == 1, off[:, None], 0.0)
+        start, end = np.concatenate((0 * base[..., :1], base), axis=2), np.concatenate((base, G + 0 * base[..., :1]), 2)
+        o_start, o_end = np.concatenate((0 * o[..., :1], o), axis=2), np.concatenate((o, 0 * o[..., :1]), axis=2)
+        laws.append(np.einsum("nkj,njy->nky", np.maximum(_mass(P, start, end) + o_end - o_start, 0.0), W))
+    return divergence_terms(*laws, laws[0] - laws[1], kind=kind, check=False, **params).sum(axis=2)
 
 
 _ORDERED = {pattern: np.array([c for c in itertools.product(range(3), repeat=3)
@@ -2096,68 +2119,75 @@ _ORDERED = {pattern: np.array([c for c in itertools.product(range(3), repeat=3)
             for pattern in range(4)}                     # bit j: thresholds j and j + 1 share their range
 
 
-def _runs_bound(W, A, B, a, b, kind, params, Lo, Hi):
-    """approx-prop-triangle's bound on the nodes (walks W, threshold ranges [Lo, Hi]): the largest perspective sum
-    over the triangles' points P(lo), X, P(hi), in order within a block of equal ranges."""
-    XA, XB = _apex(Lo, Hi, A, B, a, b)
-    PA, PB = np.stack((A[Lo], XA, A[Hi]), axis=2), np.stack((B[Lo], XB, B[Hi]), axis=2)
+def _runs_bound(W, Lo, Hi, chain, kind, params):
+    """approx-prop-triangle (c) on nodes (walks W, threshold ranges [Lo, Hi]): the largest Φ over the tuples of the
+    triangles' points, ordered within each block of equal ranges."""
+    offsets = _apex(Lo, Hi, chain)
     equal = (Lo[:, :2] == Lo[:, 1:]) & (Hi[:, :2] == Hi[:, 1:]) & (Hi[:, :2] > Lo[:, :2])
-    pattern, D, bound = equal[:, 0] + 2 * equal[:, 1], W[:, :3] - W[:, 1:], np.empty(len(W))
+    pattern, bound = equal[:, 0] + 2 * equal[:, 1], np.empty(len(W))
     for pt, combos in _ORDERED.items():
         i = np.flatnonzero(pattern == pt)
-        CA, CB = PA[i][:, np.arange(3), combos], PB[i][:, np.arange(3), combos]   # (nodes, tuples, thresholds)
-        u = W[i, None, 3] * A[-1] + np.einsum("nkj,njy->nky", CA, D[i])   # c_4 + Σ_j (c_j − c_{j+1}) A(i_j)
-        v = W[i, None, 3] * B[-1] + np.einsum("nkj,njy->nky", CB, D[i])
-        u, v = np.maximum(u, 0.0), np.maximum(v, 0.0)
-        bound[i] = divergence_terms(u, v, u - v, kind=kind, check=False, **params).sum(axis=2).max(axis=1)
+        bound[i] = _tuple_sums(W[i], Lo[i], Hi[i], [o[i] for o in offsets], combos[None], chain, kind, params).max(1)
     return bound
 
 # %% ../nbs/08_approximate.ipynb #runs-search
-def _split(Lo, Hi, width):
-    """Each node's widest range halved (lo..mid, mid + 1..hi); a block of equal ranges splits together, into the
-    children where its first t thresholds take the lower half and the others the upper one (t = 0, …, size)."""
-    n, d = len(Lo), np.argmax(width, axis=1)
-    equal = np.column_stack(((Lo[:, :2] == Lo[:, 1:]) & (Hi[:, :2] == Hi[:, 1:]), np.zeros(n, bool)))
-    first, last = d.copy(), d.copy()
-    for _ in range(2):
-        first = np.where((first > 0) & equal[np.arange(n), first - 1], first - 1, first)
-        last = np.where(equal[np.arange(n), last], last + 1, last)
-    mid, j = (Lo[np.arange(n), d] + Hi[np.arange(n), d]) // 2, np.arange(3)
-    children = []
+def _blocks(Lo, Hi):
+    "same[n, j, j'] is True where thresholds j and j' of node n lie in one block of equal ranges."
+    return (Lo[:, :, None] == Lo[:, None, :]) & (Hi[:, :, None] == Hi[:, None, :])
+
+
+def _spread(W, Lo, Hi, chain, kind, params):
+    """How much Φ moves at each node's lowest thresholds when one block of equal ranges moves, as a whole, to its
+    apex or to its upper end: the branching picks the block that moves it most."""
+    same, offsets = _blocks(Lo, Hi), _apex(Lo, Hi, chain)
+    combos = np.concatenate([v * same for v in (0, 1, 2)], axis=1).astype(int)        # (n, 9, 3): v, then block j
+    sums = _tuple_sums(W, Lo, Hi, offsets, combos, chain, kind, params).reshape(len(W), 3, 3)
+    with np.errstate(invalid="ignore"):
+        spread = sums.max(axis=1) - sums.min(axis=1)
+    return np.where(np.isnan(spread), np.inf, spread)
+
+
+def _split(Lo, Hi, crit):
+    """Each node's block of equal ranges with the largest crit halved at its midpoint m: into the children where
+    its first t thresholds lie in [lo, m] and the others in [m + 1, hi] (t = 0, …, its size)."""
+    n, d = len(Lo), np.argmax(crit, axis=1)
+    same = _blocks(Lo, Hi)[np.arange(n), d]                                           # (n, 3): d's block
+    first, size = np.argmax(same, axis=1), same.sum(axis=1)
+    mid, j, children = (Lo[np.arange(n), d] + Hi[np.arange(n), d]) // 2, np.arange(3), []
     for t in range(4):
-        ok = t <= last - first + 1
-        inside = (j >= first[ok, None]) & (j <= last[ok, None])
-        lower = inside & (j < first[ok, None] + t)
-        children.append((np.where(inside & ~lower, mid[ok, None] + 1, Lo[ok]),
+        ok = t <= size
+        lower = same[ok] & (j < first[ok, None] + t)
+        children.append((np.where(same[ok] & ~lower, mid[ok, None] + 1, Lo[ok]),
                          np.where(lower, mid[ok, None], Hi[ok]), np.flatnonzero(ok)))
     return children
 
 
 def _runs_search(a, b, W, kind, params, best, rtol=1e-10, max_nodes=2_000_000, batch=20_000):
     """Branch and bound over the thresholds i_1 ≤ i_2 ≤ i_3 of the four runs of every walk in W (approx-thm-runs).
-    Each node is a walk and three ranges of thresholds, equal or disjoint; a node whose bound is within rtol of the
-    best value found is dropped. Returns the best perspective sum if it beats `best`, and its (walk, i_1, i_2, i_3)
-    (None otherwise)."""
-    A, B = np.concatenate(([0.0], np.cumsum(a))), np.concatenate(([0.0], np.cumsum(b)))
-    node, Lo, Hi, arg, seen = np.arange(len(W)), np.zeros((len(W), 3), int), np.full((len(W), 3), a.size), None, 0
+    A node is a walk and three ranges of thresholds, consecutive ones equal or disjoint; it is dropped when its
+    bound is within rtol of the best value found. Returns the best Φ if it beats `best`, and its (walk, i_1, i_2,
+    i_3) (else `best` and None)."""
+    chain, arg, seen = _chain(a, b), None, 0
+    node, Lo, Hi = np.arange(len(W)), np.zeros((len(W), 3), int), np.full((len(W), 3), a.size)
     while node.size:
         if (seen := seen + node.size) > max_nodes:
             raise NotImplementedError("the search over the runs for ell = 3 did not close within its node budget")
-        I = np.maximum.accumulate(Lo, axis=1)                     # a point of each node: its lowest thresholds
-        Pa, Pb = (np.diff(np.column_stack((np.zeros(len(I)), X[I], np.full(len(I), X[-1]))), axis=1) for X in (A, B))
-        u, v = np.einsum("nj,njy->ny", Pa, W[node]), np.einsum("nj,njy->ny", Pb, W[node])
-        value = divergence_terms(u, v, u - v, kind=kind, check=False, **params).sum(axis=1)
+        parts = [slice(s, s + batch) for s in range(0, node.size, batch)]
+        value = np.concatenate([_tuple_sums(W[node[s]], Lo[s], Hi[s], (0 * Lo[s], 0 * Lo[s]), np.zeros((1, 1, 3), int),
+                                            chain, kind, params)[:, 0] for s in parts])    # at the lowest thresholds
         if value.max() > best:
-            j = int(np.argmax(value))
-            best, arg = float(value[j]), (int(node[j]), *I[j].tolist())
-        bound = np.concatenate([_runs_bound(W[node[s:s + batch]], A, B, a, b, kind, params, Lo[s:s + batch],
-                                            Hi[s:s + batch]) for s in range(0, node.size, batch)])
-        width = np.abs(W[node, :3] - W[node, 1:]).sum(axis=2) * (A[Hi] - A[Lo] + B[Hi] - B[Lo])
+            best, arg = float(value.max()), (int(node[np.argmax(value)]), *Lo[np.argmax(value)].tolist())
+        bound = np.concatenate([_runs_bound(W[node[s]], Lo[s], Hi[s], chain, kind, params) for s in parts])
+        crit = np.concatenate([_spread(W[node[s]], Lo[s], Hi[s], chain, kind, params) for s in parts])
+        width = np.abs(W[node, :3] - W[node, 1:]).sum(axis=2) * (Hi > Lo)
+        moves = np.where(width > 0, crit, 0.0).max(axis=1, keepdims=True) > 0      # else: any range still open
+        crit = np.where(width > 0, np.where(moves, crit, width), -1.0)
         live = (bound > best + rtol * abs(best) + 1e-300) & (width.max(axis=1) > 0)
-        node, Lo, Hi, width = node[live], Lo[live], Hi[live], width[live]
-        if node.size:
-            parts = _split(Lo, Hi, width)
-            node, Lo, Hi = (np.concatenate(x) for x in zip(*[(node[i], L, H) for L, H, i in parts]))
+        if live.any():
+            children = _split(Lo[live], Hi[live], crit[live])
+            node, Lo, Hi = (np.concatenate(x) for x in zip(*[(node[live][i], L, H) for L, H, i in children]))
+        else:
+            node = node[live]
     return best, arg
 
 # %% ../nbs/08_approximate.ipynb #runs-budget

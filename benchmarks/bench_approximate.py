@@ -12,10 +12,14 @@ enumeration (cddlib) that it replaces, which stops at k = 4. Last, KL without a 
 program (`_staircase_lp`, every column written out) against the certified column generation (`_generated_optimal`)
 on the same pair at k = 5 … 7, and the column generation alone at k = 8 … 10 (the exact program's 1,047,249 columns
 at k = 8 do not fit) and at k = 12 (beyond `MAX_GENERATED_K`: the engine called directly, refused or answered).
+Last, three outputs beyond six letters: the branch and bound over the runs (`divergence_optimal(..., ell=3)`,
+structure "four-runs", approx-thm-runs) against the full enumeration of the same candidates (every walk at the
+vertices of Θ(ε, δ) and every ordered threshold triple of the sorted letters, vectorised here) at k = 30, 60, 100,
+the values compared; and the branch and bound alone at k = 10^3, 10^4, 10^5 for KL and χ².
 
 Usage:
-    python benchmarks/bench_approximate.py           # the LP up to k = 200 (about a minute)
-    python benchmarks/bench_approximate.py --quick   # the LP up to k = 50 (a few seconds)
+    python benchmarks/bench_approximate.py           # the LP up to k = 200, ℓ = 3 up to k = 10^5 (minutes)
+    python benchmarks/bench_approximate.py --quick   # the LP up to k = 50, ℓ = 3 at k = 30 and 1000 (a minute)
 Times are CPU seconds per call (time.process_time, best of a few repeats); the LP's value is checked against the
 contender's (relative difference printed).
 """
@@ -24,8 +28,9 @@ import argparse
 import numpy as np
 from scipy.optimize import linprog
 
-from ldpbook.approximate import _generated_optimal, _staircase_lp, divergence_optimal, renyi_ldp_optimal
-from ldpbook.foundations import divergence_terms
+from ldpbook.approximate import (_generated_optimal, _lr_groups, _staircase_lp, _theta_vertices, _walks,
+                                 divergence_optimal, renyi_ldp_optimal)
+from ldpbook.foundations import divergence_from_sum, divergence_terms
 from timing import cpu_per_call
 
 
@@ -82,6 +87,50 @@ def main(quick=False):
             t_lp, total = float("nan"), float("nan")
         diff = abs(kl_sum(Q, p, q) - total) / total if Q is not None else float("nan")
         print(f"{k:>7} {t_lp:>14.2e} {t_cg:>18.2e} {diff:>10.1e}" + ("" if Q is not None else "  (refused)"))
+
+    print(f"\n{'k':>7} {'branch and bound':>17} {'every triple':>13} {'ratio':>7} {'rel. diff':>10}"
+          f"   (ℓ = 3, KL, ε = {eps}, δ = 0.01)")
+    _theta_vertices(eps, 0.01)                                   # cached for both: the candidates are shared
+    for k in ((30,) if quick else (30, 60, 100)):
+        rng = np.random.default_rng(k)
+        p, q = rng.dirichlet(np.ones(k)), rng.dirichlet(np.ones(k))
+        t_bb, mech = cpu_per_call(lambda: divergence_optimal(p, q, eps, delta=0.01, ell=3), min_time)
+        t_all, total = cpu_per_call(lambda: every_triple(p, q, eps, 0.01, "kl"), 0.0, 1)
+        value = divergence_from_sum(total, kind="kl")
+        print(f"{k:>7} {t_bb:>17.2e} {t_all:>13.2e} {t_all / t_bb:>7.0f} {abs(value - mech.value) / value:>10.1e}")
+    print(f"\n{'k':>7} {'KL, ℓ = 3':>12} {'χ², ℓ = 3':>12}   (branch and bound, ε = {eps}, δ = 0.01)")
+    for k in ((1_000,) if quick else (1_000, 10_000, 100_000)):
+        rng = np.random.default_rng(k)
+        p, q = rng.dirichlet(np.ones(k)), rng.dirichlet(np.ones(k))
+        times = [cpu_per_call(lambda: three_or_none(p, q, eps, 0.01, kind), 0.0, 1) for kind in ("kl", "chi2")]
+        print(f"{k:>7}" + "".join(f" {t:>12.2e}" if mech is not None else f" {t:>9.1f} s refused" for t, mech in times))
+
+
+def three_or_none(p, q, eps, delta, kind):
+    "The three-output mechanism, or None where the branch and bound refuses (its node budget spent)."
+    try:
+        return divergence_optimal(p, q, eps, delta=delta, divergence=kind, ell=3)
+    except NotImplementedError:
+        return None
+
+
+def every_triple(p, q, eps, delta, kind, chunk=8):
+    """The three-output optimum (a perspective sum) by the full enumeration of approx-prop-candidates: every walk
+    at the vertices of Θ(ε, δ) and every ordered threshold triple i_1 ≤ i_2 ≤ i_3 of the groups sorted by q/p, the
+    run masses as differences of prefix sums; walks in chunks (memory: chunk × C(G + 3, 3) × 3 floats)."""
+    import itertools
+    groups = _lr_groups(p, q)[0][::-1]
+    A, B = (np.concatenate(([0.0], np.cumsum([x[g].sum() for g in groups]))) for x in (p, q))
+    G, W = len(groups), _walks(_theta_vertices(eps, delta))
+    I = np.array(list(itertools.combinations_with_replacement(range(G + 1), 3)))
+    cuts = np.column_stack((np.zeros(len(I), int), I, np.full(len(I), G)))
+    Pa, Pb = np.diff(A[cuts], axis=1), np.diff(B[cuts], axis=1)
+    best = 0.0
+    for s in range(0, len(W), chunk):
+        u, v = np.einsum("tj,wjy->wty", Pa, W[s:s + chunk]), np.einsum("tj,wjy->wty", Pb, W[s:s + chunk])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            best = max(best, float(divergence_terms(u, v, u - v, kind=kind, check=False).sum(axis=2).max()))
+    return best
 
 
 def generated_or_none(p, q, eps=1.0, delta=1e-3):

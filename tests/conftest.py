@@ -26,7 +26,7 @@ SLOWEST_FILES = {"test_approximate_budget.py": 150, "test_approximate_generated.
                  "test_exact_spr.py": 20, "test_grading_harness.py": 27, "test_survey.py": 10,
                  "test_referee_chernoff.py": 9, "test_portability.py": 9, "test_spr.py": 8, "test_fuzz_api.py": 8,
                  "test_spr_sweep_engine.py": 8, "test_spr_fast.py": 12, "test_opendp.py": 8, "test_exact_egamma.py": 7,
-                 "test_approximate_structure.py": 100}
+                 "test_approximate_structure.py": 100, "test_approximate_runs.py": 90}
 
 
 def pytest_configure(config):

@@ -1988,9 +1988,15 @@ def _corner_maps():
 
 
 def _corners(theta):
-    "The six corners c_0, …, c_5 of R(m, M) for each θ on the last axis: an array (..., 6, 3)."
-    base, L = _corner_maps()
-    return base + np.einsum("...j,jic->...ic", np.asarray(theta, dtype=float), L)
+    """The six corners c_0, …, c_5 of R(m, M) for each θ on the last axis (floats, or Fractions: then exactly), an
+    array (..., 6, 3): two coordinates are entries of θ, the third is 1 minus them."""
+    theta = np.asarray(theta)
+    C = np.empty(theta.shape[:-1] + (6, 3), dtype=theta.dtype)
+    for i in range(6):
+        (y, b), (z, c) = _SIDES[i], _SIDES[(i + 1) % 6]
+        C[..., i, y], C[..., i, z] = theta[..., 3 * b + y], theta[..., 3 * c + z]
+        C[..., i, 3 - y - z] = 1 - C[..., i, y] - C[..., i, z]
+    return C
 
 
 def _theta_rows(a, delta, one=1):
@@ -2043,24 +2049,24 @@ def _dd_vertices(rows, d):
 
 
 @functools.lru_cache(maxsize=32)
-def _theta_vertices(eps, delta, digits=40):
-    """The vertices of Θ(ε, δ) in floats (read-only), listed exactly (`_dd_vertices`) with e^ε replaced by its
-    rational rounding to `digits` significant digits and δ by the rational value of the float. Cached: ε and δ
-    are public parameters."""
+def _theta_vertices(eps, delta, exact=False, digits=40):
+    """The vertices of Θ(ε, δ), listed exactly (`_dd_vertices`) with δ the rational value of the float and e^ε
+    replaced by a rational a ≤ e^ε within 1e-37 of it (Θ only shrinks when a does: M − a·m ≤ δ is then implied),
+    as a read-only array of floats, or of Fractions if `exact`. Cached: ε and δ are public parameters."""
     with mp.workdps(digits):
-        a = Fraction(mp.nstr(mp.exp(mp.mpf(eps)), digits, strip_zeros=False)) if eps else Fraction(1)
-    V = np.array([[float(x) for x in v] for v in _dd_vertices(_theta_rows(a, Fraction(delta), Fraction(1)), 6)])
-    V = np.unique(V, axis=0)
+        a = Fraction(mp.nstr(mp.exp(mp.mpf(eps)), digits)) * (1 - Fraction(1, 10 ** (digits - 3))) if eps else 1
+    V = sorted(_dd_vertices(_theta_rows(Fraction(a), Fraction(delta), Fraction(1)), 6))
+    V = np.array(V, dtype=object) if exact else np.unique(np.array(V, dtype=float), axis=0)
     V.setflags(write=False)
     return V
 
 # %% ../nbs/08_approximate.ipynb #runs-walks
 def _walks(TH):
     """The candidate rows of approx-prop-candidates: at every vertex θ of Θ the twelve walks of four consecutive
-    corners (either way round the hexagon), as an array (n, 4, 3); of the walks equal up to the order of the
-    outputs (which leaves every divergence unchanged), one."""
+    corners (either way round the hexagon), as an array (n, 4, 3) of floats (from exact θ, each entry rounded once);
+    of the walks equal up to the order of the outputs (which leaves every divergence unchanged), one."""
     steps = np.array([[(s + d * j) % 6 for j in range(4)] for s in range(6) for d in (1, -1)])
-    W = np.clip(_corners(TH), 0.0, 1.0)[:, steps].reshape(-1, 4, 3)
+    W = np.clip(np.asarray(_corners(TH), dtype=float), 0.0, 1.0)[:, steps].reshape(-1, 4, 3)   # rounded once
     seen, keep = set(), []
     for i, w in enumerate(W):
         key = min(w[:, list(s)].tobytes() for s in itertools.permutations(range(3)))
@@ -2191,6 +2197,22 @@ def _runs_search(a, b, W, kind, params, best, rtol=1e-10, max_nodes=2_000_000, b
     return best, arg
 
 # %% ../nbs/08_approximate.ipynb #runs-budget
+def _ulp_private(Q, eps, delta, max_steps=1000):
+    """Q with single entries lowered by an ulp until it is exactly (ε, δ)-LDP, or None. Rounding the rows leaves a
+    hockey-stick sum a few ulps of its largest terms above δ, which a mixture would remove only by shrinking every
+    sum in proportion (at δ = 1e-12, a share of 1e-5 of the value). Here, for a pair of distinct rows over δ, the
+    largest entry where the first row exceeds e^ε times the second is lowered by an ulp (its ulp is the largest)."""
+    R, inverse = np.unique(Q, axis=0, return_inverse=True)
+    for _ in range(max_steps):
+        over = [(i, j) for i, j in itertools.permutations(range(len(R)), 2) if _defect_exceeds(R[i], R[j], eps, delta)]
+        if not over:
+            return R[inverse.ravel()]
+        i, j = over[0]
+        S = np.flatnonzero(~_at_most_exp(R[i], R[j], eps))
+        R[i, S[np.argmax(R[i, S])]] = np.nextafter(R[i, S[np.argmax(R[i, S])]], 0.0)
+    return None
+
+
 def _runs_budget(p, q, eps, delta, kind, params):
     """ℓ = 3 on any alphabet (approx-thm-runs): the two-output optimum as the first value to beat, the branch and
     bound over the walks at the vertices of Θ(ε, δ), and the best channel made exactly private. Returns (the
@@ -2198,7 +2220,7 @@ def _runs_budget(p, q, eps, delta, kind, params):
     total, _, two, _ = _two_output_optimal(p, q, eps, delta, kind, params)
     groups = _lr_groups(p, q)[0][::-1]                    # increasing q/p: the prefix masses form a convex chain
     a, b = np.array([p[g].sum() for g in groups]), np.array([q[g].sum() for g in groups])
-    W = _walks(_theta_vertices(float(eps), float(delta)))
+    W = _walks(_theta_vertices(float(eps), float(delta), exact=True))
     best, arg = _runs_search(a, b, W, kind, params, total) if np.isfinite(total) else (total, None)
     if arg is None:                                       # two outputs are optimal (or the value is infinite)
         return total, np.column_stack((two, np.zeros(p.size)))
@@ -2207,9 +2229,10 @@ def _runs_budget(p, q, eps, delta, kind, params):
     for j in range(4):
         for g in groups[cuts[j]:cuts[j + 1]]:
             Q[g] = W[c, j]
-    Q = _mixed_private(Q / Q.sum(axis=1, keepdims=True), eps, delta)
-    if Q is None:
-        raise RuntimeError("the three-output channel could not be made exactly (eps, delta)-LDP")   # never seen
+    Q = _ulp_private(Q, eps, delta)
+    if Q is None:                                         # never seen
+        raise NotImplementedError("the three-output channel could not be made exactly (eps, delta)-LDP by moving "
+                                  "single entries; please report the instance")
     return float(divergence_terms(Q.T @ p, Q.T @ q, Q.T @ (p - q), kind=kind, check=False, **params).sum()), Q
 
 # %% ../nbs/08_approximate.ipynb #hint-keywords-end

@@ -1953,6 +1953,9 @@ def _certified_budget(p, q, eps, delta, ell, kind, params):
     does not close to 1e-9 relative, the exact one of `_exact_budget`; refused if neither closes."""
     if np.array_equal(p, q):
         return 0.0, np.tile(np.eye(ell)[0], (p.size, 1))
+    total, _, two, _ = _two_output_optimal(p, q, eps, delta, kind, params)
+    if not np.isfinite(total):              # infinite with two outputs: the optimum for every budget (zero columns)
+        return total, np.column_stack((two, np.zeros((p.size, ell - 2))))
     from scipy.spatial import QhullError
     try:
         hull = _image_hull(p, q, eps, delta, ell)
@@ -2079,12 +2082,13 @@ def _walks(TH):
 def _chain(a, b):
     """The chain of prefix masses P(i) = (A_i, B_i) of groups sorted by increasing b/a, each prefix sum with its
     rounding error (S_i + E_i is the sum to about 1e-32: every step's error is exact by Knuth's two-sum), so that
-    the mass of a run, S_j − S_i + (E_j − E_i), keeps its digits however small it is. Returns (A, B, a, b)."""
+    the mass of a run, S_j − S_i + (E_j − E_i), keeps its digits however small it is; the same for the differences
+    a − b, so that u − v is known without cancellation where the laws are close. Returns (A, B, A − B, a, b)."""
     def prefix(w):
         S = np.concatenate(([0.0], np.cumsum(w)))
         swing = S[1:] - S[:-1]
         return S, np.concatenate(([0.0], np.cumsum((S[:-1] - (S[1:] - swing)) + (w - swing))))
-    return prefix(a), prefix(b), a, b
+    return prefix(a), prefix(b), prefix(a - b), a, b
 
 
 def _mass(P, i, j):
@@ -2096,7 +2100,7 @@ def _apex(Lo, Hi, chain):
     """The apex X of the triangle P(lo), X, P(hi) around the chain between lo and hi (approx-prop-triangle), as its
     offset from P(lo): where the lines of the first and the last segment meet, or the corner (A_hi, B_lo) where
     they are close to parallel, then moved 1e-9 of the way to that corner against rounding; P(lo) if hi − lo ≤ 1."""
-    A, B, a, b = chain
+    A, B, _, a, b = chain
     first, last = np.minimum(Lo, a.size - 1), np.maximum(Hi - 1, 0)
     dA, dB, cross = _mass(A, Lo, Hi), _mass(B, Lo, Hi), a[first] * b[last] - b[first] * a[last]
     tangent = (Hi - Lo >= 2) & (cross > 1e-9 * np.hypot(a[first], b[first]) * np.hypot(a[last], b[last]))
@@ -2108,16 +2112,16 @@ def _apex(Lo, Hi, chain):
 
 def _tuple_sums(W, Lo, Hi, offsets, combos, chain, kind, params):
     """Φ of each walk of W (n, 4, 3) at tuples of its triangles' points, combos (n or 1, K, 3) with entry j in
-    {0: P(lo_j), 1: X_j, 2: P(hi_j)}. The runs' masses are prefix differences plus the apexes' offsets: sums of
-    non-negative parts, never a difference of two output laws."""
-    G, laws = chain[2].size, []
+    {0: P(lo_j), 1: X_j, 2: P(hi_j)}. The runs' masses are prefix differences plus the apexes' offsets, and so is
+    u − v (from the prefix sums of a − b): never a difference of two output laws."""
+    G, laws = chain[3].size, []
     base = np.where(combos == 2, Hi[:, None], Lo[:, None])                      # (n, K, 3)
-    for P, off in zip(chain[:2], offsets):
+    start, end = np.concatenate((0 * base[..., :1], base), axis=2), np.concatenate((base, G + 0 * base[..., :1]), 2)
+    for P, off, low in zip(chain[:3], (*offsets, offsets[0] - offsets[1]), (0.0, 0.0, -np.inf)):
         o = np.where(combos == 1, off[:, None], 0.0)
-        start, end = np.concatenate((0 * base[..., :1], base), axis=2), np.concatenate((base, G + 0 * base[..., :1]), 2)
         o_start, o_end = np.concatenate((0 * o[..., :1], o), axis=2), np.concatenate((o, 0 * o[..., :1]), axis=2)
-        laws.append(np.einsum("nkj,njy->nky", np.maximum(_mass(P, start, end) + o_end - o_start, 0.0), W))
-    return divergence_terms(*laws, laws[0] - laws[1], kind=kind, check=False, **params).sum(axis=2)
+        laws.append(np.einsum("nkj,njy->nky", np.maximum(_mass(P, start, end) + o_end - o_start, low), W))
+    return divergence_terms(*laws, kind=kind, check=False, **params).sum(axis=2)
 
 
 _ORDERED = {pattern: np.array([c for c in itertools.product(range(3), repeat=3)
@@ -2208,8 +2212,9 @@ def _ulp_private(Q, eps, delta, max_steps=1000):
         if not over:
             return R[inverse.ravel()]
         i, j = over[0]
-        S = np.flatnonzero(~_at_most_exp(R[i], R[j], eps))
-        R[i, S[np.argmax(R[i, S])]] = np.nextafter(R[i, S[np.argmax(R[i, S])]], 0.0)
+        S = np.flatnonzero(~_at_most_exp(R[i], R[j], eps))              # where row i exceeds e^ε times row j
+        y = S[np.argmax(R[i, S])]
+        R[i, y] = np.nextafter(R[i, y], 0.0)
     return None
 
 

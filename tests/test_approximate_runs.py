@@ -428,3 +428,18 @@ def test_bad_delta_is_refused_for_three_outputs_on_eight_letters(bad, error):
     p, q = np.full(8, 1 / 8), np.arange(1, 9) / 36
     with pytest.raises(error, match="delta"):
         divergence_optimal(p, q, 1.0, ell=3, **bad)
+
+
+def test_an_infinite_two_output_value_is_the_three_output_optimum():
+    """Rényi of order 2 where a letter has q = 0 < p: a leak of that letter alone makes the value infinite with two
+    outputs, so with three (a third, empty output). The image hull (four letters; it once returned 2.44 here, from
+    the instance family of this file) and the branch and bound (the same pair with letters split, eight letters)
+    both answer ∞ with an exactly private three-column channel."""
+    p = np.array([0.0, 0.9759247043699923, 0.022419399903919543, 0.001655895726088078])
+    q = np.array([0.23292084345507377, 0.3402738642543985, 0.0, 0.4268052922905277])
+    eps, delta = 9.749937228053371, 6.487737871090902e-11
+    assert divergence_optimal(p, q, eps, delta=delta, divergence="renyi", renyi_order=2.0, ell=2).value == np.inf
+    for P, R in ((p, q), (np.repeat(p / 2, 2), np.repeat(q / 2, 2))):
+        mech = divergence_optimal(P, R, eps, delta=delta, divergence="renyi", renyi_order=2.0, ell=3)
+        assert mech.value == np.inf and mech.channel.shape == (P.size, 3) and is_approx_ldp(mech.channel, eps, delta)
+        assert mech.structure == ("image-hull" if P.size <= 6 else "four-runs")

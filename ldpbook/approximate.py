@@ -1978,18 +1978,6 @@ def _certified_budget(p, q, eps, delta, ell, kind, params):
 _SIDES = ((0, 1), (2, 0), (1, 1), (0, 0), (2, 1), (1, 0))   # the hexagon's sides in order: r_y = M_y (1) or m_y (0)
 
 
-def _corner_maps():
-    """The corners of R(m, M) as affine maps of θ = (m_0, m_1, m_2, M_0, M_1, M_2): corner i, where sides i and i + 1
-    meet, is base[i] + Σ_j θ_j L[j, i] (two coordinates fixed by the sides, the third one minus their sum)."""
-    base, L = np.zeros((6, 3)), np.zeros((6, 6, 3))
-    for i in range(6):
-        (y, b), (z, c) = _SIDES[i], _SIDES[(i + 1) % 6]
-        L[3 * b + y, i, y] = L[3 * c + z, i, z] = 1.0
-        L[3 * b + y, i, 3 - y - z] = L[3 * c + z, i, 3 - y - z] = -1.0
-        base[i, 3 - y - z] = 1.0
-    return base, L
-
-
 def _corners(theta):
     """The six corners c_0, …, c_5 of R(m, M) for each θ on the last axis (floats, or Fractions: then exactly), an
     array (..., 6, 3): two coordinates are entries of θ, the third is 1 minus them."""
@@ -2006,16 +1994,16 @@ def _theta_rows(a, delta, one=1):
     """The 27 inequalities r·θ ≤ h of Θ(ε, δ), a = e^ε, as pairs (r, h) in the type of a and δ (floats or
     Fractions): 0 ≤ m_y ≤ M_y ≤ 1, M_y − a·m_y ≤ δ, (1 − m_y) − a(1 − M_y) ≤ δ, and each corner's third
     coordinate within its bounds (approx-prop-candidates)."""
-    base, L = _corner_maps()
     rows = []
     for y in range(3):
         m, M = [int(j == y) for j in range(6)], [int(j == 3 + y) for j in range(6)]
         rows += [([-u for u in m], 0), (M, 1), ([u - v for u, v in zip(m, M)], 0),
                  ([v - a * u for u, v in zip(m, M)], delta), ([a * v - u for u, v in zip(m, M)], delta + a - one)]
-    for i in range(6):
-        w = 3 - _SIDES[i][0] - _SIDES[(i + 1) % 6][0]
-        rows += [([int(j == w) - int(L[j, i, w]) for j in range(6)], int(base[i, w])),
-                 ([int(L[j, i, w]) - int(j == 3 + w) for j in range(6)], -int(base[i, w]))]
+    for i in range(6):                          # corner i: r_w = 1 − θ_s − θ_t within [m_w, M_w]
+        (y, b), (z, c) = _SIDES[i], _SIDES[(i + 1) % 6]
+        w, fixed = 3 - y - z, (3 * b + y, 3 * c + z)
+        rows += [([int(j == w or j in fixed) for j in range(6)], 1),
+                 ([-int(j == 3 + w or j in fixed) for j in range(6)], -1)]
     return rows
 
 # %% ../nbs/08_approximate.ipynb #runs-dd
@@ -2079,16 +2067,17 @@ def _walks(TH):
     return W[keep]
 
 # %% ../nbs/08_approximate.ipynb #runs-bound
-def _chain(a, b):
+def _chain(a, b, d=None):
     """The chain of prefix masses P(i) = (A_i, B_i) of groups sorted by increasing b/a, each prefix sum with its
     rounding error (S_i + E_i is the sum to about 1e-32: every step's error is exact by Knuth's two-sum), so that
     the mass of a run, S_j − S_i + (E_j − E_i), keeps its digits however small it is; the same for the differences
-    a − b, so that u − v is known without cancellation where the laws are close. Returns (A, B, A − B, a, b)."""
+    d = a − b (or the groups' own sums of p − q), so that u − v is known without cancellation where the laws are
+    close. Returns (A, B, D, a, b)."""
     def prefix(w):
         S = np.concatenate(([0.0], np.cumsum(w)))
         swing = S[1:] - S[:-1]
         return S, np.concatenate(([0.0], np.cumsum((S[:-1] - (S[1:] - swing)) + (w - swing))))
-    return prefix(a), prefix(b), prefix(a - b), a, b
+    return prefix(a), prefix(b), prefix(a - b if d is None else d), a, b
 
 
 def _mass(P, i, j):
@@ -2129,32 +2118,32 @@ _ORDERED = {pattern: np.array([c for c in itertools.product(range(3), repeat=3)
             for pattern in range(4)}                     # bit j: thresholds j and j + 1 share their range
 
 
-def _runs_bound(W, Lo, Hi, chain, kind, params):
-    """approx-prop-triangle (c) on nodes (walks W, threshold ranges [Lo, Hi]): the largest Φ over the tuples of the
-    triangles' points, ordered within each block of equal ranges."""
-    offsets = _apex(Lo, Hi, chain)
-    equal = (Lo[:, :2] == Lo[:, 1:]) & (Hi[:, :2] == Hi[:, 1:]) & (Hi[:, :2] > Lo[:, :2])
-    pattern, bound = equal[:, 0] + 2 * equal[:, 1], np.empty(len(W))
+def _blocks(Lo, Hi):
+    "same[n, j, j'] is True where thresholds j and j' of node n lie in one block of equal ranges."
+    return (Lo[:, :, None] == Lo[:, None, :]) & (Hi[:, :, None] == Hi[:, None, :])
+
+
+def _runs_bound(W, Lo, Hi, chain, kind, params, offsets=None):
+    """approx-prop-triangle (c) on nodes (walks W, threshold ranges [Lo, Hi]; the apexes' offsets if known): the
+    largest Φ over the tuples of the triangles' points, ordered within each block of equal ranges."""
+    offsets = _apex(Lo, Hi, chain) if offsets is None else offsets
+    same, open_ = _blocks(Lo, Hi), Hi > Lo
+    pattern, bound = (same[:, 0, 1] & open_[:, 0]) + 2 * (same[:, 1, 2] & open_[:, 1]), np.empty(len(W))
     for pt, combos in _ORDERED.items():
         i = np.flatnonzero(pattern == pt)
         bound[i] = _tuple_sums(W[i], Lo[i], Hi[i], [o[i] for o in offsets], combos[None], chain, kind, params).max(1)
     return bound
 
 # %% ../nbs/08_approximate.ipynb #runs-search
-def _blocks(Lo, Hi):
-    "same[n, j, j'] is True where thresholds j and j' of node n lie in one block of equal ranges."
-    return (Lo[:, :, None] == Lo[:, None, :]) & (Hi[:, :, None] == Hi[:, None, :])
-
-
-def _spread(W, Lo, Hi, chain, kind, params):
-    """How much Φ moves at each node's lowest thresholds when one block of equal ranges moves, as a whole, to its
-    apex or to its upper end: the branching picks the block that moves it most."""
-    same, offsets = _blocks(Lo, Hi), _apex(Lo, Hi, chain)
+def _spread(W, Lo, Hi, chain, kind, params, offsets):
+    """Φ at each node's lowest thresholds, and how much it moves there when one block of equal ranges moves, as a
+    whole, to its apex or to its upper end: the branching picks the block that moves it most."""
+    same = _blocks(Lo, Hi)
     combos = np.concatenate([v * same for v in (0, 1, 2)], axis=1).astype(int)        # (n, 9, 3): v, then block j
     sums = _tuple_sums(W, Lo, Hi, offsets, combos, chain, kind, params).reshape(len(W), 3, 3)
     with np.errstate(invalid="ignore"):
         spread = sums.max(axis=1) - sums.min(axis=1)
-    return np.where(np.isnan(spread), np.inf, spread)
+    return sums[:, 0, 0], np.where(np.isnan(spread), np.inf, spread)
 
 
 def _split(Lo, Hi, crit):
@@ -2172,23 +2161,26 @@ def _split(Lo, Hi, crit):
     return children
 
 
-def _runs_search(a, b, W, kind, params, best, rtol=1e-10, max_nodes=2_000_000, batch=20_000):
+def _runs_search(a, b, W, kind, params, best, rtol=1e-10, max_nodes=2_000_000, batch=20_000, d=None):
     """Branch and bound over the thresholds i_1 ≤ i_2 ≤ i_3 of the four runs of every walk in W (approx-thm-runs).
     A node is a walk and three ranges of thresholds, consecutive ones equal or disjoint; it is dropped when its
     bound is within rtol of the best value found. Returns the best Φ if it beats `best`, and its (walk, i_1, i_2,
-    i_3) (else `best` and None)."""
-    chain, arg, seen = _chain(a, b), None, 0
+    i_3) (else `best` and None); d: the groups' own sums of p − q, if known."""
+    chain, arg, seen = _chain(a, b, d), None, 0
     node, Lo, Hi = np.arange(len(W)), np.zeros((len(W), 3), int), np.full((len(W), 3), a.size)
     while node.size:
         if (seen := seen + node.size) > max_nodes:
             raise NotImplementedError("the search over the runs for ell = 3 did not close within its node budget")
-        parts = [slice(s, s + batch) for s in range(0, node.size, batch)]
-        value = np.concatenate([_tuple_sums(W[node[s]], Lo[s], Hi[s], (0 * Lo[s], 0 * Lo[s]), np.zeros((1, 1, 3), int),
-                                            chain, kind, params)[:, 0] for s in parts])    # at the lowest thresholds
+        value, bound, crit = [], [], []
+        for s in (slice(s, s + batch) for s in range(0, node.size, batch)):
+            offsets = _apex(Lo[s], Hi[s], chain)
+            bound.append(_runs_bound(W[node[s]], Lo[s], Hi[s], chain, kind, params, offsets))
+            at, moves = _spread(W[node[s]], Lo[s], Hi[s], chain, kind, params, offsets)   # Φ at the lowest thresholds
+            value.append(at)
+            crit.append(moves)
+        value, bound, crit = np.concatenate(value), np.concatenate(bound), np.concatenate(crit)
         if value.max() > best:
             best, arg = float(value.max()), (int(node[np.argmax(value)]), *Lo[np.argmax(value)].tolist())
-        bound = np.concatenate([_runs_bound(W[node[s]], Lo[s], Hi[s], chain, kind, params) for s in parts])
-        crit = np.concatenate([_spread(W[node[s]], Lo[s], Hi[s], chain, kind, params) for s in parts])
         width = np.abs(W[node, :3] - W[node, 1:]).sum(axis=2) * (Hi > Lo)
         moves = np.where(width > 0, crit, 0.0).max(axis=1, keepdims=True) > 0      # else: any range still open
         crit = np.where(width > 0, np.where(moves, crit, width), -1.0)
@@ -2223,17 +2215,17 @@ def _runs_budget(p, q, eps, delta, kind, params):
     bound over the walks at the vertices of Θ(ε, δ), and the best channel made exactly private. Returns (the
     perspective sum of the stored channel, the channel)."""
     total, _, two, _ = _two_output_optimal(p, q, eps, delta, kind, params)
-    groups = _lr_groups(p, q)[0][::-1]                    # increasing q/p: the prefix masses form a convex chain
-    a, b = np.array([p[g].sum() for g in groups]), np.array([q[g].sum() for g in groups])
+    order, starts, _ = _lr_order(p, q)
+    a, b, d = (m[::-1] for m in _group_masses(p, q, order, starts))    # increasing q/p: a convex chain
+    order, ends = order[::-1], order.size - np.append(starts, order.size)[::-1]   # group g: order[ends[g]:ends[g + 1]]
     W = _walks(_theta_vertices(float(eps), float(delta), exact=True))
-    best, arg = _runs_search(a, b, W, kind, params, total) if np.isfinite(total) else (total, None)
+    best, arg = _runs_search(a, b, W, kind, params, total, d=d) if np.isfinite(total) else (total, None)
     if arg is None:                                       # two outputs are optimal (or the value is infinite)
         return total, np.column_stack((two, np.zeros(p.size)))
-    c, cuts = arg[0], (0, *arg[1:], len(groups))
+    c, cuts = arg[0], (0, *arg[1:], a.size)
     Q = np.tile(W[c, 0], (p.size, 1))                      # (letters with p = q = 0 take the first row)
     for j in range(4):
-        for g in groups[cuts[j]:cuts[j + 1]]:
-            Q[g] = W[c, j]
+        Q[order[ends[cuts[j]]:ends[cuts[j + 1]]]] = W[c, j]
     Q = _ulp_private(Q, eps, delta)
     if Q is None:                                         # never seen
         raise NotImplementedError("the three-output channel could not be made exactly (eps, delta)-LDP by moving "

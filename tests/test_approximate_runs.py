@@ -26,31 +26,13 @@ import pytest
 from ldpbook.approximate import (_chain, _dd_vertices, _runs_bound, _runs_budget, _runs_search, _theta_rows,
                                  _theta_vertices, _walks, divergence_optimal, is_approx_ldp)
 from test_approximate import cdd_vertices, mp_value, random_instance
-from test_approximate_structure import issue_instance, merged, ratio_order, theta_vertices_exact
+from test_approximate_structure import (four_runs_reference, issue_instance, mp_of, perspective, ratio_order,
+                                        runs_of, theta_vertices_exact)
 
 MPMATH_DPS = 40
 FULL = os.environ.get("LDPBOOK_APPROX_FULL") == "1"
 KINDS = (("kl", {}), ("chi2", {}), ("hellinger", {}), ("renyi", {"renyi_order": 2.0}),
          ("renyi", {"renyi_order": 0.5}))
-
-
-def perspective(u, v, kind, params):
-    """Σ_y φ(u_y, v_y) over the last axis, from the formulas of the linear-free terms: u log(u/v) − u + v,
-    (u − v)²/v, (√u − √v)², (u^α v^(1−α) − v − α(u − v))/(α − 1); ∞ where v = 0 < u (KL, χ², Rényi α > 1)."""
-    u, v = np.maximum(u, 0.0), np.maximum(v, 0.0)
-    leak, w = (v == 0) & (u > 0), np.where(v > 0, v, 1.0)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        if kind == "kl":
-            t = np.where(leak, np.inf, np.where(u > 0, u * np.log(u / w), 0.0) - u + v)
-        elif kind == "chi2":
-            t = np.where(leak, np.inf, (u - v) ** 2 / w)
-        elif kind == "hellinger":
-            t = (np.sqrt(u) - np.sqrt(v)) ** 2
-        else:
-            r = params["renyi_order"]
-            t = (np.where(v > 0, u ** r * w ** (1 - r), 0.0) - v - r * (u - v)) / (r - 1)
-            t = np.where(leak, np.inf, t) if r > 1 else t
-    return t.sum(axis=-1)
 
 
 def value_of(total, kind, params):
@@ -204,17 +186,6 @@ def vertices_4x3(a, delta):
     return np.array(cdd_vertices(4, 3, a, delta), dtype=float)
 
 
-def four_runs_reference(V, p, q, kind, params):
-    """The best perspective sum over every partition of the letters, sorted by q/p, into four non-empty runs (merged
-    into four letters) and every exact vertex of the 4 × 3 polytope: approx-cor-four-rows, without Θ or the search."""
-    order, best = ratio_order(p, q), 0.0
-    for cuts in itertools.combinations(range(1, p.size), 3):
-        P, R = merged(p, q, order, cuts)
-        best = max(best, float(perspective(np.einsum("nby,b->ny", V, P), np.einsum("nby,b->ny", V, R),
-                                           kind, params).max()))
-    return best
-
-
 def pair_with(rng, k, case):
     "A random pair on k letters: plain, with a tie, with a letter of p = 0, with a letter of q = 0."
     p, q = rng.dirichlet(np.ones(k)), rng.dirichlet(np.full(k, 0.5))
@@ -360,23 +331,6 @@ def test_a_thousand_letters_on_25_ratios_equal_the_merged_reference():
         assert close(mech.value, four_runs_reference(V, P, R, kind, params), 1e-9)
 
 
-def rows_on_runs(Q, p, q):
-    "The distinct rows of Q, and whether each is used by one contiguous run of the letters sorted by q/p."
-    rows, label = np.unique(Q[ratio_order(p, q)], axis=0, return_inverse=True)
-    label = label.ravel()
-    starts = np.concatenate(([True], label[1:] != label[:-1]))
-    return len(rows), starts.sum() == len(rows)
-
-
-def mp_divergence(Q, p, q, kind, params):
-    "D_f of the channel's output laws, the products and sums in 40-digit mpmath (the stored floats taken exactly)."
-    with mp.workdps(MPMATH_DPS):
-        P, R = [mp.mpf(float(x)) for x in p], [mp.mpf(float(x)) for x in q]
-        cols = [[mp.mpf(float(c)) for c in Q[:, y]] for y in range(Q.shape[1])]
-        return mp_value([mp.fsum(c * w for c, w in zip(col, P)) for col in cols],
-                        [mp.fsum(c * w for c, w in zip(col, R)) for col in cols], kind, params)
-
-
 @pytest.mark.parametrize("kind, params", KINDS)
 def test_a_random_pair_on_a_thousand_letters(kind, params):
     """Exactly private, at most four distinct rows, each on a contiguous run of the letters sorted by q/p, at least
@@ -387,10 +341,10 @@ def test_a_random_pair_on_a_thousand_letters(kind, params):
     mech = divergence_optimal(p, q, eps, delta=delta, divergence=kind, ell=3, **params)
     assert mech.structure == "four-runs" and mech.channel.shape == (1000, 3)
     assert is_approx_ldp(mech.channel, eps, delta)
-    rows, runs = rows_on_runs(mech.channel, p, q)
-    assert rows <= 4 and runs
+    rows, runs = runs_of(mech.channel.tolist(), p, q)
+    assert rows <= 4 and runs == rows
     assert mech.value >= divergence_optimal(p, q, eps, delta=delta, divergence=kind, ell=2, **params).value
-    assert close(mech.value, float(mp_divergence(mech.channel, p, q, kind, params)), 1e-12)
+    assert close(mech.value, float(mp_of(mech.channel, p, q, kind, params)), 1e-12)
 
 
 def test_a_thousand_letters_with_zeros():
